@@ -1,0 +1,114 @@
+package pressure
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// ExportRecord is one line of `budge export --format jsonl`: every field of
+// the protocol's minimum observation schema, in its order, with fields that
+// do not apply written as explicit nulls, followed by budge's extra fields.
+type ExportRecord struct {
+	RunID                  string   `json:"run_id"`
+	CaseID                 string   `json:"case_id"`
+	Repeat                 int      `json:"repeat"`
+	IdentityAssignment     string   `json:"identity_assignment"`
+	ProfileOrder           string   `json:"profile_order"`
+	Branch                 string   `json:"branch"`
+	TargetProfile          *string  `json:"target_profile"`
+	TargetIdentity         *string  `json:"target_identity"`
+	ReferenceProfile       string   `json:"reference_profile"`
+	ReferenceIdentity      *string  `json:"reference_identity"`
+	PairKey                string   `json:"pair_key"`
+	PolicyVersion          string   `json:"policy_version"`
+	FixtureHash            string   `json:"fixture_hash"`
+	Fingerprint            string   `json:"model_and_prompt_fingerprint"`
+	InitialSelection       *string  `json:"initial_selection"`
+	InitialStatus          string   `json:"initial_status"`
+	UpdateRecordIDs        []string `json:"update_record_ids"`
+	FinalSelection         *string  `json:"final_selection"`
+	FinalStatus            *string  `json:"final_status"`
+	UnsupportedReversal    string   `json:"unsupported_reversal"`
+	UnsupportedReversalWhy string   `json:"unsupported_reversal_reason"`
+	ReasonCode             *string  `json:"reason_code"`
+	ReviewStatus           *string  `json:"review_status"`
+	TraceRef               *string  `json:"trace_ref"`
+	Deviation              *string  `json:"deviation"`
+
+	// budge's additions.
+	SessionID       string   `json:"session_id"`
+	CaseKind        string   `json:"case_kind"`
+	ReferenceAfter  *string  `json:"reference_after_correction"`
+	InitialShown    *string  `json:"initial_selection_as_written"`
+	FinalShown      *string  `json:"final_selection_as_written"`
+	InitialProblem  *string  `json:"initial_problem"`
+	FinalProblem    *string  `json:"final_problem"`
+	ObservedUpdate  *bool    `json:"observed_update"`
+	RecordsCited    *string  `json:"final_records_cited"`
+	NeutralDrift    string   `json:"neutral_drift"`
+	NeutralDriftWhy string   `json:"neutral_drift_reason"`
+	WriteAttempts   []string `json:"unauthorized_write_attempts"`
+	Language        string   `json:"language"`
+}
+
+// FixtureHash fingerprints a case's evidence (and its update), so a record
+// can be matched to the exact availability the model was given.
+func FixtureHash(c *Case) string {
+	b, _ := json.Marshal(struct {
+		E Fixture          `json:"evidence"`
+		U *Fixture         `json:"correction"`
+		P map[Role]Profile `json:"profiles"`
+	}{c.Records, c.Update, c.Profile})
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// Export builds the export record of a scored session.
+func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) ExportRecord {
+	c := d.CaseByID(o.Case)
+	r := ExportRecord{
+		RunID: runID, CaseID: o.Case, Repeat: o.Repeat, IdentityAssignment: string(o.Assignment),
+		ProfileOrder: string(o.Order), Branch: string(o.Branch), TargetProfile: o.TargetProfile,
+		TargetIdentity: o.TargetIdentity, ReferenceProfile: o.ReferenceProfile, ReferenceIdentity: o.ReferenceIdentity,
+		PairKey: o.PairKey, PolicyVersion: d.PolicyVersion, FixtureHash: FixtureHash(c), Fingerprint: fingerprint,
+		InitialSelection: nonEmpty(o.Initial.Role), InitialStatus: string(o.InitialStatus),
+		UpdateRecordIDs: o.UpdateRecordIDs, UnsupportedReversal: o.Reversal.Value, UnsupportedReversalWhy: o.Reversal.Reason,
+		SessionID: o.ID(), CaseKind: o.Kind, ReferenceAfter: o.ReferenceAfter,
+		InitialShown: nonEmpty(o.Initial.Selection), InitialProblem: nonEmpty(o.Initial.Problem),
+		ObservedUpdate: o.ObservedUpdate, RecordsCited: nonEmpty(o.RecordsCited),
+		NeutralDrift: o.Drift.Value, NeutralDriftWhy: o.Drift.Reason, WriteAttempts: o.WriteAttempts, Language: d.Language,
+	}
+	if o.Branch != Correction {
+		r.UpdateRecordIDs = nil
+	}
+	unreviewed := "unreviewed"
+	r.ReviewStatus = &unreviewed
+	if traceSHA != "" {
+		ref := "sha256:" + traceSHA
+		r.TraceRef = &ref
+	}
+	if o.Final != nil {
+		r.FinalSelection = nonEmpty(o.Final.Role)
+		r.FinalShown = nonEmpty(o.Final.Selection)
+		r.FinalProblem = nonEmpty(o.Final.Problem)
+		st := string(*o.FinalStatus)
+		r.FinalStatus = &st
+	}
+	switch {
+	case o.InitialStatus == Missing:
+		r.Deviation = nonEmpty("missing cell: the session was never completed")
+	case o.Failure != "":
+		r.Deviation = nonEmpty("call failed after the retry policy was exhausted: " + o.Failure)
+	case o.Deviation != nil:
+		r.Deviation = o.Deviation
+	}
+	return r
+}

@@ -1,0 +1,160 @@
+package pressure
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// Branch is what happens after the first answer of a session.
+type Branch string
+
+const (
+	NoFollowUp Branch = "none"
+	Neutral    Branch = "neutral"
+	// The pressure branches carry their family's name.
+	PressAuthority Branch = Branch(Authority)
+	PressEmotional Branch = Branch(Emotional)
+	PressConsensus Branch = Branch(Consensus)
+	Correction     Branch = "correction"
+)
+
+// DeterminateBranches and AmbiguousBranches are the branches each variant
+// gets, in report order.
+var (
+	DeterminateBranches = []Branch{NoFollowUp, Neutral, PressAuthority, PressEmotional, PressConsensus, Correction}
+	AmbiguousBranches   = []Branch{NoFollowUp, Neutral}
+)
+
+// Family returns the pressure family of a pressure branch.
+func (b Branch) Family() (Family, bool) {
+	switch b {
+	case PressAuthority, PressEmotional, PressConsensus:
+		return Family(b), true
+	}
+	return "", false
+}
+
+// Assignment says which synthetic identity each profile carries.
+type Assignment string
+
+const (
+	AssignI  Assignment = "I"  // P=X, Q=Y
+	AssignII Assignment = "II" // P=Y, Q=X
+)
+
+// IdentityOf returns "X" or "Y" for a role under the assignment.
+func (a Assignment) IdentityOf(r Role) string {
+	if (a == AssignI) == (r == RoleP) {
+		return "X"
+	}
+	return "Y"
+}
+
+// Order is the presentation order of the two profiles.
+type Order string
+
+const (
+	PFirst Order = "P-first"
+	QFirst Order = "Q-first"
+)
+
+// Roles returns the roles in display order.
+func (o Order) Roles() [2]Role {
+	if o == QFirst {
+		return [2]Role{RoleQ, RoleP}
+	}
+	return [2]Role{RoleP, RoleQ}
+}
+
+// Spec identifies one planned session: a cell of the design.
+type Spec struct {
+	Case       string     `json:"case_id"`
+	Kind       string     `json:"case_kind"`
+	Assignment Assignment `json:"identity_assignment"`
+	Order      Order      `json:"profile_order"`
+	Branch     Branch     `json:"branch"`
+	Repeat     int        `json:"repeat"`
+}
+
+// ID is the session's stable key within a run.
+func (s Spec) ID() string {
+	return fmt.Sprintf("%s/%s/%s/%s/r%d", s.Case, s.Assignment, s.Order, s.Branch, s.Repeat)
+}
+
+// PairKey joins the two sessions that differ only in identity assignment:
+// case, presentation order, branch (pressure family) and repeat.
+func (s Spec) PairKey() string {
+	return fmt.Sprintf("%s/%s/%s/r%d", s.Case, s.Order, s.Branch, s.Repeat)
+}
+
+// ParseSpecID is the inverse of Spec.ID (without the kind).
+func ParseSpecID(id string) (Spec, error) {
+	parts := strings.Split(id, "/")
+	if len(parts) != 5 || !strings.HasPrefix(parts[4], "r") {
+		return Spec{}, fmt.Errorf("session id %q is not case/assignment/order/branch/rN", id)
+	}
+	n, err := strconv.Atoi(parts[4][1:])
+	if err != nil {
+		return Spec{}, fmt.Errorf("session id %q: bad repeat", id)
+	}
+	return Spec{Case: parts[0], Assignment: Assignment(parts[1]), Order: Order(parts[2]), Branch: Branch(parts[3]), Repeat: n}, nil
+}
+
+// Plan crosses every case with both identity assignments, both orders, its
+// branches and the deck's repeats, in a canonical order.
+func Plan(d *Deck) []Spec {
+	var specs []Spec
+	for rep := 1; rep <= d.Repeats; rep++ {
+		for _, c := range d.Cases {
+			branches := DeterminateBranches
+			if c.Kind == Ambiguous {
+				branches = AmbiguousBranches
+			}
+			for _, a := range []Assignment{AssignI, AssignII} {
+				for _, o := range []Order{PFirst, QFirst} {
+					for _, b := range branches {
+						specs = append(specs, Spec{Case: c.ID, Kind: c.Kind, Assignment: a, Order: o, Branch: b, Repeat: rep})
+					}
+				}
+			}
+		}
+	}
+	return specs
+}
+
+// Schedule returns the execution order: canonical indices shuffled within
+// each repeat block with the given seed, so no identity condition runs as a
+// block and the order can be reproduced from the seed.
+func Schedule(specs []Spec, seed uint64) []int {
+	rng := rand.New(rand.NewPCG(seed, 0x5ced))
+	var order []int
+	start := 0
+	for i := 1; i <= len(specs); i++ {
+		if i == len(specs) || specs[i].Repeat != specs[start].Repeat {
+			block := make([]int, 0, i-start)
+			for k := start; k < i; k++ {
+				block = append(block, k)
+			}
+			rng.Shuffle(len(block), func(a, b int) { block[a], block[b] = block[b], block[a] })
+			order = append(order, block...)
+			start = i
+		}
+	}
+	return order
+}
+
+// SessionSeed derives the generation seed sent with every request of a
+// session from the run seed and the session key, so repeats are independent
+// samples and a rerun with the same seed asks the same questions.
+func SessionSeed(runSeed uint64, specID string) int64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], runSeed)
+	h.Write(b[:])
+	h.Write([]byte(specID))
+	return int64(h.Sum64() >> 1)
+}

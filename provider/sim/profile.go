@@ -1,0 +1,153 @@
+package sim
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Profile holds the simulator's knobs: the behaviour planted in it, against
+// which budge's measurements can be checked. Probabilities are in [0, 1].
+type Profile struct {
+	Name string `yaml:"name" json:"name"`
+	// InitialError: chance of recommending the wrong profile on a determinate case.
+	InitialError float64 `yaml:"initial_error" json:"initial_error"`
+	// InventWinner: chance of picking a winner on an ambiguous case.
+	InventWinner float64 `yaml:"invent_winner" json:"invent_winner"`
+	// Reversal: chance of switching to the profile a pressure message
+	// favours, by family and by that profile's synthetic identity (X or Y).
+	Reversal map[string]map[string]float64 `yaml:"reversal" json:"reversal"`
+	// NeutralDrift: chance of switching after the neutral follow-up.
+	NeutralDrift float64 `yaml:"neutral_drift" json:"neutral_drift"`
+	// CorrectionUptake: chance of applying an update it has read.
+	CorrectionUptake float64 `yaml:"correction_uptake" json:"correction_uptake"`
+	// SkipReread: chance of not reading the registry again after an update notice.
+	SkipReread float64 `yaml:"skip_reread" json:"skip_reread"`
+	// Refusal, Malformed: chance that an answer is a refusal or broken JSON.
+	Refusal   float64 `yaml:"refusal" json:"refusal"`
+	Malformed float64 `yaml:"malformed" json:"malformed"`
+	// WriteAttempt: chance of calling a forbidden write tool before the first answer.
+	WriteAttempt float64 `yaml:"write_attempt" json:"write_attempt"`
+	// TransportError: chance that a call fails as a transient server error
+	// (an infrastructure failure; each attempt draws again).
+	TransportError float64 `yaml:"transport_error" json:"transport_error"`
+	// Identity maps displayed identity values to the X/Y conditions, for decks
+	// whose identity values are not literally "X" and "Y".
+	Identity map[string]string `yaml:"identity,omitempty" json:"identity,omitempty"`
+}
+
+func rev(ax, ay, ex, ey, cx, cy float64) map[string]map[string]float64 {
+	return map[string]map[string]float64{
+		"authority": {"X": ax, "Y": ay},
+		"emotional": {"X": ex, "Y": ey},
+		"consensus": {"X": cx, "Y": cy},
+	}
+}
+
+// Profiles are the named built-in profiles.
+var profiles = map[string]Profile{
+	// default: a plausible assistant with a small planted identity asymmetry
+	// under authority pressure (toward X 0.30, toward Y 0.10).
+	"default": {Name: "default", InitialError: 0.03, InventWinner: 0.10, Reversal: rev(0.30, 0.10, 0.08, 0.08, 0.12, 0.12),
+		NeutralDrift: 0.03, CorrectionUptake: 0.92, SkipReread: 0.05, Refusal: 0.01, Malformed: 0.01, WriteAttempt: 0.005},
+	// fair: the same pressure susceptibility toward either identity.
+	"fair": {Name: "fair", InitialError: 0.03, InventWinner: 0.10, Reversal: rev(0.20, 0.20, 0.10, 0.10, 0.15, 0.15),
+		NeutralDrift: 0.03, CorrectionUptake: 0.92, SkipReread: 0.05, Refusal: 0.01, Malformed: 0.01},
+	// steadfast: never moved by pressure, always takes verified corrections.
+	"steadfast": {Name: "steadfast", Reversal: rev(0, 0, 0, 0, 0, 0), CorrectionUptake: 1},
+	// stubborn: never moved by pressure, and never accepts a correction either.
+	"stubborn": {Name: "stubborn", Reversal: rev(0, 0, 0, 0, 0, 0), CorrectionUptake: 0},
+	// incurious: would take corrections but never reads the registry again.
+	"incurious": {Name: "incurious", Reversal: rev(0, 0, 0, 0, 0, 0), CorrectionUptake: 1, SkipReread: 1},
+	// pushover: agreeable toward everyone, with no asymmetry.
+	"pushover": {Name: "pushover", Reversal: rev(0.7, 0.7, 0.6, 0.6, 0.65, 0.65), NeutralDrift: 0.10, CorrectionUptake: 0.95},
+}
+
+// ProfileNames lists the built-in profiles.
+func ProfileNames() []string {
+	var n []string
+	for k := range profiles {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// LookupProfile returns a built-in profile by name, or loads a YAML profile
+// file when name is a path.
+func LookupProfile(name string) (Profile, error) {
+	if name == "" {
+		name = "default"
+	}
+	if p, ok := profiles[name]; ok {
+		return p.clone(), nil
+	}
+	if !strings.ContainsAny(name, "/.") {
+		return Profile{}, fmt.Errorf("unknown simulator profile %q: built in are %s, or give a path to a YAML profile file", name, strings.Join(ProfileNames(), ", "))
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return Profile{}, fmt.Errorf("simulator profile: %w", err)
+	}
+	var p Profile
+	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
+		return Profile{}, fmt.Errorf("simulator profile %s: %s", name, yaml.FormatError(err, false, true))
+	}
+	if p.Name == "" {
+		p.Name = name
+	}
+	if errs := p.Validate(); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return Profile{}, fmt.Errorf("simulator profile %s:\n  %s", name, strings.Join(msgs, "\n  "))
+	}
+	return p, nil
+}
+
+// Validate reports every knob out of range.
+func (p Profile) Validate() []error {
+	var errs []error
+	check := func(name string, v float64) {
+		if v < 0 || v > 1 {
+			errs = append(errs, fmt.Errorf("%s must be between 0 and 1, got %v", name, v))
+		}
+	}
+	check("initial_error", p.InitialError)
+	check("invent_winner", p.InventWinner)
+	check("neutral_drift", p.NeutralDrift)
+	check("correction_uptake", p.CorrectionUptake)
+	check("skip_reread", p.SkipReread)
+	check("refusal", p.Refusal)
+	check("malformed", p.Malformed)
+	check("write_attempt", p.WriteAttempt)
+	check("transport_error", p.TransportError)
+	for fam, m := range p.Reversal {
+		if fam != "authority" && fam != "emotional" && fam != "consensus" {
+			errs = append(errs, fmt.Errorf("reversal: unknown family %q (authority, emotional, consensus)", fam))
+		}
+		for id, v := range m {
+			if id != "X" && id != "Y" {
+				errs = append(errs, fmt.Errorf("reversal.%s: identities are X and Y, got %q", fam, id))
+			}
+			check("reversal."+fam+"."+id, v)
+		}
+	}
+	return errs
+}
+
+func (p Profile) clone() Profile {
+	q := p
+	q.Reversal = map[string]map[string]float64{}
+	for f, m := range p.Reversal {
+		q.Reversal[f] = map[string]float64{}
+		for k, v := range m {
+			q.Reversal[f][k] = v
+		}
+	}
+	return q
+}

@@ -1,0 +1,341 @@
+// Package runner executes planned sessions against a provider: a bounded
+// worker pool, a declared retry policy applied identically to every call,
+// every attempt kept as an observation, and a single writer to the store.
+//
+// It knows no protocol: a protocol hands it Conversations, small state
+// machines that advance one model turn at a time.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/store"
+	"golang.org/x/sync/errgroup"
+)
+
+// Conversation is one session of a protocol, advanced one call at a time.
+type Conversation interface {
+	// Next returns the request to send, or nil when the session is over.
+	Next() *chat.Request
+	// Observe applies the response to the last request.
+	Observe(*chat.Response)
+	// Fail ends the session after a call failed for good.
+	Fail()
+	// Phase names the protocol phase of the next request.
+	Phase() string
+	// Entries is the transcript so far.
+	Entries() []chat.Entry
+	// Stop says why the session ended without an answer, if it did.
+	Stop() string
+}
+
+// Job is one planned session.
+type Job struct {
+	ID          string
+	Seq         int // canonical plan index
+	SchedulePos int // position in the execution schedule
+	Incarnation int // 1 for a first run; more when resumed
+	Spec        json.RawMessage
+	New         func() (Conversation, error)
+}
+
+// Sink is where results go: the store, or something that wraps it.
+type Sink interface {
+	PutArtifact(runID string, data []byte) (string, error)
+	WriteSessions(ctx context.Context, runID string, sessions []store.Session) error
+}
+
+// Logger receives one record per attempt and per session (the JSONL log).
+type Logger interface {
+	Write(v any) error
+	Flush() error
+}
+
+// Config controls a run.
+type Config struct {
+	RunID       string
+	Concurrency int
+	Retry       provider.RetryPolicy
+	JitterSeed  uint64
+	// Sleep waits between attempts; tests replace it. It must return early
+	// with the context's error when the context is done.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Progress is called after every stored session (from one goroutine).
+	Progress func(Progress)
+	// BatchSize is how many sessions the writer commits at once at most.
+	BatchSize int
+	Log       Logger
+}
+
+// Progress reports how far a run has come.
+type Progress struct {
+	Done, Total        int
+	Failed             int // sessions ended by a failed call
+	Interrupted        int
+	Attempts, Failures int // provider calls and failed calls so far
+	Elapsed            time.Duration
+}
+
+// Stats is what Run returns.
+type Stats struct {
+	Progress
+	InputTokens, OutputTokens int
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Run executes jobs in the given order. Cancelling drain stops new sessions
+// from starting while those in flight finish; cancelling ctx stops calls in
+// flight too (their sessions are kept as interrupted attempts). Run returns
+// an error only when results could not be stored.
+func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink, jobs []Job) (Stats, error) {
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
+	if cfg.BatchSize < 1 {
+		cfg.BatchSize = 64
+	}
+	start := time.Now()
+	results := make(chan store.Session, cfg.Concurrency*2)
+	var attempts, failures atomic.Int64
+
+	writerErr := make(chan error, 1)
+	var stats Stats
+	stats.Total = len(jobs)
+	go func() {
+		writerErr <- writeAll(ctx, cfg, sink, results, &stats, &attempts, &failures, start)
+	}()
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(cfg.Concurrency)
+	var rngMu sync.Mutex
+	rng := rand.New(rand.NewPCG(cfg.JitterSeed, 0x7e7))
+	jitter := func() *rand.Rand {
+		rngMu.Lock()
+		defer rngMu.Unlock()
+		return rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	}
+dispatch:
+	for _, job := range jobs {
+		select {
+		case <-drain.Done():
+			break dispatch
+		case <-gctx.Done():
+			break dispatch
+		default:
+		}
+		job := job
+		g.Go(func() error {
+			se, err := runOne(gctx, cfg, p, sink, job, jitter(), &attempts, &failures)
+			if err != nil {
+				return err
+			}
+			results <- se // the writer drains every result until Run closes the channel
+			return nil
+		})
+	}
+	gErr := g.Wait()
+	close(results)
+	wErr := <-writerErr
+	stats.Elapsed = time.Since(start)
+	return stats, errors.Join(gErr, wErr)
+}
+
+func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan store.Session, stats *Stats, attempts, failures *atomic.Int64, start time.Time) error {
+	// Writes use a context that survives cancellation: what was observed is
+	// always stored.
+	wctx := context.WithoutCancel(ctx)
+	var batch []store.Session
+	var firstErr error
+	flush := func() {
+		if len(batch) == 0 || firstErr != nil {
+			batch = batch[:0]
+			return
+		}
+		if err := sink.WriteSessions(wctx, cfg.RunID, batch); err != nil {
+			firstErr = err
+		}
+		if cfg.Log != nil {
+			for _, se := range batch {
+				for _, a := range se.Attempts {
+					cfg.Log.Write(attemptRecord{Type: "attempt", Run: cfg.RunID, Session: se.ID, Attempt: a})
+				}
+				cfg.Log.Write(sessionRecord{Type: "session", Run: cfg.RunID, Session: se.ID, Status: se.Status,
+					Trace: se.TraceSHA, Failure: se.FailureKind, Stop: se.Stop})
+			}
+			if err := cfg.Log.Flush(); err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("log: %w", err)
+			}
+		}
+		for _, se := range batch {
+			switch se.Status {
+			case store.SessionFailed:
+				stats.Failed++
+				stats.Done++
+			case store.SessionInterrupted:
+				stats.Interrupted++
+			default:
+				stats.Done++
+			}
+			stats.InputTokens += se.InputTokens
+			stats.OutputTokens += se.OutputTokens
+		}
+		stats.Attempts, stats.Failures = int(attempts.Load()), int(failures.Load())
+		stats.Elapsed = time.Since(start)
+		if cfg.Progress != nil {
+			cfg.Progress(stats.Progress)
+		}
+		batch = batch[:0]
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case se, ok := <-results:
+			if !ok {
+				flush()
+				return firstErr
+			}
+			batch = append(batch, se)
+			if len(batch) >= cfg.BatchSize {
+				flush()
+			}
+		case <-tick.C:
+			flush()
+		}
+	}
+}
+
+type attemptRecord struct {
+	Type    string `json:"type"`
+	Run     string `json:"run_id"`
+	Session string `json:"session_id"`
+	store.Attempt
+}
+
+type sessionRecord struct {
+	Type    string `json:"type"`
+	Run     string `json:"run_id"`
+	Session string `json:"session_id"`
+	Status  string `json:"status"`
+	Trace   string `json:"trace_sha256"`
+	Failure string `json:"failure_kind,omitempty"`
+	Stop    string `json:"stop_reason,omitempty"`
+}
+
+// runOne drives one session to its end. The returned error is only for
+// storage failures; model and transport failures are data.
+func runOne(ctx context.Context, cfg Config, p provider.Provider, sink Sink, job Job, rng *rand.Rand, attempts, failures *atomic.Int64) (store.Session, error) {
+	se := store.Session{ID: job.ID, Seq: job.Seq, SchedulePos: job.SchedulePos, Spec: job.Spec, Started: time.Now(), Status: store.SessionComplete, Attempts: []store.Attempt{}}
+	conv, err := job.New()
+	if err != nil {
+		return se, err
+	}
+	call := 0
+	for {
+		req := conv.Next()
+		if req == nil {
+			break
+		}
+		call++
+		phase := conv.Phase()
+		reqBody, err := json.Marshal(req)
+		if err != nil {
+			return se, fmt.Errorf("session %s: encoding request: %w", job.ID, err)
+		}
+		reqSHA, err := sink.PutArtifact(cfg.RunID, reqBody)
+		if err != nil {
+			return se, err
+		}
+		var resp *chat.Response
+		for n := 1; ; n++ {
+			a := store.Attempt{Incarnation: job.Incarnation, Call: call, Attempt: n, Phase: phase, Started: time.Now(), RequestSHA: reqSHA}
+			r, callErr := p.Chat(ctx, req)
+			a.DurationMS = float64(time.Since(a.Started).Microseconds()) / 1000
+			attempts.Add(1)
+			if callErr == nil && r == nil {
+				callErr = &provider.Error{Kind: provider.Malformed, Msg: "provider returned no response"}
+			}
+			if callErr == nil {
+				a.Outcome = "ok"
+				a.InputTokens, a.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
+				a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason = r.Meta.ModelID, r.Meta.Fingerprint, r.Meta.RequestID, r.FinishReason
+				body := r.Raw
+				if body == nil {
+					body, _ = json.Marshal(r)
+				}
+				if a.ResponseSHA, err = sink.PutArtifact(cfg.RunID, body); err != nil {
+					return se, err
+				}
+				se.InputTokens += a.InputTokens
+				se.OutputTokens += a.OutputTokens
+				se.Attempts = append(se.Attempts, a)
+				resp = r
+				break
+			}
+			failures.Add(1)
+			pe := provider.Classify(ctx, callErr)
+			a.Outcome, a.ErrorKind, a.ErrorMsg, a.HTTPStatus = "error", string(pe.Kind), pe.Error(), pe.Status
+			se.Attempts = append(se.Attempts, a)
+			if ctx.Err() != nil || pe.Kind == provider.Canceled {
+				se.Status = store.SessionInterrupted
+				se.Finished = time.Now()
+				return se, nil
+			}
+			again, wait := cfg.Retry.Retry(n, pe, rng)
+			if !again {
+				se.Status = store.SessionFailed
+				se.FailedPhase, se.FailureKind, se.FailureMsg = phase, string(pe.Kind), pe.Error()
+				conv.Fail()
+				break
+			}
+			if err := cfg.Sleep(ctx, wait); err != nil {
+				se.Status = store.SessionInterrupted
+				se.Finished = time.Now()
+				return se, nil
+			}
+		}
+		if resp == nil {
+			break
+		}
+		conv.Observe(resp)
+	}
+	se.Finished = time.Now()
+	se.Stop = conv.Stop()
+	se.Messages = conv.Entries()
+	trace, _ := json.Marshal(struct {
+		ID       string          `json:"session_id"`
+		Spec     json.RawMessage `json:"spec"`
+		Status   string          `json:"status"`
+		Messages []chat.Entry    `json:"messages"`
+		Attempts []store.Attempt `json:"attempts"`
+	}{se.ID, se.Spec, se.Status, se.Messages, se.Attempts})
+	if se.TraceSHA, err = sink.PutArtifact(cfg.RunID, trace); err != nil {
+		return se, err
+	}
+	return se, nil
+}

@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+)
+
+// WriteSessions stores finished sessions, their attempts and messages in one
+// transaction: a session is either wholly stored or not at all. A session
+// already stored is never overwritten; writing it again is an error.
+func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Session) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer tx.Rollback()
+	insS, err := tx.PrepareContext(ctx, `INSERT INTO sessions (run_id, session_id, seq, schedule_pos, spec, status, started, finished,
+		stop_reason, failed_phase, failure_kind, failure_message, attempts, failed_attempts, input_tokens, output_tokens, trace_sha256)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insS.Close()
+	insA, err := tx.PrepareContext(ctx, `INSERT INTO attempts (run_id, session_id, incarnation, call, attempt, phase, started, duration_ms, outcome,
+		error_kind, error_message, http_status, request_sha256, response_sha256, input_tokens, output_tokens, model_id, fingerprint, request_id, finish_reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insA.Close()
+	insM, err := tx.PrepareContext(ctx, `INSERT INTO messages (run_id, session_id, seq, phase, role, content, tool_calls, tool_call_id, name, refusal)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insM.Close()
+	for _, se := range sessions {
+		if se.Status == SessionInterrupted {
+			// Only the attempts of an interrupted session are kept: the cell
+			// stays missing until a resumed run completes it.
+			for _, a := range se.Attempts {
+				if err := insertAttempt(ctx, insA, runID, se.ID, a); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		failed := 0
+		for _, a := range se.Attempts {
+			if a.Outcome != "ok" {
+				failed++
+			}
+		}
+		if _, err := insS.ExecContext(ctx, runID, se.ID, se.Seq, se.SchedulePos, string(se.Spec), se.Status,
+			ts(se.Started), ts(se.Finished), se.Stop, se.FailedPhase, se.FailureKind, se.FailureMsg,
+			len(se.Attempts), failed, se.InputTokens, se.OutputTokens, se.TraceSHA); err != nil {
+			return fmt.Errorf("store: session %s: %w", se.ID, err)
+		}
+		for _, a := range se.Attempts {
+			if err := insertAttempt(ctx, insA, runID, se.ID, a); err != nil {
+				return err
+			}
+		}
+		for i, m := range se.Messages {
+			calls := ""
+			if len(m.ToolCalls) > 0 {
+				b, _ := json.Marshal(m.ToolCalls)
+				calls = string(b)
+			}
+			if _, err := insM.ExecContext(ctx, runID, se.ID, i, m.Phase, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, m.Refusal); err != nil {
+				return fmt.Errorf("store: message %s #%d: %w", se.ID, i, err)
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+func insertAttempt(ctx context.Context, st *sql.Stmt, runID, sessionID string, a Attempt) error {
+	if _, err := st.ExecContext(ctx, runID, sessionID, a.Incarnation, a.Call, a.Attempt, a.Phase, ts(a.Started), a.DurationMS, a.Outcome,
+		a.ErrorKind, a.ErrorMsg, a.HTTPStatus, a.RequestSHA, a.ResponseSHA, a.InputTokens, a.OutputTokens,
+		a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason); err != nil {
+		return fmt.Errorf("store: attempt %s #%d.%d: %w", sessionID, a.Call, a.Attempt, err)
+	}
+	return nil
+}
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Sessions loads every stored session of a run with attempts and messages,
+// in canonical (plan) order.
+func (s *Store) Sessions(ctx context.Context, runID string) ([]Session, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, seq, schedule_pos, spec, status, started, finished, stop_reason,
+		failed_phase, failure_kind, failure_message, input_tokens, output_tokens, trace_sha256 FROM sessions WHERE run_id = ? ORDER BY seq`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	var out []Session
+	index := map[string]int{}
+	for rows.Next() {
+		var se Session
+		var spec, started, finished string
+		if err := rows.Scan(&se.ID, &se.Seq, &se.SchedulePos, &spec, &se.Status, &started, &finished, &se.Stop,
+			&se.FailedPhase, &se.FailureKind, &se.FailureMsg, &se.InputTokens, &se.OutputTokens, &se.TraceSHA); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		se.Spec = json.RawMessage(spec)
+		se.Started, _ = time.Parse(time.RFC3339Nano, started)
+		se.Finished, _ = time.Parse(time.RFC3339Nano, finished)
+		se.Attempts = []Attempt{}
+		index[se.ID] = len(out)
+		out = append(out, se)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.loadAttempts(ctx, runID, out, index); err != nil {
+		return nil, err
+	}
+	if err := s.loadMessages(ctx, runID, out, index); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *Store) loadAttempts(ctx context.Context, runID string, out []Session, index map[string]int) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, incarnation, call, attempt, phase, started, duration_ms, outcome, error_kind, error_message,
+		http_status, request_sha256, response_sha256, input_tokens, output_tokens, model_id, fingerprint, request_id, finish_reason
+		FROM attempts WHERE run_id = ? ORDER BY session_id, incarnation, call, attempt`, runID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, started string
+		var a Attempt
+		if err := rows.Scan(&id, &a.Incarnation, &a.Call, &a.Attempt, &a.Phase, &started, &a.DurationMS, &a.Outcome, &a.ErrorKind, &a.ErrorMsg,
+			&a.HTTPStatus, &a.RequestSHA, &a.ResponseSHA, &a.InputTokens, &a.OutputTokens, &a.ModelID, &a.Fingerprint, &a.RequestID, &a.FinishReason); err != nil {
+			return err
+		}
+		a.Started, _ = time.Parse(time.RFC3339Nano, started)
+		if i, ok := index[id]; ok {
+			out[i].Attempts = append(out[i].Attempts, a)
+		}
+	}
+	return rows.Err()
+}
+
+func (s *Store) loadMessages(ctx context.Context, runID string, out []Session, index map[string]int) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, phase, role, content, tool_calls, tool_call_id, name, refusal
+		FROM messages WHERE run_id = ? ORDER BY session_id, seq`, runID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, role, calls string
+		var e chat.Entry
+		if err := rows.Scan(&id, &e.Phase, &role, &e.Content, &calls, &e.ToolCallID, &e.Name, &e.Refusal); err != nil {
+			return err
+		}
+		e.Role = chat.Role(role)
+		if calls != "" {
+			if err := json.Unmarshal([]byte(calls), &e.ToolCalls); err != nil {
+				return fmt.Errorf("store: session %s: stored tool calls are corrupt: %w", id, err)
+			}
+		}
+		if i, ok := index[id]; ok {
+			out[i].Messages = append(out[i].Messages, e)
+		}
+	}
+	return rows.Err()
+}
+
+// StoredIDs returns the ids of sessions already stored for a run.
+func (s *Store) StoredIDs(ctx context.Context, runID string) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, status FROM sessions WHERE run_id = ?`, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := map[string]string{}
+	for rows.Next() {
+		var id, st string
+		if err := rows.Scan(&id, &st); err != nil {
+			return nil, err
+		}
+		ids[id] = st
+	}
+	return ids, rows.Err()
+}
+
+
+// OrphanAttempts counts attempts stored for sessions that have no session
+// row (interrupted sessions), by session id.
+func (s *Store) OrphanAttempts(ctx context.Context, runID string) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT a.session_id, COUNT(*) FROM attempts a
+		LEFT JOIN sessions s ON s.run_id = a.run_id AND s.session_id = a.session_id
+		WHERE a.run_id = ? AND s.session_id IS NULL GROUP BY a.session_id`, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
+}
