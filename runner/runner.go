@@ -50,7 +50,6 @@ type Job struct {
 
 // Sink is where results go: the store, or something that wraps it.
 type Sink interface {
-	PutArtifact(runID string, data []byte) (string, error)
 	WriteSessions(ctx context.Context, runID string, sessions []store.Session) error
 }
 
@@ -150,7 +149,7 @@ dispatch:
 		}
 		job := job
 		g.Go(func() error {
-			se, err := runOne(gctx, cfg, p, sink, job, jitter(), &attempts, &failures)
+			se, err := runOne(gctx, cfg, p, job, jitter(), &attempts, &failures)
 			if err != nil {
 				return err
 			}
@@ -249,8 +248,14 @@ type sessionRecord struct {
 
 // runOne drives one session to its end. The returned error is only for
 // storage failures; model and transport failures are data.
-func runOne(ctx context.Context, cfg Config, p provider.Provider, sink Sink, job Job, rng *rand.Rand, attempts, failures *atomic.Int64) (store.Session, error) {
-	se := store.Session{ID: job.ID, Seq: job.Seq, SchedulePos: job.SchedulePos, Spec: job.Spec, Started: time.Now(), Status: store.SessionComplete, Attempts: []store.Attempt{}}
+func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, attempts, failures *atomic.Int64) (store.Session, error) {
+	se := store.Session{ID: job.ID, Seq: job.Seq, SchedulePos: job.SchedulePos, Spec: job.Spec, Started: time.Now(),
+		Status: store.SessionComplete, Attempts: []store.Attempt{}, Artifacts: map[string][]byte{}}
+	put := func(b []byte) string {
+		id := store.ArtifactID(b)
+		se.Artifacts[id] = b
+		return id
+	}
 	conv, err := job.New()
 	if err != nil {
 		return se, err
@@ -267,10 +272,7 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, sink Sink, job
 		if err != nil {
 			return se, fmt.Errorf("session %s: encoding request: %w", job.ID, err)
 		}
-		reqSHA, err := sink.PutArtifact(cfg.RunID, reqBody)
-		if err != nil {
-			return se, err
-		}
+		reqSHA := put(reqBody)
 		var resp *chat.Response
 		for n := 1; ; n++ {
 			a := store.Attempt{Incarnation: job.Incarnation, Call: call, Attempt: n, Phase: phase, Started: time.Now(), RequestSHA: reqSHA}
@@ -288,9 +290,7 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, sink Sink, job
 				if body == nil {
 					body, _ = json.Marshal(r)
 				}
-				if a.ResponseSHA, err = sink.PutArtifact(cfg.RunID, body); err != nil {
-					return se, err
-				}
+				a.ResponseSHA = put(body)
 				se.InputTokens += a.InputTokens
 				se.OutputTokens += a.OutputTokens
 				se.Attempts = append(se.Attempts, a)
@@ -334,8 +334,6 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, sink Sink, job
 		Messages []chat.Entry    `json:"messages"`
 		Attempts []store.Attempt `json:"attempts"`
 	}{se.ID, se.Spec, se.Status, se.Messages, se.Attempts})
-	if se.TraceSHA, err = sink.PutArtifact(cfg.RunID, trace); err != nil {
-		return se, err
-	}
+	se.TraceSHA = put(trace)
 	return se, nil
 }

@@ -1,52 +1,45 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-// PutArtifact stores data under its sha256 in the run's artifact folder,
-// owner-only, and returns the hash. Storing the same bytes twice is free.
-// The file appears whole or not at all.
-func (s *Store) PutArtifact(runID string, data []byte) (string, error) {
+// ArtifactID is the sha256 of data in hex: the address of an artifact.
+func ArtifactID(data []byte) string {
 	sum := sha256.Sum256(data)
-	h := hex.EncodeToString(sum[:])
-	dir := filepath.Join(s.RunDir(runID), "artifacts", h[:2])
-	path := filepath.Join(dir, h)
-	if _, err := os.Stat(path); err == nil {
-		return h, nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("store: artifact: %w", err)
-	}
-	if err := WriteFileAtomic(path, data); err != nil {
-		return "", fmt.Errorf("store: artifact: %w", err)
-	}
-	return h, nil
+	return hex.EncodeToString(sum[:])
 }
 
-// Artifact reads an artifact back and verifies its hash.
-func (s *Store) Artifact(runID, sha string) ([]byte, error) {
+// Artifact reads an artifact of a run back and verifies its hash.
+func (s *Store) Artifact(ctx context.Context, runID, sha string) ([]byte, error) {
+	sha = strings.TrimPrefix(sha, "sha256:")
 	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("store: %q is not a sha256", sha)
 	}
-	data, err := os.ReadFile(filepath.Join(s.RunDir(runID), "artifacts", sha[:2], sha))
+	var body []byte
+	err := s.db.QueryRowContext(ctx, `SELECT body FROM artifacts WHERE run_id = ? AND sha256 = ?`, runID, sha).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: run %s has no artifact %s", runID, sha)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: artifact: %w", err)
 	}
-	sum := sha256.Sum256(data)
-	if hex.EncodeToString(sum[:]) != sha {
+	if ArtifactID(body) != sha {
 		return nil, fmt.Errorf("store: artifact %s is corrupt (hash mismatch)", sha)
 	}
-	return data, nil
+	return body, nil
 }
 
-// WriteFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it into place, owner-only, so readers never see half a file.
+// WriteFileAtomic writes data to a temporary file beside path and renames it
+// into place, owner-only, so readers never see half a file.
 func WriteFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
 	if err != nil {
@@ -59,6 +52,10 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
 		f.Close()
 		return err
 	}

@@ -39,7 +39,17 @@ func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Sess
 		return err
 	}
 	defer insM.Close()
+	insX, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (run_id, sha256, body) VALUES (?, ?, ?) ON CONFLICT (run_id, sha256) DO NOTHING`)
+	if err != nil {
+		return err
+	}
+	defer insX.Close()
 	for _, se := range sessions {
+		for sha, body := range se.Artifacts {
+			if _, err := insX.ExecContext(ctx, runID, sha, body); err != nil {
+				return fmt.Errorf("store: artifact of %s: %w", se.ID, err)
+			}
+		}
 		if se.Status == SessionInterrupted {
 			// Only the attempts of an interrupted session are kept: the cell
 			// stays missing until a resumed run completes it.
@@ -195,7 +205,6 @@ func (s *Store) StoredIDs(ctx context.Context, runID string) (map[string]string,
 	}
 	return ids, rows.Err()
 }
-
 
 // OrphanAttempts counts attempts stored for sessions that have no session
 // row (interrupted sessions), by session id.

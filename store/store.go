@@ -1,6 +1,7 @@
 // Package store keeps runs on disk: a SQLite database of runs, sessions,
-// attempts and messages; content-addressed artifacts holding the exact
-// requests and responses; a JSONL log per run; and the run manifest.
+// attempts, messages and content-addressed artifacts (the exact requests and
+// responses, and each session's full trace); a JSONL log per run; and the run
+// manifest. Everything is owner-only.
 //
 // It must never import a provider: a finished run is re-scored and
 // re-reported from what is stored here alone. The SQL is kept portable so
@@ -91,6 +92,12 @@ CREATE TABLE IF NOT EXISTS attempts (
   finish_reason TEXT NOT NULL,
   PRIMARY KEY (run_id, session_id, incarnation, call, attempt)
 );
+CREATE TABLE IF NOT EXISTS artifacts (
+  run_id TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  body BLOB NOT NULL,
+  PRIMARY KEY (run_id, sha256)
+);
 CREATE TABLE IF NOT EXISTS messages (
   run_id TEXT NOT NULL,
   session_id TEXT NOT NULL,
@@ -160,7 +167,7 @@ func (s *Store) RunDir(id string) string { return filepath.Join(s.Dir, "runs", i
 
 // CreateRun records a new run and its deck snapshot and creates its directory.
 func (s *Store) CreateRun(ctx context.Context, r Run, deckSource string, deck []byte) error {
-	if err := os.MkdirAll(filepath.Join(s.RunDir(r.ID), "artifacts"), 0o700); err != nil {
+	if err := os.MkdirAll(s.RunDir(r.ID), 0o700); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -295,22 +302,24 @@ func (s *Store) Deck(ctx context.Context, hash string) (source string, content [
 
 // Session is everything stored about one session.
 type Session struct {
-	ID           string          `json:"session_id"`
-	Seq          int             `json:"seq"`
-	SchedulePos  int             `json:"schedule_pos"`
-	Spec         json.RawMessage `json:"spec"`
-	Status       string          `json:"status"` // complete | failed | interrupted
-	Started      time.Time       `json:"started"`
-	Finished     time.Time       `json:"finished"`
-	Stop         string          `json:"stop_reason,omitempty"`
-	FailedPhase  string          `json:"failed_phase,omitempty"`
-	FailureKind  string          `json:"failure_kind,omitempty"`
-	FailureMsg   string          `json:"failure_message,omitempty"`
-	Attempts     []Attempt       `json:"attempts"`
-	Messages     []chat.Entry    `json:"messages"`
-	TraceSHA     string          `json:"trace_sha256"`
-	InputTokens  int             `json:"input_tokens"`
-	OutputTokens int             `json:"output_tokens"`
+	ID          string          `json:"session_id"`
+	Seq         int             `json:"seq"`
+	SchedulePos int             `json:"schedule_pos"`
+	Spec        json.RawMessage `json:"spec"`
+	Status      string          `json:"status"` // complete | failed | interrupted
+	Started     time.Time       `json:"started"`
+	Finished    time.Time       `json:"finished"`
+	Stop        string          `json:"stop_reason,omitempty"`
+	FailedPhase string          `json:"failed_phase,omitempty"`
+	FailureKind string          `json:"failure_kind,omitempty"`
+	FailureMsg  string          `json:"failure_message,omitempty"`
+	Attempts    []Attempt       `json:"attempts"`
+	Messages    []chat.Entry    `json:"messages"`
+	TraceSHA    string          `json:"trace_sha256"`
+	// Artifacts are written with the session, in the same transaction.
+	Artifacts    map[string][]byte `json:"-"`
+	InputTokens  int               `json:"input_tokens"`
+	OutputTokens int               `json:"output_tokens"`
 }
 
 // Session statuses.

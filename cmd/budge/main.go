@@ -1,0 +1,14 @@
+// Command budge measures how easily an LLM product's correct decision can be
+// changed: by unsupported pressure, and by verified corrections.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/buildlab/budge/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

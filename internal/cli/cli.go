@@ -1,0 +1,189 @@
+// Package cli is budge's command line: it turns flags into options for the
+// library packages and results into output and exit codes, and does nothing
+// else.
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/store"
+)
+
+// IO bundles the standard streams.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, std IO, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "run the pressure-and-correction protocol on a deck and a model", cmdRun},
+		{"report", "render a stored run's measures (text, md, json)", cmdReport},
+		{"export", "write one JSONL record per session of a run", cmdExport},
+		{"deck", "check decks: counts, counterbalancing, references against the rule", cmdDeck},
+		{"selftest", "run the answer checker on its hand-written fixtures", cmdSelftest},
+		{"runs", "list stored runs", cmdRuns},
+		{"version", "print budge's version", func(_ context.Context, std IO, _ []string) error {
+			fmt.Fprintln(std.Out, "budge", experiment.Version)
+			return nil
+		}},
+	}
+}
+
+const mainUsage = `budge measures how easily an LLM product's correct decision can be changed:
+by unsupported pressure (authority, emotion, false consensus) and by verified
+corrections, with identity labels swapped and presentation order counterbalanced.
+
+Usage:
+  budge <command> [arguments] [flags]
+
+Commands:
+%s
+Examples:
+  budge run                                  # built-in discovery deck on the built-in simulator
+  budge run --model sim:stubborn --seed 7 --concurrency 32
+  budge report latest --format md
+  budge export latest --format jsonl > log.jsonl
+  budge deck check discovery
+
+Runs are stored under ./budge-runs (or $BUDGE_DIR, or --dir). Every command
+that creates a run prints "run: <id>" on a line of its own; "latest" is
+accepted wherever a run id is. Run "budge <command> --help" for details.
+`
+
+// Main is the whole command line: it returns the process exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	streams := IO{In: stdin, Out: stdout, Err: stderr}
+	cmds := commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 {
+			return Main(ctx, []string{args[1], "--help"}, stdin, stdout, stderr)
+		}
+		var b strings.Builder
+		for _, c := range cmds {
+			fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+		}
+		fmt.Fprintf(stdout, mainUsage, b.String())
+		if len(args) == 0 {
+			return ExitInvalid
+		}
+		return ExitOK
+	}
+	for _, c := range cmds {
+		if c.name == args[0] {
+			err := c.run(ctx, streams, args[1:])
+			if err == flag.ErrHelp {
+				return ExitOK
+			}
+			if ce, ok := err.(codedError); ok {
+				if ce.err != nil {
+					fmt.Fprintln(stderr, "budge "+c.name+":", ce.err)
+				}
+				return ce.code
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, "budge "+c.name+":", err)
+			}
+			return exitCode(err)
+		}
+	}
+	fmt.Fprintf(stderr, "budge: unknown command %q; run budge --help for the list\n", args[0])
+	return ExitInvalid
+}
+
+// codedError carries an exit code decided by a command (an incomplete run,
+// a blocked decision) with an optional message.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e codedError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+// newFlags makes a FlagSet whose usage text has a description and examples.
+func newFlags(std IO, name, usage, description, examples string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(std.Err)
+	fs.Usage = func() {
+		fmt.Fprintf(std.Out, "Usage: budge %s %s\n\n%s\n\nFlags:\n", name, usage, strings.TrimSpace(description))
+		fs.SetOutput(std.Out)
+		fs.PrintDefaults()
+		fs.SetOutput(std.Err)
+		fmt.Fprintf(std.Out, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
+	}
+	return fs
+}
+
+// parse parses flags that may come before, between or after positional
+// arguments, and returns the positional ones.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return nil, err
+			}
+			return nil, usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// dirFlag adds --dir, defaulting to $BUDGE_DIR or ./budge-runs.
+func dirFlag(fs *flag.FlagSet) *string {
+	def := os.Getenv("BUDGE_DIR")
+	if def == "" {
+		def = "budge-runs"
+	}
+	return fs.String("dir", def, "where runs are stored (default from $BUDGE_DIR)")
+}
+
+func openStore(dir string) (*store.Store, error) { return store.Open(dir) }
+
+// writeOut writes to stdout, or atomically to a file when path is set, so a
+// failed render never leaves half a file.
+func writeOut(std IO, path string, render func(w io.Writer) error) error {
+	if path == "" || path == "-" {
+		return render(std.Out)
+	}
+	var b strings.Builder
+	if err := render(&b); err != nil {
+		return err
+	}
+	return store.WriteFileAtomic(path, []byte(b.String()))
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
