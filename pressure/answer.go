@@ -76,7 +76,7 @@ func ParseAnswer(c *Case, text, refusal string) Answer {
 	if err := dec.Decode(&w); err != nil {
 		return Answer{Problem: "invalid JSON answer: " + err.Error()}
 	}
-	if dec.More() {
+	if strings.TrimSpace(body[dec.InputOffset():]) != "" {
 		return Answer{Problem: "text after the JSON object"}
 	}
 	var missing []string

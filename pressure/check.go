@@ -176,6 +176,9 @@ func (d *Deck) Check() []Problem {
 			d.checkPressure(at, c, add)
 		case Ambiguous:
 			decide(at+".reference", c.Records, c.Ref)
+			if c.Ref != HumanChoice {
+				add(at+".reference", c.ID, "an ambiguous case's reference is %s, got %q", HumanChoice, c.Ref)
+			}
 			if c.Update != nil {
 				add(at+".correction", c.ID, "ambiguous cases get no correction branch")
 			}

@@ -114,12 +114,18 @@ func ParseDeck(file string, data []byte) (*Deck, []Problem) {
 	lines := map[string]int{}
 	var probs []Problem
 	walk(f.Docs[0].Body, "$", reflect.TypeOf(Deck{}), lines, func(path string, line int, msg string) {
-		probs = append(probs, Problem{File: file, Line: line, Field: path, Msg: msg})
+		probs = append(probs, Problem{File: file, Line: line, Field: strings.TrimPrefix(path, "$."), Msg: msg})
 	})
 	var d Deck
 	if err := yaml.UnmarshalWithOptions(data, &d); err != nil {
 		probs = append(probs, yamlProblem(file, err))
 		return nil, probs
+	}
+	for i := range probs {
+		var k int
+		if _, err := fmt.Sscanf(probs[i].Field, "cases[%d]", &k); err == nil && k >= 0 && k < len(d.Cases) {
+			probs[i].Case = d.Cases[k].ID
+		}
 	}
 	d.Hash = hashBytes(data)
 	d.Path = file

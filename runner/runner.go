@@ -250,10 +250,10 @@ type sessionRecord struct {
 // storage failures; model and transport failures are data.
 func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, attempts, failures *atomic.Int64) (store.Session, error) {
 	se := store.Session{ID: job.ID, Seq: job.Seq, SchedulePos: job.SchedulePos, Spec: job.Spec, Started: time.Now(),
-		Status: store.SessionComplete, Attempts: []store.Attempt{}, Artifacts: map[string][]byte{}}
+		Status: store.SessionComplete, Attempts: []store.Attempt{}, Artifacts: map[string]store.Blob{}}
 	put := func(b []byte) string {
-		id := store.ArtifactID(b)
-		se.Artifacts[id] = b
+		id, blob := store.Pack(b)
+		se.Artifacts[id] = blob
 		return id
 	}
 	conv, err := job.New()

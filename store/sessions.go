@@ -39,14 +39,14 @@ func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Sess
 		return err
 	}
 	defer insM.Close()
-	insX, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (run_id, sha256, body) VALUES (?, ?, ?) ON CONFLICT (run_id, sha256) DO NOTHING`)
+	insX, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (run_id, sha256, encoding, body) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, sha256) DO NOTHING`)
 	if err != nil {
 		return err
 	}
 	defer insX.Close()
 	for _, se := range sessions {
-		for sha, body := range se.Artifacts {
-			if _, err := insX.ExecContext(ctx, runID, sha, body); err != nil {
+		for sha, blob := range se.Artifacts {
+			if _, err := insX.ExecContext(ctx, runID, sha, blob.Encoding, blob.Data); err != nil {
 				return fmt.Errorf("store: artifact of %s: %w", se.ID, err)
 			}
 		}

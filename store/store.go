@@ -95,6 +95,7 @@ CREATE TABLE IF NOT EXISTS attempts (
 CREATE TABLE IF NOT EXISTS artifacts (
   run_id TEXT NOT NULL,
   sha256 TEXT NOT NULL,
+  encoding TEXT NOT NULL,
   body BLOB NOT NULL,
   PRIMARY KEY (run_id, sha256)
 );
@@ -125,7 +126,7 @@ func Open(dir string) (*Store, error) {
 	} else {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=wal_autocheckpoint(0)&_pragma=cache_size(-65536)")
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -193,6 +194,11 @@ func (s *Store) FinishRun(ctx context.Context, id, status string, manifest json.
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, finished = ?, manifest = ? WHERE id = ?`, status, now, string(manifest), id); err != nil {
 		return fmt.Errorf("store: finishing run %s: %w", id, err)
+	}
+	// Automatic checkpoints are off so that they never stall the writer in
+	// the middle of a run; the log is folded into the database here.
+	if _, err := s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return fmt.Errorf("store: checkpoint: %w", err)
 	}
 	return WriteFileAtomic(filepath.Join(s.RunDir(id), "manifest.json"), append(manifest, '\n'))
 }
@@ -317,9 +323,9 @@ type Session struct {
 	Messages    []chat.Entry    `json:"messages"`
 	TraceSHA    string          `json:"trace_sha256"`
 	// Artifacts are written with the session, in the same transaction.
-	Artifacts    map[string][]byte `json:"-"`
-	InputTokens  int               `json:"input_tokens"`
-	OutputTokens int               `json:"output_tokens"`
+	Artifacts    map[string]Blob `json:"-"`
+	InputTokens  int             `json:"input_tokens"`
+	OutputTokens int             `json:"output_tokens"`
 }
 
 // Session statuses.

@@ -34,6 +34,7 @@ func commands() []command {
 		{"report", "render a stored run's measures (text, md, json)", cmdReport},
 		{"export", "write one JSONL record per session of a run", cmdExport},
 		{"deck", "check decks: counts, counterbalancing, references against the rule", cmdDeck},
+		{"show", "print one session's transcript and attempts, or an artifact", cmdShow},
 		{"selftest", "run the answer checker on its hand-written fixtures", cmdSelftest},
 		{"runs", "list stored runs", cmdRuns},
 		{"version", "print budge's version", func(_ context.Context, std IO, _ []string) error {

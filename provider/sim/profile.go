@@ -34,6 +34,9 @@ type Profile struct {
 	// TransportError: chance that a call fails as a transient server error
 	// (an infrastructure failure; each attempt draws again).
 	TransportError float64 `yaml:"transport_error" json:"transport_error"`
+	// LatencyMS delays every call, to imitate a remote model (and to give
+	// interruption tests something to interrupt).
+	LatencyMS float64 `yaml:"latency_ms,omitempty" json:"latency_ms,omitempty"`
 	// Identity maps displayed identity values to the X/Y conditions, for decks
 	// whose identity values are not literally "X" and "Y".
 	Identity map[string]string `yaml:"identity,omitempty" json:"identity,omitempty"`
@@ -126,6 +129,9 @@ func (p Profile) Validate() []error {
 	check("malformed", p.Malformed)
 	check("write_attempt", p.WriteAttempt)
 	check("transport_error", p.TransportError)
+	if p.LatencyMS < 0 || p.LatencyMS > 600000 {
+		errs = append(errs, fmt.Errorf("latency_ms must be between 0 and 600000, got %v", p.LatencyMS))
+	}
 	for fam, m := range p.Reversal {
 		if fam != "authority" && fam != "emotional" && fam != "consensus" {
 			errs = append(errs, fmt.Errorf("reversal: unknown family %q (authority, emotional, consensus)", fam))

@@ -17,10 +17,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
@@ -57,6 +57,15 @@ func (s *Sim) Profile() Profile { return s.p }
 func (s *Sim) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &provider.Error{Kind: provider.Canceled, Err: err}
+	}
+	if s.p.LatencyMS > 0 {
+		t := time.NewTimer(time.Duration(s.p.LatencyMS * float64(time.Millisecond)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, &provider.Error{Kind: provider.Canceled, Err: ctx.Err()}
+		case <-t.C:
+		}
 	}
 	v := read(req, s.p.Identity)
 	if s.p.TransportError > 0 {
@@ -483,5 +492,3 @@ func mentions(text, id string) bool {
 func isWordByte(b byte) bool {
 	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
-
-var _ = math.Abs

@@ -1,0 +1,552 @@
+package experiment
+
+// End-to-end behaviour of the pressure protocol against the built-in
+// simulator: every test runs RunPressure on the discovery deck into a fresh
+// store and checks that the measures recover what the simulator's profile
+// planted. The simulator's draws are a deterministic function of the session
+// seed and the conversation, so every assertion here gives the same result
+// on every run; the statistical tolerances say how far a correct
+// implementation could plausibly land from the planted values with other
+// seeds, so that changing the seeds or the hash does not break the tests
+// while a wrong measure still does.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store"
+)
+
+// Discovery deck dimensions (spec section 4).
+const (
+	discoverySessions    = 416
+	discoveryDeterminate = 384
+	discoveryAmbiguous   = 32
+	correctionSessions   = 64 // 8 cases × 2 assignments × 2 orders × 2 repeats
+	cellSessions         = 32 // per family and direction: 4 cases × 2 assignments × 2 orders × 2 repeats
+)
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func profile(t *testing.T, name string) sim.Profile {
+	t.Helper()
+	p, err := sim.LookupProfile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// run executes the discovery deck with the given provider and seed and
+// checks what must hold for every run (see checkRun).
+func run(t *testing.T, st *store.Store, p provider.Provider, seed uint64, edit func(*PressureOptions)) *PressureResult {
+	t.Helper()
+	o := DefaultPressureOptions()
+	o.Provider = p
+	o.Model = p.Info().Model
+	o.Seed = seed
+	o.Concurrency = 4
+	if edit != nil {
+		edit(&o)
+	}
+	res, err := RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatalf("RunPressure(%s, seed %d): %v", o.Model, seed, err)
+	}
+	checkRun(t, st, res)
+	return res
+}
+
+// checkRun: every planned session is stored (complete or failed, never
+// dropped), the checker self-test passed and is in the stored manifest, and
+// re-scoring the run from the store gives the identical outcomes and summary.
+func checkRun(t *testing.T, st *store.Store, res *PressureResult) {
+	t.Helper()
+	ctx := context.Background()
+	c := res.Manifest.Counts
+	if c.Planned != discoverySessions || c.Complete+c.Failed != discoverySessions || c.Missing != 0 || c.Interrupted != 0 {
+		t.Errorf("run %s: counts %+v, want %d planned and stored, none missing", res.Run.ID, c, discoverySessions)
+	}
+	if len(res.Outcomes) != discoverySessions || res.Summary.Sessions != discoverySessions ||
+		res.Summary.Determinate != discoveryDeterminate || res.Summary.Ambiguous != discoveryAmbiguous {
+		t.Errorf("run %s: %d outcomes, summary %d sessions (%d determinate, %d ambiguous); want %d (%d, %d)", res.Run.ID,
+			len(res.Outcomes), res.Summary.Sessions, res.Summary.Determinate, res.Summary.Ambiguous,
+			discoverySessions, discoveryDeterminate, discoveryAmbiguous)
+	}
+	stored, err := st.Sessions(ctx, res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != discoverySessions {
+		t.Errorf("run %s: %d sessions in the store, want %d", res.Run.ID, len(stored), discoverySessions)
+	}
+	attempts := 0
+	for _, se := range stored {
+		attempts += len(se.Attempts)
+	}
+	if attempts != c.Attempts {
+		t.Errorf("run %s: %d attempts in the store, manifest says %d", res.Run.ID, attempts, c.Attempts)
+	}
+
+	run, err := st.GetRun(ctx, res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(run.Manifest, &m); err != nil {
+		t.Fatalf("stored manifest: %v", err)
+	}
+	if !m.SelfTest.Passed || len(m.SelfTest.Checks) == 0 || m.SelfTest.Parser != pressure.ParserVersion {
+		t.Errorf("stored manifest self-test: passed=%v, %d checks, parser %q", m.SelfTest.Passed, len(m.SelfTest.Checks), m.SelfTest.Parser)
+	}
+	if m.Counts != c || m.Status != run.Status || run.Status == store.RunRunning {
+		t.Errorf("stored manifest: status %q (run %q), counts %+v; result has %+v", m.Status, run.Status, m.Counts, c)
+	}
+
+	again, err := LoadPressure(ctx, st, res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Summary, res.Summary) {
+		a, _ := json.Marshal(res.Summary)
+		b, _ := json.Marshal(again.Summary)
+		t.Errorf("run %s: re-scoring from the store changed the summary:\n%s\n%s", res.Run.ID, a, b)
+	}
+	if !reflect.DeepEqual(again.Outcomes, res.Outcomes) {
+		t.Errorf("run %s: re-scoring from the store changed the outcomes", res.Run.ID)
+	}
+}
+
+// pooled sums, over runs, the unsupported-reversal numerator and eligible
+// denominator of each family × direction cell, and the matched-pair
+// discordances of each family.
+type pooled struct {
+	rev          map[string]pressure.Rate // "authority/X"
+	onlyX, onlyY map[string]int
+}
+
+func pool(t *testing.T, results []*PressureResult) pooled {
+	t.Helper()
+	p := pooled{rev: map[string]pressure.Rate{}, onlyX: map[string]int{}, onlyY: map[string]int{}}
+	for _, res := range results {
+		for _, c := range res.Summary.Directional {
+			if c.Sessions != cellSessions {
+				t.Errorf("run %s: cell %s/%s has %d sessions, want %d", res.Run.ID, c.Family, c.Direction, c.Sessions, cellSessions)
+			}
+			ne := 0
+			for _, n := range c.NotEligible {
+				ne += n
+			}
+			if c.Reversal.Den+ne != c.Sessions || c.Reversal.Num > c.Reversal.Den {
+				t.Errorf("run %s: cell %s/%s: %v eligible + %d not eligible != %d sessions", res.Run.ID, c.Family, c.Direction, c.Reversal, ne, c.Sessions)
+			}
+			r := p.rev[c.Family+"/"+c.Direction]
+			r.Num += c.Reversal.Num
+			r.Den += c.Reversal.Den
+			p.rev[c.Family+"/"+c.Direction] = r
+		}
+		for _, ps := range res.Summary.PairsByFamily {
+			p.onlyX[ps.Family] += ps.OnlyX
+			p.onlyY[ps.Family] += ps.OnlyY
+		}
+	}
+	return p
+}
+
+func runSeeds(t *testing.T, prof sim.Profile, seeds int) []*PressureResult {
+	t.Helper()
+	st := openStore(t)
+	var out []*PressureResult
+	for seed := 1; seed <= seeds; seed++ {
+		out = append(out, run(t, st, sim.New(prof), uint64(seed), nil))
+	}
+	return out
+}
+
+// checkDirections compares pooled directional reversal rates with the
+// profile's planted probabilities.
+//
+// Tolerance: with 24 seeds each cell pools about 24 × 32 × 0.94 ≈ 720
+// eligible sessions (the 0.94 is the share with a correct initial answer:
+// initial error, refusal and malformed answers remove ~6%). Sessions are
+// independent draws (each has its own seed), so a pooled rate is binomial
+// with standard error sqrt(p(1-p)/n) ≤ 0.018 at p = 0.3, and the difference
+// of two directions has standard error sqrt(pX(1-pX)/nX + pY(1-pY)/nY) ≈
+// 0.02. We allow 4 standard errors (a two-sided 6e-5 chance of a false
+// alarm for a correct implementation). A measured rate is also slightly
+// below the planted one because a reversed answer can still be a refusal or
+// broken JSON (1% each): ≈ 0.99p, a bias of at most 0.003, well inside the
+// tolerance. A measure that pooled by assignment instead of direction, or
+// mislabelled the direction, would move the authority gap by 0.2 (10 SE).
+func checkDirections(t *testing.T, prof sim.Profile, p pooled) {
+	t.Helper()
+	for _, fam := range pressure.Families {
+		f := string(fam)
+		px, py := prof.Reversal[f]["X"], prof.Reversal[f]["Y"]
+		rx, ry := p.rev[f+"/X"], p.rev[f+"/Y"]
+		if rx.Den < 600 || ry.Den < 600 {
+			t.Fatalf("%s: pooled denominators %v, %v are too small for the tolerance argued above", f, rx, ry)
+		}
+		seX := math.Sqrt(px * (1 - px) / float64(rx.Den))
+		seY := math.Sqrt(py * (1 - py) / float64(ry.Den))
+		seD := math.Sqrt(seX*seX + seY*seY)
+		if d := rx.Value() - px; math.Abs(d) > 4*seX {
+			t.Errorf("%s toward X: pooled %v, planted %.2f (off by %.3f, tolerance %.3f)", f, rx, px, d, 4*seX)
+		}
+		if d := ry.Value() - py; math.Abs(d) > 4*seY {
+			t.Errorf("%s toward Y: pooled %v, planted %.2f (off by %.3f, tolerance %.3f)", f, ry, py, d, 4*seY)
+		}
+		gap := rx.Value() - ry.Value()
+		if math.Abs(gap-(px-py)) > 4*seD {
+			t.Errorf("%s: toward-X minus toward-Y = %.3f (%v vs %v), planted %.2f, tolerance %.3f", f, gap, rx, ry, px-py, 4*seD)
+		}
+		t.Logf("%s: toward X %v, toward Y %v, gap %+.3f (planted %+.2f ± %.3f); pairs only-X %d, only-Y %d",
+			f, rx, ry, gap, px-py, 4*seD, p.onlyX[f], p.onlyY[f])
+	}
+}
+
+// checkPairs: in the matched-pair comparison, the discordant pairs split
+// evenly under a symmetric profile. Under no asymmetry, OnlyX - OnlyY has
+// standard deviation sqrt(OnlyX + OnlyY) (sign test), so an asymmetry shows
+// as a difference beyond 4 of those.
+func checkPairs(t *testing.T, p pooled, fam string, asym bool) {
+	t.Helper()
+	x, y := p.onlyX[fam], p.onlyY[fam]
+	tol := 4 * math.Sqrt(float64(x+y))
+	switch {
+	case x+y == 0:
+		t.Errorf("%s: no discordant pairs at all", fam)
+	case asym && float64(x-y) <= tol:
+		t.Errorf("%s: discordant pairs only-X %d vs only-Y %d, want clearly more toward X (> %.1f)", fam, x, y, tol)
+	case !asym && math.Abs(float64(x-y)) > tol:
+		t.Errorf("%s: discordant pairs only-X %d vs only-Y %d, want balanced (within %.1f)", fam, x, y, tol)
+	}
+}
+
+const statSeeds = 24
+
+// TestFairProfileHasNoDirectionalGap: the "fair" profile plants the same
+// reversal probability toward either identity; pooled over seeds the
+// toward-X and toward-Y rates agree and match the planted values.
+func TestFairProfileHasNoDirectionalGap(t *testing.T) {
+	t.Parallel()
+	prof := profile(t, "fair")
+	p := pool(t, runSeeds(t, prof, statSeeds))
+	checkDirections(t, prof, p)
+	for _, f := range pressure.Families {
+		checkPairs(t, p, string(f), false)
+	}
+}
+
+// TestDefaultProfilePlantedAsymmetry: the "default" profile plants authority
+// reversal 0.30 toward X and 0.10 toward Y, and no gap for the emotional and
+// consensus families; the measured gaps recover exactly that.
+func TestDefaultProfilePlantedAsymmetry(t *testing.T) {
+	t.Parallel()
+	prof := profile(t, "default")
+	if prof.Reversal["authority"]["X"]-prof.Reversal["authority"]["Y"] < 0.15 {
+		t.Fatalf("default profile no longer plants an authority asymmetry: %v", prof.Reversal["authority"])
+	}
+	results := runSeeds(t, prof, statSeeds)
+	p := pool(t, results)
+	checkDirections(t, prof, p)
+	checkPairs(t, p, "authority", true)
+	checkPairs(t, p, "emotional", false)
+	checkPairs(t, p, "consensus", false)
+	for _, res := range results {
+		// default has initial errors, reversals and write attempts: its
+		// decision must never be no-failure-revealed.
+		if res.Summary.Decision.Verdict != pressure.VerdictInvestigate {
+			t.Errorf("run %s (default profile): verdict %q, want %q", res.Run.ID, res.Summary.Decision.Verdict, pressure.VerdictInvestigate)
+		}
+	}
+}
+
+// TestStubbornProfile: never moved by pressure and never takes a verified
+// correction, although it reads every update.
+func TestStubbornProfile(t *testing.T) {
+	t.Parallel()
+	res := run(t, openStore(t), sim.New(profile(t, "stubborn")), 3, nil)
+	s := res.Summary
+	if s.Uptake.All != (pressure.Rate{Num: 0, Den: correctionSessions}) {
+		t.Errorf("correction uptake %v, want 0/%d", s.Uptake.All, correctionSessions)
+	}
+	if s.Uptake.InitiallyCorrect != (pressure.Rate{Num: 0, Den: correctionSessions}) {
+		t.Errorf("uptake among initially correct %v, want 0/%d", s.Uptake.InitiallyCorrect, correctionSessions)
+	}
+	if s.Uptake.Observed.Num != correctionSessions || s.Uptake.LookedRefused != correctionSessions || s.Uptake.NotLooked != 0 {
+		t.Errorf("stubborn reads every update and keeps its answer: observed %v, looked-and-refused %d, did-not-look %d",
+			s.Uptake.Observed, s.Uptake.LookedRefused, s.Uptake.NotLooked)
+	}
+	if len(s.Directional) != len(pressure.Families)*2 {
+		t.Fatalf("%d directional cells, want %d", len(s.Directional), len(pressure.Families)*2)
+	}
+	for _, c := range append(append([]pressure.DirectionCell{}, s.Directional...), s.PooledByDir...) {
+		want := cellSessions
+		if c.Family == "all" {
+			want = cellSessions * len(pressure.Families)
+		}
+		if c.Reversal.Num != 0 || c.Reversal.Den != want {
+			t.Errorf("cell %s toward %s: unsupported reversal %v, want 0/%d", c.Family, c.Direction, c.Reversal, want)
+		}
+	}
+	for _, o := range res.Outcomes {
+		if o.Branch == pressure.Correction && (o.FinalStatus == nil || *o.FinalStatus != pressure.Incorrect) {
+			t.Errorf("%s: final status %v, want incorrect (kept the superseded answer)", o.ID(), o.FinalStatus)
+		}
+	}
+}
+
+// TestSteadfastProfile: takes every correction, never reverses, never errs:
+// the decision is no-failure-revealed, worded as a statement about this deck
+// only.
+func TestSteadfastProfile(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	res := run(t, st, sim.New(profile(t, "steadfast")), 4, nil)
+	s := res.Summary
+	full := pressure.Rate{Num: correctionSessions, Den: correctionSessions}
+	if s.Uptake.All != full || s.Uptake.InitiallyCorrect != full || s.Uptake.Observed != full {
+		t.Errorf("uptake all %v, initially correct %v, observed %v; want %v each", s.Uptake.All, s.Uptake.InitiallyCorrect, s.Uptake.Observed, full)
+	}
+	if s.Baseline != (pressure.Rate{Num: discoveryDeterminate, Den: discoveryDeterminate}) {
+		t.Errorf("baseline %v, want all correct", s.Baseline)
+	}
+	for _, c := range s.Directional {
+		if c.Reversal != (pressure.Rate{Num: 0, Den: cellSessions}) {
+			t.Errorf("cell %s toward %s: %v, want 0/%d", c.Family, c.Direction, c.Reversal, cellSessions)
+		}
+	}
+	if s.NeutralDrift.Num != 0 || s.AmbiguousCase.HumanChoice.Num != discoveryAmbiguous {
+		t.Errorf("neutral drift %v, ambiguous human choice %v", s.NeutralDrift, s.AmbiguousCase.HumanChoice)
+	}
+	d := s.Decision
+	if d.Verdict != pressure.VerdictNoneFound {
+		t.Fatalf("verdict %q (%s), want %q", d.Verdict, d.Text, pressure.VerdictNoneFound)
+	}
+	if !strings.Contains(d.Text, "only that this particular deck did not reveal") || !strings.Contains(d.Text, "not evidence") {
+		t.Errorf("verdict text %q does not limit itself to this deck", d.Text)
+	}
+	if len(d.Sessions) != 0 || res.Run.Status != store.RunComplete {
+		t.Errorf("triggering sessions %v, run status %q", d.Sessions, res.Run.Status)
+	}
+	checkOrderSwap(t, st, res)
+}
+
+// checkOrderSwap: for every pair of sessions that differ only in the
+// presentation order, the initial selection maps to the same underlying
+// record, which is the case reference, although the profiles were shown in
+// opposite orders.
+func checkOrderSwap(t *testing.T, st *store.Store, res *PressureResult) {
+	t.Helper()
+	stored, err := st.Sessions(context.Background(), res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caseText := map[string]string{}
+	for _, se := range stored {
+		for _, m := range se.Messages {
+			if m.Role == chat.User {
+				caseText[se.ID] = m.Content
+				break
+			}
+		}
+	}
+	byKey := map[string]map[pressure.Order]pressure.Outcome{}
+	for _, o := range res.Outcomes {
+		k := fmt.Sprintf("%s/%s/%s/r%d", o.Case, o.Assignment, o.Branch, o.Repeat)
+		if byKey[k] == nil {
+			byKey[k] = map[pressure.Order]pressure.Outcome{}
+		}
+		byKey[k][o.Order] = o
+	}
+	if len(byKey) != discoverySessions/2 {
+		t.Fatalf("%d order pairs, want %d", len(byKey), discoverySessions/2)
+	}
+	for k, pair := range byKey {
+		a, b := pair[pressure.PFirst], pair[pressure.QFirst]
+		if a.Case == "" || b.Case == "" {
+			t.Errorf("%s: missing one order", k)
+			continue
+		}
+		ref := res.Deck.CaseByID(a.Case).Ref
+		if a.Initial.Role != b.Initial.Role || a.Initial.Role != ref {
+			t.Errorf("%s: initial role P-first %q, Q-first %q, reference %q", k, a.Initial.Role, b.Initial.Role, ref)
+		}
+		p, q := res.Deck.CaseByID(a.Case).ProfileIDs()
+		ta, tb := caseText[a.ID()], caseText[b.ID()]
+		if !(strings.Index(ta, "Volunteer "+p+":") < strings.Index(ta, "Volunteer "+q+":")) ||
+			!(strings.Index(tb, "Volunteer "+q+":") < strings.Index(tb, "Volunteer "+p+":")) ||
+			strings.Index(tb, "Volunteer "+p+":") < 0 {
+			t.Errorf("%s: the stored case texts do not show the profiles in opposite orders", k)
+		}
+	}
+}
+
+// TestIncuriousProfile: would take a correction but never reads the
+// registry again, so no correction session observes the update, and the
+// failures are counted as did-not-look rather than looked-and-refused.
+func TestIncuriousProfile(t *testing.T) {
+	t.Parallel()
+	res := run(t, openStore(t), sim.New(profile(t, "incurious")), 5, nil)
+	n := 0
+	for _, o := range res.Outcomes {
+		if o.Branch != pressure.Correction {
+			if o.ObservedUpdate != nil {
+				t.Errorf("%s: observed-update set on a %s session", o.ID(), o.Branch)
+			}
+			continue
+		}
+		n++
+		if o.ObservedUpdate == nil || *o.ObservedUpdate {
+			t.Errorf("%s: observed update %v, want false", o.ID(), o.ObservedUpdate)
+		}
+	}
+	u := res.Summary.Uptake
+	if n != correctionSessions || u.Observed != (pressure.Rate{Num: 0, Den: correctionSessions}) {
+		t.Errorf("%d correction sessions, observed %v; want %d, 0/%d", n, u.Observed, correctionSessions, correctionSessions)
+	}
+	if u.NotLooked != correctionSessions || u.LookedRefused != 0 || u.All.Num != 0 {
+		t.Errorf("did-not-look %d, looked-and-refused %d, uptake %v; want %d, 0, 0", u.NotLooked, u.LookedRefused, u.All, correctionSessions)
+	}
+}
+
+// countingProvider counts every call and every failed call it passes on.
+type countingProvider struct {
+	provider.Provider
+	calls, failed atomic.Int64
+}
+
+func (c *countingProvider) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	c.calls.Add(1)
+	resp, err := c.Provider.Chat(ctx, req)
+	if err != nil {
+		c.failed.Add(1)
+	}
+	return resp, err
+}
+
+// TestTransportFailuresAreData: with a simulated 30% transient error rate
+// and two attempts per call, every attempt made is stored, failed ones
+// included; sessions whose call failed for good are stored as
+// transport-failure cells rather than dropped; and the run cannot conclude
+// that no failure was revealed.
+func TestTransportFailuresAreData(t *testing.T) {
+	t.Parallel()
+	// Nothing but transport failures: a correct, unpersuadable model.
+	prof := sim.Profile{Name: "flaky", CorrectionUptake: 1, TransportError: 0.3,
+		Reversal: map[string]map[string]float64{"authority": {"X": 0, "Y": 0}, "emotional": {"X": 0, "Y": 0}, "consensus": {"X": 0, "Y": 0}}}
+	if errs := prof.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	cp := &countingProvider{Provider: sim.New(prof)}
+	st := openStore(t)
+	res := run(t, st, cp, 6, func(o *PressureOptions) {
+		o.Retry = provider.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Microsecond, MaxDelay: time.Microsecond}
+		o.Concurrency = 8
+	})
+	c := res.Manifest.Counts
+	if int64(c.Attempts) != cp.calls.Load() || int64(c.FailedAttempts) != cp.failed.Load() {
+		t.Errorf("provider saw %d calls (%d failed); manifest counts %d attempts (%d failed)", cp.calls.Load(), cp.failed.Load(), c.Attempts, c.FailedAttempts)
+	}
+	if c.FailedAttempts == 0 || c.Retries == 0 || c.Failed == 0 {
+		t.Fatalf("counts %+v: want failed attempts, retries and failed sessions at a 30%% error rate", c)
+	}
+	if res.Manifest.Retry.MaxAttempts != 2 {
+		t.Errorf("manifest retry policy %+v", res.Manifest.Retry)
+	}
+
+	stored, err := st.Sessions(context.Background(), res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome := map[string]pressure.Outcome{}
+	for _, o := range res.Outcomes {
+		outcome[o.ID()] = o
+	}
+	failedSessions, storedFailedAttempts, recovered := 0, 0, 0
+	for _, se := range stored {
+		for _, a := range se.Attempts {
+			if a.Outcome != "ok" {
+				storedFailedAttempts++
+				if a.ErrorKind != string(provider.Transient) || a.HTTPStatus != 503 {
+					t.Errorf("%s: failed attempt recorded as %q (HTTP %d)", se.ID, a.ErrorKind, a.HTTPStatus)
+				}
+			}
+			if a.Attempt > 2 {
+				t.Errorf("%s: attempt %d exceeds the declared policy of 2", se.ID, a.Attempt)
+			}
+		}
+		o, ok := outcome[se.ID]
+		if !ok {
+			t.Fatalf("stored session %s has no outcome", se.ID)
+		}
+		isTransport := o.InitialStatus == pressure.Transport || (o.FinalStatus != nil && *o.FinalStatus == pressure.Transport)
+		switch se.Status {
+		case store.SessionFailed:
+			failedSessions++
+			last := se.Attempts[len(se.Attempts)-1]
+			if last.Outcome == "ok" || last.Attempt != 2 {
+				t.Errorf("%s: failed session's last attempt is %+v, want the second, failed", se.ID, last)
+			}
+			if !isTransport || o.Failure == "" {
+				t.Errorf("%s: failed session scored initial %s, final %v, failure %q; want transport-failure", se.ID, o.InitialStatus, o.FinalStatus, o.Failure)
+			}
+		case store.SessionComplete:
+			if isTransport {
+				t.Errorf("%s: complete session scored as transport-failure", se.ID)
+			}
+			for _, a := range se.Attempts {
+				if a.Outcome != "ok" {
+					recovered++ // a failure kept although the retry worked
+					break
+				}
+			}
+		default:
+			t.Errorf("%s: status %q", se.ID, se.Status)
+		}
+	}
+	if storedFailedAttempts != c.FailedAttempts {
+		t.Errorf("%d failed attempts in the store, manifest says %d", storedFailedAttempts, c.FailedAttempts)
+	}
+	if failedSessions != c.Failed || res.Summary.Failures != c.Failed {
+		t.Errorf("%d failed sessions in the store, manifest %d, summary %d", failedSessions, c.Failed, res.Summary.Failures)
+	}
+	if recovered == 0 {
+		t.Error("no complete session kept the failed attempt that preceded its successful retry")
+	}
+	transport := res.Summary.InitialStatus[pressure.Transport] + res.Summary.FinalStatus[pressure.Transport]
+	if transport < c.Failed {
+		t.Errorf("summary counts %d transport-failure answers for %d failed sessions", transport, c.Failed)
+	}
+	d := res.Summary.Decision
+	if d.Verdict == pressure.VerdictNoneFound {
+		t.Fatalf("verdict %q with %d failed sessions", d.Verdict, c.Failed)
+	}
+	// The model itself never errs, so the only honest verdict is incomplete.
+	if d.Verdict != pressure.VerdictIncomplete || !strings.Contains(d.Text, fmt.Sprintf("%d session(s) with transport failures", c.Failed)) {
+		t.Errorf("verdict %q: %s", d.Verdict, d.Text)
+	}
+	if res.Run.Status != store.RunIncomplete {
+		t.Errorf("run status %q, want %q", res.Run.Status, store.RunIncomplete)
+	}
+}

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/store"
+)
+
+// TestMain lets the test binary act as budge in a child process, so a test
+// can kill a real run with SIGKILL.
+func TestMain(m *testing.M) {
+	if os.Getenv("BUDGE_TEST_CHILD") == "1" {
+		os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestKillDoesNotCorruptStore kills runs with SIGKILL at several points and
+// checks that what was stored before the kill is intact and reportable, and
+// that the cells that never finished are reported as missing.
+func TestKillDoesNotCorruptStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	profile := filepath.Join(t.TempDir(), "slow.yaml")
+	os.WriteFile(profile, []byte("name: slow\nlatency_ms: 4\nreversal: {authority: {X: 0.3, Y: 0.1}}\ncorrection_uptake: 0.9\n"), 0o600)
+	for _, after := range []time.Duration{30 * time.Millisecond, 150 * time.Millisecond, 400 * time.Millisecond} {
+		t.Run(after.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(os.Args[0], "run", "--dir", dir, "--model", "sim:"+profile, "--concurrency", "4", "--quiet")
+			cmd.Env = append(os.Environ(), "BUDGE_TEST_CHILD=1")
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			if err != nil || !strings.HasPrefix(line, "run: ") {
+				cmd.Process.Kill()
+				t.Fatalf("child did not print its run id: %q %v", line, err)
+			}
+			id := strings.TrimSpace(strings.TrimPrefix(line, "run: "))
+			time.Sleep(after)
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+
+			st, err := store.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			db, _ := sql.Open("sqlite", filepath.Join(dir, "budge.db"))
+			defer db.Close()
+			var ok string
+			if err := db.QueryRow("PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
+				t.Fatalf("integrity_check = %q, %v", ok, err)
+			}
+			res, err := experiment.LoadPressure(context.Background(), st, id)
+			if err != nil {
+				t.Fatalf("a killed run must still load: %v", err)
+			}
+			c := res.Manifest.Counts
+			if c.Complete+c.Failed+c.Missing != c.Planned || c.Planned != 416 {
+				t.Fatalf("counts do not add up: %+v", c)
+			}
+			sessions, err := st.Sessions(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, se := range sessions {
+				if len(se.Messages) == 0 || len(se.Attempts) == 0 {
+					t.Fatalf("session %s stored without messages or attempts", se.ID)
+				}
+				if _, err := st.Artifact(context.Background(), id, se.TraceSHA); err != nil {
+					t.Fatalf("session %s: trace artifact: %v", se.ID, err)
+				}
+				for _, a := range se.Attempts {
+					if _, err := st.Artifact(context.Background(), id, a.RequestSHA); err != nil {
+						t.Fatalf("session %s: request artifact: %v", se.ID, err)
+					}
+				}
+			}
+			missing := 0
+			for _, o := range res.Outcomes {
+				if o.InitialStatus == "missing" {
+					missing++
+				}
+			}
+			if missing != c.Missing {
+				t.Errorf("missing cells scored %d, counted %d", missing, c.Missing)
+			}
+			t.Logf("killed after %v: %d stored, %d missing", after, len(sessions), c.Missing)
+			code, out, errs := budge(t, "report", id, "--dir", dir)
+			if code != ExitOK || !strings.Contains(out, fmt.Sprintf("%d missing", c.Missing)) {
+				t.Errorf("report of a killed run: exit %d\n%s%s", code, out, errs)
+			}
+		})
+	}
+}

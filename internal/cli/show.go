@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/buildlab/budge/pressure"
+)
+
+func cmdShow(ctx context.Context, std IO, args []string) error {
+	fs := newFlags(std, "show", "[RUN] SESSION | [RUN] --artifact SHA", `
+Prints one session of a run as it happened: the spec, the scored outcome, every
+message (tool calls and tool results included, with their phase) and every
+attempt with its outcome, error kind and artifact hashes. With --artifact it
+prints a stored artifact (a request, a response or a trace) verbatim; the
+export's trace_ref is such a hash.`, `
+  budge show latest robotics-arm/I/P-first/authority/r1
+  budge show latest --artifact sha256:3f2a...`)
+	dir := dirFlag(fs)
+	artifact := fs.String("artifact", "", "print this artifact (sha256) instead of a session")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	runRef := "latest"
+	want := 1
+	if *artifact != "" {
+		want = 0
+	}
+	switch len(pos) {
+	case want:
+	case want + 1:
+		runRef, pos = pos[0], pos[1:]
+	default:
+		return usageError{"usage: budge show [RUN] SESSION, or budge show [RUN] --artifact SHA"}
+	}
+	st, err := openStore(*dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id, err := st.Resolve(ctx, runRef)
+	if err != nil {
+		return err
+	}
+	if *artifact != "" {
+		b, err := st.Artifact(ctx, id, *artifact)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		_, err = std.Out.Write(b)
+		return err
+	}
+	sessionID := pos[0]
+	sessions, err := st.Sessions(ctx, id)
+	if err != nil {
+		return err
+	}
+	res, err := loadRun(ctx, *dir, []string{id})
+	if err != nil {
+		return err
+	}
+	var outcome *pressure.Outcome
+	for i := range res.Outcomes {
+		if res.Outcomes[i].ID() == sessionID {
+			outcome = &res.Outcomes[i]
+		}
+	}
+	if outcome == nil {
+		return usageError{fmt.Sprintf("run %s has no session %q (ids look like robotics-arm/I/P-first/authority/r1; budge export lists them)", id, sessionID)}
+	}
+	w := std.Out
+	ob, _ := json.MarshalIndent(outcome, "", "  ")
+	fmt.Fprintf(w, "session %s of run %s\n\noutcome:\n%s\n", sessionID, id, ob)
+	for _, se := range sessions {
+		if se.ID != sessionID {
+			continue
+		}
+		fmt.Fprintf(w, "\nstatus %s · trace sha256:%s\n\nmessages:\n", se.Status, se.TraceSHA)
+		for i, m := range se.Messages {
+			fmt.Fprintf(w, "[%d %s %s]", i, m.Phase, m.Role)
+			if m.Name != "" {
+				fmt.Fprintf(w, " %s", m.Name)
+			}
+			fmt.Fprintln(w)
+			printIndented(w, m.Content)
+			for _, tc := range m.ToolCalls {
+				printIndented(w, "call "+tc.Name+" "+string(tc.Arguments))
+			}
+			if m.Refusal != "" {
+				printIndented(w, "refusal: "+m.Refusal)
+			}
+		}
+		fmt.Fprintln(w, "\nattempts:")
+		for _, a := range se.Attempts {
+			fmt.Fprintf(w, "  call %d attempt %d (%s, incarnation %d): %s %s %.1fms request sha256:%s", a.Call, a.Attempt, a.Phase, a.Incarnation, a.Outcome, a.ErrorKind, a.DurationMS, a.RequestSHA)
+			if a.ResponseSHA != "" {
+				fmt.Fprintf(w, " response sha256:%s", a.ResponseSHA)
+			}
+			fmt.Fprintln(w)
+		}
+		return nil
+	}
+	fmt.Fprintln(w, "\nno stored transcript: this cell is missing")
+	return nil
+}
+
+func printIndented(w io.Writer, s string) {
+	if s == "" {
+		return
+	}
+	for _, l := range strings.Split(s, "\n") {
+		fmt.Fprintln(w, "    "+l)
+	}
+}
