@@ -179,7 +179,7 @@ func TestDeckCheck(t *testing.T) {
 	}
 	for _, want := range []string{
 		path + ":" + strconv.Itoa(refLine) + ": cases[0].reference (case robotics-arm)",
-		path + ":" + strconv.Itoa(colourLine) + ": $.cases[0].colour: unknown field",
+		path + ":" + strconv.Itoa(colourLine) + ": cases[0].colour (case robotics-arm): unknown field",
 	} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("deck check stderr lacks %q:\n%s", want, errs)

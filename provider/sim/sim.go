@@ -36,13 +36,13 @@ type Sim struct {
 	p       Profile
 	detail  string
 	mu      sync.Mutex
-	attempt map[uint64]int // attempts seen per request digest, for transport faults
+	attempt map[[2]uint64]int // attempts seen per request (seed, digest), for transport faults
 }
 
 // New returns a simulator with the given profile.
 func New(p Profile) *Sim {
 	b, _ := json.Marshal(p)
-	return &Sim{p: p, detail: string(b), attempt: map[uint64]int{}}
+	return &Sim{p: p, detail: string(b), attempt: map[[2]uint64]int{}}
 }
 
 // Info describes the simulator for the run fingerprint.
@@ -70,8 +70,9 @@ func (s *Sim) Chat(ctx context.Context, req *chat.Request) (*chat.Response, erro
 	v := read(req, s.p.Identity)
 	if s.p.TransportError > 0 {
 		s.mu.Lock()
-		s.attempt[v.digest]++
-		n := s.attempt[v.digest]
+		key := [2]uint64{uint64(v.seed), v.digest}
+		s.attempt[key]++
+		n := s.attempt[key]
 		s.mu.Unlock()
 		if v.draw("transport", n) < s.p.TransportError {
 			return nil, &provider.Error{Kind: provider.Transient, Status: 503, Msg: "simulated transient server error"}
