@@ -245,18 +245,22 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 	if drain == nil {
 		drain = context.Background()
 	}
+	sink := &keepSink{st: st}
 	_, runErr := runner.Run(ctx, drain, runner.Config{RunID: m.RunID, Concurrency: o.Concurrency, Retry: o.Retry,
-		JitterSeed: o.Seed, Progress: o.Progress, Log: log}, p, st, jobs)
+		JitterSeed: o.Seed, Progress: o.Progress, Log: log}, p, sink, jobs)
 	if err := log.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {
 		return nil, fmt.Errorf("run %s: storing results failed: %w", m.RunID, runErr)
 	}
-	res, err := LoadPressure(context.WithoutCancel(ctx), st, m.RunID)
+	// Score what was stored (the sink keeps exactly what it committed), so
+	// the result equals a later LoadPressure of this run.
+	run, err := st.GetRun(context.WithoutCancel(ctx), m.RunID)
 	if err != nil {
 		return nil, err
 	}
+	res := score(run, m, deck, sink.kept, sink.orphans)
 	status := store.RunComplete
 	switch {
 	case res.Manifest.Counts.Missing > 0:
@@ -335,6 +339,13 @@ func LoadPressure(ctx context.Context, st *store.Store, runID string) (*Pressure
 	if err != nil {
 		return nil, err
 	}
+	return score(run, m, deck, sessions, orphans), nil
+}
+
+// score turns stored sessions into a scored result. Planned sessions with no
+// stored result are missing cells; orphans counts the attempts of
+// interrupted sessions by session id.
+func score(run store.Run, m Manifest, deck *pressure.Deck, sessions []store.Session, orphans map[string]int) *PressureResult {
 	byID := map[string]*store.Session{}
 	c := Counts{Planned: len(pressure.Plan(deck))}
 	models, fps := map[string]bool{}, map[string]bool{}
@@ -388,7 +399,7 @@ func LoadPressure(ctx context.Context, st *store.Store, runID string) (*Pressure
 	m.Counts = c
 	res.Manifest = m
 	res.Summary = pressure.Summarize(deck, res.Outcomes)
-	return res, nil
+	return res
 }
 
 func keys(m map[string]bool) []string {
@@ -398,4 +409,30 @@ func keys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// keepSink stores sessions and keeps, without their artifacts, those that
+// were committed.
+type keepSink struct {
+	st      *store.Store
+	kept    []store.Session
+	orphans map[string]int
+}
+
+func (k *keepSink) WriteSessions(ctx context.Context, runID string, ss []store.Session) error {
+	if err := k.st.WriteSessions(ctx, runID, ss); err != nil {
+		return err
+	}
+	for _, se := range ss {
+		if se.Status == store.SessionInterrupted {
+			if k.orphans == nil {
+				k.orphans = map[string]int{}
+			}
+			k.orphans[se.ID] += len(se.Attempts)
+			continue
+		}
+		se.Artifacts = nil
+		k.kept = append(k.kept, se)
+	}
+	return nil
 }

@@ -53,9 +53,10 @@ type Sink interface {
 	WriteSessions(ctx context.Context, runID string, sessions []store.Session) error
 }
 
-// Logger receives one record per attempt and per session (the JSONL log).
+// Logger receives the JSONL log: one line per attempt and per session,
+// encoded by the workers and written in order by the writer.
 type Logger interface {
-	Write(v any) error
+	WriteLines(b []byte) error
 	Flush() error
 }
 
@@ -116,10 +117,10 @@ func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink,
 		cfg.Sleep = sleepCtx
 	}
 	if cfg.BatchSize < 1 {
-		cfg.BatchSize = 64
+		cfg.BatchSize = 256
 	}
 	start := time.Now()
-	results := make(chan store.Session, cfg.Concurrency*2)
+	results := make(chan result, cfg.Concurrency*2)
 	var attempts, failures atomic.Int64
 
 	writerErr := make(chan error, 1)
@@ -153,7 +154,7 @@ dispatch:
 			if err != nil {
 				return err
 			}
-			results <- se // the writer drains every result until Run closes the channel
+			results <- result{se, logLines(cfg, se)} // the writer drains every result until Run closes the channel
 			return nil
 		})
 	}
@@ -164,27 +165,46 @@ dispatch:
 	return stats, errors.Join(gErr, wErr)
 }
 
-func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan store.Session, stats *Stats, attempts, failures *atomic.Int64, start time.Time) error {
+// result is a finished session and its log lines.
+type result struct {
+	se  store.Session
+	log []byte
+}
+
+func logLines(cfg Config, se store.Session) []byte {
+	if cfg.Log == nil {
+		return nil
+	}
+	var b []byte
+	for _, a := range se.Attempts {
+		line, _ := json.Marshal(attemptRecord{Type: "attempt", Run: cfg.RunID, Session: se.ID, Attempt: a})
+		b = append(append(b, line...), '\n')
+	}
+	line, _ := json.Marshal(sessionRecord{Type: "session", Run: cfg.RunID, Session: se.ID, Status: se.Status,
+		Trace: se.TraceSHA, Failure: se.FailureKind, Stop: se.Stop})
+	return append(append(b, line...), '\n')
+}
+
+func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result, stats *Stats, attempts, failures *atomic.Int64, start time.Time) error {
 	// Writes use a context that survives cancellation: what was observed is
 	// always stored.
 	wctx := context.WithoutCancel(ctx)
 	var batch []store.Session
+	var logs [][]byte
 	var firstErr error
 	flush := func() {
 		if len(batch) == 0 || firstErr != nil {
-			batch = batch[:0]
+			batch, logs = batch[:0], logs[:0]
 			return
 		}
 		if err := sink.WriteSessions(wctx, cfg.RunID, batch); err != nil {
 			firstErr = err
 		}
 		if cfg.Log != nil {
-			for _, se := range batch {
-				for _, a := range se.Attempts {
-					cfg.Log.Write(attemptRecord{Type: "attempt", Run: cfg.RunID, Session: se.ID, Attempt: a})
+			for _, l := range logs {
+				if err := cfg.Log.WriteLines(l); err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("log: %w", err)
 				}
-				cfg.Log.Write(sessionRecord{Type: "session", Run: cfg.RunID, Session: se.ID, Status: se.Status,
-					Trace: se.TraceSHA, Failure: se.FailureKind, Stop: se.Stop})
 			}
 			if err := cfg.Log.Flush(); err != nil && firstErr == nil {
 				firstErr = fmt.Errorf("log: %w", err)
@@ -208,18 +228,19 @@ func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan store.S
 		if cfg.Progress != nil {
 			cfg.Progress(stats.Progress)
 		}
-		batch = batch[:0]
+		batch, logs = batch[:0], logs[:0]
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
-		case se, ok := <-results:
+		case r, ok := <-results:
 			if !ok {
 				flush()
 				return firstErr
 			}
-			batch = append(batch, se)
+			batch = append(batch, r.se)
+			logs = append(logs, r.log)
 			if len(batch) >= cfg.BatchSize {
 				flush()
 			}
@@ -327,13 +348,18 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 	se.Finished = time.Now()
 	se.Stop = conv.Stop()
 	se.Messages = conv.Entries()
+	// The trace indexes the session: its cell, status and every attempt with
+	// the artifacts holding the exact request and response. The last request
+	// and response together hold the whole conversation.
 	trace, _ := json.Marshal(struct {
 		ID       string          `json:"session_id"`
 		Spec     json.RawMessage `json:"spec"`
 		Status   string          `json:"status"`
-		Messages []chat.Entry    `json:"messages"`
+		Stop     string          `json:"stop_reason,omitempty"`
+		Failure  string          `json:"failure,omitempty"`
+		Messages int             `json:"messages"`
 		Attempts []store.Attempt `json:"attempts"`
-	}{se.ID, se.Spec, se.Status, se.Messages, se.Attempts})
+	}{se.ID, se.Spec, se.Status, se.Stop, se.FailureMsg, len(se.Messages), se.Attempts})
 	se.TraceSHA = put(trace)
 	return se, nil
 }

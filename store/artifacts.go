@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"context"
@@ -51,14 +52,26 @@ func (s *Store) Artifact(ctx context.Context, runID, sha string) ([]byte, error)
 	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("store: %q is not a sha256", sha)
 	}
-	var body []byte
-	var enc string
-	err := s.db.QueryRowContext(ctx, `SELECT encoding, body FROM artifacts WHERE run_id = ? AND sha256 = ?`, runID, sha).Scan(&enc, &body)
+	var packName, enc string
+	var off, n int64
+	err := s.db.QueryRowContext(ctx, `SELECT pack, pack_offset, length, encoding FROM artifacts WHERE run_id = ? AND sha256 = ?`, runID, sha).Scan(&packName, &off, &n, &enc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: run %s has no artifact %s", runID, sha)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: artifact: %w", err)
+	}
+	if packName != filepath.Base(packName) {
+		return nil, fmt.Errorf("store: artifact %s: bad pack name %q", sha, packName)
+	}
+	f, err := os.Open(filepath.Join(s.RunDir(runID), packName))
+	if err != nil {
+		return nil, fmt.Errorf("store: artifact: %w", err)
+	}
+	defer f.Close()
+	body := make([]byte, n)
+	if _, err := f.ReadAt(body, off); err != nil {
+		return nil, fmt.Errorf("store: artifact %s: reading pack: %w", sha, err)
 	}
 	if body, err = unpack(enc, body); err != nil {
 		return nil, fmt.Errorf("store: artifact %s: %w", sha, err)
@@ -67,6 +80,105 @@ func (s *Store) Artifact(ctx context.Context, runID, sha string) ([]byte, error)
 		return nil, fmt.Errorf("store: artifact %s is corrupt (hash mismatch)", sha)
 	}
 	return body, nil
+}
+
+// packName is the file that holds a run's artifacts.
+const packName = "artifacts.pack"
+
+// pack is an append-only file of artifacts for one run.
+type pack struct {
+	f    *os.File
+	size int64
+	seen map[string]bool // artifacts already indexed for this run
+}
+
+type packEntry struct {
+	sha, pack, encoding string
+	offset, length      int64
+}
+
+func (s *Store) openPack(ctx context.Context, runID string) (*pack, error) {
+	if p := s.packs[runID]; p != nil {
+		return p, nil
+	}
+	f, err := os.OpenFile(filepath.Join(s.RunDir(runID), packName), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: pack: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("store: pack: %w", err)
+	}
+	p := &pack{f: f, size: fi.Size(), seen: map[string]bool{}}
+	rows, err := s.db.QueryContext(ctx, `SELECT sha256 FROM artifacts WHERE run_id = ?`, runID)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sha string
+		if err := rows.Scan(&sha); err != nil {
+			f.Close()
+			return nil, err
+		}
+		p.seen[sha] = true
+	}
+	s.packs[runID] = p
+	return p, rows.Err()
+}
+
+// appendArtifacts writes the sessions' new artifacts to the run's pack in
+// one write and returns their index entries.
+func (s *Store) appendArtifacts(ctx context.Context, runID string, sessions []Session) ([]packEntry, error) {
+	p, err := s.openPack(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	var entries []packEntry
+	w := bufio.NewWriterSize(p.f, 256<<10)
+	start := p.size
+	for _, se := range sessions {
+		for sha, blob := range se.Artifacts {
+			if p.seen[sha] {
+				continue
+			}
+			p.seen[sha] = true
+			entries = append(entries, packEntry{sha: sha, pack: packName, encoding: blob.Encoding,
+				offset: p.size, length: int64(len(blob.Data))})
+			if _, err := w.Write(blob.Data); err != nil {
+				return nil, s.failPack(runID, p, start, entries, err)
+			}
+			p.size += int64(len(blob.Data))
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return nil, s.failPack(runID, p, start, entries, err)
+	}
+	return entries, nil
+}
+
+// failPack undoes the bookkeeping of a failed append: the entries will be
+// written again, after whatever part of them reached the file.
+func (s *Store) failPack(runID string, p *pack, start int64, entries []packEntry, err error) error {
+	s.forget(runID, entries)
+	if fi, statErr := p.f.Stat(); statErr == nil {
+		p.size = fi.Size()
+	} else {
+		p.size = start
+	}
+	return fmt.Errorf("store: writing artifacts: %w", err)
+}
+
+// forget drops entries from the seen set after a failed write or commit, so
+// they are written again with the next attempt to store them.
+func (s *Store) forget(runID string, entries []packEntry) {
+	if p := s.packs[runID]; p != nil {
+		for _, e := range entries {
+			delete(p.seen, e.sha)
+		}
+	}
 }
 
 // WriteFileAtomic writes data to a temporary file beside path and renames it

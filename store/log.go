@@ -35,6 +35,12 @@ func (l *Log) Write(v any) error {
 	return err
 }
 
+// WriteLines appends already encoded lines, each ending in a newline.
+func (l *Log) WriteLines(b []byte) error {
+	_, err := l.w.Write(b)
+	return err
+}
+
 // Flush pushes buffered records to the file.
 func (l *Log) Flush() error { return l.w.Flush() }
 

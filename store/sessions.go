@@ -5,98 +5,138 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/buildlab/budge/chat"
 )
 
-// WriteSessions stores finished sessions, their attempts and messages in one
-// transaction: a session is either wholly stored or not at all. A session
-// already stored is never overwritten; writing it again is an error.
+// WriteSessions stores finished sessions, their attempts, messages and
+// artifacts in one transaction: a session is either wholly stored or not at
+// all. A session already stored is never overwritten; writing it again is an
+// error.
 func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Session) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	defer tx.Rollback()
-	insS, err := tx.PrepareContext(ctx, `INSERT INTO sessions (run_id, session_id, seq, schedule_pos, spec, status, started, finished,
-		stop_reason, failed_phase, failure_kind, failure_message, attempts, failed_attempts, input_tokens, output_tokens, trace_sha256)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	// Artifacts go to the pack before the rows that reference them commit:
+	// a crash in between leaves unreferenced bytes, never a dangling row.
+	entries, err := s.appendArtifacts(ctx, runID, sessions)
 	if err != nil {
 		return err
 	}
-	defer insS.Close()
-	insA, err := tx.PrepareContext(ctx, `INSERT INTO attempts (run_id, session_id, incarnation, call, attempt, phase, started, duration_ms, outcome,
-		error_kind, error_message, http_status, request_sha256, response_sha256, input_tokens, output_tokens, model_id, fingerprint, request_id, finish_reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
+	arts := newBulk("artifacts", "ON CONFLICT (run_id, sha256) DO NOTHING", "run_id", "sha256", "pack", "pack_offset", "length", "encoding")
+	for _, e := range entries {
+		arts.add(runID, e.sha, e.pack, e.offset, e.length, e.encoding)
 	}
-	defer insA.Close()
-	insM, err := tx.PrepareContext(ctx, `INSERT INTO messages (run_id, session_id, seq, phase, role, content, tool_calls, tool_call_id, name, refusal)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer insM.Close()
-	insX, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (run_id, sha256, encoding, body) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, sha256) DO NOTHING`)
-	if err != nil {
-		return err
-	}
-	defer insX.Close()
+	sess := newBulk("sessions", "", "run_id", "session_id", "seq", "schedule_pos", "spec", "status", "started", "finished",
+		"stop_reason", "failed_phase", "failure_kind", "failure_message", "attempts", "failed_attempts", "input_tokens", "output_tokens", "trace_sha256")
+	atts := newBulk("attempts", "", "run_id", "session_id", "incarnation", "call", "attempt", "phase", "started", "duration_ms", "outcome",
+		"error_kind", "error_message", "http_status", "request_sha256", "response_sha256", "input_tokens", "output_tokens", "model_id", "fingerprint", "request_id", "finish_reason")
+	msgs := newBulk("messages", "", "run_id", "session_id", "seq", "phase", "role", "content", "tool_calls", "tool_call_id", "name", "refusal")
 	for _, se := range sessions {
-		for sha, blob := range se.Artifacts {
-			if _, err := insX.ExecContext(ctx, runID, sha, blob.Encoding, blob.Data); err != nil {
-				return fmt.Errorf("store: artifact of %s: %w", se.ID, err)
-			}
-		}
-		if se.Status == SessionInterrupted {
-			// Only the attempts of an interrupted session are kept: the cell
-			// stays missing until a resumed run completes it.
-			for _, a := range se.Attempts {
-				if err := insertAttempt(ctx, insA, runID, se.ID, a); err != nil {
-					return err
-				}
-			}
-			continue
-		}
 		failed := 0
 		for _, a := range se.Attempts {
 			if a.Outcome != "ok" {
 				failed++
 			}
+			atts.add(runID, se.ID, a.Incarnation, a.Call, a.Attempt, a.Phase, ts(a.Started), a.DurationMS, a.Outcome,
+				a.ErrorKind, a.ErrorMsg, a.HTTPStatus, a.RequestSHA, a.ResponseSHA, a.InputTokens, a.OutputTokens,
+				a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason)
 		}
-		if _, err := insS.ExecContext(ctx, runID, se.ID, se.Seq, se.SchedulePos, string(se.Spec), se.Status,
+		if se.Status == SessionInterrupted {
+			// Only the attempts of an interrupted session are kept: the cell
+			// stays missing until a resumed run completes it.
+			continue
+		}
+		sess.add(runID, se.ID, se.Seq, se.SchedulePos, string(se.Spec), se.Status,
 			ts(se.Started), ts(se.Finished), se.Stop, se.FailedPhase, se.FailureKind, se.FailureMsg,
-			len(se.Attempts), failed, se.InputTokens, se.OutputTokens, se.TraceSHA); err != nil {
-			return fmt.Errorf("store: session %s: %w", se.ID, err)
-		}
-		for _, a := range se.Attempts {
-			if err := insertAttempt(ctx, insA, runID, se.ID, a); err != nil {
-				return err
-			}
-		}
+			len(se.Attempts), failed, se.InputTokens, se.OutputTokens, se.TraceSHA)
 		for i, m := range se.Messages {
 			calls := ""
 			if len(m.ToolCalls) > 0 {
 				b, _ := json.Marshal(m.ToolCalls)
 				calls = string(b)
 			}
-			if _, err := insM.ExecContext(ctx, runID, se.ID, i, m.Phase, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, m.Refusal); err != nil {
-				return fmt.Errorf("store: message %s #%d: %w", se.ID, i, err)
-			}
+			msgs.add(runID, se.ID, i, m.Phase, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, m.Refusal)
 		}
 	}
-	return tx.Commit()
-}
-
-func insertAttempt(ctx context.Context, st *sql.Stmt, runID, sessionID string, a Attempt) error {
-	if _, err := st.ExecContext(ctx, runID, sessionID, a.Incarnation, a.Call, a.Attempt, a.Phase, ts(a.Started), a.DurationMS, a.Outcome,
-		a.ErrorKind, a.ErrorMsg, a.HTTPStatus, a.RequestSHA, a.ResponseSHA, a.InputTokens, a.OutputTokens,
-		a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason); err != nil {
-		return fmt.Errorf("store: attempt %s #%d.%d: %w", sessionID, a.Call, a.Attempt, err)
+	for _, b := range []*bulk{arts, sess, atts, msgs} {
+		if err := s.execBulk(ctx, tx, b); err != nil {
+			s.forget(runID, entries)
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		s.forget(runID, entries)
+		return fmt.Errorf("store: commit: %w", err)
 	}
 	return nil
+}
+
+// bulk collects rows for one table and inserts them with multi-row INSERT
+// statements: one statement per chunk of rows instead of one per row.
+type bulk struct {
+	table, suffix string
+	cols          []string
+	args          []any
+}
+
+func newBulk(table, suffix string, cols ...string) *bulk {
+	return &bulk{table: table, suffix: suffix, cols: cols}
+}
+
+func (b *bulk) add(vals ...any) { b.args = append(b.args, vals...) }
+
+// chunkRows is how many rows one INSERT carries; it keeps the bound
+// parameters under SQLite's (and PostgreSQL's) limits for every table.
+const chunkRows = 64
+
+func (s *Store) execBulk(ctx context.Context, tx *sql.Tx, b *bulk) error {
+	n := len(b.cols)
+	for start := 0; start < len(b.args); start += chunkRows * n {
+		end := min(start+chunkRows*n, len(b.args))
+		st, err := s.insertStmt(ctx, b, (end-start)/n)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, b.args[start:end]...); err != nil {
+			return fmt.Errorf("store: inserting into %s: %w", b.table, err)
+		}
+	}
+	return nil
+}
+
+// insertStmt returns a prepared INSERT of rows rows into b's table, prepared
+// once per store: parsing the SQL again for every batch was a measurable
+// share of the writer's time.
+func (s *Store) insertStmt(ctx context.Context, b *bulk, rows int) (*sql.Stmt, error) {
+	key := fmt.Sprintf("%s/%d", b.table, rows)
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[key]; ok {
+		return st, nil
+	}
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(b.cols)), ", ") + ")"
+	var q strings.Builder
+	q.WriteString("INSERT INTO " + b.table + " (" + strings.Join(b.cols, ", ") + ") VALUES ")
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(row)
+	}
+	if b.suffix != "" {
+		q.WriteString(" " + b.suffix)
+	}
+	st, err := s.db.PrepareContext(ctx, q.String())
+	if err != nil {
+		return nil, fmt.Errorf("store: preparing insert into %s: %w", b.table, err)
+	}
+	s.stmts[key] = st
+	return st, nil
 }
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -1,6 +1,7 @@
 // Package store keeps runs on disk: a SQLite database of runs, sessions,
-// attempts, messages and content-addressed artifacts (the exact requests and
-// responses, and each session's full trace); a JSONL log per run; and the run
+// attempts and messages; content-addressed artifacts (the exact requests and
+// responses, and each session's full trace) appended to a pack file per run
+// and indexed by sha256 in the database; a JSONL log per run; and the run
 // manifest. Everything is owner-only.
 //
 // It must never import a provider: a finished run is re-scored and
@@ -17,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/buildlab/budge/chat"
@@ -25,8 +27,12 @@ import (
 
 // Store is a directory of runs with its database.
 type Store struct {
-	Dir string
-	db  *sql.DB
+	Dir   string
+	db    *sql.DB
+	packs map[string]*pack // open pack files by run id (only the writer uses them)
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt // prepared bulk inserts
 }
 
 const schema = `
@@ -95,8 +101,10 @@ CREATE TABLE IF NOT EXISTS attempts (
 CREATE TABLE IF NOT EXISTS artifacts (
   run_id TEXT NOT NULL,
   sha256 TEXT NOT NULL,
+  pack TEXT NOT NULL,
+  pack_offset INTEGER NOT NULL,
+  length INTEGER NOT NULL,
   encoding TEXT NOT NULL,
-  body BLOB NOT NULL,
   PRIMARY KEY (run_id, sha256)
 );
 CREATE TABLE IF NOT EXISTS messages (
@@ -126,7 +134,7 @@ func Open(dir string) (*Store, error) {
 	} else {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=wal_autocheckpoint(0)&_pragma=cache_size(-65536)")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size(-65536)")
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -134,11 +142,22 @@ func Open(dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: creating tables in %s: %w", path, err)
 	}
-	return &Store{Dir: dir, db: db}, nil
+	return &Store{Dir: dir, db: db, packs: map[string]*pack{}, stmts: map[string]*sql.Stmt{}}, nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes open pack files and the database.
+func (s *Store) Close() error {
+	var errs []error
+	for _, p := range s.packs {
+		errs = append(errs, p.f.Close())
+	}
+	s.packs = map[string]*pack{}
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	errs = append(errs, s.db.Close())
+	return errors.Join(errs...)
+}
 
 // Run is one row of the runs table.
 type Run struct {
@@ -194,11 +213,6 @@ func (s *Store) FinishRun(ctx context.Context, id, status string, manifest json.
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, finished = ?, manifest = ? WHERE id = ?`, status, now, string(manifest), id); err != nil {
 		return fmt.Errorf("store: finishing run %s: %w", id, err)
-	}
-	// Automatic checkpoints are off so that they never stall the writer in
-	// the middle of a run; the log is folded into the database here.
-	if _, err := s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		return fmt.Errorf("store: checkpoint: %w", err)
 	}
 	return WriteFileAtomic(filepath.Join(s.RunDir(id), "manifest.json"), append(manifest, '\n'))
 }
