@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -131,14 +130,9 @@ func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink,
 	}()
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(cfg.Concurrency)
-	var rngMu sync.Mutex
-	rng := rand.New(rand.NewPCG(cfg.JitterSeed, 0x7e7))
-	jitter := func() *rand.Rand {
-		rngMu.Lock()
-		defer rngMu.Unlock()
-		return rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
-	}
+	// A slot is taken before a session starts, so draining or cancelling is
+	// checked again after every wait for a free slot.
+	slots := make(chan struct{}, cfg.Concurrency)
 dispatch:
 	for _, job := range jobs {
 		select {
@@ -146,11 +140,17 @@ dispatch:
 			break dispatch
 		case <-gctx.Done():
 			break dispatch
-		default:
+		case slots <- struct{}{}:
+		}
+		if drain.Err() != nil || gctx.Err() != nil {
+			break dispatch
 		}
 		job := job
 		g.Go(func() error {
-			se, err := runOne(gctx, cfg, p, job, jitter(), &attempts, &failures)
+			defer func() { <-slots }()
+			// Backoff jitter depends on the session, not on scheduling.
+			rng := rand.New(rand.NewPCG(cfg.JitterSeed, uint64(job.Seq)))
+			se, err := runOne(gctx, cfg, p, job, rng, &attempts, &failures)
 			if err != nil {
 				return err
 			}
@@ -198,7 +198,10 @@ func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result,
 			return
 		}
 		if err := sink.WriteSessions(wctx, cfg.RunID, batch); err != nil {
+			// Nothing of this batch was stored: it is neither counted nor logged.
 			firstErr = err
+			batch, logs = batch[:0], logs[:0]
+			return
 		}
 		if cfg.Log != nil {
 			for _, l := range logs {

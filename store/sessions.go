@@ -139,7 +139,11 @@ func (s *Store) insertStmt(ctx context.Context, b *bulk, rows int) (*sql.Stmt, e
 	return st, nil
 }
 
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// timeLayout has a fixed number of fractional digits so that stored times
+// sort as text in time order (RFC3339Nano drops trailing zeros).
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 // Sessions loads every stored session of a run with attempts and messages,
 // in canonical (plan) order.

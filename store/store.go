@@ -200,7 +200,7 @@ func (s *Store) CreateRun(ctx context.Context, r Run, deckSource string, deck []
 		return fmt.Errorf("store: saving deck: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, protocol, created, status, deck_name, deck_hash, model, seed, sessions_planned, manifest)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Protocol, r.Created.UTC().Format(time.RFC3339Nano), r.Status,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Protocol, ts(r.Created), r.Status,
 		r.DeckName, r.DeckHash, r.Model, r.Seed, r.Planned, string(r.Manifest)); err != nil {
 		return fmt.Errorf("store: creating run %s: %w", r.ID, err)
 	}
@@ -210,7 +210,7 @@ func (s *Store) CreateRun(ctx context.Context, r Run, deckSource string, deck []
 // FinishRun sets a run's final status and manifest, and writes the manifest
 // file beside its log.
 func (s *Store) FinishRun(ctx context.Context, id, status string, manifest json.RawMessage) error {
-	now := time.Now().UTC().Format(time.RFC3339Nano)
+	now := ts(time.Now())
 	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, finished = ?, manifest = ? WHERE id = ?`, status, now, string(manifest), id); err != nil {
 		return fmt.Errorf("store: finishing run %s: %w", id, err)
 	}
@@ -224,10 +224,11 @@ var ErrNoRun = errors.New("no such run")
 func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 	var rows *sql.Rows
 	var err error
-	if ref == "" || ref == "latest" {
+	latest := ref == "" || ref == "latest"
+	if latest {
 		rows, err = s.db.QueryContext(ctx, `SELECT id FROM runs ORDER BY created DESC, id DESC LIMIT 1`)
 	} else {
-		rows, err = s.db.QueryContext(ctx, `SELECT id FROM runs WHERE id = ? OR id LIKE ? ORDER BY id LIMIT 3`, ref, escapeLike(ref)+"%")
+		rows, err = s.db.QueryContext(ctx, `SELECT id FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id LIMIT 3`, ref, escapeLike(ref)+"%")
 	}
 	if err != nil {
 		return "", err
@@ -242,11 +243,13 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 		if id == ref {
 			return id, nil
 		}
-		ids = append(ids, id)
+		if latest || strings.HasPrefix(id, ref) { // LIKE ignores case; prefixes do not
+			ids = append(ids, id)
+		}
 	}
 	switch len(ids) {
 	case 0:
-		if ref == "" || ref == "latest" {
+		if latest {
 			return "", fmt.Errorf("%w: the store in %s has no runs yet (start one with: budge run)", ErrNoRun, s.Dir)
 		}
 		return "", fmt.Errorf("%w %q in %s (list runs with: budge runs)", ErrNoRun, ref, s.Dir)
@@ -257,7 +260,7 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 }
 
 func escapeLike(s string) string {
-	return strings.NewReplacer("%", "", "_", "").Replace(s)
+	return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)
 }
 
 // GetRun loads one run.
