@@ -1,27 +1,21 @@
 package experiment
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/buildlab/budge/provider"
-	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/provider/endpoint"
 )
 
-// OpenModel turns a model name from the command line into a provider:
-// "sim", "sim:PROFILE" or "sim:path/to/profile.yaml".
+// OpenModel turns a model name from the command line into a provider, with
+// keys from the environment and no config file. Names: sim, sim:PROFILE,
+// sim:path/to/profile.yaml, openai:MODEL, anthropic:MODEL, ollama:MODEL,
+// openrouter:MODEL (openai-compatible:MODEL needs a base URL: use
+// OpenModelWith).
 func OpenModel(name string) (provider.Provider, error) {
-	kind, arg, _ := strings.Cut(name, ":")
-	switch kind {
-	case "", "sim":
-		p, err := sim.LookupProfile(arg)
-		if err != nil {
-			return nil, err
-		}
-		return sim.New(p), nil
-	case "openai", "anthropic", "ollama", "openai-compatible":
-		return nil, fmt.Errorf("model %q: the %s provider is not built into this version of budge yet; use sim or sim:PROFILE (profiles: %s)",
-			name, kind, strings.Join(sim.ProfileNames(), ", "))
-	}
-	return nil, fmt.Errorf("model %q: unknown provider %q (use sim, sim:PROFILE; profiles: %s)", name, kind, strings.Join(sim.ProfileNames(), ", "))
+	return endpoint.Open(name, endpoint.Options{Env: endpoint.FromOS()})
+}
+
+// OpenModelWith opens a model with a base URL, a config file of named
+// endpoints and the keys in o.Env.
+func OpenModelWith(name string, o endpoint.Options) (provider.Provider, error) {
+	return endpoint.Open(name, o)
 }

@@ -13,11 +13,13 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
 )
@@ -33,7 +35,11 @@ var ErrSelfTest = errors.New("checker self-test failed")
 
 // PressureOptions configure a pressure-and-correction run.
 type PressureOptions struct {
-	Deck        string // built-in name or path
+	Deck string // built-in name or path; "" picks Language's built-in discovery deck
+	// Language, when set, is the language the run must be in: it picks the
+	// built-in deck when Deck is empty, and a deck in another language is
+	// refused (results in different languages are never pooled).
+	Language    string
 	Model       string // sim, sim:PROFILE, ...
 	Seed        uint64
 	Concurrency int
@@ -49,6 +55,23 @@ type PressureOptions struct {
 	Drain context.Context
 	// Provider, when set, is used instead of opening Model (tests, embedding).
 	Provider provider.Provider
+
+	// Endpoint says how Model is opened: base URL, config file of named
+	// endpoints and prices, API keys (see netrun.go).
+	Endpoint endpoint.Options
+	// MaxCost, when positive, is the most the run may cost in US dollars:
+	// a run projected to cost more is refused, and a run stops starting
+	// sessions before its running cost would pass it.
+	MaxCost float64
+	// CacheDir, when set, is a response cache directory.
+	CacheDir string
+	// Snapshot, Prompt and ReplayOf are set by ReplayPressure: the recorded
+	// run's deck and prompt text, and its id.
+	Snapshot   *DeckSnapshot
+	Prompt     string
+	PromptFrom string
+	ReplayOf   string
+	bodyFormat string
 }
 
 // DefaultPressureOptions are what `budge run` uses without flags.
@@ -84,6 +107,7 @@ type Manifest struct {
 	Fingerprint   string                  `json:"fingerprint"`
 	SelfTest      pressure.SelfTestResult `json:"selftest"`
 	Counts        Counts                  `json:"counts"`
+	Net           NetInfo                 `json:"net"`
 }
 
 // DeckInfo identifies the deck of a run.
@@ -145,8 +169,11 @@ type PressureResult struct {
 // RunPressure runs the pressure-and-correction protocol and stores it.
 // The returned result is scored from what was stored.
 func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*PressureResult, error) {
-	deck, err := pressure.OpenDeck(o.Deck)
-	if err != nil {
+	var deck *pressure.Deck
+	var err error
+	if o.Snapshot != nil {
+		deck = o.Snapshot.Deck
+	} else if deck, err = openRunDeck(o.Deck, o.Language); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if errs := o.Retry.Validate(); len(errs) > 0 {
@@ -161,7 +188,7 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 	}
 	p := o.Provider
 	if p == nil {
-		if p, err = OpenModel(o.Model); err != nil {
+		if p, err = OpenModelWith(o.Model, o.Endpoint); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
@@ -192,6 +219,9 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 		}
 		prompt, promptFrom = string(b), o.PromptFile
 	}
+	if o.Prompt != "" {
+		prompt, promptFrom = o.Prompt, o.PromptFrom
+	}
 	toolsJSON, _ := json.Marshal(pressure.Tools(deck))
 	if channel == pressure.MessageChannel {
 		toolsJSON = []byte("[]")
@@ -210,9 +240,15 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 		ToolsSHA: sha(toolsJSON), Parser: pressure.ParserVersion, SelfTest: self,
 		Counts: Counts{Planned: len(specs)},
 	}
-	m.Fingerprint = m.fingerprint()
-	deckBytes, err := deckSource(deck)
+	p, net, err := prepareNet(&o, &m, deck, specs, p, prompt)
 	if err != nil {
+		return nil, err
+	}
+	m.Fingerprint = m.fingerprint()
+	var deckBytes []byte
+	if o.Snapshot != nil {
+		deckBytes = o.Snapshot.Bytes
+	} else if deckBytes, err = deckSource(deck); err != nil {
 		return nil, err
 	}
 	mj, _ := json.MarshalIndent(m, "", "  ")
@@ -232,7 +268,7 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 		settings := m.Settings
 		seed := pressure.SessionSeed(o.Seed, spec.ID())
 		settings.Seed = &seed
-		jobs = append(jobs, runner.Job{ID: spec.ID(), Seq: i, SchedulePos: pos, Incarnation: 1, Spec: specJSON,
+		jobs = append(jobs, runner.Job{ID: spec.ID(), Seq: i, SchedulePos: pos, Incarnation: 1, Repeat: spec.Repeat, Spec: specJSON,
 			New: func() (runner.Conversation, error) {
 				return pressure.NewSession(deck, spec, channel, info.Model, settings, prompt)
 			}})
@@ -246,8 +282,8 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 		drain = context.Background()
 	}
 	sink := &keepSink{st: st}
-	_, runErr := runner.Run(ctx, drain, runner.Config{RunID: m.RunID, Concurrency: o.Concurrency, Retry: o.Retry,
-		JitterSeed: o.Seed, Progress: o.Progress, Log: log}, p, sink, jobs)
+	stats, runErr := runner.Run(ctx, drain, runner.Config{RunID: m.RunID, Concurrency: o.Concurrency, Retry: o.Retry,
+		JitterSeed: o.Seed, Progress: o.Progress, Log: log, Adapt: net.adapt, Budget: net.budget}, p, sink, jobs)
 	if err := log.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -260,6 +296,7 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 	if err != nil {
 		return nil, err
 	}
+	finishNet(&m, net, stats)
 	res := score(run, m, deck, sink.kept, sink.orphans)
 	status := store.RunComplete
 	switch {
@@ -275,6 +312,29 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 		return nil, err
 	}
 	return res, nil
+}
+
+// openRunDeck opens the run's deck: the named one, or the built-in discovery
+// deck of lang; a named deck must be written in lang when lang is given.
+func openRunDeck(name, lang string) (*pressure.Deck, error) {
+	if name == "" {
+		var err error
+		if name, err = pressure.DefaultDeck(lang); err != nil {
+			return nil, err
+		}
+	}
+	deck, err := pressure.OpenDeck(name)
+	if err != nil {
+		return nil, err
+	}
+	if lang != "" && !pressure.SameLanguage(deck.Language, lang) {
+		hint := ""
+		if alt := pressure.BuiltinDecksIn(lang); len(alt) > 0 {
+			hint = " (built-in decks in " + lang + ": " + strings.Join(alt, ", ") + ")"
+		}
+		return nil, fmt.Errorf("deck %s is written in %q, not %q: a run is in one language; choose a deck written in %s%s", deck.Name, deck.Language, lang, lang, hint)
+	}
+	return deck, nil
 }
 
 // fingerprint hashes everything that identifies what was measured: model and
@@ -381,6 +441,7 @@ func score(run store.Run, m Manifest, deck *pressure.Deck, sessions []store.Sess
 		c.Attempts += n
 		c.FailedAttempts += n
 	}
+	netCounts(&m, c, sessions)
 	m.Reported = Reported{ModelIDs: keys(models), Fingerprints: keys(fps)}
 	m.Fingerprint = m.fingerprint()
 	res := &PressureResult{Run: run, Deck: deck, Traces: map[string]string{}}

@@ -26,5 +26,6 @@ func (r *PressureResult) Report() report.Pressure {
 		Planned: m.Counts.Planned, Complete: m.Counts.Complete, Failed: m.Counts.Failed, Missing: m.Counts.Missing,
 		Attempts: m.Counts.Attempts, FailedAttempt: m.Counts.FailedAttempts, Retries: m.Counts.Retries,
 		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens,
+		FailedByKind: m.Net.FailedByKind, CostUSD: m.Net.CostUSD, StoppedBy: m.Net.StoppedBy, ReplayOf: m.Net.ReplayOf, Resumes: len(m.Net.Resumes),
 	}, Measures: r.Summary}
 }

@@ -10,7 +10,8 @@ import (
 // Check validates the deck against its rule and the design: references agree
 // with the rule before and after correction, determinate cases are balanced
 // between P and Q, pressure favours the less eligible profile and carries no
-// evidence, ids are unique. It returns every problem found.
+// evidence, ids are unique, required fields are present. It returns every
+// problem found.
 func (d *Deck) Check() []Problem {
 	var ps []Problem
 	add := func(path, caseID, format string, args ...any) {
@@ -25,15 +26,21 @@ func (d *Deck) Check() []Problem {
 	if d.Kind != "discovery" && d.Kind != "confirmation" {
 		add("$.kind", "", "must be discovery or confirmation, got %q", d.Kind)
 	}
-	if d.Language == "" {
+	switch {
+	case d.Language == "":
 		add("$.language", "", "is required (for example en or zh)")
+	case !languageTag.MatchString(d.Language):
+		add("$.language", "", "must be a language tag such as en, zh or pt-BR, got %q", d.Language)
 	}
 	if d.PolicyVersion == "" {
 		add("$.policy_version", "", "is required")
 	}
-	rule, ok := Rules[d.Rule]
-	if !ok {
-		add("$.rule", "", "unknown rule %q (built in: availability)", d.Rule)
+	rule, ok := d.DecisionRule()
+	switch {
+	case d.Rule == "":
+		add("$.rule", "", "is required (%s)", strings.Join(RuleNames(), " or "))
+	case !ok && d.Rule != ExplicitRule:
+		add("$.rule", "", "unknown rule %q (built in: %s; or %s, to declare every reference yourself)", d.Rule, strings.Join(slices.DeleteFunc(RuleNames(), func(n string) bool { return n == ExplicitRule }), ", "), ExplicitRule)
 	}
 	if d.Repeats < 1 {
 		add("$.repeats", "", "must be at least 1, got %d", d.Repeats)
@@ -50,6 +57,11 @@ func (d *Deck) Check() []Problem {
 	}
 	if id.X != "" && id.X == id.Y {
 		add("$.identity.y", "", "must differ from identity.x")
+	}
+	for i, term := range d.Evidence.Terms {
+		if strings.TrimSpace(term) == "" {
+			add(fmt.Sprintf("$.evidence.terms[%d]", i), "", "an evidence term cannot be empty")
+		}
 	}
 	t := d.Templates
 	for _, f := range []struct {
@@ -76,6 +88,7 @@ func (d *Deck) Check() []Problem {
 			}
 		}
 	}
+	d.checkNeutral(add)
 	if len(d.Cases) == 0 {
 		add("$.cases", "", "the deck has no cases")
 	}
@@ -86,12 +99,20 @@ func (d *Deck) Check() []Problem {
 		at := fmt.Sprintf("$.cases[%d]", i)
 		if c.ID == "" {
 			add(at+".id", "", "is required")
+		} else if !caseIDPattern.MatchString(c.ID) {
+			add(at+".id", c.ID, "must be letters, digits, dots, dashes or underscores (it is part of every session id), got %q", c.ID)
 		} else if j, dup := caseSeen[c.ID]; dup {
 			add(at+".id", c.ID, "duplicate case id (first at cases[%d])", j)
 		}
 		caseSeen[c.ID] = i
 		if strings.TrimSpace(c.Context) == "" {
 			add(at+".context", c.ID, "is required")
+		}
+		// A slot the case template shows must be described by every case.
+		for _, f := range []struct{ key, v string }{{"early", c.Early}, {"late", c.Late}} {
+			if strings.Contains(t.Case, "{"+f.key+"}") && strings.TrimSpace(f.v) == "" {
+				add(at+"."+f.key, c.ID, "is required: templates.case shows {%s}", f.key)
+			}
 		}
 		for _, r := range []Role{RoleP, RoleQ} {
 			pr, ok := c.Profile[r]
@@ -102,6 +123,9 @@ func (d *Deck) Check() []Problem {
 			if pr.ID == "" || pr.ID == HumanChoice || strings.ContainsAny(pr.ID, " \t\n\"") {
 				add(at+".profiles."+string(r)+".id", c.ID, "must be a short neutral identifier without spaces, got %q", pr.ID)
 			}
+			if strings.Contains(t.Profile, "{about}") && strings.TrimSpace(pr.About) == "" {
+				add(at+".profiles."+string(r)+".about", c.ID, "is required: templates.profile shows {about}")
+			}
 		}
 		for r := range c.Profile {
 			if r != RoleP && r != RoleQ {
@@ -111,9 +135,16 @@ func (d *Deck) Check() []Problem {
 		if p, q := c.ProfileIDs(); p != "" && p == q {
 			add(at+".profiles.Q.id", c.ID, "P and Q must show different ids")
 		}
-		checkFixture := func(fpath string, f Fixture) {
+		// checkFixture reports what is wrong with one version of the
+		// evidence, and whether it is whole enough for the rule to read.
+		checkFixture := func(fpath string, f Fixture) bool {
+			whole := true
 			if f.Version == "" {
 				add(fpath+".version", c.ID, "is required")
+			}
+			if !hasRecord(f, RoleP) || !hasRecord(f, RoleQ) {
+				add(fpath+".records", c.ID, "the evidence needs at least one record for P and one for Q")
+				whole = false
 			}
 			for k, r := range f.Records {
 				rp := fmt.Sprintf("%s.records[%d]", fpath, k)
@@ -129,11 +160,26 @@ func (d *Deck) Check() []Problem {
 				for _, s := range r.Sessions {
 					if s != Early && s != Late {
 						add(rp+".sessions", c.ID, "sessions are early and late, got %q", s)
+						whole = false
+					}
+				}
+				_, bySessions := rule.(AvailabilityRule) // the one rule that reads sessions
+				switch {
+				case bySessions && len(r.Sessions) == 0:
+					add(rp+".sessions", c.ID, "is required by the availability rule: list early, late or both")
+					whole = false
+				case len(r.Sessions) == 0 && len(r.Facts) == 0:
+					add(rp, c.ID, "a record needs sessions or facts: it is the evidence the model reads")
+				}
+				for k, v := range r.Facts {
+					if strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" {
+						add(rp+".facts", c.ID, "facts are non-empty names with non-empty values")
 					}
 				}
 			}
+			return whole
 		}
-		checkFixture(at+".evidence", c.Records)
+		wholeBefore := checkFixture(at+".evidence", c.Records)
 		decide := func(path string, f Fixture, declared string) {
 			if rule == nil {
 				return
@@ -149,38 +195,54 @@ func (d *Deck) Check() []Problem {
 		}
 		switch c.Kind {
 		case Determinate:
-			decide(at+".reference", c.Records, c.Ref)
+			if wholeBefore {
+				decide(at+".reference", c.Records, c.Ref)
+			}
 			switch c.Ref {
 			case "P":
 				nP++
 			case "Q":
 				nQ++
+			case "":
+				add(at+".reference", c.ID, "is required: P or Q")
 			default:
 				add(at+".reference", c.ID, "a determinate case's reference is P or Q, got %q", c.Ref)
 			}
 			if c.Update == nil {
 				add(at, c.ID, "a determinate case needs a correction (the verified update)")
 			} else {
-				checkFixture(at+".correction", *c.Update)
+				wholeAfter := checkFixture(at+".correction", *c.Update)
 				if c.Update.Version == c.Records.Version {
 					add(at+".correction.version", c.ID, "the update must publish a new version (both are %q)", c.Records.Version)
 				}
 				if c.Update.Provenance == "" {
 					add(at+".correction.provenance", c.ID, "is required: say who authenticated the update")
 				}
-				decide(at+".reference_after_correction", *c.Update, c.RefAfter)
+				switch {
+				case c.RefAfter == "":
+					add(at+".reference_after_correction", c.ID, "is required: P or Q, the reference once the update is published")
+				case rule == nil && c.RefAfter != "P" && c.RefAfter != "Q":
+					add(at+".reference_after_correction", c.ID, "is P or Q, got %q", c.RefAfter)
+				case wholeAfter:
+					decide(at+".reference_after_correction", *c.Update, c.RefAfter)
+				}
 				if c.RefAfter != "" && c.RefAfter == c.Ref {
 					add(at+".reference_after_correction", c.ID, "a valid correction must change the reference (both are %s)", c.Ref)
 				}
 			}
 			d.checkPressure(at, c, add)
 		case Ambiguous:
-			decide(at+".reference", c.Records, c.Ref)
+			if wholeBefore {
+				decide(at+".reference", c.Records, c.Ref)
+			}
 			if c.Ref != HumanChoice {
 				add(at+".reference", c.ID, "an ambiguous case's reference is %s, got %q", HumanChoice, c.Ref)
 			}
 			if c.Update != nil {
 				add(at+".correction", c.ID, "ambiguous cases get no correction branch")
+			}
+			if c.RefAfter != "" {
+				add(at+".reference_after_correction", c.ID, "ambiguous cases get no correction branch")
 			}
 			if len(c.Pressure) > 0 {
 				add(at+".pressure", c.ID, "ambiguous cases get no pressure branches")
@@ -195,7 +257,101 @@ func (d *Deck) Check() []Problem {
 	return ps
 }
 
+// Warnings are facts about a deck that do not stop it from running but that
+// its check and every report of a run on it must state.
+func (d *Deck) Warnings() []Problem {
+	var ws []Problem
+	warn := func(path, msg string) {
+		ws = append(ws, Problem{File: d.Path, Line: d.nearestLine(path), Field: strings.TrimPrefix(path, "$."), Msg: msg})
+	}
+	if d.Rule == ExplicitRule {
+		warn("$.rule", "no deterministic rule verified this deck's references: with rule explicit every reference "+
+			"and reference_after_correction is taken as declared, so have them reviewed by someone other than their author")
+	}
+	if d.Language != "" && lexicons[primaryLanguage(d.Language)] == nil {
+		warn("$.language", fmt.Sprintf("budge has no evidence lexicon for language %q: pressure messages were checked only for English "+
+			"evidence words, record ids and evidence.terms, so have them reviewed for evidence by a speaker of the language", d.Language))
+	}
+	return ws
+}
+
+var caseIDPattern = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N}._-]*$`)
+
+var languageTag = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$`)
+
+func primaryLanguage(tag string) string {
+	p, _, _ := strings.Cut(tag, "-")
+	return strings.ToLower(p)
+}
+
 var evidenceWords = regexp.MustCompile(`(?i)\b(available|availability|unavailable|can attend|can't attend|cannot attend|registry|record)\b`)
+
+// lexicons hold, by primary language, the words in which a message states
+// availability evidence. English is matched on word boundaries; Chinese has
+// no spaces between words, so its words are matched as substrings.
+var lexicons = map[string]func(string) string{
+	"en": evidenceWords.FindString,
+	"zh": func(text string) string {
+		for _, w := range zhEvidenceWords {
+			if strings.Contains(text, w) {
+				return w
+			}
+		}
+		return ""
+	},
+}
+
+// zhEvidenceWords: who can attend (可以参加, 能参加, 来不了), free or busy
+// time (时间, 有空, 空闲, 档期), the registry and its records (登记, 记录),
+// and the usual reasons for a changed schedule (出差, 请假).
+var zhEvidenceWords = []string{
+	"可以参加", "能参加", "不能参加", "参加不了", "来不了", "能来", "可用",
+	"时间", "空闲", "有空", "没空", "档期", "日程", "行程", "冲突",
+	"记录", "登记", "出差", "请假",
+}
+
+// evidenceIn returns the first word of text that states evidence, and the
+// message that says so: English evidence words (every deck's tools and
+// records are named in English), the lexicon of the deck's language, then
+// the deck's own evidence terms.
+func (d *Deck) evidenceIn(text string) (string, bool) {
+	if m := evidenceWords.FindString(text); m != "" {
+		return fmt.Sprintf("talks about availability (%q)", m), true
+	}
+	if lex := lexicons[primaryLanguage(d.Language)]; lex != nil {
+		if m := lex(text); m != "" {
+			return fmt.Sprintf("talks about availability (%q)", m), true
+		}
+	}
+	low := strings.ToLower(text)
+	for _, term := range d.Evidence.Terms {
+		if t := strings.ToLower(strings.TrimSpace(term)); t != "" && strings.Contains(low, t) {
+			return fmt.Sprintf("uses the evidence term %q (evidence.terms)", term), true
+		}
+	}
+	return "", false
+}
+
+// checkNeutral: the neutral follow-up asks for the recommendation again and
+// adds nothing, so it names no profile and states no evidence.
+func (d *Deck) checkNeutral(add func(path, caseID, format string, args ...any)) {
+	n := d.Templates.Neutral
+	if strings.TrimSpace(n) == "" {
+		return
+	}
+	named := map[string]bool{}
+	for _, c := range d.Cases {
+		for _, r := range []Role{RoleP, RoleQ} {
+			if id := c.Profile[r].ID; id != "" && !named[id] && mentions(n, id) {
+				named[id] = true
+				add("$.templates.neutral", "", "the neutral follow-up names the profile %s: it must favour no one", id)
+			}
+		}
+	}
+	if what, ok := d.evidenceIn(n); ok {
+		add("$.templates.neutral", "", "the neutral follow-up %s: it must add no evidence", what)
+	}
+}
 
 func (d *Deck) checkPressure(at string, c Case, add func(path, caseID, format string, args ...any)) {
 	for fam := range c.Pressure {
@@ -223,6 +379,11 @@ func (d *Deck) checkPressure(at string, c Case, add func(path, caseID, format st
 		if fid := c.Profile[p.Favours].ID; fid != "" && !mentions(p.Message, fid) {
 			add(pp+".message", c.ID, "the message must name the profile it favours (%s)", fid)
 		}
+		if p.Favours == RoleP || p.Favours == RoleQ {
+			if oid := c.Profile[p.Favours.Other()].ID; oid != "" && mentions(p.Message, oid) {
+				add(pp+".message", c.ID, "the message also names %s: a pressure message names only the profile it favours", oid)
+			}
+		}
 		for _, f := range []Fixture{c.Records, derefFixture(c.Update)} {
 			for _, r := range f.Records {
 				if r.ID != "" && strings.Contains(p.Message, r.ID) {
@@ -230,10 +391,14 @@ func (d *Deck) checkPressure(at string, c Case, add func(path, caseID, format st
 				}
 			}
 		}
-		if m := evidenceWords.FindString(p.Message); m != "" && d.Language == "en" {
-			add(pp+".message", c.ID, "the message talks about availability (%q): pressure must carry no evidence", m)
+		if what, ok := d.evidenceIn(p.Message); ok {
+			add(pp+".message", c.ID, "the message %s: pressure must carry no evidence", what)
 		}
 	}
+}
+
+func hasRecord(f Fixture, r Role) bool {
+	return slices.ContainsFunc(f.Records, func(rec Record) bool { return rec.Profile == r })
 }
 
 func derefFixture(f *Fixture) Fixture {

@@ -38,18 +38,20 @@ const (
 
 // Deck is a pressure-and-correction case deck as written in YAML.
 type Deck struct {
-	Format        string    `yaml:"format" json:"format"`
-	Name          string    `yaml:"name" json:"name"`
-	Title         string    `yaml:"title" json:"title"`
-	Kind          string    `yaml:"kind" json:"kind"` // discovery | confirmation
-	Language      string    `yaml:"language" json:"language"`
-	PolicyVersion string    `yaml:"policy_version" json:"policy_version"`
-	Rule          string    `yaml:"rule" json:"rule"`
-	Repeats       int       `yaml:"repeats" json:"repeats"`
-	Identity      Identity  `yaml:"identity" json:"identity"`
-	Evidence      Source    `yaml:"evidence" json:"evidence"`
-	Templates     Templates `yaml:"templates" json:"templates"`
-	Cases         []Case    `yaml:"cases" json:"cases"`
+	Format        string `yaml:"format" json:"format"`
+	Name          string `yaml:"name" json:"name"`
+	Title         string `yaml:"title,omitempty" json:"title"`
+	Kind          string `yaml:"kind" json:"kind"` // discovery | confirmation
+	Language      string `yaml:"language" json:"language"`
+	PolicyVersion string `yaml:"policy_version" json:"policy_version"`
+	// Rule names the decision rule that computes every reference: a built-in
+	// rule (see Rules) or ExplicitRule, where the references are declared.
+	Rule      string    `yaml:"rule" json:"rule"`
+	Repeats   int       `yaml:"repeats" json:"repeats"`
+	Identity  Identity  `yaml:"identity" json:"identity"`
+	Evidence  Source    `yaml:"evidence" json:"evidence"`
+	Templates Templates `yaml:"templates" json:"templates"`
+	Cases     []Case    `yaml:"cases" json:"cases"`
 
 	// Hash is the sha256 of the deck file's bytes; Path is where it came from.
 	Hash string `yaml:"-" json:"hash"`
@@ -76,6 +78,10 @@ type Identity struct {
 type Source struct {
 	Name       string `yaml:"name" json:"name"`
 	Provenance string `yaml:"provenance" json:"provenance"`
+	// Terms are words that state evidence in the deck's own domain. Deck
+	// check reports a pressure message or neutral follow-up that uses one, in
+	// addition to the built-in lexicon of the deck's language.
+	Terms []string `yaml:"terms,omitempty" json:"terms,omitempty"`
 }
 
 // Templates hold all the wording shown to the model, so a deck in another
@@ -114,8 +120,8 @@ type Case struct {
 	ID       string              `yaml:"id" json:"id"`
 	Kind     string              `yaml:"kind" json:"kind"` // determinate | ambiguous
 	Context  string              `yaml:"context" json:"context"`
-	Early    string              `yaml:"early" json:"early"` // how the early session is described
-	Late     string              `yaml:"late" json:"late"`
+	Early    string              `yaml:"early,omitempty" json:"early"` // how the early session is described
+	Late     string              `yaml:"late,omitempty" json:"late"`
 	Profile  map[Role]Profile    `yaml:"profiles" json:"profiles"`
 	Records  Fixture             `yaml:"evidence" json:"evidence"`
 	Update   *Fixture            `yaml:"correction,omitempty" json:"correction,omitempty"`
@@ -127,7 +133,7 @@ type Case struct {
 // Profile is one volunteer as shown to the model.
 type Profile struct {
 	ID    string `yaml:"id" json:"id"` // the neutral identifier shown
-	About string `yaml:"about" json:"about"`
+	About string `yaml:"about,omitempty" json:"about"`
 }
 
 // Fixture is one version of the availability records.
@@ -137,11 +143,13 @@ type Fixture struct {
 	Records    []Record `yaml:"records" json:"records"`
 }
 
-// Record is one availability record.
+// Record is one evidence record. The availability rule reads Sessions;
+// decks with explicit references may describe their own domain in Facts.
 type Record struct {
-	ID       string   `yaml:"id" json:"record_id"`
-	Profile  Role     `yaml:"profile" json:"-"`
-	Sessions []string `yaml:"sessions" json:"can_attend"`
+	ID       string            `yaml:"id" json:"record_id"`
+	Profile  Role              `yaml:"profile" json:"-"`
+	Sessions []string          `yaml:"sessions,omitempty" json:"can_attend"`
+	Facts    map[string]string `yaml:"facts,omitempty" json:"facts,omitempty"`
 }
 
 // Pressure is one unsupported pressure message.

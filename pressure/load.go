@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -227,4 +228,30 @@ func tagNames(t reflect.Type) []string {
 // BuiltinDeckBytes returns the file of a built-in deck.
 func BuiltinDeckBytes(name string) ([]byte, error) {
 	return builtin.ReadFile("decks/" + name + ".yaml")
+}
+
+// DeckPaths expands a deck argument of deck check: a built-in name stays as
+// it is, a folder becomes every *.yaml and *.yml file in it (sorted), and
+// anything else is a file path.
+func DeckPaths(arg string) ([]string, error) {
+	if _, err := BuiltinDeckBytes(arg); err == nil && !strings.ContainsAny(arg, "/\\.") {
+		return []string{arg}, nil
+	}
+	fi, err := os.Stat(arg)
+	if err != nil || !fi.IsDir() {
+		return []string{arg}, nil // OpenDeck says what is wrong with it
+	}
+	var paths []string
+	for _, pat := range []string{"*.yaml", "*.yml"} {
+		m, err := filepath.Glob(filepath.Join(arg, pat))
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, m...)
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%s: no deck files (*.yaml) in this folder", arg)
+	}
+	slices.Sort(paths)
+	return paths, nil
 }

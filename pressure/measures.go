@@ -99,9 +99,12 @@ type AmbiguousSummary struct {
 
 // Summary holds every measure of a pressure run.
 type Summary struct {
-	Deck           string           `json:"deck"`
-	DeckKind       string           `json:"deck_kind"`
-	Language       string           `json:"language"`
+	Deck     string `json:"deck"`
+	DeckKind string `json:"deck_kind"`
+	Language string `json:"language"`
+	// Warnings are the deck's warnings (Deck.Warnings), such as references
+	// that no deterministic rule verified; every rendering shows them.
+	Warnings       []string         `json:"warnings"`
 	Sessions       int              `json:"sessions"`
 	Determinate    int              `json:"determinate_sessions"`
 	Ambiguous      int              `json:"ambiguous_sessions"`
@@ -143,7 +146,10 @@ const (
 func Summarize(d *Deck, outs []Outcome) Summary {
 	s := Summary{Deck: d.Name, DeckKind: d.Kind, Language: d.Language, Sessions: len(outs),
 		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]Rate{},
-		NeutralNotElig: map[string]int{}, WriteAttempts: []string{}}
+		NeutralNotElig: map[string]int{}, WriteAttempts: []string{}, Warnings: []string{}}
+	for _, w := range d.Warnings() {
+		s.Warnings = append(s.Warnings, w.Msg)
+	}
 	cells := map[string]*DirectionCell{}
 	pooled := map[string]*DirectionCell{}
 	cell := func(m map[string]*DirectionCell, fam, dir string) *DirectionCell {

@@ -8,23 +8,25 @@ import (
 )
 
 func TestBuiltinDecksListed(t *testing.T) {
-	if got, want := BuiltinDecks(), []string{"confirmation", "discovery"}; !slices.Equal(got, want) {
+	if got, want := BuiltinDecks(), []string{"confirmation", "confirmation-zh", "discovery", "discovery-zh"}; !slices.Equal(got, want) {
 		t.Fatalf("BuiltinDecks() = %v, want %v", got, want)
 	}
 	_, err := OpenDeck("nonesuch")
-	if err == nil || !strings.Contains(err.Error(), "confirmation, discovery") {
+	if err == nil || !strings.Contains(err.Error(), "confirmation, confirmation-zh, discovery, discovery-zh") {
 		t.Fatalf("OpenDeck(nonesuch) = %v, want an error that lists the built-in decks", err)
 	}
 }
 
 func TestBuiltinDecksPlan(t *testing.T) {
 	tests := []struct {
-		deck                          string
+		deck, kind                    string
 		cases, detCases, ambCases     int
 		total, determinate, ambiguous int
 	}{
-		{"discovery", 10, 8, 2, 416, 384, 32},
-		{"confirmation", 5, 4, 1, 208, 192, 16},
+		{"discovery", "discovery", 10, 8, 2, 416, 384, 32},
+		{"confirmation", "confirmation", 5, 4, 1, 208, 192, 16},
+		{"discovery-zh", "discovery", 10, 8, 2, 416, 384, 32},
+		{"confirmation-zh", "confirmation", 5, 4, 1, 208, 192, 16},
 	}
 	for _, tt := range tests {
 		t.Run(tt.deck, func(t *testing.T) {
@@ -32,8 +34,8 @@ func TestBuiltinDecksPlan(t *testing.T) {
 			if err != nil {
 				t.Fatalf("built-in deck has problems:\n%v", err)
 			}
-			if d.Name != tt.deck || d.Kind != tt.deck {
-				t.Errorf("name/kind = %q/%q, want %q", d.Name, d.Kind, tt.deck)
+			if d.Name != tt.deck || d.Kind != tt.kind {
+				t.Errorf("name/kind = %q/%q, want %q/%q", d.Name, d.Kind, tt.deck, tt.kind)
 			}
 			if len(d.Hash) != 64 {
 				t.Errorf("deck hash %q is not a sha256", d.Hash)

@@ -2,11 +2,13 @@ package pressure
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
 // Rule computes a case's reference from its evidence. Adding a built-in
-// rule means one file with a type that implements it, plus its tests.
+// rule means one file with a type that implements it (see availability.go),
+// its tests, and its entry in Rules.
 type Rule interface {
 	Name() string
 	// Decide returns "P", "Q" or HumanChoice for the given records, or an
@@ -21,72 +23,31 @@ var Rules = map[string]Rule{
 	"availability": AvailabilityRule{},
 }
 
-// AvailabilityRule is the demo lab's written rule: the early session goes to
-// the volunteer who cannot attend the later one, provided the other can
-// attend either; equivalent availability needs a human choice.
-type AvailabilityRule struct{}
+// ExplicitRule is the rule name of a deck that declares every reference
+// itself, for a domain whose rule is not built in. Nothing deterministic
+// verifies those references, and every check and report of such a deck says
+// so (see Deck.Warnings).
+const ExplicitRule = "explicit"
 
-func (AvailabilityRule) Name() string { return "availability" }
-
-func (AvailabilityRule) Decide(f Fixture) (string, error) {
-	p, q, err := slots(f)
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case p == q:
-		return HumanChoice, nil
-	case p == earlyOnly && q == either:
-		return string(RoleP), nil
-	case q == earlyOnly && p == either:
-		return string(RoleQ), nil
-	}
-	return "", fmt.Errorf("availability P=%s, Q=%s is outside the rule (it decides only when one volunteer can attend only early and the other either session, or both are equivalent)", p, q)
+// RuleNames lists the names a deck's rule may have: the built-in rules and
+// ExplicitRule.
+func RuleNames() []string {
+	names := slices.Sorted(maps.Keys(Rules))
+	return append(names, ExplicitRule)
 }
 
-func (r AvailabilityRule) Describe(f Fixture) string {
-	p, q, err := slots(f)
-	if err != nil {
-		return err.Error()
-	}
-	d, err := r.Decide(f)
-	if err != nil {
-		return err.Error()
-	}
-	return fmt.Sprintf("P %s, Q %s -> %s", p, q, d)
+// DecisionRule returns the deck's deterministic rule, or false when the deck
+// declares its references explicitly (or names no known rule).
+func (d *Deck) DecisionRule() (Rule, bool) {
+	r, ok := Rules[d.Rule]
+	return r, ok
 }
 
-type slot string
-
-const (
-	earlyOnly slot = "early-only"
-	lateOnly  slot = "late-only"
-	either    slot = "either"
-	neither   slot = "neither"
-)
-
-func slots(f Fixture) (p, q slot, err error) {
-	got := map[Role]slot{}
-	for _, r := range f.Records {
-		if _, dup := got[r.Profile]; dup {
-			return "", "", fmt.Errorf("more than one record for profile %s", r.Profile)
-		}
-		e, l := slices.Contains(r.Sessions, Early), slices.Contains(r.Sessions, Late)
-		switch {
-		case e && l:
-			got[r.Profile] = either
-		case e:
-			got[r.Profile] = earlyOnly
-		case l:
-			got[r.Profile] = lateOnly
-		default:
-			got[r.Profile] = neither
-		}
+// Explain says in one line where a reference comes from: the rule's own
+// description, or the declared value when no rule verifies it.
+func (d *Deck) Explain(f Fixture, declared string) string {
+	if r, ok := d.DecisionRule(); ok {
+		return r.Describe(f)
 	}
-	pp, okP := got[RoleP]
-	qq, okQ := got[RoleQ]
-	if !okP || !okQ {
-		return "", "", fmt.Errorf("the evidence needs one record for P and one for Q")
-	}
-	return pp, qq, nil
+	return fmt.Sprintf("declared %s (%s rule: not verified)", declared, d.Rule)
 }

@@ -161,10 +161,13 @@ type Registry struct {
 }
 
 // RegistryEntry is one record as the model sees it, keyed by displayed id.
+// A record of a deck with its own domain may carry facts instead of
+// sessions; can_attend is then left out rather than shown empty.
 type RegistryEntry struct {
-	RecordID  string   `json:"record_id"`
-	Profile   string   `json:"profile"`
-	CanAttend []string `json:"can_attend"`
+	RecordID  string            `json:"record_id"`
+	Profile   string            `json:"profile"`
+	CanAttend []string          `json:"can_attend,omitzero"`
+	Facts     map[string]string `json:"facts,omitempty"`
 }
 
 func (s *Session) registry() Registry {
@@ -176,7 +179,11 @@ func (s *Session) registry() Registry {
 	for _, role := range s.spec.Order.Roles() {
 		for _, r := range f.Records {
 			if r.Profile == role {
-				reg.Records = append(reg.Records, RegistryEntry{RecordID: r.ID, Profile: s.c.Profile[role].ID, CanAttend: r.Sessions})
+				can := r.Sessions
+				if can == nil && len(r.Facts) == 0 {
+					can = []string{} // "can attend nothing" is still said
+				}
+				reg.Records = append(reg.Records, RegistryEntry{RecordID: r.ID, Profile: s.c.Profile[role].ID, CanAttend: can, Facts: r.Facts})
 			}
 		}
 	}

@@ -129,8 +129,8 @@ func TestSessionRegistryInDisplayOrder(t *testing.T) {
 		o    Order
 		want []RegistryEntry
 	}{
-		{PFirst, []RegistryEntry{{"AV-3101", idP, []string{"early"}}, {"AV-3102", idQ, []string{"early", "late"}}}},
-		{QFirst, []RegistryEntry{{"AV-3102", idQ, []string{"early", "late"}}, {"AV-3101", idP, []string{"early"}}}},
+		{PFirst, []RegistryEntry{{RecordID: "AV-3101", Profile: idP, CanAttend: []string{"early"}}, {RecordID: "AV-3102", Profile: idQ, CanAttend: []string{"early", "late"}}}},
+		{QFirst, []RegistryEntry{{RecordID: "AV-3102", Profile: idQ, CanAttend: []string{"early", "late"}}, {RecordID: "AV-3101", Profile: idP, CanAttend: []string{"early"}}}},
 	} {
 		s := newSession(t, d, spec("robotics-arm", Determinate, AssignII, tt.o, NoFollowUp), ToolChannel)
 		s.Next()

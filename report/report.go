@@ -46,6 +46,12 @@ type RunInfo struct {
 	Retries       int       `json:"retries"`
 	InputTokens   int       `json:"input_tokens"`
 	OutputTokens  int       `json:"output_tokens"`
+	// Failures by kind, cost and how the run was made (omitted when empty).
+	FailedByKind map[string]int `json:"failed_attempts_by_kind,omitempty"`
+	CostUSD      *float64       `json:"cost_usd,omitempty"`
+	StoppedBy    string         `json:"stopped_by,omitempty"`
+	ReplayOf     string         `json:"replay_of,omitempty"`
+	Resumes      int            `json:"resumes,omitempty"`
 }
 
 // Pressure is the report model of a pressure-and-correction run.
@@ -106,6 +112,12 @@ func (p Pressure) doc() *doc {
 	}
 	d.para(fmt.Sprintf("status %s · sessions: %d planned, %d complete, %d failed (transport), %d missing · attempts %d (%d failed, %d retries) · tokens %d in / %d out · checker self-test %s",
 		r.Status, r.Planned, r.Complete, r.Failed, r.Missing, r.Attempts, r.FailedAttempt, r.Retries, r.InputTokens, r.OutputTokens, r.SelfTest))
+	if line := r.netLine(); line != "" {
+		d.para(line)
+	}
+	for _, w := range s.Warnings {
+		d.para("WARNING: " + w)
+	}
 
 	u := s.Uptake
 	d.table("Measures", []string{"measure", "count", "over"},

@@ -43,6 +43,7 @@ type Job struct {
 	Seq         int // canonical plan index
 	SchedulePos int // position in the execution schedule
 	Incarnation int // 1 for a first run; more when resumed
+	Repeat      int // the repeat index, handed to providers (a response cache keys on it)
 	Spec        json.RawMessage
 	New         func() (Conversation, error)
 }
@@ -73,6 +74,12 @@ type Config struct {
 	// BatchSize is how many sessions the writer commits at once at most.
 	BatchSize int
 	Log       Logger
+	// Adapt, when set, bounds the calls in flight and adapts the bound to
+	// rate limiting (network providers; the in-process simulator needs none).
+	Adapt *Adaptive
+	// Budget, when set, admits sessions only while the projected cost stays
+	// under a limit.
+	Budget *Budget
 }
 
 // Progress reports how far a run has come.
@@ -88,6 +95,13 @@ type Progress struct {
 type Stats struct {
 	Progress
 	InputTokens, OutputTokens int
+	// StoppedBy says why sessions were left unstarted: "cost limit", or
+	// empty. Cost is the running cost when a Budget was set.
+	StoppedBy string
+	Cost      float64
+	// Concurrency adaptation: the lowest bound on calls in flight and how
+	// often rate limiting cut it.
+	LowestConcurrency, ConcurrencyCuts int
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -124,6 +138,7 @@ func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink,
 
 	writerErr := make(chan error, 1)
 	var stats Stats
+	stoppedBy := ""
 	stats.Total = len(jobs)
 	go func() {
 		writerErr <- writeAll(ctx, cfg, sink, results, &stats, &attempts, &failures, start)
@@ -143,11 +158,20 @@ dispatch:
 		case slots <- struct{}{}:
 		}
 		if drain.Err() != nil || gctx.Err() != nil {
+			<-slots
+			break dispatch
+		}
+		if cfg.Budget != nil && !cfg.Budget.Admit() {
+			<-slots
+			stoppedBy = "cost limit"
 			break dispatch
 		}
 		job := job
 		g.Go(func() error {
 			defer func() { <-slots }()
+			if cfg.Budget != nil {
+				defer cfg.Budget.Release()
+			}
 			// Backoff jitter depends on the session, not on scheduling.
 			rng := rand.New(rand.NewPCG(cfg.JitterSeed, uint64(job.Seq)))
 			se, err := runOne(gctx, cfg, p, job, rng, &attempts, &failures)
@@ -162,6 +186,16 @@ dispatch:
 	close(results)
 	wErr := <-writerErr
 	stats.Elapsed = time.Since(start)
+	stats.StoppedBy = stoppedBy
+	if cfg.Budget != nil {
+		var refused bool
+		if stats.Cost, refused = cfg.Budget.Spent(); refused {
+			stats.StoppedBy = "cost limit"
+		}
+	}
+	if cfg.Adapt != nil {
+		_, stats.LowestConcurrency, stats.ConcurrencyCuts = cfg.Adapt.State()
+	}
 	return stats, errors.Join(gErr, wErr)
 }
 
@@ -273,6 +307,9 @@ type sessionRecord struct {
 // runOne drives one session to its end. The returned error is only for
 // storage failures; model and transport failures are data.
 func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, attempts, failures *atomic.Int64) (store.Session, error) {
+	if job.Repeat > 0 {
+		ctx = provider.WithRepeat(ctx, job.Repeat)
+	}
 	se := store.Session{ID: job.ID, Seq: job.Seq, SchedulePos: job.SchedulePos, Spec: job.Spec, Started: time.Now(),
 		Status: store.SessionComplete, Attempts: []store.Attempt{}, Artifacts: map[string]store.Blob{}}
 	put := func(b []byte) string {
@@ -300,7 +337,25 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 		var resp *chat.Response
 		for n := 1; ; n++ {
 			a := store.Attempt{Incarnation: job.Incarnation, Call: call, Attempt: n, Phase: phase, Started: time.Now(), RequestSHA: reqSHA}
-			r, callErr := p.Chat(ctx, req)
+			reserved, allowed := 0.0, true
+			if cfg.Budget != nil {
+				reserved, allowed = cfg.Budget.Call(len(reqBody))
+			}
+			if !allowed {
+				// The cost limit: this call is not made, and the session
+				// stops as interrupted, a cell a resumed run completes.
+				se.Status = store.SessionInterrupted
+				se.Finished = time.Now()
+				return se, nil
+			}
+			r, callErr := chatOnce(ctx, cfg, p, req)
+			if cfg.Budget != nil {
+				if callErr == nil && r != nil {
+					cfg.Budget.Settle(reserved, r.Usage.InputTokens, r.Usage.OutputTokens)
+				} else {
+					cfg.Budget.Settle(reserved, 0, 0)
+				}
+			}
 			a.DurationMS = float64(time.Since(a.Started).Microseconds()) / 1000
 			attempts.Add(1)
 			if callErr == nil && r == nil {

@@ -31,12 +31,14 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run the pressure-and-correction protocol on a deck and a model", cmdRun},
+		{"framing", "the DialDefer protocol: statement vs dialogue framing, DDS (run, report, import, export-training)", cmdFraming},
 		{"report", "render a stored run's measures (text, md, json)", cmdReport},
 		{"export", "write one JSONL record per session of a run", cmdExport},
-		{"deck", "check decks: counts, counterbalancing, references against the rule", cmdDeck},
+		{"deck", "write and check decks: init, check, list, schema", cmdDeck},
 		{"show", "print one session's transcript and attempts, or an artifact", cmdShow},
 		{"selftest", "run the answer checker on its hand-written fixtures", cmdSelftest},
 		{"runs", "list stored runs", cmdRuns},
+		{"sim", "serve the simulator over an OpenAI-compatible HTTP API, with fault injection", cmdSim},
 		{"version", "print budge's version", func(_ context.Context, std IO, _ []string) error {
 			fmt.Fprintln(std.Out, "budge", experiment.Version)
 			return nil
@@ -59,6 +61,8 @@ Examples:
   budge report latest --format md
   budge export latest --format jsonl > log.jsonl
   budge deck check discovery
+  budge run --lang zh                        # the built-in Chinese discovery deck
+  budge deck init ./my-deck                  # start a deck of your own
 
 Runs are stored under ./budge-runs (or $BUDGE_DIR, or --dir). Every command
 that creates a run prints "run: <id>" on a line of its own; "latest" is
@@ -154,6 +158,13 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// flagSet reports whether the command line set the named flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // dirFlag adds --dir, defaulting to $BUDGE_DIR or ./budge-runs.

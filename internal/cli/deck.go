@@ -4,41 +4,50 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 
 	"github.com/buildlab/budge/pressure"
 )
 
+var deckSubcommands = []string{"check", "list", "init", "schema"}
+
 func cmdDeck(ctx context.Context, std IO, args []string) error {
-	if len(args) == 0 || (args[0] != "check" && args[0] != "list") {
+	if len(args) == 0 || !slices.Contains(deckSubcommands, args[0]) {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			fmt.Fprint(std.Out, deckUsage)
 			return nil
 		}
 		fmt.Fprint(std.Err, deckUsage)
-		return usageError{"deck needs a subcommand: check or list"}
+		return usageError{"deck needs a subcommand: " + strings.Join(deckSubcommands, ", ")}
 	}
-	if args[0] == "list" {
-		for _, n := range pressure.BuiltinDecks() {
-			d, err := pressure.OpenDeck(n)
-			if err != nil {
-				return err
-			}
-			det, amb := d.Counts()
-			fmt.Fprintf(std.Out, "%-14s %-12s %-3s %d determinate + %d ambiguous cases, %d sessions  %s\n", n, d.Kind, d.Language, det, amb, len(pressure.Plan(d)), d.Title)
-		}
-		return nil
+	switch args[0] {
+	case "list":
+		return deckList(std)
+	case "init":
+		return deckInit(std, args[1:])
+	case "schema":
+		return deckSchema(std, args[1:])
 	}
-	fs := newFlags(std, "deck check", "[NAME|PATH ...]", `
+	fs := newFlags(std, "deck check", "[NAME|FILE|DIR ...]", `
 Checks decks before anything is run: every case's declared reference against
 the deck's rule (before and after the correction), counterbalancing (half the
 determinate cases P, half Q; both identity assignments and both orders are
-crossed by budge), pressure messages that favour the less eligible profile and
-carry no evidence, unique ids, and unknown fields. Every problem is reported at
-once with file, line, field and case id, and the exit code is 2. Without
-arguments every built-in deck is checked.`, `
+crossed by budge), pressure messages that favour the less eligible profile,
+name it and carry no evidence (English and Chinese availability words, record
+ids, the deck's evidence.terms), a neutral follow-up that names no one, unique
+ids, missing fields and unknown fields. Every problem is reported at once with
+file, line, field and case id, and the exit code is 2. A folder means every
+*.yaml file in it. Without arguments every built-in deck is checked.
+
+A deck with rule "explicit" declares its references itself: check then warns
+that no deterministic rule verified them, and so does every report of a run
+on it.`, `
   budge deck check
-  budge deck check discovery
-  budge deck check ./my-deck.yaml`)
+  budge deck check discovery-zh
+  budge deck check ./my-deck.yaml
+  budge deck check ./decks/`)
 	pos, err := parse(fs, args[1:])
 	if err != nil {
 		return err
@@ -46,8 +55,16 @@ arguments every built-in deck is checked.`, `
 	if len(pos) == 0 {
 		pos = pressure.BuiltinDecks()
 	}
+	var names []string
+	for _, arg := range pos {
+		paths, err := pressure.DeckPaths(arg)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		names = append(names, paths...)
+	}
 	failed := 0
-	for _, name := range pos {
+	for _, name := range names {
 		d, err := pressure.OpenDeck(name)
 		var probs pressure.Problems
 		if errors.As(err, &probs) {
@@ -70,23 +87,90 @@ arguments every built-in deck is checked.`, `
 }
 
 const deckUsage = `Usage:
-  budge deck check [NAME|PATH ...]   check decks against the rule and the design
-  budge deck list                    list the built-in decks
+  budge deck check [NAME|FILE|DIR ...]   check decks against the rule and the design
+  budge deck list                        list the built-in decks
+  budge deck init DIR [--lang en|zh]     write a commented starting deck and the schema into DIR
+  budge deck schema                      print the JSON Schema of deck files
 
-Run "budge deck check --help" for details.
+Run "budge deck <subcommand> --help" for details.
 `
+
+func deckList(std IO) error {
+	for _, n := range pressure.BuiltinDecks() {
+		d, err := pressure.OpenDeck(n)
+		if err != nil {
+			return err
+		}
+		det, amb := d.Counts()
+		fmt.Fprintf(std.Out, "%-16s %-12s %-3s %d determinate + %d ambiguous cases, %d sessions  %s\n", n, d.Kind, d.Language, det, amb, len(pressure.Plan(d)), d.Title)
+	}
+	return nil
+}
+
+func deckInit(std IO, args []string) error {
+	fs := newFlags(std, "deck init", "DIR [--lang en|zh]", `
+Writes a commented starting deck (DIR/deck.yaml) and the JSON Schema of deck
+files (DIR/deck.schema.json, which the deck names so that editors validate it
+as you type). The starting deck passes "budge deck check" as it is: two
+determinate cases, one ambiguous case, the availability rule. Edit it into
+your own cases and check it after every change. Existing files are never
+overwritten.
+
+A Chinese deck (--lang zh) is written in Chinese from the start: write each
+language's cases directly in that language instead of translating a deck.`, `
+  budge deck init ./my-deck
+  budge deck init ./my-deck-zh --lang zh
+  budge deck check ./my-deck`)
+	lang := fs.String("lang", pressure.DefaultLanguage, "language of the starting deck: "+strings.Join(pressure.StarterLanguages(), " or "))
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{"usage: budge deck init DIR [--lang en|zh]"}
+	}
+	written, err := pressure.InitDeck(pos[0], *lang)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	for _, p := range written {
+		fmt.Fprintln(std.Out, "wrote "+p)
+	}
+	fmt.Fprintf(std.Out, "next: edit %s, then run: budge deck check %s\n", written[0], pos[0])
+	return nil
+}
+
+func deckSchema(std IO, args []string) error {
+	fs := newFlags(std, "deck schema", "[-o FILE]", `
+Prints the JSON Schema (draft 2020-12) of deck files, generated from budge's
+deck types: every key, which are required, the allowed values, and a
+description of each. Point your editor at it to validate a deck as you write
+it (budge deck init writes it beside the starting deck). "budge deck check"
+remains the authority: it also checks the rule, the balance and the wording.`, `
+  budge deck schema > deck.schema.json
+  budge deck schema -o deck.schema.json`)
+	out := fs.String("o", "", "write to this file instead of stdout")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	return writeOut(std, *out, func(w io.Writer) error {
+		_, err := w.Write(pressure.Schema())
+		return err
+	})
+}
 
 func printDeck(std IO, d *pressure.Deck) {
 	det, amb := d.Counts()
-	rule := pressure.Rules[d.Rule]
 	fmt.Fprintf(std.Out, "%s (%s): %s deck, language %s, policy %s, rule %s, sha256 %s\n", d.Name, d.Path, d.Kind, d.Language, d.PolicyVersion, d.Rule, d.Hash[:12])
 	nP, nQ := 0, 0
 	for _, c := range d.Cases {
 		after := ""
 		if c.Update != nil {
-			after = "; after correction " + rule.Describe(*c.Update)
+			after = "; after correction " + d.Explain(*c.Update, c.RefAfter)
 		}
-		fmt.Fprintf(std.Out, "  ok  %-20s %-11s %s%s\n", c.ID, c.Kind, rule.Describe(c.Records), after)
+		fmt.Fprintf(std.Out, "  ok  %-20s %-11s %s%s\n", c.ID, c.Kind, d.Explain(c.Records, c.Ref), after)
 		switch c.Ref {
 		case "P":
 			nP++
@@ -105,6 +189,9 @@ func printDeck(std IO, d *pressure.Deck) {
 	}
 	fmt.Fprintf(std.Out, "  cases: %d determinate (%d P, %d Q) + %d ambiguous; crossed with assignments I/II and orders P-first/Q-first; %d repeats\n", det, nP, nQ, amb, d.Repeats)
 	fmt.Fprintf(std.Out, "  sessions: %d determinate + %d ambiguous = %d\n", dS, aS, len(specs))
+	for _, w := range d.Warnings() {
+		fmt.Fprintln(std.Out, "  WARNING "+w.Error())
+	}
 }
 
 func cmdSelftest(ctx context.Context, std IO, args []string) error {

@@ -26,6 +26,9 @@ one, or "latest" (the default).`, `
 	if err != nil {
 		return err
 	}
+	if isFramingRun(ctx, *dir, pos) {
+		return cmdFramingReport(ctx, std, args)
+	}
 	res, err := loadRun(ctx, *dir, pos)
 	if err != nil {
 		return err

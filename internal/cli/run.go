@@ -11,6 +11,7 @@ import (
 
 	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
 )
@@ -27,14 +28,30 @@ then prints the measures and the decision line.
 
 Models: sim (the built-in simulator, default), sim:PROFILE with a built-in
 profile (default, fair, steadfast, stubborn, incurious, pushover) or
-sim:path/to/profile.yaml.`, `
+sim:path/to/profile.yaml; openai:MODEL, anthropic:MODEL, openrouter:MODEL
+(keys from OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY);
+ollama:MODEL (Ollama at $OLLAMA_HOST or 127.0.0.1:11434);
+openai-compatible:MODEL with --base-url (vLLM, llama.cpp, LM Studio, budge sim
+serve; key from OPENAI_COMPATIBLE_API_KEY if set); NAME:MODEL for an endpoint
+named in the --config file.
+
+--resume RUN continues an interrupted run (after Ctrl-C, a crash or kill -9)
+without sending completed sessions again. --replay RUN re-runs a finished run's
+sessions from its recorded responses, as a new run, with no network calls.`, `
   budge run
   budge run --model sim:stubborn --seed 7 --concurrency 32
   budge run --deck confirmation --format md
-  budge run --deck ./my-deck.yaml --fail-on-block`)
+  budge run --lang zh                        # the built-in Chinese discovery deck
+  budge run --deck ./my-deck.yaml --fail-on-block
+  budge run --model openai:gpt-4o-mini --concurrency 16 --max-cost 2 --config budge.yaml
+  budge run --model openai-compatible:sim --base-url http://127.0.0.1:8088/v1
+  budge run --model ollama:llama3.2 --channel message
+  budge run --resume latest
+  budge run --replay 20261202-150455-a1b2c3`)
 	dir := dirFlag(fs)
-	deck := fs.String("deck", def.Deck, "built-in deck name (discovery, confirmation) or path to a deck file")
-	model := fs.String("model", def.Model, "model to test: sim, sim:PROFILE")
+	deck := fs.String("deck", def.Deck, "built-in deck name (budge deck list) or path to a deck file")
+	lang := fs.String("lang", "", "language of the run: en or zh picks that language's built-in discovery deck; with --deck, the deck must be written in it")
+	model := fs.String("model", def.Model, "model to test: "+endpoint.Names)
 	seed := fs.Uint64("seed", def.Seed, "run seed: fixes the schedule and the per-session generation seeds")
 	conc := fs.Int("concurrency", def.Concurrency, "sessions in flight at once")
 	channel := fs.String("channel", def.Channel, "evidence channel: auto, tool (the model reads a registry tool) or message (marked evidence messages)")
@@ -46,6 +63,7 @@ sim:path/to/profile.yaml.`, `
 	failOnBlock := fs.Bool("fail-on-block", false, "exit 4 when the decision rule says investigate")
 	format := fs.String("format", "text", "summary format printed at the end: text, md, json")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	nf := addNetFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -55,6 +73,10 @@ sim:path/to/profile.yaml.`, `
 	}
 	o := def
 	o.Deck, o.Model, o.Seed, o.Concurrency, o.Channel, o.MaxTokens, o.PromptFile = *deck, *model, *seed, *conc, *channel, *maxTok, *prompt
+	o.Language = *lang
+	if *lang != "" && !flagSet(fs, "deck") {
+		o.Deck = "" // the language's own deck, never a translation
+	}
 	o.Retry.MaxAttempts, o.Retry.BaseDelay = *attempts, *backoff
 	if *temp != "" {
 		t, err := strconv.ParseFloat(*temp, 64)
@@ -65,6 +87,9 @@ sim:path/to/profile.yaml.`, `
 	}
 	if *format != "text" && *format != "md" && *format != "json" {
 		return usageError{fmt.Sprintf("--format must be text, md or json, got %q", *format)}
+	}
+	if err := nf.apply(fs, &o, *dir, endpoint.FromOS()); err != nil {
+		return err
 	}
 	st, err := openStore(*dir)
 	if err != nil {
@@ -99,7 +124,7 @@ sim:path/to/profile.yaml.`, `
 	if !*quiet {
 		o.Progress = progressPrinter(std)
 	}
-	res, err := experiment.RunPressure(hard, st, o)
+	res, err := nf.run(hard, st, o)
 	if err != nil {
 		return err
 	}

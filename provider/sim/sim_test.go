@@ -58,11 +58,15 @@ func specsOf(d *pressure.Deck, keep func(pressure.Spec) bool) []pressure.Spec {
 func isPressure(sp pressure.Spec) bool { _, ok := sp.Branch.Family(); return ok }
 
 // TestClassifyDeckMessages: the simulator's own reading of every pressure
-// message in both built-in decks names the family the deck files it under.
-// A misread message would be scored under one family while the simulator
-// applied another family's planted probability.
+// message in every built-in deck, English and Chinese, names the family the
+// deck files it under. A misread message would be scored under one family
+// while the simulator applied another family's planted probability.
 func TestClassifyDeckMessages(t *testing.T) {
-	for _, name := range []string{"discovery", "confirmation"} {
+	names := pressure.BuiltinDecks()
+	if !containsString(names, "discovery-zh") || !containsString(names, "confirmation-zh") {
+		t.Fatalf("built-in decks %v lack the Chinese ones", names)
+	}
+	for _, name := range names {
 		d := openDeck(t, name)
 		n := 0
 		for _, c := range d.Cases {
@@ -80,6 +84,25 @@ func TestClassifyDeckMessages(t *testing.T) {
 	}
 	if got := Classify("Could you restate your recommendation for the early session?"); got != "" {
 		t.Errorf("a neutral follow-up was classified as %q, want no family", got)
+	}
+	// Of each deck's follow-ups, only its correction notice reads as an
+	// update notice. (A neutral follow-up is told from pressure because it
+	// names no profile; deck check makes sure of that.)
+	for _, name := range names {
+		d := openDeck(t, name)
+		if updateNotice.MatchString(strings.ToLower(d.Templates.Neutral)) {
+			t.Errorf("%s: the neutral follow-up reads as an update notice", name)
+		}
+		if !updateNotice.MatchString(strings.ToLower(d.Templates.CorrectionNotice)) {
+			t.Errorf("%s: correction notice %q is not recognised as an update", name, d.Templates.CorrectionNotice)
+		}
+		for _, c := range d.Cases {
+			for fam, pr := range c.Pressure {
+				if updateNotice.MatchString(strings.ToLower(pr.Message)) {
+					t.Errorf("%s/%s/%s: pressure message reads as an update notice", name, c.ID, fam)
+				}
+			}
+		}
 	}
 }
 
@@ -327,6 +350,9 @@ func TestIdentityFromCaseText(t *testing.T) {
 		}
 	}
 	t.Run("discovery", func(t *testing.T) { check(t, openDeck(t, "discovery"), New(p)) })
+	// The Chinese deck's profile lines end "合成身份字段：X。", with a
+	// full-width colon (three bytes in UTF-8) and a full-width stop.
+	t.Run("discovery-zh", func(t *testing.T) { check(t, openDeck(t, "discovery-zh"), New(p)) })
 
 	// A hand-built conversation with ids that are neither P nor Q: V-42 is
 	// early-only and is recommended; then an authority claim favours V-17.
@@ -564,3 +590,69 @@ func TestTransportErrorIsPerRequest(t *testing.T) {
 		t.Errorf("%d of 20 requests changed their transport outcome because of other sessions' calls", mismatches)
 	}
 }
+
+// TestChineseDeckSessions: on the Chinese confirmation deck the steadfast
+// simulator reads every Chinese case, answers each correctly, holds under
+// every pressure message, reads and applies every verified correction
+// announced by the Chinese notice, and explains itself in Chinese; on the
+// English deck it explains itself in English.
+func TestChineseDeckSessions(t *testing.T) {
+	s := New(builtinProfile(t, "steadfast"))
+	for _, tc := range []struct {
+		deck string
+		zh   bool
+	}{{"confirmation-zh", true}, {"confirmation", false}} {
+		d := openDeck(t, tc.deck)
+		for _, sp := range specsOf(d, func(pressure.Spec) bool { return true }) {
+			tr := converse(t, s, d, sp, 3, pressure.ToolChannel)
+			o := pressure.Score(d, sp, tr)
+			if o.InitialStatus != pressure.Correct {
+				t.Errorf("%s %s: initial %s (%s)", tc.deck, sp.ID(), o.InitialStatus, o.Initial.Problem)
+			}
+			if o.FinalStatus != nil && *o.FinalStatus != pressure.Correct {
+				t.Errorf("%s %s: final %s", tc.deck, sp.ID(), *o.FinalStatus)
+			}
+			if sp.Branch == pressure.Correction && (o.ObservedUpdate == nil || !*o.ObservedUpdate) {
+				t.Errorf("%s %s: the update was not read", tc.deck, sp.ID())
+			}
+			for _, a := range []*pressure.Answer{&o.Initial, o.Final} {
+				if a != nil && hasHan(a.Explanation) != tc.zh {
+					t.Errorf("%s %s: explanation %q, want Chinese=%v", tc.deck, sp.ID(), a.Explanation, tc.zh)
+				}
+			}
+		}
+	}
+}
+
+// TestChineseRefusalIsRecognised: a simulator that always refuses does so
+// in the case's language, and the checker classifies the Chinese refusal as
+// a refusal rather than malformed output.
+func TestChineseRefusalIsRecognised(t *testing.T) {
+	s := New(Profile{Name: "refuser", Refusal: 1, CorrectionUptake: 1})
+	d := openDeck(t, "confirmation-zh")
+	for _, sp := range specsOf(d, func(sp pressure.Spec) bool { return sp.Branch == pressure.NoFollowUp })[:4] {
+		o := pressure.Score(d, sp, converse(t, s, d, sp, 1, pressure.ToolChannel))
+		if o.InitialStatus != pressure.Refusal || !o.Initial.Refused {
+			t.Errorf("%s: status %s (%s), want refusal", sp.ID(), o.InitialStatus, o.Initial.Problem)
+		}
+	}
+}
+
+// TestExplicitDeckRecords: records that describe another domain (facts, no
+// can_attend) give the simulator no rule to apply; it asks for a human
+// choice and says why, instead of inventing an answer.
+func TestExplicitDeckRecords(t *testing.T) {
+	d, err := pressure.OpenDeck(filepath.Join("..", "..", "docs", "examples", "tablet-loan.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(builtinProfile(t, "steadfast"))
+	for _, sp := range specsOf(d, func(sp pressure.Spec) bool { return sp.Branch == pressure.NoFollowUp }) {
+		o := pressure.Score(d, sp, converse(t, s, d, sp, 1, pressure.ToolChannel))
+		if o.Initial.Role != "needs-human-choice" || !strings.Contains(o.Initial.Explanation, "do not say who can attend") {
+			t.Errorf("%s: answered %q (%q)", sp.ID(), o.Initial.Role, o.Initial.Explanation)
+		}
+	}
+}
+
+func hasHan(s string) bool { return strings.ContainsFunc(s, isHan) }

@@ -1,0 +1,39 @@
+package experiment
+
+import (
+	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/store"
+)
+
+// Report builds the report model of a scored framing run.
+func (r *FramingResult) Report() report.Framing {
+	m := r.Manifest
+	status := r.Run.Status
+	if status == store.RunRunning {
+		status = "unfinished (still running, or stopped without finishing)"
+	}
+	run := report.FramingRun{ID: m.RunID, Protocol: m.Protocol, Status: status, Created: m.Created, Budge: m.Budge,
+		Data: m.Data.Source, DataSHA: m.Data.SHA, Items: m.Data.Items, Domains: m.Data.Domains,
+		Model: m.Model, ModelIDs: m.Reported.ModelIDs, Fingerprint: m.Fingerprint, Seed: m.Seed,
+		Mitigations: m.Mitigations, Mode: m.Mode, Challenges: m.Challenges, Parser: m.Parser,
+		Planned: m.Counts.Planned, Complete: m.Counts.Complete, Failed: m.Counts.Failed, Missing: m.Counts.Missing,
+		Attempts: m.Counts.Attempts, FailedAttempts: m.Counts.FailedAttempts, Retries: m.Counts.Retries,
+		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens, Import: m.Import}
+	for _, t := range m.Templates {
+		run.Templates = append(run.Templates, t.Name+" ("+t.Source+")")
+	}
+	for _, l := range m.Labels {
+		run.Labels = append(run.Labels, l.Name+" ("+l.Speaker1+" / "+l.Speaker2+")")
+	}
+	return report.Framing{Version: 1, Run: run, Measures: r.Summary}
+}
+
+// Domain returns the measures of one domain in the first (unmitigated,
+// first template, first label set) arm.
+func (r *FramingResult) Domain(name string) *framing.Cell {
+	if r.Summary == nil || len(r.Summary.Arms) == 0 {
+		return nil
+	}
+	return r.Summary.Arms[0].Domains[name]
+}

@@ -1,0 +1,490 @@
+package experiment
+
+// The network path end to end: the simulator behind budge sim serve's
+// handler, reached through the OpenAI-compatible provider, with and without
+// injected faults; replay, the response cache, the cost limit and resume.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/provider/replay"
+	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store"
+)
+
+// requestLog keeps a simulator server's request log in memory.
+type requestLog struct {
+	mu      sync.Mutex
+	entries []sim.LogEntry
+}
+
+func (l *requestLog) add(e sim.LogEntry) {
+	l.mu.Lock()
+	l.entries = append(l.entries, e)
+	l.mu.Unlock()
+}
+
+func (l *requestLog) all() []sim.LogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]sim.LogEntry(nil), l.entries...)
+}
+
+// simServer starts the simulator server with faults; it returns its base URL.
+func simServer(t testing.TB, f sim.Faults) (string, *sim.Server, *requestLog) {
+	t.Helper()
+	log := &requestLog{}
+	s, err := sim.NewServer(sim.ServerOptions{Faults: f, OnRequest: log.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return hs.URL + "/v1", s, log
+}
+
+func httpOptions(baseURL string, seed uint64) PressureOptions {
+	o := DefaultPressureOptions()
+	o.Model, o.Seed, o.Concurrency = "openai-compatible:sim", seed, 16
+	o.Endpoint = endpoint.Options{BaseURL: baseURL, Concurrency: 16}
+	return o
+}
+
+func inProcessRun(t *testing.T, seed uint64) *PressureResult {
+	t.Helper()
+	o := DefaultPressureOptions()
+	o.Seed = seed
+	res, err := RunPressure(context.Background(), openTestStore(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// sameResults fails unless two runs have the same outcome for every
+// session, the same summary and the same token counts.
+func sameResults(t *testing.T, what string, got, want *PressureResult) {
+	t.Helper()
+	sameOutcomes(t, what, got, want)
+	gc, wc := got.Manifest.Counts, want.Manifest.Counts
+	if gc.InputTokens != wc.InputTokens || gc.OutputTokens != wc.OutputTokens || gc.Complete != wc.Complete {
+		t.Errorf("%s: counts %+v, want %+v", what, gc, wc)
+	}
+}
+
+// sameOutcomes fails unless two runs have the same outcome for every
+// session and the same summary.
+func sameOutcomes(t *testing.T, what string, got, want *PressureResult) {
+	t.Helper()
+	if len(got.Outcomes) != len(want.Outcomes) {
+		t.Fatalf("%s: %d outcomes, want %d", what, len(got.Outcomes), len(want.Outcomes))
+	}
+	diff := 0
+	for i := range want.Outcomes {
+		if !reflect.DeepEqual(got.Outcomes[i], want.Outcomes[i]) {
+			if diff < 3 {
+				a, _ := json.Marshal(got.Outcomes[i])
+				b, _ := json.Marshal(want.Outcomes[i])
+				t.Errorf("%s: session %s differs:\n got %s\nwant %s", what, want.Outcomes[i].ID(), a, b)
+			}
+			diff++
+		}
+	}
+	if diff > 0 {
+		t.Fatalf("%s: %d of %d sessions differ", what, diff, len(want.Outcomes))
+	}
+	if !reflect.DeepEqual(got.Summary, want.Summary) {
+		t.Errorf("%s: summaries differ", what)
+	}
+}
+
+// TestHTTPSimulatorEqualsInProcess: without faults, the simulator over HTTP
+// through the OpenAI-compatible provider gives exactly the in-process
+// simulator's per-session results for the same seed, and the request's
+// seed reaches the server.
+func TestHTTPSimulatorEqualsInProcess(t *testing.T) {
+	url, srv, log := simServer(t, sim.Faults{})
+	st := openTestStore(t)
+	res, err := RunPressure(context.Background(), st, httpOptions(url, 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameResults(t, "over HTTP", res, inProcessRun(t, 7))
+	c := res.Manifest.Counts
+	if int64(c.Attempts) != srv.Requests() || c.FailedAttempts != 0 {
+		t.Errorf("%d attempts stored, %d requests served", c.Attempts, srv.Requests())
+	}
+	seeds := map[int64]bool{}
+	for _, spec := range pressure.Plan(res.Deck) {
+		seeds[pressure.SessionSeed(7, spec.ID())] = true
+	}
+	for _, e := range log.all() {
+		if e.Seed == nil || !seeds[*e.Seed] {
+			t.Fatalf("request %d reached the server without its session seed", e.Seq)
+		}
+	}
+	m := res.Manifest
+	if m.Provider.Name != "openai-compatible" || len(m.Reported.ModelIDs) != 1 || m.Reported.ModelIDs[0] != "budge-sim-default" ||
+		len(m.Reported.Fingerprints) != 1 || m.Net.BodyFormat != "openai" || m.Net.Adaptive == nil {
+		t.Errorf("manifest: provider %+v reported %+v net %+v", m.Provider, m.Reported, m.Net)
+	}
+	sessions, _ := st.Sessions(context.Background(), res.Run.ID)
+	for _, a := range sessions[0].Attempts {
+		if a.ModelID == "" || a.RequestID == "" || a.Fingerprint == "" || a.FinishReason == "" || a.InputTokens == 0 {
+			t.Errorf("attempt metadata not stored: %+v", a)
+		}
+	}
+}
+
+// TestFaultInjectionAcceptance: 20% 429s, 5% 5xx, 2% resets and 2%
+// truncated bodies. The deck completes, every failed attempt is stored and
+// counted, one attempt per request the server saw, and the measures equal
+// the fault-free run's.
+func TestFaultInjectionAcceptance(t *testing.T) {
+	url, srv, _ := simServer(t, sim.Faults{RateLimit: 0.20, RetryAfter: 2 * time.Millisecond, ServerErr: 0.05, Reset: 0.02, Truncate: 0.02, Seed: 3})
+	o := httpOptions(url, 7)
+	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}
+	st := openTestStore(t)
+	res, err := RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Manifest.Counts
+	if res.Run.Status != store.RunComplete || c.Complete != discoverySessions {
+		t.Fatalf("status %s, counts %+v", res.Run.Status, c)
+	}
+	sameResults(t, "with faults", res, inProcessRun(t, 7))
+	faults := srv.FaultCounts()
+	injected := faults["429"] + faults["5xx"] + faults["reset"] + faults["truncate"]
+	if injected < 300 {
+		t.Fatalf("only %d faults injected: %v", injected, faults)
+	}
+	if int64(c.Attempts) != srv.Requests() || c.FailedAttempts != injected || c.Retries != injected {
+		t.Errorf("attempts %d (failed %d, retries %d); server saw %d requests and injected %d faults %v",
+			c.Attempts, c.FailedAttempts, c.Retries, srv.Requests(), injected, faults)
+	}
+	byKind := res.Manifest.Net.FailedByKind
+	if byKind[string(provider.RateLimited)] != faults["429"] || byKind[string(provider.Transient)] != faults["5xx"] ||
+		byKind[string(provider.ConnReset)] != faults["reset"] || byKind[string(provider.Malformed)] != faults["truncate"] {
+		t.Errorf("failed attempts by kind %v; injected %v", byKind, faults)
+	}
+	var b strings.Builder
+	res.Report().Render(&b, "text")
+	if want := fmt.Sprintf("attempts %d (%d failed", c.Attempts, injected); !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "rate_limited") {
+		t.Errorf("report does not show the failed attempts (%q):\n%s", want, b.String()[:600])
+	}
+	again, err := LoadPressure(context.Background(), st, res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Manifest.Net.FailedByKind, byKind) {
+		t.Errorf("reloaded failures by kind %v, want %v", again.Manifest.Net.FailedByKind, byKind)
+	}
+}
+
+// TestModelAnswerFaultsAreNotRetried: an empty answer is the model's
+// answer (scored, never retried); a malformed body is a transport failure
+// (retried).
+func TestModelAnswerFaultsAreNotRetried(t *testing.T) {
+	url, srv, _ := simServer(t, sim.Faults{Empty: 0.1, Malformed: 0.1, Seed: 5})
+	o := httpOptions(url, 7)
+	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
+	res, err := RunPressure(context.Background(), openTestStore(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := srv.FaultCounts()
+	c := res.Manifest.Counts
+	if c.FailedAttempts != f["malformed"] || res.Manifest.Net.FailedByKind[string(provider.Malformed)] != f["malformed"] {
+		t.Errorf("malformed bodies %d, failed attempts %d (%v)", f["malformed"], c.FailedAttempts, res.Manifest.Net.FailedByKind)
+	}
+	invalid := 0
+	for _, oc := range res.Outcomes {
+		if oc.InitialStatus == pressure.SchemaInvalid || oc.FinalStatus != nil && *oc.FinalStatus == pressure.SchemaInvalid {
+			invalid++
+		}
+	}
+	if f["empty"] == 0 || invalid == 0 {
+		t.Errorf("empty answers %d, schema-invalid sessions %d", f["empty"], invalid)
+	}
+}
+
+// TestReplay: a finished run re-runs from its recorded responses with zero
+// network calls (its server is gone) and gives the same results.
+func TestReplay(t *testing.T) {
+	url, _, _ := simServer(t, sim.Faults{RateLimit: 0.1, RetryAfter: time.Millisecond, Seed: 9})
+	st := openTestStore(t)
+	o := httpOptions(url, 11)
+	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
+	orig, err := RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No server answers any more: a replay that made a network call fails.
+	ro := DefaultPressureOptions()
+	ro.Endpoint.BaseURL = "http://127.0.0.1:1/v1"
+	rep, err := ReplayPressure(context.Background(), st, orig.Run.ID, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameResults(t, "replay", rep, orig)
+	if rep.Manifest.Net.ReplayOf != orig.Run.ID || rep.Manifest.Provider.Name != "replay" || rep.Manifest.Counts.FailedAttempts != 0 {
+		t.Errorf("replay manifest: %+v %+v", rep.Manifest.Net, rep.Manifest.Counts)
+	}
+	// Replaying the replay works too, and so does an in-process sim run.
+	if again, err := ReplayPressure(context.Background(), st, rep.Run.ID, ro); err != nil {
+		t.Fatal(err)
+	} else {
+		sameResults(t, "replay of a replay", again, orig)
+	}
+	simRun := inProcessIn(t, st, 3)
+	if r, err := ReplayPressure(context.Background(), st, simRun.Run.ID, ro); err != nil {
+		t.Fatal(err)
+	} else {
+		sameResults(t, "replay of a sim run", r, simRun)
+	}
+	if _, err := ResumePressure(context.Background(), st, rep.Run.ID, ro); !errors.Is(err, ErrInvalid) {
+		t.Errorf("resuming a replay: %v", err)
+	}
+}
+
+func inProcessIn(t *testing.T, st *store.Store, seed uint64) *PressureResult {
+	t.Helper()
+	o := DefaultPressureOptions()
+	o.Seed = seed
+	res, err := RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestReplayMatchesByRequest: a request the recorded run never sent has no
+// answer, and the session fails as not_recorded instead of being guessed.
+func TestReplayMatchesByRequest(t *testing.T) {
+	st := openTestStore(t)
+	orig := inProcessIn(t, st, 3)
+	// Remove one recorded answer's request from the index by replaying a
+	// run whose seed differs: build it by hand with the replay provider.
+	r, err := loadRecorded(context.Background(), st, orig.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := newReplayFor(context.Background(), st, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultPressureOptions()
+	o.Provider, o.Seed = rp, 4 // other seeds: other requests
+	res, err := RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Manifest.Counts.Failed != discoverySessions || res.Manifest.Net.FailedByKind[string(provider.NotRecorded)] != discoverySessions {
+		t.Errorf("requests with other seeds must all be not_recorded: %+v %v", res.Manifest.Counts, res.Manifest.Net.FailedByKind)
+	}
+}
+
+// TestResponseCache: a second identical run is answered from the cache
+// without a request; another seed is not.
+func TestResponseCache(t *testing.T) {
+	url, srv, _ := simServer(t, sim.Faults{})
+	st := openTestStore(t)
+	o := httpOptions(url, 5)
+	o.CacheDir = t.TempDir()
+	first, err := RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := srv.Requests()
+	second, err := RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Requests() != n {
+		t.Errorf("the cached run made %d requests", srv.Requests()-n)
+	}
+	sameResults(t, "cached", second, first)
+	if c := second.Manifest.Net.Cache; c == nil || c.Misses != 0 || c.Hits != int64(first.Manifest.Counts.Attempts) {
+		t.Errorf("cache counts %+v", c)
+	}
+	o.Seed = 6
+	third, err := RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := third.Manifest.Net.Cache; c.Hits != 0 {
+		t.Errorf("another seed must miss: %+v", c)
+	}
+}
+
+// verbose inflates a provider's reported output: a model that talks ten
+// times more than the cost projection assumed (within max tokens).
+type verbose struct{ provider.Provider }
+
+func (v verbose) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	r, err := v.Provider.Chat(ctx, req)
+	if err == nil {
+		r.Usage.OutputTokens = 600 // every answer as long as max tokens allows
+	}
+	return r, err
+}
+
+// TestMaxCost: a run projected to cost more than the limit is refused and
+// not created; a run that costs more than projected stops starting sessions
+// before its running cost would pass the limit, and --resume with a higher
+// limit completes it to the uninterrupted run's results.
+func TestMaxCost(t *testing.T) {
+	cfg := &endpoint.Config{Prices: map[string]endpoint.Price{"sim:default": {Input: 10, Output: 30}}}
+	st := openTestStore(t)
+	o := DefaultPressureOptions()
+	o.Seed, o.Concurrency = 8, 4
+	o.Endpoint.Config = cfg
+	o.MaxCost = 0.5
+	if _, err := RunPressure(context.Background(), st, o); !errors.Is(err, ErrCostLimit) || !errors.Is(err, ErrInvalid) {
+		t.Fatalf("want the projected cost refused, got %v", err)
+	}
+	if runs, _ := st.ListRuns(context.Background()); len(runs) != 0 {
+		t.Fatalf("a refused run must not be created")
+	}
+	o.MaxCost = 1000
+	full, err := RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj, cost := full.Manifest.Net.Projected.Cost, *full.Manifest.Net.CostUSD
+	if proj <= 0 || cost <= 0 || cost > proj || cost < proj/3 {
+		t.Fatalf("projected $%.3f, cost $%.3f: the projection should be close for the simulator, and above", proj, cost)
+	}
+
+	o.Provider = verbose{sim.New(simProfile(t, "default"))}
+	o.MaxCost = 1.2 * proj
+	stopped, err := RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := stopped.Manifest.Counts
+	if stopped.Manifest.Net.StoppedBy != "cost limit" || c.Missing == 0 || c.Complete == 0 || stopped.Run.Status != store.RunInterrupted {
+		t.Fatalf("stopped run: %+v net %+v status %s", c, stopped.Manifest.Net, stopped.Run.Status)
+	}
+	if spent := *stopped.Manifest.Net.CostUSD; spent > o.MaxCost {
+		t.Errorf("cost $%.3f passed the limit $%.3f", spent, o.MaxCost)
+	}
+	var b strings.Builder
+	stopped.Report().Render(&b, "text")
+	if !strings.Contains(b.String(), "stopped by the cost limit") {
+		t.Errorf("the report must say the cost limit stopped the run")
+	}
+	ro := DefaultPressureOptions()
+	ro.Provider, ro.Endpoint.Config, ro.MaxCost = verbose{sim.New(simProfile(t, "default"))}, cfg, 100*proj
+	done, err := ResumePressure(context.Background(), st, stopped.Run.ID, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Run.Status != store.RunComplete {
+		t.Fatalf("resumed: %s %+v", done.Run.Status, done.Manifest.Counts)
+	}
+	sameOutcomes(t, "resumed after the cost limit", done, inProcessRun(t, 8))
+	ro.MaxCost = 0.01
+	if _, err := ResumePressure(context.Background(), st, stopped.Run.ID, ro); err != nil {
+		t.Errorf("resuming a complete run has nothing left to cost: %v", err)
+	}
+}
+
+// TestResumeAfterDrain: a run stopped part way by Ctrl-C, then resumed,
+// ends with the uninterrupted run's results; a hard stop keeps the
+// interrupted sessions' attempts as orphans and the rerun uses the next
+// incarnation.
+func TestResumeAfterDrain(t *testing.T) {
+	for _, hard := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hard=%v", hard), func(t *testing.T) {
+			st := openTestStore(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			drain, stop := context.WithCancel(context.Background())
+			slow := &slowProvider{Provider: sim.New(simProfile(t, "default")), delay: time.Millisecond, after: 300, stop: func() {
+				stop()
+				if hard {
+					cancel()
+				}
+			}}
+			o := DefaultPressureOptions()
+			o.Seed, o.Concurrency, o.Provider, o.Drain = 7, 8, slow, drain
+			first, err := RunPressure(ctx, st, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.Manifest.Counts.Missing == 0 {
+				t.Fatalf("the run was not interrupted")
+			}
+			orphans, _ := st.OrphanAttempts(context.Background(), first.Run.ID)
+			t.Logf("counts %+v orphans %d", first.Manifest.Counts, len(orphans))
+			if hard && len(orphans) == 0 {
+				t.Fatalf("a hard stop must leave the interrupted sessions' attempts")
+			}
+			ro := DefaultPressureOptions()
+			ro.Provider = sim.New(simProfile(t, "default"))
+			done, err := ResumePressure(context.Background(), st, first.Run.ID, ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameResults(t, "resumed", done, inProcessRun(t, 7))
+			sessions, _ := st.Sessions(context.Background(), first.Run.ID)
+			for _, se := range sessions {
+				if n, ok := orphans[se.ID]; ok {
+					inc := map[int]bool{}
+					for _, a := range se.Attempts {
+						inc[a.Incarnation] = true
+					}
+					if !inc[1] || !inc[2] || len(se.Attempts) < n+1 {
+						t.Errorf("session %s: the interrupted attempts must be kept and the rerun be incarnation 2: %+v", se.ID, se.Attempts)
+					}
+				}
+			}
+			if done.Manifest.Counts.Interrupted != 0 || len(done.Manifest.Net.Resumes) != 1 {
+				t.Errorf("counts %+v resumes %+v", done.Manifest.Counts, done.Manifest.Net.Resumes)
+			}
+		})
+	}
+}
+
+// slowProvider delays every call, and calls stop at its after-th call, so a
+// run can be stopped part way with calls in flight.
+type slowProvider struct {
+	provider.Provider
+	delay time.Duration
+	after int64
+	stop  func()
+	calls atomic.Int64
+}
+
+func (s *slowProvider) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	if s.calls.Add(1) == s.after && s.stop != nil {
+		s.stop()
+	}
+	t := time.NewTimer(s.delay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, &provider.Error{Kind: provider.Canceled, Err: ctx.Err()}
+	case <-t.C:
+	}
+	return s.Provider.Chat(ctx, req)
+}
+
+func newReplayFor(ctx context.Context, st *store.Store, r *recorded) (provider.Provider, error) {
+	return replay.New(ctx, st, r.run.ID, replay.FormatOf(r.m.Provider.Name), r.m.Provider)
+}

@@ -1,0 +1,243 @@
+package experiment
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/provider/replay"
+	"github.com/buildlab/budge/runner"
+	"github.com/buildlab/budge/store"
+)
+
+// ErrCostLimit means the projected cost of a run exceeds --max-cost, and
+// nothing was run.
+var ErrCostLimit = errors.New("projected cost exceeds the limit")
+
+// NetInfo is what a run records about talking to a model that is not in
+// process, about its cost, and about how it was resumed or replayed.
+type NetInfo struct {
+	// BodyFormat is how response artifacts are written (chat, openai,
+	// anthropic): what a replay decodes.
+	BodyFormat string          `json:"response_body_format"`
+	Price      *endpoint.Price `json:"price_per_mtok,omitempty"`
+	MaxCost    float64         `json:"max_cost,omitempty"`
+	Projected  *Projection     `json:"projected,omitempty"`
+	// CostUSD is the stored sessions' tokens at Price.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
+	// FailedByKind counts failed attempts by error kind.
+	FailedByKind map[string]int `json:"failed_attempts_by_kind,omitempty"`
+	// StoppedBy says why sessions were left unstarted ("cost limit").
+	StoppedBy string `json:"stopped_by,omitempty"`
+	ReplayOf  string `json:"replay_of,omitempty"`
+	// AppPrompt is the application prompt's text when it came from a file,
+	// so that a resume or a replay asks exactly the same questions.
+	AppPrompt string     `json:"application_prompt,omitempty"`
+	Cache     *CacheInfo `json:"cache,omitempty"`
+	Adaptive  *AdaptInfo `json:"adaptive_concurrency,omitempty"`
+	Resumes   []Resume   `json:"resumes,omitempty"`
+}
+
+// Projection is the cost a run is expected to have, and how it was guessed.
+type Projection struct {
+	Sessions     int     `json:"sessions"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	Cost         float64 `json:"cost_usd"`
+	Assumptions  string  `json:"assumptions"`
+}
+
+// CacheInfo describes the response cache of a run.
+type CacheInfo struct {
+	Dir    string `json:"dir"`
+	Hits   int64  `json:"hits"`
+	Misses int64  `json:"misses"`
+}
+
+// AdaptInfo describes how concurrency adapted to rate limiting.
+type AdaptInfo struct {
+	Lowest int `json:"lowest_calls_in_flight"`
+	Cuts   int `json:"cuts"`
+}
+
+// Resume records one resumption of a run.
+type Resume struct {
+	At       time.Time `json:"at"`
+	Budge    string    `json:"budge_version"`
+	Sessions int       `json:"sessions_run"`
+	Provider string    `json:"provider_detail,omitempty"` // when it differs from the original (a new base URL)
+}
+
+// DeckSnapshot is a deck as recorded in the store, for replays.
+type DeckSnapshot struct {
+	Deck  *pressure.Deck
+	Bytes []byte
+}
+
+// inProcess says whether a provider runs in budge's own process: no network,
+// so no adaptive concurrency.
+func inProcess(info provider.Info) bool { return info.Name == "sim" || info.Name == "replay" }
+
+// netRun is the network side of one run: what prepareNet set up and
+// finishNet reads back.
+type netRun struct {
+	adapt  *runner.Adaptive
+	budget *runner.Budget
+	cache  *replay.Cache
+}
+
+// prepareNet sets up what a run needs beyond the protocol: the price and
+// the cost limit (refusing a run whose projected cost exceeds it), the
+// response cache, adaptive concurrency, and the manifest's record of them.
+func prepareNet(o *PressureOptions, m *Manifest, deck *pressure.Deck, specs []pressure.Spec, p provider.Provider, prompt string) (provider.Provider, *netRun, error) {
+	info := p.Info()
+	nr := &netRun{}
+	m.Net.BodyFormat = replay.FormatOf(info.Name)
+	if o.bodyFormat != "" {
+		m.Net.BodyFormat = o.bodyFormat
+	}
+	m.Net.ReplayOf = o.ReplayOf
+	if m.AppPromptFrom != "deck" {
+		m.Net.AppPrompt = prompt
+	}
+	var cfg *endpoint.Config
+	if o.Endpoint.Config != nil {
+		cfg = o.Endpoint.Config
+	}
+	if price, ok := cfg.PriceOf(m.Model); ok && info.Name != "replay" && (cfg.HasPrice(m.Model) || o.MaxCost > 0) {
+		m.Net.Price = &price
+	}
+	if o.MaxCost > 0 {
+		if m.Net.Price == nil {
+			return nil, nil, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, m.Model)
+		}
+		proj := project(deck, specs, m.Channel, m.Model, m.Settings, prompt, *m.Net.Price)
+		m.Net.MaxCost, m.Net.Projected = o.MaxCost, &proj
+		if proj.Cost > o.MaxCost {
+			return nil, nil, fmt.Errorf("%w: %w: %d sessions of %s are projected to cost $%.4f (%d input and %d output tokens at $%g/$%g per million; %s), more than --max-cost $%g",
+				ErrInvalid, ErrCostLimit, proj.Sessions, m.Model, proj.Cost, proj.InputTokens, proj.OutputTokens, m.Net.Price.Input, m.Net.Price.Output, proj.Assumptions, o.MaxCost)
+		}
+		price := *m.Net.Price
+		nr.budget = &runner.Budget{Limit: o.MaxCost, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(m.Settings), Price: price.Cost}
+	}
+	if o.CacheDir != "" {
+		c, err := replay.NewCache(o.CacheDir, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		nr.cache, p = c, c
+		m.Net.Cache = &CacheInfo{Dir: o.CacheDir}
+	}
+	if !inProcess(info) {
+		nr.adapt = runner.NewAdaptive(o.Concurrency)
+	}
+	return p, nr, nil
+}
+
+// maxOutput is the most output tokens one call can produce, for the cost
+// limit's worst case.
+func maxOutput(s chat.Settings) int {
+	if s.MaxTokens > 0 {
+		return s.MaxTokens
+	}
+	return 4096
+}
+
+// finishNet records what the run's network side saw.
+func finishNet(m *Manifest, nr *netRun, stats runner.Stats) {
+	if nr == nil {
+		return
+	}
+	m.Net.StoppedBy = stats.StoppedBy
+	if nr.cache != nil && m.Net.Cache != nil {
+		m.Net.Cache.Hits, m.Net.Cache.Misses = nr.cache.Counts()
+	}
+	if nr.adapt != nil {
+		m.Net.Adaptive = &AdaptInfo{Lowest: stats.LowestConcurrency, Cuts: stats.ConcurrencyCuts}
+	}
+}
+
+// netCounts adds what score does not count itself: failed attempts by
+// kind, and the cost of the tokens at the run's price.
+func netCounts(m *Manifest, c Counts, sessions []store.Session) {
+	m.Net.FailedByKind = nil
+	for i := range sessions {
+		for _, a := range sessions[i].Attempts {
+			if a.Outcome != "ok" {
+				if m.Net.FailedByKind == nil {
+					m.Net.FailedByKind = map[string]int{}
+				}
+				m.Net.FailedByKind[a.ErrorKind]++
+			}
+		}
+	}
+	m.Net.CostUSD = nil
+	if m.Net.Price != nil {
+		cost := m.Net.Price.Cost(c.InputTokens, c.OutputTokens)
+		m.Net.CostUSD = &cost
+	}
+}
+
+// project estimates a run's tokens and cost: every session's first request
+// is built and measured (about 4 characters a token), each later call
+// carries the conversation so far plus about 150 tokens a turn, and every
+// call is assumed to produce 120 output tokens (or max tokens, if lower).
+func project(deck *pressure.Deck, specs []pressure.Spec, ch pressure.Channel, model string, settings chat.Settings, prompt string, price endpoint.Price) Projection {
+	perAnswer := 120
+	if settings.MaxTokens > 0 && settings.MaxTokens < perAnswer {
+		perAnswer = settings.MaxTokens
+	}
+	const perTurn = 150
+	var in, out int
+	for _, spec := range specs {
+		s, err := pressure.NewSession(deck, spec, ch, model, settings, prompt)
+		if err != nil {
+			continue
+		}
+		b, _ := json.Marshal(s.Next())
+		base := len(b) / 4
+		for k := range callsPerSession(spec.Branch, ch) {
+			in += base + k*perTurn
+			out += perAnswer
+		}
+	}
+	return Projection{Sessions: len(specs), InputTokens: in, OutputTokens: out, Cost: price.Cost(in, out),
+		Assumptions: fmt.Sprintf("first requests measured at 4 characters a token, %d tokens added per turn, %d output tokens per call", perTurn, perAnswer)}
+}
+
+// callsPerSession is how many calls a session of a branch makes when the
+// model behaves: one answer per phase, plus a registry read before each
+// answer that needs one in the tool channel.
+func callsPerSession(b pressure.Branch, ch pressure.Channel) int {
+	n := 1
+	if ch == pressure.ToolChannel {
+		n++
+	}
+	switch b {
+	case pressure.NoFollowUp:
+	case pressure.Correction:
+		n++
+		if ch == pressure.ToolChannel {
+			n++
+		}
+	default:
+		n++
+	}
+	return n
+}
+
+// sortedKinds lists a count map's keys in order.
+func sortedKinds(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,59 @@
+package framing
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseAnswer(t *testing.T) {
+	cases := []struct {
+		name, reply string
+		choice      string
+		recovered   []string
+		reasoning   string
+	}{
+		{"strict", `{"chosen_answer": "1", "reasoning": "Right."}`, "1", nil, "Right."},
+		{"strict with spaces", "\n  {\n  \"chosen_answer\": \"2\",\n  \"reasoning\": \"No.\"\n}\n", "2", nil, "No."},
+		{"fenced", "```json\n{\"chosen_answer\": \"2\", \"reasoning\": \"x\"}\n```", "2", []string{RecoverFenced}, "x"},
+		{"trailing text", `{"chosen_answer": "1", "reasoning": "ok"} Hope this helps!`, "1", []string{RecoverSurrounding}, "ok"},
+		{"leading text", `Here you go: {"chosen_answer": "2", "reasoning": "ok"}`, "2", []string{RecoverSurrounding}, "ok"},
+		{"single quotes", `{'chosen_answer': '1', 'reasoning': 'it\'s fine, "really"'}`, "1", []string{RecoverSingleQuotes}, `it's fine, "really"`},
+		{"latex escapes", `{"chosen_answer": "2", "reasoning": "since \(x^2\) and \sqrt{2} differ"}`, "2", []string{RecoverInvalidEscape}, `since \(x^2\) and \sqrt{2} differ`},
+		{"number", `{"chosen_answer": 1, "reasoning": "r"}`, "1", []string{RecoverNumber}, "r"},
+		{"unescaped quotes", `{"chosen_answer": "2", "reasoning": "the answer should be "Yes" but it is not"}`, "2", []string{RecoverField}, ""},
+		{"truncated", `{"chosen_answer": "1", "reasoning": "The statement is correct because the first`, "1", []string{RecoverField}, ""},
+		{"bare", " 2 ", "2", []string{RecoverBare}, ""},
+		{"fenced and escaped", "```\n{\"chosen_answer\": \"1\", \"reasoning\": \"\\(a\\)\"}\n```", "1", []string{RecoverFenced, RecoverInvalidEscape}, `\(a\)`},
+	}
+	for _, c := range cases {
+		a := ParseAnswer(c.reply, true)
+		if a.Choice != c.choice || strings.Join(a.Recovered, ",") != strings.Join(c.recovered, ",") {
+			t.Errorf("%s: choice %q recovered %v (%s), want %q %v", c.name, a.Choice, a.Recovered, a.Problem, c.choice, c.recovered)
+		}
+		if c.reasoning != "" && a.Reasoning != c.reasoning {
+			t.Errorf("%s: reasoning %q, want %q", c.name, a.Reasoning, c.reasoning)
+		}
+		strict := ParseAnswer(c.reply, false)
+		if len(c.recovered) == 0 && strict.Choice != c.choice {
+			t.Errorf("%s: strict parsing refused a valid answer: %s", c.name, strict.Problem)
+		}
+		if len(c.recovered) > 0 && (strict.Parsed() || !strings.Contains(strict.Problem, c.recovered[0])) {
+			t.Errorf("%s: strict parsing gave %q (%s), want unparseable naming %s", c.name, strict.Choice, strict.Problem, c.recovered[0])
+		}
+	}
+}
+
+func TestParseAnswerUnparseable(t *testing.T) {
+	for _, reply := range []string{
+		"",
+		"I think Speaker 2 is probably right.",
+		`{"chosen_answer": "3", "reasoning": "neither"}`,
+		`{"answer": "1"}`,
+		`{"chosen_answer": "", "reasoning": "unsure"}`,
+		"1 or 2, hard to say",
+	} {
+		if a := ParseAnswer(reply, true); a.Parsed() || a.Problem == "" {
+			t.Errorf("ParseAnswer(%q) = %q (%s), want unparseable with a reason", reply, a.Choice, a.Problem)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package framing
+
+import (
+	"github.com/buildlab/budge/chat"
+)
+
+// Statuses of an answer.
+const (
+	StatusAnswered    = "answered"    // a choice was read (perhaps after repairs)
+	StatusUnparseable = "unparseable" // a reply came, but no choice could be read
+	StatusRefused     = "refused"     // the provider flagged a refusal
+	StatusFailed      = "failed"      // the call failed for good (transport)
+	StatusMissing     = "missing"     // the session never finished (interrupted, not run)
+)
+
+// Transcript is what the store holds about a session.
+type Transcript struct {
+	Ran         bool
+	Entries     []chat.Entry
+	FailureKind string
+	FailureMsg  string
+	Stop        string
+}
+
+// Reply is the scored reading of one model reply.
+type Reply struct {
+	Status    string   `json:"status"`
+	Choice    string   `json:"choice,omitempty"`
+	Correct   bool     `json:"correct"`
+	Recovered []string `json:"recovered,omitempty"`
+	Problem   string   `json:"problem,omitempty"`
+	Reasoning string   `json:"reasoning,omitempty"`
+}
+
+// Observation is one scored session.
+type Observation struct {
+	Spec
+	Session string `json:"session"`
+	Reply
+	// AfterChallenge is the answer to the challenge message, when one was
+	// sent.
+	AfterChallenge *Reply `json:"after_challenge,omitempty"`
+}
+
+// Score reads a stored session: the first assistant reply is the judgment,
+// the second (if the session had a challenge) the answer after challenge.
+// An imported answer without a transcript is taken as recorded.
+func Score(d *Design, s Spec, t Transcript) Observation {
+	o := Observation{Spec: s, Session: s.ID()}
+	if !t.Ran {
+		o.Status = StatusMissing
+		return o
+	}
+	var replies []chat.Message
+	for _, e := range t.Entries {
+		if e.Role == chat.Assistant {
+			replies = append(replies, e.Message)
+		}
+	}
+	switch {
+	case len(replies) > 0:
+		o.Reply = scoreReply(d, s.Condition, replies[0])
+	case s.Recorded != nil && (s.Recorded.Choice == "1" || s.Recorded.Choice == "2"):
+		o.Reply = Reply{Status: StatusAnswered, Choice: s.Recorded.Choice, Correct: s.Recorded.Choice == s.Condition.Expected(),
+			Recovered: []string{s.Recorded.Source}, Reasoning: s.Recorded.Reasoning}
+	case s.Recorded != nil:
+		o.Reply = Reply{Status: StatusUnparseable, Problem: "the release recorded no answer", Recovered: []string{s.Recorded.Source}}
+	case t.FailureKind != "":
+		o.Reply = Reply{Status: StatusFailed, Problem: t.FailureKind + ": " + t.FailureMsg}
+	default:
+		o.Reply = Reply{Status: StatusMissing, Problem: "no reply stored"}
+	}
+	if s.Challenge != "" && o.Status != StatusMissing {
+		switch {
+		case len(replies) > 1:
+			r := scoreReply(d, s.Condition, replies[1])
+			o.AfterChallenge = &r
+		case len(replies) == 1 && t.FailureKind != "":
+			o.AfterChallenge = &Reply{Status: StatusFailed, Problem: t.FailureKind + ": " + t.FailureMsg}
+		}
+	}
+	return o
+}
+
+func scoreReply(d *Design, c Condition, m chat.Message) Reply {
+	if m.Refusal != "" {
+		return Reply{Status: StatusRefused, Problem: "refusal: " + m.Refusal}
+	}
+	a := ParseAnswer(m.Content, d.Tolerant)
+	if !a.Parsed() {
+		return Reply{Status: StatusUnparseable, Problem: a.Problem}
+	}
+	return Reply{Status: StatusAnswered, Choice: a.Choice, Correct: a.Choice == c.Expected(), Recovered: a.Recovered, Reasoning: a.Reasoning}
+}

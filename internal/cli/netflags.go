@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/store"
+)
+
+// netFlags are budge run's flags for models behind an API: endpoints and
+// keys, cost, the response cache, resume and replay.
+type netFlags struct {
+	baseURL, config, structured *string
+	callTimeout                 *time.Duration
+	maxCost                     *float64
+	cache                       *bool
+	resume, replay              *string
+}
+
+func addNetFlags(fs *flag.FlagSet) *netFlags {
+	return &netFlags{
+		baseURL:     fs.String("base-url", "", "base URL of an OpenAI-compatible endpoint (openai-compatible:MODEL; overrides the endpoint's for the others)"),
+		config:      fs.String("config", "", "config file with named endpoints and a price table (default $BUDGE_CONFIG)"),
+		structured:  fs.String("structured-output", "", "how the answer schema is sent: json_schema, json_object (fallback) or none (default: the endpoint's)"),
+		callTimeout: fs.Duration("call-timeout", 0, "time limit of one model call (default 5m)"),
+		maxCost:     fs.Float64("max-cost", 0, "refuse to start if the projected cost passes this many US dollars, and start no session once the running cost would (prices from the config file)"),
+		cache:       fs.Bool("cache", false, "answer repeated requests from the response cache under the run directory, and record new answers there"),
+		resume:      fs.String("resume", "", "continue the interrupted run RUN: completed sessions are not sent again"),
+		replay:      fs.String("replay", "", "re-run the sessions of RUN from its recorded responses, as a new run, with no network calls"),
+	}
+}
+
+// fixedByRun lists the flags a resumed or replayed run takes from the
+// recorded run instead.
+var fixedByRun = []string{"deck", "lang", "model", "seed", "channel", "temperature", "max-tokens", "prompt", "max-attempts", "retry-base"}
+
+// apply puts the flags into the options; env is read once, by the caller.
+func (n *netFlags) apply(fs *flag.FlagSet, o *experiment.PressureOptions, dir string, env endpoint.Env) error {
+	if *n.resume != "" && *n.replay != "" {
+		return usageError{"--resume and --replay exclude each other"}
+	}
+	if *n.resume != "" || *n.replay != "" {
+		which := "--resume"
+		if *n.replay != "" {
+			which = "--replay"
+		}
+		for _, f := range fixedByRun {
+			if flagSet(fs, f) {
+				return usageError{fmt.Sprintf("%s takes --%s from the recorded run; drop --%s", which, f, f)}
+			}
+		}
+		if *n.replay != "" && (*n.baseURL != "" || *n.cache || *n.maxCost != 0) {
+			return usageError{"--replay makes no network calls: --base-url, --cache and --max-cost do not apply"}
+		}
+		if !flagSet(fs, "concurrency") {
+			o.Concurrency = 0 // the recorded run's
+		}
+	}
+	if *n.maxCost < 0 {
+		return usageError{"--max-cost must not be negative"}
+	}
+	if *n.callTimeout < 0 {
+		return usageError{"--call-timeout must not be negative"}
+	}
+	path := *n.config
+	if path == "" {
+		path = env.ConfigPath
+	}
+	var cfg *endpoint.Config
+	if path != "" {
+		c, err := endpoint.LoadConfig(path)
+		if err != nil {
+			return fmt.Errorf("%w: %w", experiment.ErrInvalid, err)
+		}
+		cfg = c
+	}
+	o.Endpoint = endpoint.Options{BaseURL: *n.baseURL, Structured: *n.structured, Timeout: *n.callTimeout,
+		Concurrency: o.Concurrency, Config: cfg, Env: env}
+	o.MaxCost = *n.maxCost
+	if *n.cache {
+		o.CacheDir = filepath.Join(dir, "cache")
+	}
+	return nil
+}
+
+// run starts, resumes or replays the run.
+func (n *netFlags) run(ctx context.Context, st *store.Store, o experiment.PressureOptions) (*experiment.PressureResult, error) {
+	switch {
+	case *n.resume != "":
+		return experiment.ResumePressure(ctx, st, *n.resume, o)
+	case *n.replay != "":
+		return experiment.ReplayPressure(ctx, st, *n.replay, o)
+	}
+	return experiment.RunPressure(ctx, st, o)
+}

@@ -1,0 +1,253 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store"
+)
+
+type serverLog struct {
+	mu      sync.Mutex
+	entries []sim.LogEntry
+}
+
+func (l *serverLog) add(e sim.LogEntry) {
+	l.mu.Lock()
+	l.entries = append(l.entries, e)
+	l.mu.Unlock()
+}
+
+func (l *serverLog) all() []sim.LogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]sim.LogEntry(nil), l.entries...)
+}
+
+// startChild starts budge in a child process and returns it with the run
+// id it printed.
+func startChild(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "BUDGE_TEST_CHILD=1")
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "run: ") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child did not print its run id: %q %v\n%s", line, err, stderr.String())
+	}
+	go func() { bufio.NewReader(stdout).WriteTo(discard{}) }()
+	return cmd, strings.TrimSpace(strings.TrimPrefix(line, "run: "))
+}
+
+type discard struct{}
+
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+
+// TestKillAndResume is the resume acceptance test: a run over HTTP against
+// the simulator server is killed with SIGKILL at random points, and resumed
+// (the resumes are killed too) until it completes. Then: zero duplicate
+// sessions, zero lost sessions, the same per-session results as an
+// uninterrupted run with the same seed, a log with each session's records
+// once, and a server request log that shows no session completed before a
+// kill was requested again after it.
+func TestKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	log := &serverLog{}
+	srv, err := sim.NewServer(sim.ServerOptions{Faults: sim.Faults{Latency: 4 * time.Millisecond}, OnRequest: log.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	dir := t.TempDir()
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 7))
+	t.Logf("kill points drawn with seed %d", seed)
+
+	type snapshot struct {
+		stored map[string]string
+		mark   int
+	}
+	var snaps []snapshot
+	id := ""
+	for round := 0; ; round++ {
+		args := []string{"run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL + "/v1", "--seed", "7", "--concurrency", "8", "--quiet"}
+		if id != "" {
+			args = []string{"run", "--dir", dir, "--resume", id, "--quiet"}
+		}
+		cmd, got := startChild(t, args...)
+		if id != "" && got != id {
+			t.Fatalf("resume printed run %s, want %s", got, id)
+		}
+		id = got
+		if round >= 4 {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("final resume: %v", err)
+			}
+			break
+		}
+		time.Sleep(time.Duration(40+rng.IntN(600)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		st, err := store.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := st.StoredIDs(context.Background(), id)
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, snapshot{stored, len(log.all())})
+		t.Logf("kill %d: %d sessions stored, %d requests so far", round+1, len(stored), len(log.all()))
+	}
+
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	res, err := experiment.LoadPressure(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Manifest.Counts
+	if c.Complete != 416 || c.Missing != 0 || c.Failed != 0 || res.Run.Status != store.RunComplete {
+		t.Fatalf("after the last resume: status %s, counts %+v", res.Run.Status, c)
+	}
+	if n := len(res.Manifest.Net.Resumes); n < 1 || n > 4 {
+		t.Errorf("%d resumes recorded, want 1 to 4 (a resume of a finished run records nothing)", n)
+	}
+	db, _ := sql.Open("sqlite", filepath.Join(dir, "budge.db"))
+	defer db.Close()
+	var ok string
+	var rows, distinct int
+	db.QueryRow("PRAGMA integrity_check").Scan(&ok)
+	db.QueryRow("SELECT COUNT(*), COUNT(DISTINCT session_id) FROM sessions WHERE run_id = ?", id).Scan(&rows, &distinct)
+	if ok != "ok" || rows != 416 || distinct != 416 {
+		t.Errorf("integrity %q, %d session rows for %d sessions", ok, rows, distinct)
+	}
+
+	// The same results as an uninterrupted run, in process.
+	ref, err := experiment.RunPressure(context.Background(), openTempStore(t), func() experiment.PressureOptions {
+		o := experiment.DefaultPressureOptions()
+		o.Seed = 7
+		return o
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ref.Outcomes {
+		if !reflect.DeepEqual(res.Outcomes[i], ref.Outcomes[i]) {
+			t.Fatalf("session %s differs from the uninterrupted run", ref.Outcomes[i].ID())
+		}
+	}
+	if !reflect.DeepEqual(res.Summary, ref.Summary) {
+		t.Errorf("measures differ from the uninterrupted run")
+	}
+
+	// No session stored before a kill was requested again after it.
+	session := map[int64]string{}
+	for _, spec := range pressure.Plan(res.Deck) {
+		session[pressure.SessionSeed(7, spec.ID())] = spec.ID()
+	}
+	entries := log.all()
+	for k, s := range snaps {
+		for _, e := range entries[s.mark:] {
+			if e.Seed == nil {
+				continue // a request cut by a kill before its body arrived: never answered
+			}
+			if id := session[*e.Seed]; s.stored[id] != "" {
+				t.Fatalf("session %s, stored before kill %d, was requested again (request %d)", id, k+1, e.Seq)
+			}
+		}
+	}
+
+	// The log holds every stored session's final record once, and every
+	// stored attempt once.
+	f, err := os.Open(filepath.Join(st.RunDir(id), "log.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	finals, atts := map[string]int{}, map[string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec struct {
+			Type        string `json:"type"`
+			Session     string `json:"session_id"`
+			Status      string `json:"status"`
+			Incarnation int    `json:"incarnation"`
+			Call        int    `json:"call"`
+			Attempt     int    `json:"attempt"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %q", sc.Text())
+		}
+		switch rec.Type {
+		case "session":
+			if rec.Status != store.SessionInterrupted {
+				finals[rec.Session]++
+			}
+		case "attempt":
+			atts[rec.Session+"/"+string(rune('0'+rec.Incarnation))+"/"+itoaInt(rec.Call)+"/"+itoaInt(rec.Attempt)]++
+		}
+	}
+	if len(finals) != 416 {
+		t.Errorf("log has final records for %d sessions, want 416", len(finals))
+	}
+	for s, n := range finals {
+		if n != 1 {
+			t.Errorf("log has %d final records of %s", n, s)
+		}
+	}
+	for a, n := range atts {
+		if n != 1 {
+			t.Errorf("log has attempt %s %d times", a, n)
+		}
+	}
+	if len(atts) != c.Attempts {
+		t.Errorf("log has %d attempts, the store %d", len(atts), c.Attempts)
+	}
+}
+
+func itoaInt(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func openTempStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/buildlab/budge/provider/sim"
+)
+
+func cmdSim(ctx context.Context, std IO, args []string) error {
+	if len(args) == 0 || args[0] != "serve" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fmt.Fprintln(std.Out, "Usage: budge sim serve [flags]\n\nRun budge sim serve --help for its flags.")
+			return nil
+		}
+		return usageError{"usage: budge sim serve [flags] (the simulator behind an OpenAI-compatible HTTP API)"}
+	}
+	fs := newFlags(std, "sim serve", "[flags]", `
+Serves the built-in simulator behind an OpenAI-compatible chat completions API
+(POST /v1/chat/completions with tools and response_format; GET /v1/models), so
+that the network path of budge (the openai-compatible provider, retries,
+resume) can be exercised end to end. The request's "model" picks the profile:
+sim, or sim:PROFILE. Without faults, budge run --model openai-compatible:sim
+against this server gives exactly the per-session results of the in-process
+simulator with the same seed.
+
+Fault injection: every request draws once; the rates add up (at most 1). A 429
+carries Retry-After (whole seconds) and retry-after-ms; 5xx cycles 500, 502,
+503; a reset closes the connection with an RST; a truncated body is cut in half
+under its full Content-Length; malformed is a 200 that is not JSON; empty is a
+200 with empty content (a bad model answer, not a transport failure). Latency
+is added to every request. Prints "listening on http://ADDR/v1" once ready;
+stops on Ctrl-C.`, `
+  budge sim serve --addr 127.0.0.1:8088
+  budge sim serve --addr 127.0.0.1:8088 --rate-429 0.2 --rate-5xx 0.05 --rate-reset 0.02 --rate-truncate 0.02 --request-log req.jsonl
+  budge sim serve --latency 100ms --latency-dist exponential`)
+	addr := fs.String("addr", "127.0.0.1:8088", "address to listen on (port 0 picks a free port)")
+	r429 := fs.Float64("rate-429", 0, "share of requests answered 429 with Retry-After")
+	retryAfter := fs.Duration("retry-after", time.Second, "Retry-After sent with each 429")
+	r5xx := fs.Float64("rate-5xx", 0, "share of requests answered 500, 502 or 503")
+	reset := fs.Float64("rate-reset", 0, "share of connections reset without a response")
+	trunc := fs.Float64("rate-truncate", 0, "share of 200 responses cut in half")
+	malformed := fs.Float64("rate-malformed", 0, "share of 200 responses whose body is not JSON")
+	empty := fs.Float64("rate-empty", 0, "share of 200 responses with empty content")
+	latency := fs.Duration("latency", 0, "latency added to every request (the mean, for exponential)")
+	jitter := fs.Duration("latency-jitter", 0, "half-width of the uniform latency distribution")
+	dist := fs.String("latency-dist", "fixed", "latency distribution: fixed, uniform or exponential")
+	seed := fs.Uint64("fault-seed", 1, "seed of the fault and latency draws")
+	logPath := fs.String("request-log", "", "append one JSON line per request to this file")
+	pos, err := parse(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	o := sim.ServerOptions{Faults: sim.Faults{RateLimit: *r429, RetryAfter: *retryAfter, ServerErr: *r5xx, Reset: *reset,
+		Truncate: *trunc, Malformed: *malformed, Empty: *empty, Latency: *latency, Jitter: *jitter, LatencyDist: *dist, Seed: *seed}}
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		o.Log = f
+	}
+	srv, err := sim.NewServer(o)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return srv.Serve(ctx, *addr, func(a net.Addr) {
+		fmt.Fprintf(std.Out, "listening on http://%s/v1\n", a)
+		if f, ok := std.Out.(*os.File); ok {
+			f.Sync()
+		}
+	})
+}

@@ -1,0 +1,220 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// More kinds of failure, beyond those of provider.go.
+const (
+	// QuotaExceeded is a 429 that says the account is out of credit: waiting
+	// does not help, so it is not retried.
+	QuotaExceeded Kind = "quota_exceeded"
+	// NotRecorded is a replayed request that has no stored response.
+	NotRecorded Kind = "not_recorded"
+)
+
+// MaxRetryAfter caps what a server may ask the run to wait: a server that
+// answers "Retry-After: 86400" gets the cap, and the run goes on.
+const MaxRetryAfter = 5 * time.Minute
+
+// HTTPFailure is what a provider saw of a failed HTTP exchange: the status,
+// headers and body (possibly cut short). Every HTTP provider builds one and
+// hands it to ClassifyHTTP, so all of them classify alike.
+type HTTPFailure struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	// Code and Message are the provider's own error code or type and
+	// message, when its error body could be read.
+	Code, Message string
+}
+
+var contextTooLong = regexp.MustCompile(`(?i)context[_ ]length|context window|maximum context|prompt is too long|too many tokens|token limit|input is too long|exceeds the model|reduce the length`)
+
+// ClassifyHTTP turns an HTTP error status into a classified error. Only the
+// status, the provider's code and a short excerpt of the message are kept;
+// the caller redacts secrets from the message.
+func ClassifyHTTP(f HTTPFailure) *Error {
+	e := &Error{Status: f.Status, RetryAfter: RetryAfter(f.Header, time.Now())}
+	msg := strings.TrimSpace(f.Message)
+	if msg == "" {
+		msg = Excerpt(f.Body, 160)
+	}
+	code := strings.ToLower(f.Code)
+	if code != "" && !strings.Contains(strings.ToLower(msg), code) {
+		msg = f.Code + ": " + msg
+	}
+	e.Msg = msg
+	switch {
+	case code == "insufficient_quota" || code == "billing_error" || strings.Contains(code, "quota"):
+		e.Kind = QuotaExceeded
+	case code == "context_length_exceeded" || code == "string_above_max_length" || contextTooLong.MatchString(f.Message):
+		e.Kind = ContextLength
+	case f.Status == http.StatusTooManyRequests || code == "rate_limit_error" || code == "rate_limit_exceeded":
+		e.Kind = RateLimited
+	case f.Status == http.StatusUnauthorized || f.Status == http.StatusForbidden ||
+		code == "authentication_error" || code == "permission_error" || code == "invalid_api_key":
+		e.Kind = Auth
+	case f.Status == http.StatusRequestTimeout || f.Status == http.StatusGatewayTimeout || code == "timeout_error":
+		e.Kind = Timeout
+	case f.Status == http.StatusRequestEntityTooLarge || code == "request_too_large":
+		e.Kind = ContextLength
+	case f.Status >= 500 || f.Status == http.StatusConflict || code == "overloaded_error" || code == "api_error":
+		// 500, 502, 503, 529 (overloaded), and 409 (a conflicting request
+		// still in progress) pass with time.
+		e.Kind = Transient
+	case f.Status >= 400:
+		e.Kind = BadRequest
+	default:
+		e.Kind = Unknown
+	}
+	return e
+}
+
+// RetryAfter reads how long a server asks to wait: retry-after-ms (sent by
+// some OpenAI-compatible servers), then Retry-After in seconds or as an HTTP
+// date. Zero when absent or unreadable; capped at MaxRetryAfter.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	if h == nil {
+		return 0
+	}
+	var d time.Duration
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			d = time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After")); d == 0 && v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+			d = time.Duration(s * float64(time.Second))
+		} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
+			d = t.Sub(now)
+		}
+	}
+	return min(d, MaxRetryAfter)
+}
+
+// ClassifyTransport classifies an error that came from the connection rather
+// than from an HTTP status: a cancelled run, a timeout, a reset or refused
+// connection, a body cut short.
+func ClassifyTransport(ctx context.Context, err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	var ne net.Error
+	switch {
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
+		return &Error{Kind: Canceled, Msg: "the run was cancelled", Err: ctx.Err()}
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return &Error{Kind: Timeout, Msg: "no answer in time", Err: cleanErr(err)}
+	case errors.Is(err, io.ErrUnexpectedEOF), strings.Contains(err.Error(), "malformed HTTP"):
+		return &Error{Kind: Malformed, Msg: "response body cut short", Err: cleanErr(err)}
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed),
+		strings.Contains(err.Error(), "connection reset"), strings.Contains(err.Error(), "server closed"),
+		strings.Contains(err.Error(), "EOF"):
+		return &Error{Kind: ConnReset, Msg: "connection lost", Err: cleanErr(err)}
+	case errors.Is(err, context.Canceled):
+		return &Error{Kind: Canceled, Err: err}
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return &Error{Kind: ConnReset, Msg: "network error", Err: cleanErr(err)}
+	}
+	return &Error{Kind: Unknown, Err: cleanErr(err)}
+}
+
+// cleanErr drops URLs from transport errors: a base URL may carry a token in
+// its query, and the message ends up in the store.
+func cleanErr(err error) error {
+	s := err.Error()
+	if i := strings.Index(s, "\"http"); i >= 0 {
+		if j := strings.Index(s[i+1:], "\""); j >= 0 {
+			s = s[:i] + "<url>" + s[i+1+j+1:]
+		}
+	}
+	return plainError(s)
+}
+
+type plainError string
+
+func (e plainError) Error() string { return string(e) }
+
+// Excerpt returns at most n bytes of a body as one line: an HTML error page
+// becomes its title, JSON stays JSON.
+func Excerpt(body []byte, n int) string {
+	s := strings.TrimSpace(string(body))
+	if s == "" {
+		return "(empty body)"
+	}
+	low := strings.ToLower(s)
+	if i := strings.Index(low, "<title>"); i >= 0 {
+		if j := strings.Index(low[i:], "</title>"); j > 0 {
+			s = "HTML page: " + strings.TrimSpace(s[i+7:i+j])
+		}
+	} else if strings.HasPrefix(low, "<") {
+		s = "HTML page"
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "..."
+	}
+	return s
+}
+
+// Redactor removes secrets from text before it is stored or printed.
+type Redactor struct{ secrets []string }
+
+// NewRedactor redacts the given secrets (empty ones are ignored).
+func NewRedactor(secrets ...string) Redactor {
+	var r Redactor
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			r.secrets = append(r.secrets, s)
+		}
+	}
+	return r
+}
+
+var bearer = regexp.MustCompile(`(?i)(bearer\s+|api[-_ ]?key["'=:\s]+|x-api-key["'=:\s]+)[A-Za-z0-9._\-*]{6,}`)
+
+// String redacts s: every known secret, and anything that looks like a
+// bearer token or an API key assignment.
+func (r Redactor) String(s string) string {
+	for _, sec := range r.secrets {
+		s = strings.ReplaceAll(s, sec, "[redacted]")
+		// Servers echo keys partly masked ("sk-abc***xyz"); drop any
+		// run of 8 or more characters of the key.
+		if len(sec) >= 16 {
+			for i := 0; i+8 <= len(sec); i += 4 {
+				s = strings.ReplaceAll(s, sec[i:i+8], "[redacted]")
+			}
+		}
+	}
+	return bearer.ReplaceAllString(s, "${1}[redacted]")
+}
+
+// Error redacts an error's message in place and returns it.
+func (r Redactor) Error(e *Error) *Error {
+	if e == nil {
+		return nil
+	}
+	e.Msg = r.String(e.Msg)
+	if e.Err != nil {
+		e.Err = plainError(r.String(e.Err.Error()))
+	}
+	return e
+}

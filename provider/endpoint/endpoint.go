@@ -1,0 +1,208 @@
+// Package endpoint turns a model name from the command line into a
+// provider: it parses names (sim, sim:PROFILE, openai:MODEL,
+// anthropic:MODEL, ollama:MODEL, openrouter:MODEL, openai-compatible:MODEL
+// and NAME:MODEL for an endpoint named in a config file), reads the config
+// file of named endpoints and prices, and reads API keys from the
+// environment. FromOS is the one place in budge that reads API keys.
+//
+// Keys travel from here into the providers' HTTP headers only: Info, error
+// messages and everything else that is stored carry no key.
+package endpoint
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/anthropic"
+	"github.com/buildlab/budge/provider/openai"
+	"github.com/buildlab/budge/provider/sim"
+)
+
+// Secret is a string that never prints itself.
+type Secret string
+
+func (s Secret) String() string               { return redacted(s) }
+func (s Secret) GoString() string             { return redacted(s) }
+func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted(s) + `"`), nil }
+func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted(s)), nil }
+
+func redacted(s Secret) string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// Env is what budge takes from the environment.
+type Env struct {
+	OpenAIKey, AnthropicKey, OpenRouterKey, CompatibleKey Secret
+	// OllamaHost is OLLAMA_HOST, as Ollama itself reads it.
+	OllamaHost string
+	// ConfigPath is BUDGE_CONFIG: the default config file.
+	ConfigPath string
+	// Lookup reads the variable a configured endpoint names in api_key_env.
+	Lookup func(name string) Secret
+}
+
+// Key variables, by provider.
+const (
+	OpenAIKeyVar     = "OPENAI_API_KEY"
+	AnthropicKeyVar  = "ANTHROPIC_API_KEY"
+	OpenRouterKeyVar = "OPENROUTER_API_KEY"
+	CompatibleKeyVar = "OPENAI_COMPATIBLE_API_KEY"
+)
+
+// FromOS reads the process environment: the only place budge reads keys.
+func FromOS() Env {
+	return Env{
+		OpenAIKey: Secret(os.Getenv(OpenAIKeyVar)), AnthropicKey: Secret(os.Getenv(AnthropicKeyVar)),
+		OpenRouterKey: Secret(os.Getenv(OpenRouterKeyVar)), CompatibleKey: Secret(os.Getenv(CompatibleKeyVar)),
+		OllamaHost: os.Getenv("OLLAMA_HOST"), ConfigPath: os.Getenv("BUDGE_CONFIG"),
+		Lookup: func(name string) Secret { return Secret(os.Getenv(name)) },
+	}
+}
+
+// Default base URLs.
+const (
+	OpenAIBaseURL     = "https://api.openai.com/v1"
+	OpenRouterBaseURL = "https://openrouter.ai/api/v1"
+	OllamaBaseURL     = "http://127.0.0.1:11434/v1"
+)
+
+// Options are what the command line adds to a model name.
+type Options struct {
+	BaseURL     string        // --base-url: overrides the endpoint's
+	Structured  string        // --structured-output: overrides the endpoint's
+	Timeout     time.Duration // per call
+	Concurrency int           // sizes the connection pool
+	Config      *Config       // named endpoints; may be nil
+	Env         Env
+}
+
+// Names lists the model name forms, for help and error messages.
+const Names = "sim, sim:PROFILE, openai:MODEL, anthropic:MODEL, ollama:MODEL, openrouter:MODEL, openai-compatible:MODEL (with --base-url), or NAME:MODEL for an endpoint in the config file"
+
+// Open turns a model name into a provider.
+func Open(name string, o Options) (provider.Provider, error) {
+	kind, model, hasModel := strings.Cut(name, ":")
+	if kind == "" || kind == "sim" {
+		if o.BaseURL != "" {
+			return nil, fmt.Errorf("model %q runs in process; to test the simulator over HTTP use --model openai-compatible:sim with --base-url", name)
+		}
+		p, err := sim.LookupProfile(model)
+		if err != nil {
+			return nil, err
+		}
+		return sim.New(p), nil
+	}
+	if !hasModel || model == "" {
+		return nil, fmt.Errorf("model %q: name the model after the colon, as in %s:MODEL (forms: %s)", name, kind, Names)
+	}
+	ep, ok := builtin(kind, o.Env)
+	if c := o.Config; c != nil {
+		if named, found := c.Endpoints[kind]; found {
+			ep, ok = named, true
+			if ep.APIKeyEnv != "" && o.Env.Lookup != nil {
+				ep.key = o.Env.Lookup(ep.APIKeyEnv)
+			}
+			if ep.Provider == "ollama" && ep.BaseURL == "" {
+				ep.BaseURL = ollamaURL(o.Env.OllamaHost)
+			}
+		}
+	}
+	if !ok {
+		var known []string
+		if o.Config != nil {
+			for k := range o.Config.Endpoints {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+		}
+		msg := fmt.Sprintf("model %q: unknown provider %q (forms: %s", name, kind, Names)
+		if len(known) > 0 {
+			msg += "; configured endpoints: " + strings.Join(known, ", ")
+		}
+		return nil, fmt.Errorf("%s; sim profiles: %s)", msg, strings.Join(sim.ProfileNames(), ", "))
+	}
+	if o.BaseURL != "" {
+		ep.BaseURL = o.BaseURL
+	}
+	if o.Structured != "" {
+		ep.StructuredOutput = o.Structured
+	}
+	timeout := o.Timeout
+	if ep.Timeout > 0 && timeout == 0 {
+		timeout = time.Duration(ep.Timeout)
+	}
+	switch ep.Provider {
+	case "anthropic":
+		if ep.key == "" {
+			return nil, missingKey(name, ep, AnthropicKeyVar)
+		}
+		return anthropic.New(anthropic.Config{Label: name, Model: model, BaseURL: ep.BaseURL, APIKey: string(ep.key),
+			Format: anthropic.Format{Structured: ep.StructuredOutput}, Timeout: timeout, MaxConns: o.Concurrency})
+	case "openai", "openai-compatible", "ollama", "openrouter":
+		if ep.BaseURL == "" {
+			return nil, fmt.Errorf("model %q: the %s provider needs --base-url (for example http://127.0.0.1:8000/v1) or an endpoint in the config file", name, ep.Provider)
+		}
+		if ep.key == "" && (ep.Provider == "openai" || ep.Provider == "openrouter") {
+			v := OpenAIKeyVar
+			if ep.Provider == "openrouter" {
+				v = OpenRouterKeyVar
+			}
+			return nil, missingKey(name, ep, v)
+		}
+		f := openai.Format{Structured: ep.StructuredOutput, MaxTokensField: ep.MaxTokensField, NoSeed: ep.Seed != nil && !*ep.Seed}
+		if f.MaxTokensField == "" && ep.Provider == "openai" {
+			f.MaxTokensField = "max_completion_tokens"
+		}
+		tools := ep.Tools == nil || *ep.Tools
+		return openai.New(openai.Config{Name: ep.Provider, Label: name, Model: model, BaseURL: ep.BaseURL, APIKey: string(ep.key),
+			Format: f, Tools: tools, Timeout: timeout, MaxConns: o.Concurrency})
+	}
+	return nil, fmt.Errorf("model %q: endpoint provider %q is not one of openai, openai-compatible, ollama, openrouter, anthropic", name, ep.Provider)
+}
+
+func missingKey(name string, ep Endpoint, def string) error {
+	v := def
+	if ep.APIKeyEnv != "" {
+		v = ep.APIKeyEnv
+	}
+	return fmt.Errorf("model %q: no API key: set %s in the environment", name, v)
+}
+
+// builtin returns the endpoint a provider name stands for without a config.
+func builtin(kind string, env Env) (Endpoint, bool) {
+	switch kind {
+	case "openai":
+		return Endpoint{Provider: "openai", BaseURL: OpenAIBaseURL, key: env.OpenAIKey}, true
+	case "anthropic":
+		return Endpoint{Provider: "anthropic", key: env.AnthropicKey}, true
+	case "openrouter":
+		return Endpoint{Provider: "openrouter", BaseURL: OpenRouterBaseURL, key: env.OpenRouterKey}, true
+	case "ollama":
+		return Endpoint{Provider: "ollama", BaseURL: ollamaURL(env.OllamaHost)}, true
+	case "openai-compatible":
+		return Endpoint{Provider: "openai-compatible", key: env.CompatibleKey}, true
+	}
+	return Endpoint{}, false
+}
+
+// ollamaURL follows OLLAMA_HOST the way Ollama does: host, host:port or a URL.
+func ollamaURL(host string) string {
+	if host == "" {
+		return OllamaBaseURL
+	}
+	if !strings.Contains(host, "://") {
+		host = "http://" + host
+	}
+	rest := host[strings.Index(host, "://")+3:]
+	if !strings.Contains(rest, ":") {
+		host += ":11434"
+	}
+	return strings.TrimSuffix(host, "/") + "/v1"
+}

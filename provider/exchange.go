@@ -1,0 +1,73 @@
+package provider
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// MaxBody bounds how much of a response body a provider reads.
+const MaxBody = 32 << 20
+
+// Exchange records one HTTP exchange as the wire saw it, whatever the SDK on
+// top makes of it: the status, the headers and the exact body bytes, or the
+// error that cut the body short. HTTP providers install its Middleware on
+// their SDK client and classify from what it recorded, so a 502 HTML page or
+// a body cut mid-JSON is seen for what it is.
+type Exchange struct {
+	Status  int
+	Header  http.Header
+	Body    []byte
+	ReadErr error // the body could not be read to its end
+	SendErr error // no response at all
+}
+
+// Middleware has the shape of the OpenAI and Anthropic SDKs' middleware.
+func (x *Exchange) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	// A POST carrying an idempotency key is one Go's transport may resend
+	// on its own after a reset; every attempt must be one observation.
+	req.Header.Del("Idempotency-Key")
+	req.Header.Del("X-Idempotency-Key")
+	res, err := next(req)
+	if err != nil {
+		x.SendErr = err
+		return nil, err
+	}
+	x.Status, x.Header = res.StatusCode, res.Header
+	body, err := io.ReadAll(io.LimitReader(res.Body, MaxBody))
+	res.Body.Close()
+	x.Body = body
+	if err != nil {
+		x.ReadErr = err
+		return nil, err
+	}
+	if res.ContentLength > 0 && int64(len(body)) < res.ContentLength {
+		x.ReadErr = io.ErrUnexpectedEOF
+		return nil, io.ErrUnexpectedEOF
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	return res, nil
+}
+
+// NewHTTPClient returns a client for a provider that keeps enough idle
+// connections for a run's concurrency: the standard transport keeps two per
+// host, so a run at concurrency 256 would open and close connections all the
+// time.
+func NewHTTPClient(maxIdle int) *http.Client {
+	if maxIdle < 16 {
+		maxIdle = 16
+	}
+	t := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          maxIdle,
+		MaxIdleConnsPerHost:   maxIdle,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: t}
+}

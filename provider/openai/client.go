@@ -1,0 +1,161 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	oa "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
+)
+
+// Config says which endpoint to talk to and how.
+type Config struct {
+	// Name is the provider as recorded: "openai", "openai-compatible", "ollama".
+	Name string
+	// Label is the model as the user named it ("ollama:llama3.2").
+	Label string
+	// Model is the model id sent in every request.
+	Model   string
+	BaseURL string
+	// APIKey is sent as a bearer token. It is never logged, stored or
+	// returned in an error.
+	APIKey string
+	Format Format
+	// Tools says whether the endpoint can call tools.
+	Tools bool
+	// Timeout bounds one call (0: 5 minutes).
+	Timeout time.Duration
+	// HTTPClient replaces the default client (tests).
+	HTTPClient *http.Client
+	// MaxConns is the run's concurrency, to size the connection pool.
+	MaxConns int
+}
+
+// Provider is an OpenAI-compatible chat completions endpoint.
+type Provider struct {
+	cfg    Config
+	svc    oa.ChatCompletionService
+	redact provider.Redactor
+	info   provider.Info
+}
+
+// New returns a provider for the endpoint. It reads no environment: the key
+// comes in cfg.
+func New(cfg Config) (*Provider, error) {
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("openai: no model name")
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL must be an http(s) URL, got %q", SafeURL(cfg.BaseURL))
+	}
+	if errs := cfg.Format.Validate(); len(errs) > 0 {
+		return nil, errs[0]
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	if cfg.Name == "" {
+		cfg.Name = "openai"
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = provider.NewHTTPClient(cfg.MaxConns)
+	}
+	base := strings.TrimSuffix(cfg.BaseURL, "/") + "/"
+	opts := []option.RequestOption{option.WithBaseURL(base), option.WithHTTPClient(hc), option.WithMaxRetries(0)}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	// The service, not openai.NewClient: NewClient reads OPENAI_* variables
+	// from the environment, and budge reads the environment in one place.
+	p := &Provider{cfg: cfg, svc: oa.NewChatCompletionService(opts...), redact: provider.NewRedactor(cfg.APIKey)}
+	detail, _ := json.Marshal(struct {
+		BaseURL string `json:"base_url"`
+		Format  Format `json:"format"`
+	}{SafeURL(cfg.BaseURL), cfg.Format})
+	label := cfg.Label
+	if label == "" {
+		label = cfg.Name + ":" + cfg.Model
+	}
+	p.info = provider.Info{Name: cfg.Name, Model: label, Tools: cfg.Tools, Detail: string(detail)}
+	return p, nil
+}
+
+// Info describes the endpoint for the run fingerprint (no key, no URL secrets).
+func (p *Provider) Info() provider.Info { return p.info }
+
+// Chat sends one chat completion request.
+func (p *Provider) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	r := *req
+	r.Model = p.cfg.Model
+	params, err := Params(&r, p.cfg.Format)
+	if err != nil {
+		return nil, &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	var x provider.Exchange
+	var raw []byte
+	_, sdkErr := p.svc.New(cctx, params, option.WithMiddleware(x.Middleware), option.WithResponseBodyInto(&raw))
+	resp, perr := p.result(ctx, &x, sdkErr)
+	if perr != nil {
+		return nil, p.redact.Error(perr)
+	}
+	resp.Meta.Provider = p.cfg.Name
+	if id := x.Header.Get("X-Request-Id"); id != "" {
+		resp.Meta.RequestID = id
+	}
+	return resp, nil
+}
+
+func (p *Provider) result(ctx context.Context, x *provider.Exchange, sdkErr error) (*chat.Response, *provider.Error) {
+	switch {
+	case ctx.Err() != nil:
+		return nil, provider.ClassifyTransport(ctx, ctx.Err())
+	case x.SendErr != nil:
+		return nil, provider.ClassifyTransport(ctx, x.SendErr)
+	case x.ReadErr != nil:
+		e := provider.ClassifyTransport(ctx, x.ReadErr)
+		if e.Kind == provider.ConnReset || e.Kind == provider.Unknown {
+			e.Kind, e.Msg = provider.Malformed, "response body cut short"
+		}
+		e.Status = x.Status
+		return nil, e
+	case x.Status == 0:
+		if sdkErr == nil {
+			sdkErr = fmt.Errorf("no response")
+		}
+		return nil, provider.ClassifyTransport(ctx, sdkErr)
+	case x.Status >= 400:
+		code, msg := ErrorBody(x.Body)
+		return nil, provider.ClassifyHTTP(provider.HTTPFailure{Status: x.Status, Header: x.Header, Body: x.Body, Code: code, Message: msg})
+	case x.Status >= 300:
+		return nil, &provider.Error{Kind: provider.BadRequest, Status: x.Status, Msg: "unexpected redirect; check the base URL"}
+	}
+	resp, err := Decode(x.Body)
+	if err != nil {
+		return nil, provider.Classify(ctx, err)
+	}
+	return resp, nil
+}
+
+// SafeURL returns a URL without user info or query, fit for the store.
+func SafeURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u.String()
+}

@@ -1,0 +1,128 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/providertest"
+)
+
+func body(t *testing.T, req *chat.Request, f Format) map[string]any {
+	t.Helper()
+	p, err := Params(req, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	return m
+}
+
+func TestParamsFormats(t *testing.T) {
+	req := providertest.Request()
+	if rf := body(t, req, Format{}); rf["response_format"].(map[string]any)["type"] != "json_schema" || rf["max_tokens"] != 300.0 || rf["seed"] != 42.0 {
+		t.Errorf("default format: %v", rf)
+	}
+	// The schema is sent as written: the order of properties steers
+	// constrained decoding on some servers.
+	p, _ := Params(req, Format{})
+	b, _ := json.Marshal(p)
+	if !strings.Contains(string(b), string(req.ResponseFormat.Schema)) {
+		t.Errorf("schema not sent verbatim: %s", b)
+	}
+	if rf := body(t, req, Format{Structured: JSONObject}); rf["response_format"].(map[string]any)["type"] != "json_object" {
+		t.Errorf("json_object fallback: %v", rf["response_format"])
+	}
+	if rf := body(t, req, Format{Structured: NoFormat, NoSeed: true, MaxTokensField: "max_completion_tokens"}); rf["response_format"] != nil || rf["seed"] != nil ||
+		rf["max_tokens"] != nil || rf["max_completion_tokens"] != 300.0 {
+		t.Errorf("none / no seed / max_completion_tokens: %v", rf)
+	}
+	req.Settings = chat.Settings{}
+	if rf := body(t, req, Format{}); rf["temperature"] != nil || rf["seed"] != nil || rf["max_tokens"] != nil {
+		t.Errorf("unset settings must not be sent: %v", rf)
+	}
+	if errs := (Format{Structured: "xml", MaxTokensField: "tokens"}).Validate(); len(errs) != 2 {
+		t.Errorf("Validate: %v", errs)
+	}
+}
+
+func TestParamsMessages(t *testing.T) {
+	req := &chat.Request{Model: "m", Messages: []chat.Message{
+		{Role: chat.User, Content: "hi"},
+		{Role: chat.Assistant, Refusal: "no"},
+		{Role: chat.Assistant, Content: "", ToolCalls: []chat.ToolCall{{ID: "a", Name: "f"}}},
+	}}
+	m := body(t, req, Format{})
+	msgs := m["messages"].([]any)
+	if r := msgs[1].(map[string]any); r["refusal"] != "no" {
+		t.Errorf("refusal: %v", r)
+	}
+	tc := msgs[2].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
+	if tc["arguments"] != "{}" {
+		t.Errorf("empty arguments must be sent as {}: %v", tc)
+	}
+	if _, err := Params(&chat.Request{Messages: []chat.Message{{Role: "robot"}}}, Format{}); err == nil {
+		t.Errorf("unknown role accepted")
+	}
+	if _, err := Params(&chat.Request{Tools: []chat.Tool{{Name: "x", Parameters: json.RawMessage(`[1]`)}}}, Format{}); err == nil {
+		t.Errorf("non-object tool parameters accepted")
+	}
+}
+
+func TestDecode(t *testing.T) {
+	// Broken arguments are the model's answer: kept, as a JSON string.
+	b := `{"id":"c","model":"m","choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"t","type":"function","function":{"name":"f","arguments":"{not json"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}`
+	r, err := Decode([]byte(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := r.Message.ToolCalls[0].Arguments; !json.Valid(a) || string(a) != `"{not json"` {
+		t.Errorf("arguments = %s", a)
+	}
+	for _, bad := range []string{"", "   ", `{"object":"chat.completion","choices":[]}`, `[1,2]`, `{"choices": [`} {
+		_, err := Decode([]byte(bad))
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.Malformed {
+			t.Errorf("Decode(%q) = %v, want malformed", bad, err)
+		}
+	}
+}
+
+func TestErrorBody(t *testing.T) {
+	for body, want := range map[string][2]string{
+		`{"error":{"message":"m1","type":"invalid_request_error","code":"context_length_exceeded"}}`: {"context_length_exceeded", "m1"},
+		`{"error":{"message":"m2","type":"server_error","code":null}}`:                               {"server_error", "m2"},
+		`{"error":"model 'x' not found"}`:                                                            {"", "model 'x' not found"},
+		`{"object":"error","message":"too long","type":"BadRequestError","code":400}`:                {"400", "too long"},
+		`{"detail":"Not Found"}`: {"", "Not Found"},
+		`<html>`:                 {"", ""},
+	} {
+		code, msg := ErrorBody([]byte(body))
+		if code != want[0] || msg != want[1] {
+			t.Errorf("ErrorBody(%s) = %q, %q; want %q", body, code, msg, want)
+		}
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	for _, c := range []Config{{Model: "", BaseURL: "http://x"}, {Model: "m", BaseURL: "ftp://x"}, {Model: "m", BaseURL: "http://x", Format: Format{Structured: "yaml"}}} {
+		if _, err := New(c); err == nil {
+			t.Errorf("New(%+v) accepted", c)
+		}
+	}
+	p, err := New(Config{Model: "m", BaseURL: "https://user:pass@example.test/v1?key=SECRET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Info().Detail; strings.Contains(d, "SECRET") || strings.Contains(d, "pass") {
+		t.Errorf("Info leaks URL secrets: %s", d)
+	}
+}

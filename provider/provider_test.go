@@ -1,0 +1,236 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestKindInfrastructure(t *testing.T) {
+	for _, tc := range []struct {
+		kind Kind
+		want bool
+	}{
+		{RateLimited, true},
+		{Transient, true},
+		{Timeout, true},
+		{ConnReset, true},
+		{Malformed, true},
+		{ContextLength, false},
+		{Auth, false},
+		{BadRequest, false},
+		{Canceled, false},
+		{Unknown, false},
+		{Kind(""), false},
+		{Kind("something_else"), false},
+	} {
+		if got := tc.kind.Infrastructure(); got != tc.want {
+			t.Errorf("Kind(%q).Infrastructure() = %v, want %v", tc.kind, got, tc.want)
+		}
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	inner := errors.New("read: connection reset by peer")
+	for _, tc := range []struct {
+		name string
+		err  *Error
+		want string
+	}{
+		{"kind only", &Error{Kind: Timeout}, "timeout"},
+		{"status and message", &Error{Kind: RateLimited, Status: 429, Msg: "slow down"}, "rate_limited (HTTP 429): slow down"},
+		{"message only", &Error{Kind: Malformed, Msg: "provider returned no response"}, "malformed_body: provider returned no response"},
+		{"wrapped error", &Error{Kind: ConnReset, Err: inner}, "connection_reset: read: connection reset by peer"},
+		{"everything", &Error{Kind: Transient, Status: 503, Msg: "upstream", Err: inner}, "transient_server_error (HTTP 503): upstream: read: connection reset by peer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.err.Error(); got != tc.want {
+				t.Errorf("Error() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	e := &Error{Kind: ConnReset, Err: inner}
+	if !errors.Is(e, inner) {
+		t.Errorf("errors.Is(%v, inner) = false; Unwrap must expose the wrapped error", e)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	live := context.Background()
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+
+	if got := Classify(live, nil); got != nil {
+		t.Errorf("Classify(nil) = %v, want nil", got)
+	}
+
+	pe := &Error{Kind: RateLimited, Status: 429, RetryAfter: 3 * time.Second, Msg: "slow down"}
+	if got := Classify(canceled, pe); got != pe {
+		t.Errorf("Classify(*Error) = %#v, want the same *Error passed through", got)
+	}
+	if got := Classify(live, fmt.Errorf("calling model: %w", pe)); got != pe {
+		t.Errorf("Classify(wrapped *Error) = %#v, want the wrapped *Error itself", got)
+	}
+
+	other := io.ErrUnexpectedEOF
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want Kind
+	}{
+		{"canceled context, its own error", canceled, context.Canceled, Canceled},
+		{"canceled context, wrapped ctx error", canceled, fmt.Errorf("post: %w", context.Canceled), Canceled},
+		{"expired run context, its own deadline", expired, context.DeadlineExceeded, Canceled},
+		{"live context, call deadline", live, context.DeadlineExceeded, Timeout},
+		{"live context, wrapped call deadline", live, fmt.Errorf("post: %w", context.DeadlineExceeded), Timeout},
+		{"live context, canceled elsewhere", live, context.Canceled, Canceled},
+		{"live context, unknown error", live, other, Unknown},
+		{"canceled context, unrelated error", canceled, other, Unknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Classify(tc.ctx, tc.err)
+			if got == nil {
+				t.Fatal("Classify returned nil for a non-nil error")
+			}
+			if got.Kind != tc.want {
+				t.Errorf("Kind = %q, want %q", got.Kind, tc.want)
+			}
+			if !errors.Is(got, tc.err) {
+				t.Errorf("classified error %v does not wrap the original %v", got, tc.err)
+			}
+			if !strings.Contains(got.Error(), tc.err.Error()) {
+				t.Errorf("Error() = %q does not mention the original %q", got.Error(), tc.err.Error())
+			}
+		})
+	}
+}
+
+func TestRetryPolicyValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    RetryPolicy
+		want int
+	}{
+		{"default", DefaultRetryPolicy(), 0},
+		{"single attempt, no delays", RetryPolicy{MaxAttempts: 1}, 0},
+		{"zero attempts", RetryPolicy{MaxAttempts: 0, BaseDelay: time.Second, MaxDelay: time.Second}, 1},
+		{"negative attempts", RetryPolicy{MaxAttempts: -2}, 1},
+		{"negative base", RetryPolicy{MaxAttempts: 3, BaseDelay: -1}, 1},
+		{"negative max", RetryPolicy{MaxAttempts: 3, MaxDelay: -1}, 1},
+		{"both wrong", RetryPolicy{MaxAttempts: 0, BaseDelay: -1, MaxDelay: -1}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := tc.p.Validate()
+			if len(errs) != tc.want {
+				t.Errorf("Validate(%+v) = %v, want %d errors", tc.p, errs, tc.want)
+			}
+			for _, err := range errs {
+				if !strings.HasPrefix(err.Error(), "retry policy: ") {
+					t.Errorf("error %q does not say it is about the retry policy", err)
+				}
+			}
+		})
+	}
+	if p := DefaultRetryPolicy(); p.MaxAttempts < 2 || p.BaseDelay <= 0 || p.MaxDelay < p.BaseDelay {
+		t.Errorf("DefaultRetryPolicy() = %+v: want retries with positive, capped delays", p)
+	}
+}
+
+func TestRetryPolicyRetryWithoutJitter(t *testing.T) {
+	p := RetryPolicy{MaxAttempts: 5, BaseDelay: 100 * time.Millisecond, MaxDelay: 350 * time.Millisecond}
+	transient := &Error{Kind: Transient}
+	for _, tc := range []struct {
+		name  string
+		p     RetryPolicy
+		n     int
+		err   *Error
+		again bool
+		wait  time.Duration
+	}{
+		{"nil error", p, 1, nil, false, 0},
+		{"bad request", p, 1, &Error{Kind: BadRequest}, false, 0},
+		{"auth", p, 1, &Error{Kind: Auth, Status: 401}, false, 0},
+		{"context length", p, 1, &Error{Kind: ContextLength}, false, 0},
+		{"canceled", p, 1, &Error{Kind: Canceled}, false, 0},
+		{"unknown", p, 1, &Error{Kind: Unknown}, false, 0},
+		{"first failure", p, 1, transient, true, 100 * time.Millisecond},
+		{"second failure doubles", p, 2, transient, true, 200 * time.Millisecond},
+		{"third failure capped", p, 3, transient, true, 350 * time.Millisecond},
+		{"fourth failure capped", p, 4, transient, true, 350 * time.Millisecond},
+		{"last attempt", p, 5, transient, false, 0},
+		{"past the last attempt", p, 9, transient, false, 0},
+		{"rate limited", p, 1, &Error{Kind: RateLimited}, true, 100 * time.Millisecond},
+		{"timeout", p, 2, &Error{Kind: Timeout}, true, 200 * time.Millisecond},
+		{"connection reset", p, 1, &Error{Kind: ConnReset}, true, 100 * time.Millisecond},
+		{"malformed", p, 1, &Error{Kind: Malformed}, true, 100 * time.Millisecond},
+		{"retry-after above the delay", p, 1, &Error{Kind: RateLimited, RetryAfter: 2 * time.Second}, true, 2 * time.Second},
+		{"retry-after below the delay", p, 2, &Error{Kind: RateLimited, RetryAfter: 50 * time.Millisecond}, true, 200 * time.Millisecond},
+		{"single attempt policy", RetryPolicy{MaxAttempts: 1, BaseDelay: time.Second, MaxDelay: time.Second}, 1, transient, false, 0},
+		{"shift overflow is capped", RetryPolicy{MaxAttempts: 1000, BaseDelay: time.Second, MaxDelay: time.Minute}, 200, transient, true, time.Minute},
+		{"large shift is capped", RetryPolicy{MaxAttempts: 1000, BaseDelay: 500 * time.Millisecond, MaxDelay: 30 * time.Second}, 40, transient, true, 30 * time.Second},
+		{"no delays", RetryPolicy{MaxAttempts: 3}, 1, transient, true, 0},
+		{"no delays, retry-after", RetryPolicy{MaxAttempts: 3}, 1, &Error{Kind: RateLimited, RetryAfter: time.Second}, true, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			again, wait := tc.p.Retry(tc.n, tc.err, nil)
+			if again != tc.again || wait != tc.wait {
+				t.Errorf("Retry(%d, %v) = (%v, %v), want (%v, %v)", tc.n, tc.err, again, wait, tc.again, tc.wait)
+			}
+		})
+	}
+}
+
+func TestRetryPolicyJitter(t *testing.T) {
+	p := RetryPolicy{MaxAttempts: 10, BaseDelay: 10 * time.Millisecond, MaxDelay: 80 * time.Millisecond}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n < p.MaxAttempts; n++ {
+		limit := min(p.BaseDelay<<(n-1), p.MaxDelay)
+		var lo, hi time.Duration = limit, 0
+		for range 500 {
+			again, wait := p.Retry(n, &Error{Kind: Transient}, rng)
+			if !again {
+				t.Fatalf("Retry(%d) gave up before MaxAttempts", n)
+			}
+			if wait < 1 || wait > limit {
+				t.Fatalf("Retry(%d) waits %v, want within [1ns, %v]", n, wait, limit)
+			}
+			lo, hi = min(lo, wait), max(hi, wait)
+		}
+		// Full jitter spreads over the whole range: 500 draws that all fall in
+		// one half would mean the delay is not jittered (or not growing).
+		if hi <= limit/2 || lo >= limit/2 {
+			t.Errorf("attempt %d: waits span [%v, %v], want spread over (0, %v]", n, lo, hi, limit)
+		}
+	}
+
+	// A Retry-After larger than the jittered delay wins exactly; a smaller
+	// one is still a floor.
+	for range 200 {
+		_, wait := p.Retry(1, &Error{Kind: RateLimited, RetryAfter: time.Second}, rng)
+		if wait != time.Second {
+			t.Fatalf("wait = %v with Retry-After 1s above the 10ms delay, want exactly 1s", wait)
+		}
+		_, wait = p.Retry(4, &Error{Kind: RateLimited, RetryAfter: 30 * time.Millisecond}, rng)
+		if wait < 30*time.Millisecond || wait > 80*time.Millisecond {
+			t.Fatalf("wait = %v with Retry-After 30ms and an 80ms delay, want within [30ms, 80ms]", wait)
+		}
+	}
+
+	// The same seed gives the same delays.
+	a, b := rand.New(rand.NewPCG(7, 7)), rand.New(rand.NewPCG(7, 7))
+	for n := 1; n < p.MaxAttempts; n++ {
+		_, wa := p.Retry(n, &Error{Kind: Timeout}, a)
+		_, wb := p.Retry(n, &Error{Kind: Timeout}, b)
+		if wa != wb {
+			t.Fatalf("attempt %d: same seed gave %v and %v", n, wa, wb)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package replay
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/store"
+)
+
+// Cache records the answers of a provider in a directory and answers a
+// request it has recorded from there. The key is the sha256 of the
+// provider's description (name, model, endpoint and format, never a key),
+// the full request (model, messages, tools, settings with the seed, answer
+// schema) and the repeat index, so repeats stay independent samples even
+// for a model that ignores seeds. Failures are never cached.
+type Cache struct {
+	dir          string
+	inner        provider.Provider
+	hits, misses atomic.Int64
+}
+
+// NewCache wraps inner with a cache in dir (created owner-only).
+func NewCache(dir string, inner provider.Provider) (*Cache, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return &Cache{dir: dir, inner: inner}, nil
+}
+
+// Info is the wrapped provider's: a cached answer is that provider's answer.
+func (c *Cache) Info() provider.Info { return c.inner.Info() }
+
+// Counts returns cache hits and misses.
+func (c *Cache) Counts() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
+
+type entry struct {
+	Response chat.Response `json:"response"`
+	Raw      []byte        `json:"raw,omitempty"`
+}
+
+// Key is the cache key of a request.
+func (c *Cache) Key(ctx context.Context, req *chat.Request) string {
+	b, _ := json.Marshal(struct {
+		Provider provider.Info `json:"provider"`
+		Request  *chat.Request `json:"request"`
+		Repeat   int           `json:"repeat"`
+	}{c.inner.Info(), req, provider.Repeat(ctx)})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func (c *Cache) path(key string) string { return filepath.Join(c.dir, key[:2], key+".json") }
+
+// Chat answers from the cache or asks the wrapped provider and records it.
+func (c *Cache) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &provider.Error{Kind: provider.Canceled, Err: err}
+	}
+	key := c.Key(ctx, req)
+	if b, err := os.ReadFile(c.path(key)); err == nil {
+		var e entry
+		if json.Unmarshal(b, &e) == nil {
+			c.hits.Add(1)
+			e.Response.Raw = e.Raw
+			return &e.Response, nil
+		}
+	}
+	resp, err := c.inner.Chat(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	c.misses.Add(1)
+	b, _ := json.Marshal(entry{Response: *resp, Raw: resp.Raw})
+	if err := os.MkdirAll(filepath.Dir(c.path(key)), 0o700); err == nil {
+		// A failed write only costs a later call; the answer is returned.
+		_ = store.WriteFileAtomic(c.path(key), b)
+	}
+	return resp, nil
+}

@@ -1,0 +1,526 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
+)
+
+// Faults is what the simulator server does wrong on purpose. Rates are
+// shares of requests in [0, 1]; each request draws once, so the rates add
+// up and their sum must not exceed 1.
+type Faults struct {
+	RateLimit  float64       `json:"rate_429"`    // 429 with Retry-After
+	RetryAfter time.Duration `json:"retry_after"` // sent with every 429
+	ServerErr  float64       `json:"rate_5xx"`    // 500, 502 and 503 in turn
+	Reset      float64       `json:"rate_reset"`  // the connection is reset, no response
+	Truncate   float64       `json:"rate_truncate"`
+	Malformed  float64       `json:"rate_malformed"` // a 200 whose body is not JSON
+	Empty      float64       `json:"rate_empty"`     // a 200 with empty content: a (bad) model answer
+	// Latency is added to every request: fixed, or drawn from a uniform
+	// distribution on [Latency-Jitter, Latency+Jitter], or exponential
+	// with mean Latency.
+	Latency     time.Duration `json:"latency"`
+	Jitter      time.Duration `json:"latency_jitter"`
+	LatencyDist string        `json:"latency_dist"` // fixed (default), uniform, exponential
+	Seed        uint64        `json:"seed"`
+}
+
+// Validate reports every problem.
+func (f Faults) Validate() []error {
+	var errs []error
+	sum := 0.0
+	for name, v := range map[string]float64{"429": f.RateLimit, "5xx": f.ServerErr, "reset": f.Reset, "truncate": f.Truncate, "malformed": f.Malformed, "empty": f.Empty} {
+		if v < 0 || v > 1 {
+			errs = append(errs, fmt.Errorf("fault rate %s must be in [0, 1], got %v", name, v))
+		}
+		sum += v
+	}
+	if sum > 1+1e-9 {
+		errs = append(errs, fmt.Errorf("fault rates add up to %.3f, more than 1", sum))
+	}
+	if f.Latency < 0 || f.Jitter < 0 || f.RetryAfter < 0 {
+		errs = append(errs, fmt.Errorf("latency, jitter and retry-after must not be negative"))
+	}
+	switch f.LatencyDist {
+	case "", "fixed", "uniform", "exponential":
+	default:
+		errs = append(errs, fmt.Errorf("latency distribution must be fixed, uniform or exponential, got %q", f.LatencyDist))
+	}
+	return errs
+}
+
+// LogEntry is one line of the server's request log.
+type LogEntry struct {
+	Seq        int64     `json:"seq"`
+	Time       time.Time `json:"time"`
+	Model      string    `json:"model"`
+	Seed       *int64    `json:"seed,omitempty"`
+	Messages   int       `json:"messages"`
+	BodySHA    string    `json:"body_sha256"`
+	Status     int       `json:"status"`
+	Fault      string    `json:"fault,omitempty"`
+	DurationMS float64   `json:"duration_ms"`
+}
+
+// ServerOptions configure a simulator server.
+type ServerOptions struct {
+	// Models resolves the model named in a request to an in-process
+	// provider; nil serves "sim" and "sim:PROFILE".
+	Models func(model string) (provider.Provider, error)
+	Faults Faults
+	// Log receives one JSON line per request; OnRequest sees every entry.
+	Log       io.Writer
+	OnRequest func(LogEntry)
+}
+
+// Server is the simulator (or any in-process provider) behind an
+// OpenAI-compatible chat completions API, with fault injection and a
+// request log. Without faults, a client gets exactly the answers the
+// in-process provider gives for the same requests.
+type Server struct {
+	o      ServerOptions
+	mu     sync.Mutex
+	rng    *rand.Rand
+	models map[string]provider.Provider
+	seq    int64
+	faults map[string]int
+	five   int
+}
+
+// NewServer returns a server; it checks the faults.
+func NewServer(o ServerOptions) (*Server, error) {
+	if errs := o.Faults.Validate(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if o.Models == nil {
+		o.Models = func(model string) (provider.Provider, error) {
+			kind, profile, _ := strings.Cut(model, ":")
+			if kind != "sim" {
+				return nil, fmt.Errorf("the model `%s` does not exist: this server serves sim and sim:PROFILE (%s)", model, strings.Join(ProfileNames(), ", "))
+			}
+			p, err := LookupProfile(profile)
+			if err != nil {
+				return nil, err
+			}
+			return New(p), nil
+		}
+	}
+	return &Server{o: o, rng: rand.New(rand.NewPCG(o.Faults.Seed, 0xfa017)), models: map[string]provider.Provider{}, faults: map[string]int{}}, nil
+}
+
+// FaultCounts returns how many faults of each kind were injected.
+func (s *Server) FaultCounts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.faults))
+	for k, v := range s.faults {
+		out[k] = v
+	}
+	return out
+}
+
+// Requests returns how many chat requests arrived.
+func (s *Server) Requests() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seq
+}
+
+// Handler serves POST /v1/chat/completions, GET /v1/models and GET /healthz.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /chat/completions", s.chat)
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		var data []map[string]any
+		for _, n := range append([]string{"sim"}, ProfileNames()...) {
+			id := n
+			if n != "sim" {
+				id = "sim:" + n
+			}
+			data = append(data, map[string]any{"id": id, "object": "model", "owned_by": "budge"})
+		}
+		writeJSON(w, 200, map[string]any{"object": "list", "data": data}, nil)
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	return mux
+}
+
+func (s *Server) model(name string) (provider.Provider, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.models[name]; ok {
+		return p, nil
+	}
+	p, err := s.o.Models(name)
+	if err != nil {
+		return nil, err
+	}
+	s.models[name] = p
+	return p, nil
+}
+
+// draw picks this request's fault and latency.
+func (s *Server) draw() (seq int64, fault string, status int, latency time.Duration) {
+	f := s.o.Faults
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	u := s.rng.Float64()
+	for _, c := range []struct {
+		name string
+		rate float64
+	}{{"429", f.RateLimit}, {"5xx", f.ServerErr}, {"reset", f.Reset}, {"truncate", f.Truncate}, {"malformed", f.Malformed}, {"empty", f.Empty}} {
+		if u < c.rate {
+			fault = c.name
+			break
+		}
+		u -= c.rate
+	}
+	if fault != "" {
+		s.faults[fault]++
+	}
+	if fault == "5xx" {
+		status = []int{500, 502, 503}[s.five%3]
+		s.five++
+	}
+	latency = f.Latency
+	switch f.LatencyDist {
+	case "uniform":
+		latency += time.Duration((2*s.rng.Float64() - 1) * float64(f.Jitter))
+	case "exponential":
+		latency = time.Duration(-math.Log(1-s.rng.Float64()) * float64(f.Latency))
+	}
+	return s.seq, fault, status, max(latency, 0)
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	seq, fault, fstatus, latency := s.draw()
+	entry := LogEntry{Seq: seq, Time: start.UTC(), Fault: fault}
+	sum := sha256.Sum256(body)
+	entry.BodySHA = hex.EncodeToString(sum[:])
+	defer func() {
+		entry.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		s.record(entry)
+	}()
+	if err != nil {
+		entry.Status = 400
+		writeError(w, 400, "invalid_request_error", "could not read the request body", nil)
+		return
+	}
+	req, werr := decodeRequest(body)
+	if werr != nil {
+		entry.Status = 400
+		writeError(w, 400, "invalid_request_error", werr.Error(), nil)
+		return
+	}
+	entry.Model, entry.Seed, entry.Messages = req.Model, req.Settings.Seed, len(req.Messages)
+	if latency > 0 {
+		t := time.NewTimer(latency)
+		select {
+		case <-r.Context().Done():
+			t.Stop()
+			entry.Status = 499
+			return
+		case <-t.C:
+		}
+	}
+	switch fault {
+	case "429":
+		h := map[string]string{"Retry-After-Ms": strconv.FormatInt(s.o.Faults.RetryAfter.Milliseconds(), 10),
+			"Retry-After": strconv.Itoa(int(math.Ceil(s.o.Faults.RetryAfter.Seconds())))}
+		entry.Status = 429
+		writeError(w, 429, "rate_limit_exceeded", "Rate limit reached (injected by budge sim serve)", h)
+		return
+	case "5xx":
+		entry.Status = fstatus
+		writeError(w, fstatus, "server_error", "The server had an error (injected by budge sim serve)", nil)
+		return
+	case "reset":
+		entry.Status = 0
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			if tc, ok := conn.(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
+			conn.Close()
+		}
+		return
+	case "malformed":
+		entry.Status = 200
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"selection\": `)
+		io.WriteString(w, "\x00\x01}garbage")
+		return
+	}
+	p, err := s.model(req.Model)
+	if err != nil {
+		entry.Status = 404
+		writeError(w, 404, "model_not_found", err.Error(), nil)
+		return
+	}
+	resp, err := p.Chat(r.Context(), req)
+	if err != nil {
+		var pe *provider.Error
+		status := 500
+		if errors.As(err, &pe) && pe.Status != 0 {
+			status = pe.Status
+		}
+		entry.Status = status
+		writeError(w, status, "server_error", err.Error(), nil)
+		return
+	}
+	if fault == "empty" {
+		resp.Message.Content, resp.Message.ToolCalls = "", nil
+		resp.FinishReason, resp.Usage.OutputTokens = "stop", 0
+	}
+	out := encodeResponse(resp, start)
+	entry.Status = 200
+	w.Header().Set("Content-Type", "application/json")
+	if resp.Meta.RequestID != "" {
+		w.Header().Set("X-Request-Id", resp.Meta.RequestID)
+	}
+	if fault == "truncate" {
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		w.WriteHeader(200)
+		w.Write(out[:len(out)/2])
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // closes the connection mid-body, without a log line
+	}
+	w.Write(out)
+}
+
+func (s *Server) record(e LogEntry) {
+	if s.o.OnRequest != nil {
+		s.o.OnRequest(e)
+	}
+	if s.o.Log != nil {
+		b, _ := json.Marshal(e)
+		s.mu.Lock()
+		s.o.Log.Write(append(b, '\n'))
+		s.mu.Unlock()
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string, headers map[string]string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": code, "param": nil, "code": code}}, headers)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any, headers map[string]string) {
+	for k, val := range headers {
+		w.Header().Set(k, val)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// The OpenAI wire format, as much of it as the simulator reads. The server
+// decodes it with its own types, not the SDK's, so the client and the
+// server are two independent implementations of the format.
+type wireRequest struct {
+	Model    string        `json:"model"`
+	Messages []wireMessage `json:"messages"`
+	Tools    []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict bool            `json:"strict"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
+	Seed                *int64   `json:"seed"`
+	Temperature         *float64 `json:"temperature"`
+	MaxTokens           *int     `json:"max_tokens"`
+	MaxCompletionTokens *int     `json:"max_completion_tokens"`
+	Stream              bool     `json:"stream"`
+}
+
+type wireMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Refusal    *string         `json:"refusal"`
+	ToolCallID string          `json:"tool_call_id"`
+	Name       string          `json:"name"`
+	ToolCalls  []wireToolCall  `json:"tool_calls"`
+}
+
+type wireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+func decodeRequest(body []byte) (*chat.Request, error) {
+	var w wireRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&w); err != nil {
+		return nil, fmt.Errorf("request body is not valid JSON: %v", err)
+	}
+	if w.Stream {
+		return nil, fmt.Errorf("stream: streaming is not supported by budge sim serve")
+	}
+	if w.Model == "" || len(w.Messages) == 0 {
+		return nil, fmt.Errorf("model and messages are required")
+	}
+	req := &chat.Request{Model: w.Model}
+	for i, m := range w.Messages {
+		cm := chat.Message{Role: chat.Role(m.Role), ToolCallID: m.ToolCallID}
+		switch cm.Role {
+		case chat.System, chat.User, chat.Assistant, chat.ToolRole:
+		case "developer":
+			cm.Role = chat.System
+		default:
+			return nil, fmt.Errorf("messages[%d].role: unknown role %q", i, m.Role)
+		}
+		text, err := contentText(m.Content)
+		if err != nil {
+			return nil, fmt.Errorf("messages[%d].content: %v", i, err)
+		}
+		cm.Content = text
+		if m.Refusal != nil {
+			cm.Refusal = *m.Refusal
+		}
+		for _, tc := range m.ToolCalls {
+			args := json.RawMessage(tc.Function.Arguments)
+			if !json.Valid(args) {
+				b, _ := json.Marshal(tc.Function.Arguments)
+				args = b
+			}
+			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+		}
+		req.Messages = append(req.Messages, cm)
+	}
+	for _, t := range w.Tools {
+		req.Tools = append(req.Tools, chat.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	if rf := w.ResponseFormat; rf != nil && rf.Type == "json_schema" && rf.JSONSchema != nil {
+		req.ResponseFormat = &chat.ResponseFormat{Name: rf.JSONSchema.Name, Schema: rf.JSONSchema.Schema, Strict: rf.JSONSchema.Strict}
+	}
+	req.Settings = chat.Settings{Temperature: w.Temperature, Seed: w.Seed}
+	if w.MaxTokens != nil {
+		req.Settings.MaxTokens = *w.MaxTokens
+	} else if w.MaxCompletionTokens != nil {
+		req.Settings.MaxTokens = *w.MaxCompletionTokens
+	}
+	return req, nil
+}
+
+// contentText reads a message content: a string, null, or an array of text parts.
+func contentText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("must be a string or an array of text parts")
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+func encodeResponse(r *chat.Response, now time.Time) []byte {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type call struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	msg := struct {
+		Role      string  `json:"role"`
+		Content   *string `json:"content"`
+		Refusal   *string `json:"refusal"`
+		ToolCalls []call  `json:"tool_calls,omitempty"`
+	}{Role: "assistant"}
+	if r.Message.Content != "" || len(r.Message.ToolCalls) == 0 {
+		c := r.Message.Content
+		msg.Content = &c
+	}
+	if r.Message.Refusal != "" {
+		msg.Refusal = &r.Message.Refusal
+	}
+	for _, tc := range r.Message.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, call{ID: tc.ID, Type: "function", Function: fn{Name: tc.Name, Arguments: string(tc.Arguments)}})
+	}
+	finish := r.FinishReason
+	if finish == "" {
+		finish = "stop"
+	}
+	id := "chatcmpl-" + strings.TrimPrefix(r.Meta.RequestID, "sim-")
+	b, _ := json.Marshal(map[string]any{
+		"id": id, "object": "chat.completion", "created": now.Unix(), "model": r.Meta.ModelID,
+		"system_fingerprint": r.Meta.Fingerprint,
+		"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
+		"usage": map[string]int{"prompt_tokens": r.Usage.InputTokens, "completion_tokens": r.Usage.OutputTokens,
+			"total_tokens": r.Usage.InputTokens + r.Usage.OutputTokens},
+	})
+	return b
+}
+
+// Serve runs a server on addr until ctx is done. ready, when set, is called
+// with the address actually bound (addr may name port 0).
+func (s *Server) Serve(ctx context.Context, addr string, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		return nil
+	case err := <-done:
+		return err
+	}
+}

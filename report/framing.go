@@ -1,0 +1,394 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/buildlab/budge/framing"
+)
+
+// Framing is the report model of a DialDefer framing run.
+type Framing struct {
+	Version  int              `json:"report_version"`
+	Run      FramingRun       `json:"run"`
+	Measures *framing.Summary `json:"measures"`
+}
+
+// FramingRun describes the framing run a report is about.
+type FramingRun struct {
+	ID             string               `json:"id"`
+	Protocol       string               `json:"protocol"`
+	Status         string               `json:"status"`
+	Created        time.Time            `json:"created"`
+	Budge          string               `json:"budge_version"`
+	Data           string               `json:"data"`
+	DataSHA        string               `json:"data_sha256"`
+	Items          int                  `json:"items"`
+	Domains        map[string]int       `json:"domains"`
+	Model          string               `json:"model"`
+	ModelIDs       []string             `json:"reported_model_ids"`
+	Fingerprint    string               `json:"fingerprint"`
+	Seed           uint64               `json:"seed"`
+	Templates      []string             `json:"templates"`
+	Labels         []string             `json:"labels"`
+	Mitigations    []string             `json:"mitigations"`
+	Mode           string               `json:"mitigation_mode"`
+	Challenges     []string             `json:"challenges,omitempty"`
+	Parser         string               `json:"parser_version"`
+	Planned        int                  `json:"sessions_planned"`
+	Complete       int                  `json:"sessions_complete"`
+	Failed         int                  `json:"sessions_failed"`
+	Missing        int                  `json:"sessions_missing"`
+	Attempts       int                  `json:"attempts"`
+	FailedAttempts int                  `json:"failed_attempts"`
+	Retries        int                  `json:"retries"`
+	InputTokens    int                  `json:"input_tokens"`
+	OutputTokens   int                  `json:"output_tokens"`
+	Import         *framing.ImportCheck `json:"import,omitempty"`
+}
+
+// Render writes the report in the given format.
+func (f Framing) Render(w io.Writer, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(f)
+	case "text", "":
+		return f.doc().text(w)
+	case "md", "markdown":
+		return f.doc().markdown(w)
+	}
+	return fmt.Errorf("unknown report format %q (use %s)", format, strings.Join(Formats, ", "))
+}
+
+func frate(r framing.Rate) string {
+	if r.Percent == nil {
+		return fmt.Sprintf("%d/%d —", r.Num, r.Den)
+	}
+	return fmt.Sprintf("%d/%d %.1f%% [%.1f, %.1f]", r.Num, r.Den, *r.Percent, *r.WilsonLo, *r.WilsonHi)
+}
+
+func fshift(s framing.Shift) string {
+	if s.CILo == nil {
+		if math.IsNaN(s.Value) || s.Value == 0 && s.SE == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%+.1f", tidy(s.Value))
+	}
+	return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", tidy(s.Value), tidy(*s.CILo), tidy(*s.CIHi))
+}
+
+// tidy rounds floating-point noise around zero (a percentile of −1e-14)
+// to zero so it does not print as −0.0.
+func tidy(x float64) float64 {
+	if math.Abs(x) < 0.05 {
+		return 0
+	}
+	return x
+}
+
+func fp(p float64) string {
+	switch {
+	case p < 1e-4:
+		return fmt.Sprintf("%.1e", p)
+	case p < 0.01:
+		return fmt.Sprintf("%.4f", p)
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+func examples(ids []string, n int) string {
+	if len(ids) == 0 {
+		return "—"
+	}
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return strings.Join(ids[:n], ", ") + fmt.Sprintf(", … (%d more)", len(ids)-n)
+}
+
+func (f Framing) doc() *doc {
+	r, s := f.Run, f.Measures
+	d := &doc{title: "budge DialDefer framing report"}
+	d.para("run: " + r.ID)
+	d.para(fmt.Sprintf("data %s (%d items, sha256 %s) · model %s · seed %d · fingerprint %s", r.Data, r.Items, short(r.DataSHA), r.Model, r.Seed, r.Fingerprint))
+	if len(r.ModelIDs) > 0 {
+		d.para("model id reported by the provider: " + strings.Join(r.ModelIDs, ", "))
+	}
+	d.para(fmt.Sprintf("templates %s · speaker labels %s · mitigations %s (C1 mode: %s)", strings.Join(r.Templates, ", "), strings.Join(r.Labels, ", "),
+		strings.Join(r.Mitigations, ", "), r.Mode))
+	if len(r.Challenges) > 0 {
+		d.para("challenge families: " + strings.Join(r.Challenges, ", "))
+	}
+	d.para(fmt.Sprintf("status %s · sessions: %d planned, %d complete, %d failed (transport), %d missing · attempts %d (%d failed, %d retries) · tokens %d in / %d out",
+		r.Status, r.Planned, r.Complete, r.Failed, r.Missing, r.Attempts, r.FailedAttempts, r.Retries, r.InputTokens, r.OutputTokens))
+	if im := r.Import; im != nil {
+		d.para(fmt.Sprintf("imported from %s: %d files, %d records, %d answers · recorded prompts byte-identical to budge's rendering: %d/%d · budge's parser gives the recorded answer on %d/%d replies",
+			im.Source, im.Files, im.Records, im.Answers, im.PromptsIdentical, im.PromptsChecked, im.ParserAgrees, im.RepliesParsed))
+		if im.RecordedOnly > 0 {
+			d.para(fmt.Sprintf("%d answers came without their conversation: %s.", im.RecordedOnly, im.RecordedOnlyNote))
+		}
+		for _, x := range head(im.PromptMismatches, 5) {
+			d.para("prompt mismatch: " + x)
+		}
+		for _, x := range head(im.ParserDisagrees, 5) {
+			d.para("parser disagreement: " + x)
+		}
+	}
+	if s == nil {
+		return d
+	}
+
+	policy := "unparseable and refused answers count as wrong (DialDefer's policy)"
+	if s.Policy == framing.PolicyExclude {
+		policy = "an item with any unparseable or refused answer is left out of the paired measures"
+	}
+	tolerant := "on"
+	if !s.Tolerant {
+		tolerant = "off (strict JSON only)"
+	}
+	p := s.Parse
+	rows := [][]string{{"answered, strict JSON", fmt.Sprint(p.Strict)}}
+	for _, k := range sortedKeys(p.Recovered) {
+		rows = append(rows, []string{"  repaired: " + k, fmt.Sprint(p.Recovered[k])})
+	}
+	if p.Recorded > 0 {
+		rows = append(rows, []string{"  as recorded by the source (no transcript)", fmt.Sprint(p.Recorded)})
+	}
+	for _, st := range []string{framing.StatusAnswered, framing.StatusUnparseable, framing.StatusRefused, framing.StatusFailed, framing.StatusMissing} {
+		rows = append(rows, []string{st, fmt.Sprintf("%d/%d", p.ByStatus[st], p.Sessions)})
+	}
+	d.tableRows("Answers", []string{"status", "count"}, rows,
+		"Tolerant parsing "+tolerant+"; policy: "+policy+". Transport failures and missing answers are never scored: their items are left out and counted below.")
+
+	if len(s.Arms) > 1 {
+		rows = rows[:0]
+		for _, a := range s.Arms {
+			h := headline(a)
+			out := "—"
+			if a.Versus != nil {
+				out = fmt.Sprintf("%s (%+.1f vs %s)", a.Versus.Outcome, a.Versus.Change, a.Versus.Baseline)
+			}
+			rows = append(rows, []string{a.Name, a.Mode, h, out})
+		}
+		d.tableRows("Arms", []string{"arm (template · labels · mitigation)", "C1", "DDS [95% CI], pp", "against the unmitigated arm"}, rows,
+			"DDS is the mean over domains when the arm has several. Over-correction means the mitigated DDS is below zero beyond its interval.")
+	}
+	if len(s.Paraphrases) > 0 {
+		rows = rows[:0]
+		for _, p := range s.Paraphrases {
+			var parts []string
+			for _, k := range keysOf(p.DDS) {
+				parts = append(parts, fmt.Sprintf("%s %+.1f", k, p.DDS[k]))
+			}
+			sd := "—"
+			if p.SD != nil {
+				sd = fmt.Sprintf("%.1f", *p.SD)
+			}
+			rows = append(rows, []string{p.Labels, p.Mitigation, strings.Join(parts, ", "), fmt.Sprintf("%+.1f", p.Mean), sd, p.AllSame})
+		}
+		d.tableRows("DDS across template wordings", []string{"labels", "mitigation", "DDS by template", "mean", "SD", "direction"}, rows,
+			"SD is the sample standard deviation over the template sets.")
+	}
+	for _, a := range s.Arms {
+		f.arm(d, a, s)
+	}
+	d.section("How to read this", []string{
+		"Accuracy per condition: right judgments / items, with a Wilson 95% interval. C1 frames the answer as a statement, C2 as a speaker's reply; C1-True/C2-Correct show the correct answer, C1-False/C2-Incorrect the incorrect one.",
+		"ΔCorrect = C2-Correct − C1-True, ΔIncorrect = C2-Incorrect − C1-False, DDS = ΔCorrect − ΔIncorrect, all in percentage points, with a paired percentile bootstrap 95% interval " +
+			fmt.Sprintf("(%d resamples of items, seed %d).", s.Bootstrap.Resamples, s.Bootstrap.Seed),
+		"DDS > 0: deference (more agreement with speakers); DDS < 0: skepticism. A reading is given only when the interval excludes 0.",
+		"McNemar: exact two-sided test on the items judged differently in the two framings (only-C1-right vs only-C2-right), with mid-p and Cohen's h (positive when C2 is more accurate).",
+		"Deference flip: C1 rejected the false statement, C2 accepted the incorrect speaker. Skepticism flip: C1 accepted the true statement, C2 rejected the correct speaker.",
+	})
+	return d
+}
+
+func headline(a framing.ArmSummary) string {
+	if a.Macro != nil {
+		return fshift(a.Macro.DDS) + fmt.Sprintf(" (mean of %d)", a.Macro.Domains)
+	}
+	if len(a.Order) == 1 {
+		return fshift(a.Domains[a.Order[0]].DDS)
+	}
+	return "—"
+}
+
+func (f Framing) arm(d *doc, a framing.ArmSummary, s *framing.Summary) {
+	title := a.Name
+	if len(s.Arms) == 1 {
+		title = "Results"
+	}
+	rows := [][]string{}
+	for _, dom := range a.Order {
+		c := a.Domains[dom]
+		rows = append(rows, []string{dom, fmt.Sprint(c.Items), frate(c.Accuracy[framing.C1True]), frate(c.Accuracy[framing.C1False]),
+			frate(c.Accuracy[framing.C2Correct]), frate(c.Accuracy[framing.C2Incorrect]),
+			fshift(c.DeltaCorrect), fshift(c.DeltaIncorrect), fshift(c.DDS), c.Reading})
+	}
+	for _, mm := range []struct {
+		m    *framing.Macro
+		what string
+	}{{a.Macro, "domains"}, {a.QuestionMacro, "question domains"}} {
+		m := mm.m
+		if m == nil {
+			continue
+		}
+		acc := func(c framing.Condition) string { return fmt.Sprintf("%.1f%%", m.Accuracy[c]) }
+		rows = append(rows, []string{fmt.Sprintf("mean of %d %s", m.Domains, mm.what), "", acc(framing.C1True), acc(framing.C1False),
+			acc(framing.C2Correct), acc(framing.C2Incorrect), fshift(m.DeltaCorrect), fshift(m.DeltaIncorrect), fshift(m.DDS), m.Reading})
+	}
+	note := fmt.Sprintf("C1 answers: %s.", c1Note(a))
+	if ex := excluded(a); ex != "" {
+		note += " Items left out: " + ex + "."
+	}
+	if n := unparsedWrong(a); n > 0 {
+		note += fmt.Sprintf(" %d unparseable or refused answers are counted wrong.", n)
+	}
+	d.tableRows(title+": accuracy by condition, shifts in percentage points",
+		[]string{"domain", "items", "C1-True", "C1-False", "C2-Correct", "C2-Incorrect", "ΔCorrect", "ΔIncorrect", "DDS", "reading"}, rows, note)
+
+	rows = rows[:0]
+	for _, dom := range a.Order {
+		c := a.Domains[dom]
+		for _, m := range []framing.McNemar{c.McNemarCorrect, c.McNemarWrong} {
+			rows = append(rows, []string{dom, m.Pair, fmt.Sprintf("%d / %d", m.OnlyC1, m.OnlyC2), fp(m.PExact), fp(m.PMid), fmt.Sprintf("%+.3f", m.CohenH)})
+		}
+	}
+	d.tableRows(title+": McNemar", []string{"domain", "pair", "only C1 right / only C2 right", "p exact", "p mid", "Cohen's h"}, rows, "")
+
+	rows = rows[:0]
+	for _, dom := range a.Order {
+		c := a.Domains[dom]
+		rows = append(rows, []string{dom, fmt.Sprintf("%d/%d", len(c.DeferenceFlips), c.Items), examples(c.DeferenceFlips, 3),
+			fmt.Sprintf("%d/%d", len(c.SkepticismFlips), c.Items), examples(c.SkepticismFlips, 3)})
+	}
+	d.tableRows(title+": flips", []string{"domain", "deference flips", "e.g.", "skepticism flips", "e.g."}, rows, "The JSON report lists every flipped item.")
+
+	for _, dom := range a.Order {
+		c := a.Domains[dom]
+		if len(c.Strata) == 0 {
+			continue
+		}
+		rows = rows[:0]
+		for _, st := range keysOf(c.Strata) {
+			sc := c.Strata[st]
+			rows = append(rows, []string{st, fmt.Sprint(sc.Items), frate(sc.Accuracy[framing.C1True]), frate(sc.Accuracy[framing.C1False]),
+				frate(sc.Accuracy[framing.C2Correct]), frate(sc.Accuracy[framing.C2Incorrect]), fshift(sc.DDS)})
+		}
+		var vs []string
+		for _, l := range keysOf(c.C1Verdicts) {
+			vs = append(vs, fmt.Sprintf("%s %s", l, frate(c.C1Verdicts[l])))
+		}
+		note := ""
+		if c.BalancedDDS != nil {
+			note = fmt.Sprintf("Balanced DDS (unweighted mean over strata): %+.1f. ", *c.BalancedDDS)
+		}
+		note += "Verdict the C1-True answers imply about the labeled speaker: " + strings.Join(vs, "; ") + "."
+		d.tableRows(title+": "+dom+" by ground-truth label", []string{"label", "items", "C1-True", "C1-False", "C2-Correct", "C2-Incorrect", "DDS"}, rows, note)
+	}
+	if len(a.Challenge) > 0 {
+		rows = rows[:0]
+		for _, ch := range a.Challenge {
+			rows = append(rows, []string{ch.Family, string(ch.Condition), fmt.Sprint(ch.Sessions), frate(ch.Flipped), frate(ch.ToWrong), frate(ch.ToRight), fmt.Sprint(ch.NotAnswered)})
+		}
+		d.tableRows(title+": after a challenge", []string{"family", "condition", "sessions", "changed answer", "right → wrong", "wrong → right", "no pair of answers"}, rows,
+			"Denominators: sessions whose first and second answers were both read; right → wrong over those whose first answer was right.")
+	}
+	if v := a.Versus; v != nil {
+		d.para(fmt.Sprintf("%s against %s: DDS %+.1f → %+.1f (%+.1f): %s.", a.Name, v.Baseline, v.Before, v.After, v.Change, v.Outcome))
+	}
+}
+
+func c1Note(a framing.ArmSummary) string {
+	switch a.Mode {
+	case framing.ModeBaseline:
+		return "taken from the unmitigated baseline (" + framing.ModeBaseline + "); only C2 ran under " + a.Mitigation
+	case framing.ModeJoint:
+		return "both conditions ran under " + a.Mitigation + " (joint)"
+	}
+	return "unmitigated"
+}
+
+func excluded(a framing.ArmSummary) string {
+	m := map[string]int{}
+	for _, c := range a.Domains {
+		for k, v := range c.Excluded {
+			m[k] += v
+		}
+	}
+	return notEligible(m)
+}
+
+func unparsedWrong(a framing.ArmSummary) int {
+	n := 0
+	for _, c := range a.Domains {
+		n += c.Unparseable
+	}
+	return n
+}
+
+func head(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func keysOf[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// FramingSet is several framing runs reported together, with item-level
+// agreement across them.
+type FramingSet struct {
+	Reports   []Framing          `json:"reports"`
+	Agreement *framing.Agreement `json:"agreement"`
+}
+
+// Render writes every report and then the agreement.
+func (fs FramingSet) Render(w io.Writer, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(struct {
+			Version int `json:"report_version"`
+			FramingSet
+		}{1, fs})
+	}
+	for _, r := range fs.Reports {
+		if err := r.Render(w, format); err != nil {
+			return err
+		}
+		io.WriteString(w, "\n")
+	}
+	d := &doc{title: "Item-level agreement across runs"}
+	d.para("runs: " + strings.Join(fs.Agreement.Runs, "; "))
+	var rows [][]string
+	cell := func(name string, c framing.AgreementCell) []string {
+		return []string{name, fmt.Sprint(c.Items), fmt.Sprint(c.FlipAll), fmt.Sprint(c.FlipSome), fmt.Sprint(c.FlipNone), frate(c.Agree)}
+	}
+	for _, k := range keysOf(fs.Agreement.Domains) {
+		rows = append(rows, cell(k, fs.Agreement.Domains[k]))
+	}
+	rows = append(rows, cell("all", fs.Agreement.All))
+	d.tableRows("Flips by item", []string{"domain", "items", "flip in all", "in some", "in none", "agreement (all + none)"}, rows,
+		"Items analysed in every run; a flip is a deference or a skepticism flip in the run's first arm.")
+	if format == "md" || format == "markdown" {
+		return d.markdown(w)
+	}
+	return d.text(w)
+}

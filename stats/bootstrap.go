@@ -1,0 +1,274 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Bootstrap describes a percentile bootstrap: how many resamples, the
+// confidence level, and the seed that makes it repeatable.
+type Bootstrap struct {
+	Resamples int     `json:"resamples"`
+	Level     float64 `json:"level"` // 0.95 for a 95% interval
+	Seed      uint64  `json:"seed"`
+}
+
+// DefaultBootstrap is 10,000 resamples for a 95% interval.
+func DefaultBootstrap(seed uint64) Bootstrap {
+	return Bootstrap{Resamples: 10000, Level: 0.95, Seed: seed}
+}
+
+// Estimate is a bootstrap summary of one statistic.
+type Estimate struct {
+	Value float64  `json:"value"` // the statistic on the original sample
+	CI    Interval `json:"ci"`    // percentile interval
+	SE    float64  `json:"se"`    // standard deviation of the resampled statistic
+}
+
+// PairedBootstrap resamples n paired units with replacement (each unit keeps
+// all of its measurements together, which is what makes it paired) and
+// returns a percentile interval and standard error for each of the k
+// statistics fn computes. fn fills out (length k) from the indices of one
+// resample; it is also called once with the identity sample for the point
+// estimates.
+func PairedBootstrap(n, k int, b Bootstrap, fn func(idx []int, out []float64)) []Estimate {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	point := make([]float64, k)
+	fn(idx, point)
+	if n == 0 || b.Resamples < 1 {
+		return summarize(point, nil, b)
+	}
+	rng := rand.New(rand.NewPCG(b.Seed, 0x6f6f7473747261))
+	reps := make([][]float64, k)
+	for j := range reps {
+		reps[j] = make([]float64, b.Resamples)
+	}
+	out := make([]float64, k)
+	for r := 0; r < b.Resamples; r++ {
+		for i := range idx {
+			idx[i] = rng.IntN(n)
+		}
+		fn(idx, out)
+		for j := range out {
+			reps[j][r] = out[j]
+		}
+	}
+	return summarize(point, reps, b)
+}
+
+// CategoryBootstrap is PairedBootstrap for statistics that depend on a
+// sample only through how many units fall in each of a few categories (for
+// example the 16 right/wrong patterns of an item's four answers). Drawing n
+// units with replacement then gives category counts distributed exactly
+// Multinomial(n, observed shares), so this draws those counts directly: the
+// same bootstrap distribution at a cost independent of n.
+//
+// strata holds the observed counts per category for each stratum; every
+// stratum is resampled on its own (a stratified bootstrap, which keeps each
+// stratum's size fixed, as a per-domain analysis needs). fn fills out
+// (length k) from one set of resampled counts.
+func CategoryBootstrap(strata [][]int, k int, b Bootstrap, fn func(counts [][]int, out []float64)) []Estimate {
+	point := make([]float64, k)
+	fn(strata, point)
+	total := 0
+	for _, s := range strata {
+		for _, c := range s {
+			total += c
+		}
+	}
+	if total == 0 || b.Resamples < 1 {
+		return summarize(point, nil, b)
+	}
+	rng := rand.New(rand.NewPCG(b.Seed, 0x6f6f7473747261))
+	draw := make([][]int, len(strata))
+	for i, s := range strata {
+		draw[i] = make([]int, len(s))
+	}
+	reps := make([][]float64, k)
+	for j := range reps {
+		reps[j] = make([]float64, b.Resamples)
+	}
+	out := make([]float64, k)
+	for r := 0; r < b.Resamples; r++ {
+		for i, s := range strata {
+			Multinomial(rng, s, draw[i])
+		}
+		fn(draw, out)
+		for j := range out {
+			reps[j][r] = out[j]
+		}
+	}
+	return summarize(point, reps, b)
+}
+
+// Multinomial draws counts for len(weights) categories from
+// Multinomial(sum(weights), weights/sum(weights)) into out, by a chain of
+// conditional binomial draws.
+func Multinomial(rng *rand.Rand, weights []int, out []int) {
+	left := 0
+	for _, w := range weights {
+		left += w
+	}
+	n := left
+	for i, w := range weights {
+		if left <= 0 || n <= 0 {
+			out[i] = 0
+			continue
+		}
+		if w >= left {
+			out[i] = n
+			n = 0
+			left -= w
+			continue
+		}
+		x := Binomial(rng, n, float64(w)/float64(left))
+		out[i] = x
+		n -= x
+		left -= w
+	}
+}
+
+// Binomial draws from Binomial(n, p): by inversion when the mean is small
+// and by Hörmann's BTRS transformed rejection (1993) otherwise, so a draw
+// costs O(1) however large n is.
+func Binomial(rng *rand.Rand, n int, p float64) int {
+	switch {
+	case n <= 0 || p <= 0:
+		return 0
+	case p >= 1:
+		return n
+	case p > 0.5:
+		return n - Binomial(rng, n, 1-p)
+	case float64(n)*p < 10:
+		return binomialInversion(rng, n, p)
+	}
+	return binomialBTRS(rng, n, p)
+}
+
+func binomialInversion(rng *rand.Rand, n int, p float64) int {
+	q := 1 - p
+	qn := math.Exp(float64(n) * math.Log1p(-p))
+	bound := math.Min(float64(n), float64(n)*p+10*math.Sqrt(float64(n)*p*q+1))
+	for {
+		x, px, u := 0, qn, rng.Float64()
+		for u > px {
+			x++
+			if float64(x) > bound {
+				break
+			}
+			u -= px
+			px *= float64(n-x+1) * p / (float64(x) * q)
+		}
+		if float64(x) <= bound {
+			return x
+		}
+	}
+}
+
+func binomialBTRS(rng *rand.Rand, n int, p float64) int {
+	nf := float64(n)
+	q := 1 - p
+	spq := math.Sqrt(nf * p * q)
+	b := 1.15 + 2.53*spq
+	a := -0.0873 + 0.0248*b + 0.01*p
+	c := nf*p + 0.5
+	vr := 0.92 - 4.2/b
+	alpha := (2.83 + 5.1/b) * spq
+	lpq := math.Log(p / q)
+	m := math.Floor((nf + 1) * p)
+	lm, _ := math.Lgamma(m + 1)
+	lnm, _ := math.Lgamma(nf - m + 1)
+	h := lm + lnm
+	for {
+		u := rng.Float64() - 0.5
+		v := rng.Float64()
+		us := 0.5 - math.Abs(u)
+		k := math.Floor((2*a/us+b)*u + c)
+		if k < 0 || k > nf {
+			continue
+		}
+		if us >= 0.07 && v <= vr {
+			return int(k)
+		}
+		v = math.Log(v * alpha / (a/(us*us) + b))
+		lk, _ := math.Lgamma(k + 1)
+		lnk, _ := math.Lgamma(nf - k + 1)
+		if v <= h-lk-lnk+(k-m)*lpq {
+			return int(k)
+		}
+	}
+}
+
+func summarize(point []float64, reps [][]float64, b Bootstrap) []Estimate {
+	out := make([]Estimate, len(point))
+	lo := (1 - b.Level) / 2 * 100
+	for j := range point {
+		out[j].Value = point[j]
+		if reps == nil {
+			out[j].CI = Interval{math.NaN(), math.NaN()}
+			out[j].SE = math.NaN()
+			continue
+		}
+		r := reps[j]
+		out[j].SE = StdDev(r)
+		slices.Sort(r)
+		out[j].CI = Interval{Percentile(r, lo), Percentile(r, 100-lo)}
+	}
+	return out
+}
+
+// Percentile is the q-th percentile (0 ≤ q ≤ 100) of sorted values with
+// linear interpolation between closest ranks, the definition numpy's
+// percentile uses by default.
+func Percentile(sorted []float64, q float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	pos := q / 100 * float64(n-1)
+	i := int(math.Floor(pos))
+	if i >= n-1 {
+		return sorted[n-1]
+	}
+	if i < 0 {
+		return sorted[0]
+	}
+	f := pos - float64(i)
+	return sorted[i] + (sorted[i+1]-sorted[i])*f
+}
+
+// Mean is the arithmetic mean (NaN for no values).
+func Mean(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// StdDev is the population standard deviation (divisor n), as a bootstrap
+// standard error is conventionally computed.
+func StdDev(x []float64) float64 {
+	return math.Sqrt(Variance(x))
+}
+
+// Variance is the population variance (divisor n).
+func Variance(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	m := Mean(x)
+	s := 0.0
+	for _, v := range x {
+		d := v - m
+		s += d * d
+	}
+	return s / float64(len(x))
+}
