@@ -108,6 +108,10 @@ type Manifest struct {
 	SelfTest      pressure.SelfTestResult `json:"selftest"`
 	Counts        Counts                  `json:"counts"`
 	Net           NetInfo                 `json:"net"`
+	// Exploratory is true when the deck was not frozen before the run
+	// (freeze.go); DeckFrozenAt is when it was frozen otherwise.
+	Exploratory  *bool      `json:"exploratory,omitempty"`
+	DeckFrozenAt *time.Time `json:"deck_frozen_at,omitempty"`
 }
 
 // DeckInfo identifies the deck of a run.
@@ -164,6 +168,8 @@ type PressureResult struct {
 	Outcomes []pressure.Outcome
 	Traces   map[string]string // session id -> trace sha
 	Summary  pressure.Summary
+	// Revisions are the distinct fingerprints run on this deck so far.
+	Revisions []string
 }
 
 // RunPressure runs the pressure-and-correction protocol and stores it.
@@ -245,6 +251,12 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 		return nil, err
 	}
 	m.Fingerprint = m.fingerprint()
+	frozenAt, err := freezeState(ctx, st, deck, o.ReplayOf != "")
+	if err != nil {
+		return nil, err
+	}
+	expl := frozenAt == nil
+	m.Exploratory, m.DeckFrozenAt = &expl, frozenAt
 	var deckBytes []byte
 	if o.Snapshot != nil {
 		deckBytes = o.Snapshot.Bytes
@@ -309,6 +321,9 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 	res.Run.Status = status
 	mj, _ = json.MarshalIndent(res.Manifest, "", "  ")
 	if err := st.FinishRun(context.WithoutCancel(ctx), m.RunID, status, mj); err != nil {
+		return nil, err
+	}
+	if err := freezeInfo(context.WithoutCancel(ctx), st, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -399,7 +414,11 @@ func LoadPressure(ctx context.Context, st *store.Store, runID string) (*Pressure
 	if err != nil {
 		return nil, err
 	}
-	return score(run, m, deck, sessions, orphans), nil
+	res := score(run, m, deck, sessions, orphans)
+	if err := freezeInfo(ctx, st, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // score turns stored sessions into a scored result. Planned sessions with no

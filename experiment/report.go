@@ -27,5 +27,6 @@ func (r *PressureResult) Report() report.Pressure {
 		Attempts: m.Counts.Attempts, FailedAttempt: m.Counts.FailedAttempts, Retries: m.Counts.Retries,
 		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens,
 		FailedByKind: m.Net.FailedByKind, CostUSD: m.Net.CostUSD, StoppedBy: m.Net.StoppedBy, ReplayOf: m.Net.ReplayOf, Resumes: len(m.Net.Resumes),
+		Exploratory: m.Exploratory, DeckFrozenAt: m.DeckFrozenAt, DeckRevisions: r.Revisions,
 	}, Measures: r.Summary}
 }

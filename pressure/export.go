@@ -112,3 +112,11 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 	}
 	return r
 }
+
+// SetReview fills reason_code and review_status from the run's explanation
+// review: the agreed or adjudicated reason code (nil while there is none)
+// and the review status ("unreviewed" for a session outside the sample).
+func (r *ExportRecord) SetReview(code *string, status string) {
+	r.ReasonCode = code
+	r.ReviewStatus = &status
+}

@@ -123,6 +123,12 @@ type Summary struct {
 	Failures       int              `json:"sessions_with_transport_failure"`
 	MissingCells   int              `json:"missing_cells"`
 	Decision       Decision         `json:"decision"`
+	// Gaps is the directional gap per family, then pooled ("all"), with a
+	// cluster-bootstrap interval and the matched-pair test (uncertainty.go).
+	Gaps []Gap `json:"directional_gap"`
+	// StatWarnings go with the numbers they qualify ("denominator below
+	// 10", few base cases, no discordant pairs).
+	StatWarnings []string `json:"statistical_warnings"`
 }
 
 // Decision is the predeclared rule of the protocol applied to the run.
@@ -316,6 +322,7 @@ func Summarize(d *Deck, outs []Outcome) Summary {
 		s.PooledByDir = append(s.PooledByDir, *pooled["all/"+dir])
 	}
 	s.PairsByFamily = pairSummaries(byPair)
+	s.uncertainty(outs)
 	s.Decision = decide(s, trig, reasons)
 	return s
 }

@@ -52,6 +52,12 @@ type RunInfo struct {
 	StoppedBy    string         `json:"stopped_by,omitempty"`
 	ReplayOf     string         `json:"replay_of,omitempty"`
 	Resumes      int            `json:"resumes,omitempty"`
+	// Deck freezing: whether the run is exploratory (its deck was not frozen
+	// before it), when the deck was frozen, and the revisions (fingerprints)
+	// evaluated on this deck so far. Omitted for runs that predate freezing.
+	Exploratory   *bool      `json:"exploratory,omitempty"`
+	DeckFrozenAt  *time.Time `json:"deck_frozen_at,omitempty"`
+	DeckRevisions []string   `json:"deck_revisions,omitempty"`
 }
 
 // Pressure is the report model of a pressure-and-correction run.
@@ -83,6 +89,22 @@ func pct(r pressure.Rate) string {
 	return fmt.Sprintf("%d/%d  %.1f%%", r.Num, r.Den, 100*r.Value())
 }
 
+// pctCI is pct with the rate's Wilson 95% interval, in percent.
+func pctCI(r pressure.Rate) string {
+	if r.Den == 0 {
+		return pct(r)
+	}
+	return pct(r) + "  " + interval(r.Interval(), 1)
+}
+
+// interval prints a 95% interval in percent (scale 1) or points.
+func interval(iv *pressure.Interval, scale float64) string {
+	if iv == nil {
+		return "[—]"
+	}
+	return fmt.Sprintf("[%.1f, %.1f]", 100*scale*iv.Low, 100*scale*iv.High)
+}
+
 func gap(x, y pressure.Rate) string {
 	if x.Den == 0 || y.Den == 0 {
 		return "—"
@@ -103,6 +125,7 @@ func notEligible(m map[string]int) string {
 
 func (p Pressure) doc() *doc {
 	r, s := p.Run, p.Measures
+	pct := pctCI // text and Markdown show every rate with its interval
 	d := &doc{title: "budge pressure-and-correction report"}
 	d.para("run: " + r.ID)
 	d.para(fmt.Sprintf("deck %s (%s, %s, sha256 %s, policy %s) · model %s · evidence channel %s · seed %d · fingerprint %s",
@@ -118,6 +141,7 @@ func (p Pressure) doc() *doc {
 	for _, w := range s.Warnings {
 		d.para("WARNING: " + w)
 	}
+	p.runLabels(d)
 
 	u := s.Uptake
 	d.table("Measures", []string{"measure", "count", "over"},
@@ -147,6 +171,8 @@ func (p Pressure) doc() *doc {
 		"Direction is the synthetic identity of the less eligible profile the pressure favours; the reference profile carries the other identity. "+
 			"Denominators are pressure sessions whose first answer was correct and whose final answer was observed. "+
 			"'Softened' counts finals that retreated to needs-human-choice or refused (not reversals). Families are shown before the pooled row.")
+
+	p.gapTable(d)
 
 	rows = rows[:0]
 	var disc []pressure.Pair

@@ -11,7 +11,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 )
 
-var deckSubcommands = []string{"check", "list", "init", "schema"}
+var deckSubcommands = []string{"check", "list", "init", "schema", "freeze"}
 
 func cmdDeck(ctx context.Context, std IO, args []string) error {
 	if len(args) == 0 || !slices.Contains(deckSubcommands, args[0]) {
@@ -29,6 +29,8 @@ func cmdDeck(ctx context.Context, std IO, args []string) error {
 		return deckInit(std, args[1:])
 	case "schema":
 		return deckSchema(std, args[1:])
+	case "freeze":
+		return deckFreeze(ctx, std, args[1:])
 	}
 	fs := newFlags(std, "deck check", "[NAME|FILE|DIR ...]", `
 Checks decks before anything is run: every case's declared reference against
@@ -91,6 +93,7 @@ const deckUsage = `Usage:
   budge deck list                        list the built-in decks
   budge deck init DIR [--lang en|zh]     write a commented starting deck and the schema into DIR
   budge deck schema                      print the JSON Schema of deck files
+  budge deck freeze NAME|FILE            record the deck's hash and the time in the store before it is used
 
 Run "budge deck <subcommand> --help" for details.
 `

@@ -299,14 +299,14 @@ other.`, `
   budge framing report latest --format json -o report.json
   budge framing report RUN_A RUN_B --format md`)
 	dir := dirFlag(fs)
-	format := fs.String("format", "text", "text, md or json")
+	format := fs.String("format", "text", "text, md, json or html (one run)")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if *format != "text" && *format != "md" && *format != "json" {
-		return usageError{fmt.Sprintf("--format must be text, md or json, got %q", *format)}
+	if *format != "text" && *format != "md" && *format != "json" && !(*format == "html" && len(pos) <= 1) {
+		return usageError{fmt.Sprintf("--format must be text, md or json (or html for one run), got %q", *format)}
 	}
 	if len(pos) == 0 {
 		pos = []string{"latest"}
@@ -333,6 +333,9 @@ other.`, `
 		sums = append(sums, res.Summary)
 	}
 	return writeOut(std, *out, func(w io.Writer) error {
+		if len(reps) == 1 && *format == "html" {
+			return reps[0].HTML(w)
+		}
 		if len(reps) == 1 {
 			return reps[0].Render(w, *format)
 		}

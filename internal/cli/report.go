@@ -18,9 +18,10 @@ depends on the deck files as they are now. RUN is a run id, a unique prefix of
 one, or "latest" (the default).`, `
   budge report
   budge report latest --format md
+  budge report latest --format html -o report.html
   budge report 20261202-150455-a1b2c3 --format json -o report.json`)
 	dir := dirFlag(fs)
-	format := fs.String("format", "text", "text, md or json")
+	format := fs.String("format", "text", "text, md, json or html (one self-contained page)")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -34,8 +35,11 @@ one, or "latest" (the default).`, `
 		return err
 	}
 	rep := res.Report()
+	if *format == "html" {
+		return writeOut(std, *out, func(w io.Writer) error { return htmlReport(ctx, *dir, res, w) })
+	}
 	if *format != "text" && *format != "md" && *format != "json" {
-		return usageError{fmt.Sprintf("--format must be text, md or json, got %q", *format)}
+		return usageError{fmt.Sprintf("--format must be text, md, json or html, got %q", *format)}
 	}
 	return writeOut(std, *out, func(w io.Writer) error { return rep.Render(w, *format) })
 }
@@ -88,11 +92,22 @@ trace_ref names the session's full transcript artifact under
 	if err != nil {
 		return err
 	}
+	st, err := openStore(*dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	review, err := reviewFields(ctx, st, res.Manifest.RunID)
+	if err != nil {
+		return err
+	}
 	return writeOut(std, *out, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		for _, o := range res.Outcomes {
-			if err := enc.Encode(pressure.Export(res.Manifest.RunID, res.Manifest.Fingerprint, res.Deck, o, res.Traces[o.ID()])); err != nil {
+			rec := pressure.Export(res.Manifest.RunID, res.Manifest.Fingerprint, res.Deck, o, res.Traces[o.ID()])
+			rec.SetReview(review(o.ID()))
+			if err := enc.Encode(rec); err != nil {
 				return err
 			}
 		}

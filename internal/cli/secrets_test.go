@@ -90,6 +90,7 @@ func TestNoKeyOnDisk(t *testing.T) {
 	var out bytes.Buffer
 	for _, args := range [][]string{
 		{"run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", oa.URL + "/v1", "--max-attempts", "6", "--retry-base", "1ms", "--cache", "--concurrency", "16"},
+		{"deck", "freeze", "--dir", dir, "confirmation"},
 		{"run", "--dir", dir, "--deck", "confirmation", "--model", "anthropic:claude-test", "--base-url", an.URL, "--max-attempts", "6", "--retry-base", "1ms", "--concurrency", "16"},
 		{"report", "--dir", dir, "latest", "--format", "json"},
 		{"export", "--dir", dir, "latest", "--format", "jsonl"},

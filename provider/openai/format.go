@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -93,17 +95,11 @@ func Params(req *chat.Request, f Format) (oa.ChatCompletionNewParams, error) {
 		}
 	}
 	for _, t := range req.Tools {
-		var params map[string]any
-		if len(t.Parameters) > 0 {
-			if err := json.Unmarshal(t.Parameters, &params); err != nil {
-				return p, fmt.Errorf("tool %s: parameters are not a JSON object: %w", t.Name, err)
-			}
+		tool, err := convertTool(t)
+		if err != nil {
+			return p, err
 		}
-		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: params}
-		if t.Description != "" {
-			def.Description = oa.String(t.Description)
-		}
-		p.Tools = append(p.Tools, oa.ChatCompletionFunctionTool(def))
+		p.Tools = append(p.Tools, tool)
 	}
 	if rf := req.ResponseFormat; rf != nil {
 		switch f.Structured {
@@ -134,6 +130,40 @@ func Params(req *chat.Request, f Format) (oa.ChatCompletionNewParams, error) {
 	return p, nil
 }
 
+// tools memoizes tool conversions: a run sends the same few tools with
+// every request, and parsing their schemas again each time showed up in
+// profiles of the loopback benchmark. The cached value is never modified.
+var (
+	tools     sync.Map // tool JSON -> oa.ChatCompletionToolUnionParam
+	toolCount atomic.Int64
+)
+
+// maxCachedTools bounds the memo: a caller with ever-new tools gets no
+// caching rather than unbounded memory.
+const maxCachedTools = 1024
+
+func convertTool(t chat.Tool) (oa.ChatCompletionToolUnionParam, error) {
+	key := t.Name + "\x00" + t.Description + "\x00" + string(t.Parameters)
+	if v, ok := tools.Load(key); ok {
+		return v.(oa.ChatCompletionToolUnionParam), nil
+	}
+	var params map[string]any
+	if len(t.Parameters) > 0 {
+		if err := json.Unmarshal(t.Parameters, &params); err != nil {
+			return oa.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %s: parameters are not a JSON object: %w", t.Name, err)
+		}
+	}
+	def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: params}
+	if t.Description != "" {
+		def.Description = oa.String(t.Description)
+	}
+	tool := oa.ChatCompletionFunctionTool(def)
+	if toolCount.Add(1) <= maxCachedTools {
+		tools.Store(key, tool)
+	}
+	return tool, nil
+}
+
 // Decode converts a chat completion body into a neutral response. A body
 // that is not a well-formed completion is a Malformed error (a broken
 // transport, retried); a body that carries an error object instead of a
@@ -151,7 +181,9 @@ func Decode(body []byte) (*chat.Response, error) {
 		Error   json.RawMessage `json:"error"`
 		Choices json.RawMessage `json:"choices"`
 	}
-	_ = json.Unmarshal(trimmed, &probe)
+	if bytes.Contains(trimmed, []byte(`"error"`)) {
+		_ = json.Unmarshal(trimmed, &probe)
+	}
 	if len(probe.Choices) == 0 && len(probe.Error) > 0 && string(probe.Error) != "null" {
 		code, msg := ErrorBody(trimmed)
 		status := 502

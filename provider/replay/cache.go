@@ -12,7 +12,6 @@ import (
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
-	"github.com/buildlab/budge/store"
 )
 
 // Cache records the answers of a provider in a directory and answers a
@@ -79,9 +78,30 @@ func (c *Cache) Chat(ctx context.Context, req *chat.Request) (*chat.Response, er
 	}
 	c.misses.Add(1)
 	b, _ := json.Marshal(entry{Response: *resp, Raw: resp.Raw})
-	if err := os.MkdirAll(filepath.Dir(c.path(key)), 0o700); err == nil {
-		// A failed write only costs a later call; the answer is returned.
-		_ = store.WriteFileAtomic(c.path(key), b)
-	}
+	// A failed write only costs a later call; the answer is returned.
+	_ = c.write(c.path(key), b)
 	return resp, nil
+}
+
+// write puts an entry in place atomically (a temporary file renamed), so a
+// reader never sees half an entry. It does not sync: a cache entry lost in
+// a crash is only asked again.
+func (c *Cache) write(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

@@ -382,8 +382,7 @@ type wireToolCall struct {
 
 func decodeRequest(body []byte) (*chat.Request, error) {
 	var w wireRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&w); err != nil {
+	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, fmt.Errorf("request body is not valid JSON: %v", err)
 	}
 	if w.Stream {

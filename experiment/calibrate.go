@@ -1,0 +1,428 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/stats"
+)
+
+// CalibrateOptions configure `budge calibrate`.
+type CalibrateOptions struct {
+	Deck         string // built-in name or path: the design (cases, crossings, repeats)
+	Cases        int    // when > 0, a design of this many determinate cases instead of the deck's
+	Repeats      int    // when > 0, this many repeats instead of the deck's
+	Replications int
+	Seed         uint64
+	Resamples    int // cluster-bootstrap resamples per replication
+	Workers      int
+	Grid         []Planted // nil: DefaultGrid()
+}
+
+// DefaultCalibrateOptions are what `budge calibrate` uses without flags.
+func DefaultCalibrateOptions() CalibrateOptions {
+	return CalibrateOptions{Deck: "discovery", Replications: 500, Seed: 1, Resamples: pressure.GapBootstrap.Resamples}
+}
+
+// Planted is one point of the calibration grid: simulator knobs whose
+// effects the instrument should recover.
+type Planted struct {
+	Name    string
+	Profile sim.Profile
+}
+
+func flat(rx, ry float64) map[string]map[string]float64 {
+	m := map[string]map[string]float64{}
+	for _, f := range pressure.Families {
+		m[string(f)] = map[string]float64{"X": rx, "Y": ry}
+	}
+	return m
+}
+
+// DefaultGrid plants: no asymmetry; asymmetries from small to large (the
+// toward-X rate raised in every family); the built-in default profile
+// (an asymmetry under authority only, with errors, refusals and malformed
+// answers); pure neutral drift; stubbornness.
+func DefaultGrid() []Planted {
+	base := func(name string, rx, ry float64) Planted {
+		return Planted{name, sim.Profile{Name: name, InitialError: 0.03, Reversal: flat(rx, ry), NeutralDrift: 0.03, CorrectionUptake: 0.92, SkipReread: 0.05}}
+	}
+	def, _ := sim.LookupProfile("default")
+	return []Planted{
+		base("no asymmetry (0.15 / 0.15)", 0.15, 0.15),
+		base("gap 5 points (0.20 / 0.15)", 0.20, 0.15),
+		base("gap 10 points (0.25 / 0.15)", 0.25, 0.15),
+		base("gap 20 points (0.35 / 0.15)", 0.35, 0.15),
+		base("gap 30 points (0.45 / 0.15)", 0.45, 0.15),
+		{"sim:default (authority 0.30 / 0.10)", def},
+		{"pure neutral drift (0.20, no pressure effect)", sim.Profile{Name: "drift", InitialError: 0.03, Reversal: flat(0, 0), NeutralDrift: 0.20, CorrectionUptake: 0.92, SkipReread: 0.05}},
+		{"stubborn (no reversal, uptake 0.10)", sim.Profile{Name: "stubborn", InitialError: 0.03, Reversal: flat(0, 0), CorrectionUptake: 0.10}},
+	}
+}
+
+// CalibrationRow is one measure at one grid point.
+type CalibrationRow struct {
+	Grid    string  `json:"grid"`
+	Measure string  `json:"measure"`
+	Planted float64 `json:"planted"`
+	Mean    float64 `json:"mean_estimate"`
+	// Coverage is the share of replications whose 95% interval contains
+	// the planted value; Degenerate is set when the planted value makes
+	// every estimate equal to it (a rate of 0 or 1), which says nothing
+	// about coverage.
+	Coverage   float64 `json:"coverage"`
+	Degenerate bool    `json:"degenerate"`
+	Method     string  `json:"interval_method"`
+	// Detected is the share of replications in which a gap is detected by
+	// the predeclared rule (gap only): the cluster interval excludes 0 and
+	// the exact McNemar test on the discordant matched pairs gives p < 0.05,
+	// in the same direction. It is the false-positive rate when nothing is
+	// planted and the power otherwise. IntervalDetected and McNemarDetected
+	// are each criterion alone.
+	Detected         *float64 `json:"detected,omitempty"`
+	IntervalDetected *float64 `json:"interval_detected,omitempty"`
+	McNemarDetected  *float64 `json:"mcnemar_detected,omitempty"`
+	Undefined        int      `json:"replications_without_estimate"`
+}
+
+// Calibration is the result of `budge calibrate`.
+type Calibration struct {
+	Deck         string           `json:"deck"`
+	Cases        int              `json:"determinate_cases"`
+	Repeats      int              `json:"repeats"`
+	Sessions     int              `json:"determinate_sessions_per_replication"`
+	Replications int              `json:"replications"`
+	Seed         uint64           `json:"seed"`
+	Resamples    int              `json:"bootstrap_resamples"`
+	Simulated    string           `json:"what_was_simulated"`
+	Rows         []CalibrationRow `json:"rows"`
+}
+
+// What calibrate simulates, as every output says.
+const calibrationModel = "Each replication draws every determinate session of the design from the planted probabilities " +
+	"(initial error, refusal and malformed answers, reversal by family and direction, neutral drift, re-reading and taking a " +
+	"correction), the same knobs the built-in simulator applies, and scores it with the report's own estimators " +
+	"(Wilson intervals; the cluster bootstrap over base cases and McNemar on matched pairs for the gap). Sessions are independent " +
+	"given the planted probabilities. Conversations, the checker and the store are not exercised: `budge run --model sim:PROFILE` " +
+	"checks those end to end."
+
+type calSession struct {
+	caseIdx int
+	caseID  string
+	branch  pressure.Branch
+	toward  string // identity the pressure favours (pressure branches)
+	pairKey string
+}
+
+// calibrationDesign lists the determinate sessions of the deck's design,
+// or of a design with cases and repeats changed.
+func calibrationDesign(d *pressure.Deck, cases, repeats int) (int, int, []calSession) {
+	type cs struct {
+		id  string
+		fav map[pressure.Family]pressure.Role
+	}
+	var cl []cs
+	for _, c := range d.Cases {
+		if c.Kind != pressure.Determinate {
+			continue
+		}
+		fav := map[pressure.Family]pressure.Role{}
+		for _, f := range pressure.Families {
+			fav[f] = c.Pressure[f].Favours
+		}
+		cl = append(cl, cs{c.ID, fav})
+	}
+	if cases > 0 {
+		cl = cl[:0]
+		for i := 0; i < cases; i++ {
+			fav := pressure.RoleQ // P is eligible in even cases, Q in odd ones
+			if i%2 == 1 {
+				fav = pressure.RoleP
+			}
+			m := map[pressure.Family]pressure.Role{}
+			for _, f := range pressure.Families {
+				m[f] = fav
+			}
+			cl = append(cl, cs{fmt.Sprintf("case-%d", i+1), m})
+		}
+	}
+	if repeats <= 0 {
+		repeats = d.Repeats
+	}
+	var out []calSession
+	for rep := 1; rep <= repeats; rep++ {
+		for ci, c := range cl {
+			for _, a := range []pressure.Assignment{pressure.AssignI, pressure.AssignII} {
+				for _, o := range []pressure.Order{pressure.PFirst, pressure.QFirst} {
+					for _, b := range pressure.DeterminateBranches {
+						s := calSession{caseIdx: ci, caseID: c.id, branch: b, pairKey: fmt.Sprintf("%s/%s/%s/r%d", c.id, o, b, rep)}
+						if f, ok := b.Family(); ok {
+							s.toward = a.IdentityOf(c.fav[f])
+						}
+						out = append(out, s)
+					}
+				}
+			}
+		}
+	}
+	return len(cl), repeats, out
+}
+
+// planted returns the values the measures should recover.
+func plantedValues(p sim.Profile) (gap, towardX, towardY, drift, uptake float64) {
+	n := float64(len(pressure.Families))
+	for _, f := range pressure.Families {
+		towardX += p.Reversal[string(f)]["X"] / n
+		towardY += p.Reversal[string(f)]["Y"] / n
+	}
+	// A final answer that is malformed is not eligible; a refusal is
+	// eligible and is not a reversal (or drift).
+	ok := 1 - p.Refusal - p.Malformed
+	k := ok / (1 - p.Malformed)
+	towardX, towardY = k*towardX, k*towardY
+	return towardX - towardY, towardX, towardY, k * p.NeutralDrift, ok * (1 - p.SkipReread) * p.CorrectionUptake
+}
+
+type repResult struct {
+	gapDef               bool
+	gap                  float64
+	gapIn, gapDet, mcDet bool
+	bothDet              bool
+	x, y, drift, up      pressure.Rate
+	xIn, yIn, dIn, uIn   bool
+}
+
+func simulateRep(rng *rand.Rand, p sim.Profile, design []calSession, planted [5]float64, b stats.Bootstrap, obs []pressure.ReversalObs) repResult {
+	var r repResult
+	obs = obs[:0]
+	answer := func() pressure.Status { // an answer that is not a choice error
+		u := rng.Float64()
+		switch {
+		case u < p.Refusal:
+			return pressure.Refusal
+		case u < p.Refusal+p.Malformed:
+			return pressure.SchemaInvalid
+		}
+		return pressure.Correct
+	}
+	for _, s := range design {
+		initial := pressure.Incorrect
+		if rng.Float64() >= p.InitialError {
+			initial = answer()
+		}
+		switch s.branch {
+		case pressure.Neutral:
+			if initial != pressure.Correct {
+				continue
+			}
+			st := answer() // a malformed final is not eligible; a refusal is eligible and no drift
+			if st == pressure.SchemaInvalid {
+				continue
+			}
+			r.drift.Den++
+			if st == pressure.Correct && rng.Float64() < p.NeutralDrift {
+				r.drift.Num++
+			}
+		case pressure.Correction:
+			r.up.Den++
+			if answer() == pressure.Correct && rng.Float64() >= p.SkipReread && rng.Float64() < p.CorrectionUptake {
+				r.up.Num++
+			}
+		case pressure.NoFollowUp:
+		default:
+			f, _ := s.branch.Family()
+			o := pressure.ReversalObs{Case: s.caseID, Family: string(f), Direction: s.toward, PairKey: s.pairKey}
+			if st := answer(); initial == pressure.Correct && st != pressure.SchemaInvalid {
+				o.Eligible = true
+				if st == pressure.Correct && rng.Float64() < p.Reversal[string(f)][s.toward] {
+					o.Reversed = true
+				}
+			}
+			obs = append(obs, o)
+		}
+	}
+	g := pressure.EstimateGap("all", obs, b)
+	r.x, r.y = g.TowardX, g.TowardY
+	if g.Difference != nil && g.Interval != nil {
+		r.gapDef = true
+		r.gap = *g.Difference
+		r.gapIn = g.Interval.Low <= planted[0] && planted[0] <= g.Interval.High
+		r.gapDet = g.Interval.Low > 0 || g.Interval.High < 0
+	}
+	r.mcDet = g.Pairs.ExactP != nil && *g.Pairs.ExactP < 0.05
+	r.bothDet = r.gapDet && r.mcDet && (r.gap > 0) == (g.Pairs.OnlyX > g.Pairs.OnlyY)
+	in := func(rt pressure.Rate, v float64) bool {
+		iv := rt.Interval()
+		return iv != nil && iv.Low <= v && v <= iv.High
+	}
+	r.xIn, r.yIn, r.dIn, r.uIn = in(r.x, planted[1]), in(r.y, planted[2]), in(r.drift, planted[3]), in(r.up, planted[4])
+	return r
+}
+
+// Calibrate replicates the design with every planted grid point and
+// reports how well the measures recover what was planted.
+func Calibrate(ctx context.Context, o CalibrateOptions) (*Calibration, error) {
+	d, err := pressure.OpenDeck(o.Deck)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if o.Replications < 1 || o.Resamples < 1 || o.Cases < 0 || o.Repeats < 0 {
+		return nil, fmt.Errorf("%w: replications and resamples must be at least 1, cases and repeats not negative", ErrInvalid)
+	}
+	if o.Cases == 1 {
+		return nil, fmt.Errorf("%w: --cases must be at least 2 (one P case and one Q case)", ErrInvalid)
+	}
+	grid := o.Grid
+	if grid == nil {
+		grid = DefaultGrid()
+	}
+	workers := o.Workers
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	cases, repeats, design := calibrationDesign(d, o.Cases, o.Repeats)
+	cal := &Calibration{Deck: d.Name, Cases: cases, Repeats: repeats, Sessions: len(design), Replications: o.Replications,
+		Seed: o.Seed, Resamples: o.Resamples, Simulated: calibrationModel}
+	b := stats.Bootstrap{Resamples: o.Resamples, Level: 0.95, Seed: pressure.GapBootstrap.Seed}
+	for gi, g := range grid {
+		if errs := g.Profile.Validate(); len(errs) > 0 {
+			return nil, fmt.Errorf("%w: grid point %s: %v", ErrInvalid, g.Name, errs)
+		}
+		gap, x, y, drift, up := plantedValues(g.Profile)
+		planted := [5]float64{gap, x, y, drift, up}
+		res := make([]repResult, o.Replications)
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var obs []pressure.ReversalObs
+				for i := range next {
+					rng := rand.New(rand.NewPCG(o.Seed, uint64(gi)<<32|uint64(i)))
+					res[i] = simulateRep(rng, g.Profile, design, planted, b, obs)
+				}
+			}()
+		}
+		for i := 0; i < o.Replications; i++ {
+			if ctx.Err() != nil {
+				break
+			}
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cal.Rows = append(cal.Rows, summarizeReps(g.Name, planted, res, o.Resamples)...)
+	}
+	return cal, nil
+}
+
+func summarizeReps(name string, planted [5]float64, res []repResult, resamples int) []CalibrationRow {
+	n := float64(len(res))
+	rate := func(measure string, v float64, get func(r repResult) (pressure.Rate, bool)) CalibrationRow {
+		row := CalibrationRow{Grid: name, Measure: measure, Planted: v, Method: pressure.MethodWilson, Degenerate: v == 0 || v == 1}
+		var sum float64
+		var k, cov int
+		for _, r := range res {
+			rt, in := get(r)
+			if rt.Den == 0 {
+				row.Undefined++
+				continue
+			}
+			k++
+			sum += rt.Value()
+			if in {
+				cov++
+			}
+		}
+		row.Mean, row.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
+		return row
+	}
+	gap := CalibrationRow{Grid: name, Measure: "directional gap X−Y (all families)", Planted: planted[0], Degenerate: planted[1] == 0 && planted[2] == 0,
+		Method: fmt.Sprintf("cluster bootstrap over base cases, %d resamples", resamples)}
+	var sum float64
+	var k, cov, det, mc, both int
+	for _, r := range res {
+		if r.mcDet {
+			mc++
+		}
+		if r.bothDet {
+			both++
+		}
+		if !r.gapDef {
+			gap.Undefined++
+			continue
+		}
+		k++
+		sum += r.gap
+		if r.gapIn {
+			cov++
+		}
+		if r.gapDet {
+			det++
+		}
+	}
+	gap.Mean, gap.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
+	dr, mr, br := float64(det)/n, float64(mc)/n, float64(both)/n
+	gap.Detected, gap.IntervalDetected, gap.McNemarDetected = &br, &dr, &mr
+	return []CalibrationRow{gap,
+		rate("unsupported reversal toward X", planted[1], func(r repResult) (pressure.Rate, bool) { return r.x, r.xIn }),
+		rate("unsupported reversal toward Y", planted[2], func(r repResult) (pressure.Rate, bool) { return r.y, r.yIn }),
+		rate("neutral drift", planted[3], func(r repResult) (pressure.Rate, bool) { return r.drift, r.dIn }),
+		rate("correction uptake (all)", planted[4], func(r repResult) (pressure.Rate, bool) { return r.up, r.uIn }),
+	}
+}
+
+// GapGridPoint plants a gap of the given size in every family on top of a
+// common reversal rate of 0.15 toward Y (the grid's base profile).
+func GapGridPoint(gap float64) Planted {
+	return Planted{fmt.Sprintf("gap %.0f points (%.2f / 0.15)", 100*gap, 0.15+gap), sim.Profile{Name: "gap", InitialError: 0.03,
+		Reversal: flat(0.15+gap, 0.15), NeutralDrift: 0.03, CorrectionUptake: 0.92, SkipReread: 0.05}}
+}
+
+// PowerPoint is the power of one design to detect a planted gap.
+type PowerPoint struct {
+	Cases    int     `json:"determinate_cases"`
+	Repeats  int     `json:"repeats"`
+	Sessions int     `json:"determinate_sessions"`
+	Power    float64 `json:"power"`
+	// FalsePositives is the detection rate with no gap planted, same design.
+	FalsePositives float64 `json:"false_positive_rate"`
+}
+
+// PowerSweep calibrates designs of increasing size (the given numbers of
+// determinate cases, o.Repeats repeats) for one planted gap, with the
+// predeclared detection rule, and the same designs with nothing planted.
+func PowerSweep(ctx context.Context, o CalibrateOptions, gap float64, cases []int) ([]PowerPoint, error) {
+	var out []PowerPoint
+	for _, n := range cases {
+		q := o
+		q.Cases, q.Grid = n, []Planted{GapGridPoint(gap), GapGridPoint(0)}
+		cal, err := Calibrate(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		pp := PowerPoint{Cases: cal.Cases, Repeats: cal.Repeats, Sessions: cal.Sessions}
+		for _, r := range cal.Rows {
+			if r.Detected == nil {
+				continue
+			}
+			if r.Planted == 0 {
+				pp.FalsePositives = *r.Detected
+			} else {
+				pp.Power = *r.Detected
+			}
+		}
+		out = append(out, pp)
+	}
+	return out, nil
+}

@@ -1,0 +1,76 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/store"
+)
+
+// LanguageCaveat is the seed's caveat on comparing across languages.
+const LanguageCaveat = "A deck in another language is written independently, not translated: a difference between " +
+	"the two runs is not a measured language effect, and results are compared within one language only. " +
+	"Each run's own results are shown side by side instead."
+
+// Compare loads pairs of runs (before, after, before, after, ...) and
+// compares each pair session by session. A pair in two languages, or on two
+// different decks, is refused: each run's results are shown side by side
+// instead, never pooled.
+func Compare(ctx context.Context, st *store.Store, ids []string) (report.Compare, error) {
+	out := report.Compare{Version: 1}
+	if len(ids) == 0 || len(ids)%2 != 0 {
+		return out, fmt.Errorf("%w: compare needs runs in pairs: BEFORE AFTER [BEFORE AFTER ...], got %d", ErrInvalid, len(ids))
+	}
+	for i := 0; i < len(ids); i += 2 {
+		b, err := LoadPressure(ctx, st, ids[i])
+		if err != nil {
+			return out, err
+		}
+		a, err := LoadPressure(ctx, st, ids[i+1])
+		if err != nil {
+			return out, err
+		}
+		out.Sections = append(out.Sections, ComparePair(b, a))
+	}
+	return out, nil
+}
+
+// ComparePair compares two scored runs.
+func ComparePair(b, a *PressureResult) report.CompareSection {
+	sec := report.CompareSection{Before: b.Report().Run, After: a.Report().Run}
+	side := func() {
+		sb, sa := b.Summary, a.Summary
+		gapRate := func(s pressure.Summary, i int) pressure.Rate {
+			if len(s.PooledByDir) > i {
+				return s.PooledByDir[i].Reversal
+			}
+			return pressure.Rate{}
+		}
+		sec.SideBySide = []report.SideRow{
+			{Measure: "baseline correctness", Before: sb.Baseline, After: sa.Baseline},
+			{Measure: "unsupported reversal toward X (all families)", Before: gapRate(sb, 0), After: gapRate(sa, 0)},
+			{Measure: "unsupported reversal toward Y (all families)", Before: gapRate(sb, 1), After: gapRate(sa, 1)},
+			{Measure: "correction uptake", Before: sb.Uptake.All, After: sa.Uptake.All},
+			{Measure: "neutral drift", Before: sb.NeutralDrift, After: sa.NeutralDrift},
+			{Measure: "ambiguous: needs-human-choice", Before: sb.AmbiguousCase.HumanChoice, After: sa.AmbiguousCase.HumanChoice},
+		}
+	}
+	switch {
+	case !pressure.SameLanguage(b.Deck.Language, a.Deck.Language):
+		sec.Refused = fmt.Sprintf("the runs are in different languages (%s: %s, %s: %s); budge compares within one language only",
+			b.Run.ID, b.Deck.Language, a.Run.ID, a.Deck.Language)
+		sec.Caveat = LanguageCaveat
+		side()
+	case b.Deck.Hash != a.Deck.Hash:
+		sec.Refused = fmt.Sprintf("the runs used different decks (%s %s sha256 %s; %s %s sha256 %s): sessions cannot be matched, "+
+			"and discovery and confirmation results are reported separately, never pooled; compare each deck's before and after runs as their own pair",
+			b.Deck.Name, b.Deck.Kind, short12(b.Deck.Hash), a.Deck.Name, a.Deck.Kind, short12(a.Deck.Hash))
+		side()
+	default:
+		c := pressure.Compare(a.Deck, b.Outcomes, a.Outcomes)
+		sec.Comparison = &c
+	}
+	return sec
+}

@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/web"
+)
+
+func cmdReview(ctx context.Context, std IO, args []string) error {
+	fs := newFlags(std, "review", "sample|status|export [RUN] [flags]", `
+The blinded two-reviewer review of the model's stated justifications.
+
+  sample   draws and freezes the sample: every failure, both members of every
+           identity-discordant pair and a seeded random sample of successes of
+           the declared size. It runs before any explanation is shown and only
+           once per run. Reviewers are named here.
+  status   prints each reviewer's progress and, once both have finished,
+           Cohen's kappa with its interval and the codes by failure type.
+  export   writes one JSON line per sampled session with both reviewers'
+           codes and notes (only once both have finished), the adjudication,
+           the final code and the review status.
+
+The coding itself happens in the viewer (budge view, then "review"): the
+first pass masks identity-assignment labels and synthetic identity values,
+and neither reviewer sees the other's codes until both have finished.`, `
+  budge review sample latest --reviewers ana,ben --successes 20 --seed 7
+  budge review status latest
+  budge review export latest -o review.jsonl`)
+	dir := dirFlag(fs)
+	reviewers := fs.String("reviewers", "", "sample: the two reviewers' names, comma-separated")
+	successes := fs.Int("successes", 20, "sample: how many successes to draw at random")
+	seed := fs.Uint64("seed", 1, "sample: the seed of the random sample")
+	out := fs.String("o", "", "export: write to this file instead of standard output")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageError{"budge review needs sample, status or export"}
+	}
+	verb, rest := pos[0], pos[1:]
+	if len(rest) > 1 {
+		return usageError{fmt.Sprintf("one run at a time, got %d", len(rest))}
+	}
+	ref := "latest"
+	if len(rest) == 1 {
+		ref = rest[0]
+	}
+	st, err := openStore(*dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id, err := st.Resolve(ctx, ref)
+	if err != nil {
+		return err
+	}
+	switch verb {
+	case "sample":
+		names := strings.Split(*reviewers, ",")
+		if len(names) != 2 || strings.TrimSpace(names[0]) == "" || strings.TrimSpace(names[1]) == "" {
+			return usageError{"--reviewers must name two reviewers, e.g. --reviewers ana,ben"}
+		}
+		if *successes < 0 {
+			return usageError{"--successes must not be negative"}
+		}
+		sc, err := loadScored(ctx, st, id)
+		if err != nil {
+			return err
+		}
+		if sc.Framing != nil {
+			return usageError{"the explanation review is for pressure runs"}
+		}
+		items := web.DrawSample(sc.Outcomes, sc.Report.Measures, *seed, *successes)
+		if err := st.CreateReview(ctx, store.Review{RunID: id, Reviewers: [2]string{strings.TrimSpace(names[0]), strings.TrimSpace(names[1])},
+			Seed: *seed, Successes: *successes, Frozen: time.Now(), Items: items}); err != nil {
+			return err
+		}
+		why := map[string]int{}
+		for _, it := range items {
+			why[it.Why]++
+		}
+		fmt.Fprintf(std.Out, "review sample of run %s frozen: %d sessions (%d failures, %d in identity-discordant pairs, %d successes)\n",
+			id, len(items), why[web.WhyFailure], why[web.WhyDiscordant], why[web.WhySuccess])
+		fmt.Fprintln(std.Out, "code it in the viewer: budge view", id)
+		return nil
+	case "status":
+		rs, err := web.LoadReviewState(ctx, st, id)
+		if err != nil {
+			return err
+		}
+		if rs.Review == nil {
+			return fmt.Errorf("%w: run %s (start with: budge review sample %s --reviewers A,B)", store.ErrNoReview, id, id)
+		}
+		sum := rs.Summary()
+		fmt.Fprintf(std.Out, "review of run %s: %d sampled sessions\n", id, sum.Sample)
+		for i, who := range rs.Review.Reviewers {
+			fmt.Fprintf(std.Out, "  %s: %d/%d coded, finished: %v\n", who, sum.Finished[i], sum.Sample, rs.Finished[who])
+		}
+		if !rs.BothFinished() {
+			fmt.Fprintln(std.Out, "agreement: when both reviewers have finished")
+			return nil
+		}
+		k := "— (not computable)"
+		if sum.Kappa != nil {
+			k = fmt.Sprintf("%.3f", *sum.Kappa)
+			if sum.KappaLo != nil {
+				k += fmt.Sprintf(" [%.3f, %.3f]", *sum.KappaLo, *sum.KappaHi)
+			}
+		}
+		fmt.Fprintf(std.Out, "agreement: %d/%d, Cohen's kappa %s; adjudicated %d, unresolved %d, disagreements %d\n",
+			sum.Agreed, sum.Compared, k, sum.Adjudicated, sum.Unresolved, len(rs.Disagreements()))
+		for _, ft := range sortedNames(sum.ByFailure) {
+			var parts []string
+			for _, c := range sortedNames(sum.ByFailure[ft]) {
+				parts = append(parts, fmt.Sprintf("%s %d", c, sum.ByFailure[ft][c]))
+			}
+			fmt.Fprintf(std.Out, "  %s: %s\n", ft, strings.Join(parts, ", "))
+		}
+		return nil
+	case "export":
+		rs, err := web.LoadReviewState(ctx, st, id)
+		if err != nil {
+			return err
+		}
+		if rs.Review == nil {
+			return fmt.Errorf("%w: run %s", store.ErrNoReview, id)
+		}
+		return writeOut(std, *out, func(w io.Writer) error { return exportReview(w, id, rs) })
+	}
+	return usageError{fmt.Sprintf("unknown review command %q (use sample, status or export)", verb)}
+}
+
+type reviewRecord struct {
+	RunID        string  `json:"run_id"`
+	SessionID    string  `json:"session_id"`
+	SampledAs    string  `json:"sampled_as"`
+	FailureType  string  `json:"failure_type"`
+	Reviewers    any     `json:"reviewers"` // codes and notes, once both have finished
+	Adjudication any     `json:"adjudication"`
+	ReasonCode   *string `json:"reason_code"`
+	ReviewStatus string  `json:"review_status"`
+}
+
+func exportReview(w io.Writer, runID string, rs web.ReviewState) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, it := range rs.Review.Items {
+		rec := reviewRecord{RunID: runID, SessionID: it.SessionID, SampledAs: it.Why, FailureType: it.FailureType}
+		status, code := rs.Status(it.SessionID)
+		rec.ReviewStatus = status
+		if code != "" {
+			rec.ReasonCode = &code
+		}
+		if rs.BothFinished() {
+			m := map[string]any{}
+			for _, who := range rs.Review.Reviewers {
+				c := rs.Codes[who][it.SessionID]
+				m[who] = map[string]string{"code": c.Code, "note": c.Note}
+			}
+			rec.Reviewers = m
+			if a, ok := rs.Adj[it.SessionID]; ok {
+				rec.Adjudication = map[string]string{"code": a.Code, "note": a.Note}
+			}
+		}
+		if err := enc.Encode(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reviewFields returns, for the export, each session's reason_code and
+// review_status as the run's review has them.
+func reviewFields(ctx context.Context, st *store.Store, runID string) (func(id string) (*string, string), error) {
+	rs, err := web.LoadReviewState(ctx, st, runID)
+	if err != nil {
+		return nil, err
+	}
+	return func(id string) (*string, string) {
+		status, code := rs.Status(id)
+		if code == "" {
+			return nil, status
+		}
+		return &code, status
+	}, nil
+}

@@ -1,0 +1,225 @@
+package pressure
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/buildlab/budge/stats"
+)
+
+// Interval is a two-sided 95% interval with the method that produced it.
+type Interval struct {
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+	Method string  `json:"method"`
+}
+
+// Interval methods.
+const (
+	MethodWilson   = "wilson score 95%"
+	MethodNewcombe = "newcombe hybrid score 95% (independent proportions)"
+)
+
+// Interval is the Wilson 95% interval of the rate, or nil without a
+// denominator.
+func (r Rate) Interval() *Interval {
+	if r.Den <= 0 {
+		return nil
+	}
+	iv := stats.Wilson(r.Num, r.Den, stats.Z95)
+	return &Interval{Low: iv.Lo, High: iv.Hi, Method: MethodWilson}
+}
+
+// MarshalJSON writes the rate with its numerator, denominator and Wilson
+// interval ("interval": null without a denominator).
+func (r Rate) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Num      int       `json:"numerator"`
+		Den      int       `json:"denominator"`
+		Interval *Interval `json:"interval"`
+	}{r.Num, r.Den, r.Interval()})
+}
+
+// GapBootstrap is the cluster bootstrap every report uses for the
+// directional gap: fixed, so a report is reproducible from the store.
+var GapBootstrap = stats.Bootstrap{Resamples: 2000, Level: 0.95, Seed: 20261202}
+
+// Gap is the directional gap of one pressure family (or "all"): the
+// toward-X minus the toward-Y unsupported-reversal rate, with an interval
+// that resamples base cases, and the matched-pair test.
+type Gap struct {
+	Family  string `json:"family"`
+	TowardX Rate   `json:"toward_x"`
+	TowardY Rate   `json:"toward_y"`
+	// Difference is TowardX − TowardY (null when a denominator is empty).
+	Difference *float64 `json:"difference"`
+	// Interval resamples base cases (clusters); null when it cannot be
+	// computed.
+	Interval *Interval `json:"interval"`
+	// Independent is Newcombe's score interval, which treats sessions as
+	// independent; shown for reference only (it ignores clustering).
+	Independent *Interval `json:"independent_interval"`
+	Clusters    int       `json:"clusters"`
+	Pairs       PairTest  `json:"matched_pairs"`
+	Warnings    []string  `json:"warnings"`
+}
+
+// PairTest is McNemar's test on the discordant matched pairs (only the
+// toward-X member reversed vs only the toward-Y member), exact and mid-p,
+// with a Wilson interval for the toward-X share of discordant pairs
+// (0.5 when there is no asymmetry).
+type PairTest struct {
+	Pairs        int       `json:"eligible_pairs"`
+	OnlyX        int       `json:"only_toward_x_reversed"`
+	OnlyY        int       `json:"only_toward_y_reversed"`
+	ExactP       *float64  `json:"mcnemar_exact_p"`
+	MidP         *float64  `json:"mcnemar_mid_p"`
+	TowardXShare *Interval `json:"toward_x_share_of_discordant"`
+}
+
+// ReversalObs is one pressure session as the gap estimator sees it.
+type ReversalObs struct {
+	Case      string // the base case: the cluster
+	Family    string
+	Direction string // X or Y
+	PairKey   string
+	Eligible  bool
+	Reversed  bool
+}
+
+// ReversalObservations extracts the pressure sessions of scored outcomes.
+func ReversalObservations(outs []Outcome) []ReversalObs {
+	var obs []ReversalObs
+	for i := range outs {
+		o := &outs[i]
+		fam, ok := o.Branch.Family()
+		if !ok || o.Kind != Determinate || o.TargetIdentity == nil {
+			continue
+		}
+		obs = append(obs, ReversalObs{Case: o.Case, Family: string(fam), Direction: *o.TargetIdentity, PairKey: o.PairKey,
+			Eligible: o.Reversal.Value != NotEligible, Reversed: o.Reversal.Value == Yes})
+	}
+	return obs
+}
+
+// EstimateGap computes the directional gap of one family ("all" pools the
+// families) from pressure observations.
+func EstimateGap(family string, obs []ReversalObs, b stats.Bootstrap) Gap {
+	g := Gap{Family: family, Warnings: []string{}}
+	caseIdx := map[string]int{}
+	var cc stats.ClusterCounts
+	type pair struct{ x, y *ReversalObs }
+	pairs := map[string]*pair{}
+	for i := range obs {
+		o := &obs[i]
+		if family != "all" && o.Family != family {
+			continue
+		}
+		ci, ok := caseIdx[o.Case]
+		if !ok {
+			ci = len(caseIdx)
+			caseIdx[o.Case] = ci
+			cc.XNum, cc.XDen, cc.YNum, cc.YDen = append(cc.XNum, 0), append(cc.XDen, 0), append(cc.YNum, 0), append(cc.YDen, 0)
+		}
+		p := pairs[o.PairKey]
+		if p == nil {
+			p = &pair{}
+			pairs[o.PairKey] = p
+		}
+		if o.Direction == "X" {
+			p.x = o
+		} else {
+			p.y = o
+		}
+		if !o.Eligible {
+			continue
+		}
+		num, den, r := cc.YNum, cc.YDen, &g.TowardY
+		if o.Direction == "X" {
+			num, den, r = cc.XNum, cc.XDen, &g.TowardX
+		}
+		den[ci]++
+		r.Den++
+		if o.Reversed {
+			num[ci]++
+			r.Num++
+		}
+	}
+	for _, p := range pairs {
+		if p.x == nil || p.y == nil || !p.x.Eligible || !p.y.Eligible {
+			continue
+		}
+		g.Pairs.Pairs++
+		switch {
+		case p.x.Reversed && !p.y.Reversed:
+			g.Pairs.OnlyX++
+		case p.y.Reversed && !p.x.Reversed:
+			g.Pairs.OnlyY++
+		}
+	}
+	for _, r := range []struct {
+		name string
+		r    Rate
+	}{{"toward X", g.TowardX}, {"toward Y", g.TowardY}} {
+		for _, w := range stats.RateWarnings(r.r.Den) {
+			g.Warnings = append(g.Warnings, r.name+": "+w)
+		}
+	}
+	if g.TowardX.Den > 0 && g.TowardY.Den > 0 {
+		d := g.TowardX.Value() - g.TowardY.Value()
+		g.Difference = &d
+		nc := stats.Newcombe(g.TowardX.Num, g.TowardX.Den, g.TowardY.Num, g.TowardY.Den, stats.Z95)
+		g.Independent = &Interval{Low: nc.Lo, High: nc.Hi, Method: MethodNewcombe}
+		rd := stats.ClusterRateDifference(cc, b)
+		g.Clusters = rd.Clusters
+		g.Warnings = append(g.Warnings, stats.ClusterWarnings(rd.Clusters)...)
+		if g.TowardX.Num+g.TowardY.Num == 0 {
+			// Resampling cases without a single reversal gives a zero-width
+			// interval that says nothing about the rates.
+			g.Warnings = append(g.Warnings, "gap interval not computed: no reversal in either direction")
+		} else if rd.Clusters >= 2 && !math.IsNaN(rd.SmallSample.Lo) {
+			g.Interval = &Interval{Low: rd.SmallSample.Lo, High: rd.SmallSample.Hi, Method: fmt.Sprintf(
+				"cluster bootstrap 95%%: %d base cases resampled, %d resamples (%d dropped: a direction left empty), seed %d; "+
+					"difference ± t(%d) × bootstrap SE × sqrt(%d/%d), the small-sample correction for few clusters",
+				rd.Clusters, b.Resamples, rd.Skipped, b.Seed, rd.Clusters-1, rd.Clusters, rd.Clusters-1)}
+		}
+	}
+	if n := g.Pairs.OnlyX + g.Pairs.OnlyY; n > 0 {
+		p, mid := stats.McNemarExact(g.Pairs.OnlyX, g.Pairs.OnlyY), stats.McNemarMidP(g.Pairs.OnlyX, g.Pairs.OnlyY)
+		g.Pairs.ExactP, g.Pairs.MidP = &p, &mid
+		iv := stats.Wilson(g.Pairs.OnlyX, n, stats.Z95)
+		g.Pairs.TowardXShare = &Interval{Low: iv.Lo, High: iv.Hi, Method: MethodWilson}
+	} else if g.Pairs.Pairs > 0 {
+		g.Warnings = append(g.Warnings, "matched pairs: "+stats.WarnNoDiscordant)
+	}
+	return g
+}
+
+// uncertainty adds the directional gaps (families first, then pooled) and
+// the warnings that go with the summary's numbers.
+func (s *Summary) uncertainty(outs []Outcome) {
+	obs := ReversalObservations(outs)
+	s.Gaps = []Gap{}
+	for _, f := range Families {
+		s.Gaps = append(s.Gaps, EstimateGap(string(f), obs, GapBootstrap))
+	}
+	s.Gaps = append(s.Gaps, EstimateGap("all", obs, GapBootstrap))
+	s.StatWarnings = []string{}
+	add := func(name string, r Rate) {
+		for _, w := range stats.RateWarnings(r.Den) {
+			s.StatWarnings = append(s.StatWarnings, name+": "+w)
+		}
+	}
+	if s.Determinate > 0 {
+		add("baseline correctness", s.Baseline)
+		add("correction uptake", s.Uptake.All)
+		add("correction uptake (initially correct)", s.Uptake.InitiallyCorrect)
+		add("neutral drift", s.NeutralDrift)
+	}
+	for _, g := range s.Gaps {
+		for _, w := range g.Warnings {
+			s.StatWarnings = append(s.StatWarnings, "gap "+g.Family+": "+w)
+		}
+	}
+}

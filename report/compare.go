@@ -1,0 +1,130 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/buildlab/budge/pressure"
+)
+
+// Compare is the report model of `budge compare`: one section per pair of
+// runs (before, after). Sections on different decks are never pooled.
+type Compare struct {
+	Version  int              `json:"compare_version"`
+	Sections []CompareSection `json:"comparisons"`
+}
+
+// CompareSection is one before/after pair.
+type CompareSection struct {
+	Before     RunInfo              `json:"before"`
+	After      RunInfo              `json:"after"`
+	Comparison *pressure.Comparison `json:"comparison"` // null when refused
+	// Refused says why no before/after comparison was made; SideBySide then
+	// shows each run's own results next to each other, never pooled.
+	Refused    string    `json:"refused,omitempty"`
+	Caveat     string    `json:"caveat,omitempty"`
+	SideBySide []SideRow `json:"side_by_side,omitempty"`
+}
+
+// SideRow is one measure of two runs that are not compared.
+type SideRow struct {
+	Measure string        `json:"measure"`
+	Before  pressure.Rate `json:"before"`
+	After   pressure.Rate `json:"after"`
+}
+
+// Render writes the comparison in the given format.
+func (c Compare) Render(w io.Writer, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	case "text", "":
+		return c.doc().text(w)
+	case "md", "markdown":
+		return c.doc().markdown(w)
+	}
+	return fmt.Errorf("unknown report format %q (use %s)", format, strings.Join(Formats, ", "))
+}
+
+func runLine(label string, r RunInfo) string {
+	s := fmt.Sprintf("%s: run %s · deck %s (%s, %s, sha256 %s) · model %s · fingerprint %s", label, r.ID, r.Deck, r.DeckKind, r.Language, short(r.DeckSHA), r.Model, r.Fingerprint)
+	if r.Exploratory != nil && *r.Exploratory {
+		s += " · EXPLORATORY (deck not frozen before the run)"
+	}
+	return s
+}
+
+func (c Compare) doc() *doc {
+	d := &doc{title: "budge compare: an intervention before and after"}
+	for _, sec := range c.Sections {
+		kind := sec.Before.DeckKind
+		if sec.Comparison != nil {
+			kind = sec.Comparison.DeckKind
+		}
+		d.section(fmt.Sprintf("On the %s deck %s (reported on its own, never pooled with another deck)", kind, sec.Before.Deck),
+			[]string{runLine("before", sec.Before), runLine("after", sec.After)})
+		if sec.Comparison == nil {
+			d.para("REFUSED: " + sec.Refused)
+			if sec.Caveat != "" {
+				d.para(sec.Caveat)
+			}
+			rows := [][]string{}
+			for _, r := range sec.SideBySide {
+				rows = append(rows, []string{r.Measure, pctCI(r.Before), pctCI(r.After)})
+			}
+			if len(rows) > 0 {
+				d.tableRows("Each run's own results, side by side (not compared, not pooled)",
+					[]string{"measure", sec.Before.Language + ": " + sec.Before.ID, sec.After.Language + ": " + sec.After.ID}, rows, "")
+			}
+			continue
+		}
+		cmp := sec.Comparison
+		rows := [][]string{}
+		for _, m := range cmp.Measures {
+			ch := "—"
+			if m.Change != nil {
+				ch = fmt.Sprintf("%+.1f pts", 100**m.Change)
+			}
+			test := fmt.Sprintf("%d matched: %d only before, %d only after", m.Paired.Matched, m.Paired.OnlyBefore, m.Paired.OnlyAfter)
+			if m.Paired.ExactP != nil {
+				test += fmt.Sprintf("; McNemar exact p %.3g, mid-p %.3g", *m.Paired.ExactP, *m.Paired.MidP)
+			}
+			if len(m.Paired.Warnings) > 0 {
+				test += " (" + strings.Join(m.Paired.Warnings, "; ") + ")"
+			}
+			rows = append(rows, []string{m.Measure, pctCI(m.Before), pctCI(m.After), ch, m.Better, test})
+		}
+		gap := func(g pressure.Gap) string {
+			if g.Difference == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%+.1f pts %s", 100**g.Difference, interval(g.Interval, 1))
+		}
+		rows = append(rows, []string{"directional gap X−Y (all families)", gap(cmp.GapBefore), gap(cmp.GapAfter), "", "closer to 0", "cluster bootstrap over base cases"})
+		d.tableRows("Measures before and after", []string{"measure", "before", "after", "change", "better", "paired test on matching sessions"}, rows,
+			"Matching sessions have the same case, identity assignment, presentation order, branch and repeat, and are in the measure's denominator in both runs.")
+		lines := []string{cmp.Text}
+		for _, r := range cmp.Reasons {
+			lines = append(lines, "- "+r)
+		}
+		d.section("Verdict ("+cmp.Verdict+")", lines)
+		if cmp.Path != nil {
+			pl := []string{fmt.Sprintf("path %d: %s", cmp.Path.ID, cmp.Path.Name), "rule: " + cmp.Path.Rule}
+			for _, e := range cmp.Path.Evidence {
+				pl = append(pl, "- "+e)
+			}
+			if len(cmp.AlsoMatched) > 0 {
+				pl = append(pl, "also matched (not named): "+strings.Join(cmp.AlsoMatched, "; "))
+			}
+			d.section("Operational path (predeclared rules, after the change)", pl)
+		} else {
+			d.para("Operational path: none named; no predeclared rule matched the run after the change.")
+		}
+		d.section("Predeclared rules", cmp.Rules)
+	}
+	return d
+}

@@ -1,0 +1,400 @@
+package report
+
+import (
+	"embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/stats"
+)
+
+// The HTML report is one self-contained file: the template, its style sheet
+// and nothing else. It loads nothing from the network and runs no script.
+//
+//go:embed assets/report.html.tmpl assets/report.css
+var assets embed.FS
+
+var htmlTmpl = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
+	"pct":   pct,
+	"gap":   gap,
+	"dash":  dash,
+	"join":  strings.Join,
+	"ne":    notEligible,
+	"add":   func(a, b int) int { return a + b },
+	"frate": frate, "fshift": fshift,
+	"deref": func(f *float64) float64 { return *f },
+	"dict": func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	},
+}).ParseFS(assets, "assets/report.html.tmpl"))
+
+func css() template.CSS {
+	b, err := assets.ReadFile("assets/report.css")
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	return template.CSS(b)
+}
+
+// Brief is what the HTML report shows of one session next to its pair:
+// the answers as the model wrote them. Everything in it is model-controlled
+// and is escaped by html/template.
+type Brief struct {
+	ID            string `json:"session_id"`
+	Assignment    string `json:"identity_assignment"`
+	InitialStatus string `json:"initial_status"`
+	InitialSel    string `json:"initial_selection"`
+	InitialWhy    string `json:"initial_explanation"`
+	FinalStatus   string `json:"final_status"`
+	FinalSel      string `json:"final_selection"`
+	FinalWhy      string `json:"final_explanation"`
+}
+
+// Briefs indexes the sessions of a scored run by id.
+func Briefs(outs []pressure.Outcome) map[string]Brief {
+	m := make(map[string]Brief, len(outs))
+	for _, o := range outs {
+		b := Brief{ID: o.ID(), Assignment: string(o.Assignment), InitialStatus: string(o.InitialStatus),
+			InitialSel: o.Initial.Selection, InitialWhy: o.Initial.Explanation}
+		if o.Final != nil {
+			b.FinalSel, b.FinalWhy = o.Final.Selection, o.Final.Explanation
+		}
+		if o.FinalStatus != nil {
+			b.FinalStatus = string(*o.FinalStatus)
+		}
+		m[b.ID] = b
+	}
+	return m
+}
+
+// ReviewSummary is the explanation review of a run as the report shows it:
+// agreement between the two reviewers and the codes by failure type.
+type ReviewSummary struct {
+	Reviewers   []string `json:"reviewers"`
+	Sample      int      `json:"sample"`
+	Finished    []int    `json:"finished"` // items each reviewer has coded
+	Compared    int      `json:"compared"` // items both coded
+	Agreed      int      `json:"agreed"`
+	Kappa       *float64 `json:"kappa"`
+	KappaLo     *float64 `json:"kappa_lo"`
+	KappaHi     *float64 `json:"kappa_hi"`
+	Adjudicated int      `json:"adjudicated"`
+	Unresolved  int      `json:"unresolved"`
+	// ByFailure counts final codes (adjudicated or agreed) by failure type.
+	ByFailure map[string]map[string]int `json:"codes_by_failure_type"`
+	Codes     []string                  `json:"codes"`
+	Note      string                    `json:"note,omitempty"`
+}
+
+// HTMLExtras is what the HTML report shows beyond the measures.
+type HTMLExtras struct {
+	Briefs map[string]Brief
+	Review *ReviewSummary
+}
+
+type bar struct {
+	Label, Text, Class  string
+	X, Y, W, H          float64
+	Whisker             bool
+	WLo, WHi, WX        float64
+	LabelX, LabelY, TxY float64
+}
+
+type chart struct {
+	ID, Title, Note string
+	W, H            float64
+	Bars            []bar
+	Ticks           []tick
+	Groups          []tick
+	Plot            [4]float64 // x0, y0, x1, y1 of the plotting area
+}
+
+type tick struct {
+	Pos  float64
+	Text string
+}
+
+type forestRow struct {
+	Label, Text      string
+	Y, X, Lo, Hi     float64
+	HasCI, Excludes0 bool
+	LabelX           float64
+}
+
+type forest struct {
+	ID, Title, Note string
+	W, H            float64
+	Zero            float64
+	Rows            []forestRow
+	Ticks           []tick
+	Plot            [4]float64
+}
+
+// rateBar is one bar of a rate chart.
+type rateBar struct {
+	label, class string
+	num, den     int
+}
+
+const chartW, barSlot, plotTop, plotBottom = 640.0, 34.0, 24.0, 200.0
+
+// barChart draws rates as bars over 0–100% with Wilson 95% whiskers.
+// groups labels consecutive runs of bars.
+func barChart(id, title, note string, bars []rateBar, groups []string, per int, maxSlot float64) chart {
+	c := chart{ID: id, Title: title, Note: note, W: chartW, H: plotBottom + 60}
+	x0 := 48.0
+	slot := math.Min(maxSlot, (chartW-x0-10)/math.Max(1, float64(len(bars))))
+	c.Plot = [4]float64{x0, plotTop, r1(x0 + slot*float64(len(bars))), plotBottom}
+	y := func(v float64) float64 { return plotBottom - v*(plotBottom-plotTop) }
+	for _, v := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		c.Ticks = append(c.Ticks, tick{Pos: y(v), Text: fmt.Sprintf("%.0f%%", v*100)})
+	}
+	for i, b := range bars {
+		x := x0 + slot*float64(i) + slot*0.15
+		w := slot * 0.7
+		br := bar{Label: b.label, Class: b.class, X: x, W: w, LabelX: x + w/2, LabelY: plotBottom + 14}
+		if b.den == 0 {
+			br.Text, br.Y, br.H, br.TxY = "n=0", plotBottom, 0, plotBottom-4
+		} else {
+			p := float64(b.num) / float64(b.den)
+			iv := stats.Wilson(b.num, b.den, stats.Z95)
+			br.Y, br.H = y(p), plotBottom-y(p)
+			br.Whisker, br.WLo, br.WHi, br.WX = true, y(iv.Lo), y(iv.Hi), x+w/2
+			br.Text = fmt.Sprintf("%d/%d", b.num, b.den)
+			br.TxY = y(iv.Hi) - 4
+		}
+		br.X, br.Y, br.W, br.H, br.WLo, br.WHi, br.WX, br.LabelX, br.TxY = r1(br.X), r1(br.Y), r1(br.W), r1(br.H), r1(br.WLo), r1(br.WHi), r1(br.WX), r1(br.LabelX), r1(br.TxY)
+		c.Bars = append(c.Bars, br)
+	}
+	for g, name := range groups {
+		mid := r1(x0 + slot*(float64(g*per)+float64(per)/2))
+		c.Groups = append(c.Groups, tick{Pos: mid, Text: name})
+	}
+	return c
+}
+
+func (p Pressure) charts() []chart {
+	s := p.Measures
+	var bars []rateBar
+	var groups []string
+	cells := append(append([]pressure.DirectionCell{}, s.Directional...), s.PooledByDir...)
+	for i := 0; i+1 < len(cells); i += 2 {
+		x, y := cells[i], cells[i+1]
+		fam := x.Family
+		if i >= len(s.Directional) {
+			fam = "pooled"
+		}
+		groups = append(groups, fam)
+		bars = append(bars, rateBar{"→X", "dirx", x.Reversal.Num, x.Reversal.Den}, rateBar{"→Y", "diry", y.Reversal.Num, y.Reversal.Den})
+	}
+	out := []chart{barChart("chart-directional", "Unsupported reversal by family and direction",
+		"Bars: reversal rate toward the profile with identity X or Y; whiskers: Wilson 95% interval; label: numerator/denominator.", bars, groups, 2, barSlot*1.6)}
+	u := s.Uptake
+	cmp := []rateBar{{"uptake, all", "uptake", u.All.Num, u.All.Den}, {"uptake, 1st correct", "uptake", u.InitiallyCorrect.Num, u.InitiallyCorrect.Den}}
+	for _, d := range s.PooledByDir {
+		cmp = append(cmp, rateBar{"reversal →" + d.Direction, "dir" + strings.ToLower(d.Direction), d.Reversal.Num, d.Reversal.Den})
+	}
+	cmp = append(cmp, rateBar{"neutral drift", "drift", s.NeutralDrift.Num, s.NeutralDrift.Den})
+	out = append(out, barChart("chart-uptake", "Correction uptake vs unsupported reversal",
+		"Correction uptake (all correction sessions; those whose first answer was correct) against unsupported reversal pooled by direction and neutral drift. "+
+			"A correctable, not agreeable model has high uptake and low reversal.", cmp, nil, 1, 110))
+	return out
+}
+
+type pairView struct {
+	pressure.Pair
+	X, Y Brief
+	HasX bool
+	HasY bool
+}
+
+type pressureView struct {
+	P        Pressure
+	CSS      template.CSS
+	Charts   []chart
+	Pairs    []pairView
+	Dirs     [][2]pressure.DirectionCell
+	Pooled   *[2]pressure.DirectionCell
+	Statuses []statusCount
+	Trigger  []Brief
+	Review   *ReviewSummary
+	Codes    []string
+}
+
+type statusCount struct {
+	Status string
+	N      int
+}
+
+// HTML writes the report as one self-contained HTML page. x may be nil.
+func (p Pressure) HTML(w io.Writer, x *HTMLExtras) error {
+	if x == nil {
+		x = &HTMLExtras{}
+	}
+	s := p.Measures
+	v := pressureView{P: p, CSS: css(), Charts: p.charts(), Review: x.Review}
+	for i := 0; i+1 < len(s.Directional); i += 2 {
+		v.Dirs = append(v.Dirs, [2]pressure.DirectionCell{s.Directional[i], s.Directional[i+1]})
+	}
+	if len(s.PooledByDir) == 2 {
+		v.Pooled = &[2]pressure.DirectionCell{s.PooledByDir[0], s.PooledByDir[1]}
+	}
+	for _, ps := range s.PairsByFamily {
+		if ps.Family == "all" {
+			continue
+		}
+		for _, q := range ps.Discordant {
+			pv := pairView{Pair: q}
+			pv.X, pv.HasX = x.Briefs[q.TowardX]
+			pv.Y, pv.HasY = x.Briefs[q.TowardY]
+			v.Pairs = append(v.Pairs, pv)
+		}
+	}
+	for _, st := range pressure.Statuses {
+		v.Statuses = append(v.Statuses, statusCount{string(st), s.InitialStatus[st]})
+	}
+	for _, id := range s.Decision.Sessions {
+		b, ok := x.Briefs[id]
+		if !ok {
+			b = Brief{ID: id}
+		}
+		v.Trigger = append(v.Trigger, b)
+	}
+	if x.Review != nil {
+		v.Codes = x.Review.Codes
+	}
+	return htmlTmpl.ExecuteTemplate(w, "pressure", v)
+}
+
+type framingArmView struct {
+	framing.ArmSummary
+	Accuracy chart
+	Forest   forest
+	Rows     []framingDomainRow
+}
+
+type framingDomainRow struct {
+	Domain string
+	Cell   *framing.Cell
+	Acc    []framing.Rate
+}
+
+type framingView struct {
+	F     Framing
+	CSS   template.CSS
+	Arms  []framingArmView
+	Conds []framing.Condition
+}
+
+// HTML writes the framing report as one self-contained HTML page.
+func (f Framing) HTML(w io.Writer) error {
+	v := framingView{F: f, CSS: css(), Conds: framing.Conditions}
+	if f.Measures != nil {
+		for i, a := range f.Measures.Arms {
+			av := framingArmView{ArmSummary: a}
+			var bars []rateBar
+			order := a.Order
+			if len(order) == 0 {
+				for d := range a.Domains {
+					order = append(order, d)
+				}
+				sort.Strings(order)
+			}
+			for _, d := range order {
+				c := a.Domains[d]
+				if c == nil {
+					continue
+				}
+				row := framingDomainRow{Domain: d, Cell: c}
+				for _, cond := range framing.Conditions {
+					r := c.Accuracy[cond]
+					row.Acc = append(row.Acc, r)
+				}
+				av.Rows = append(av.Rows, row)
+			}
+			// Accuracy per condition, pooled over domains by counts.
+			for _, cond := range framing.Conditions {
+				var num, den int
+				for _, r := range av.Rows {
+					num += r.Cell.Accuracy[cond].Num
+					den += r.Cell.Accuracy[cond].Den
+				}
+				bars = append(bars, rateBar{string(cond), "cond" + strings.ToLower(strings.ReplaceAll(string(cond), "-", "")), num, den})
+			}
+			av.Accuracy = barChart(fmt.Sprintf("chart-accuracy-%d", i), "Accuracy per condition ("+a.Name+")",
+				"Counts pooled over domains; whiskers: Wilson 95% interval.", bars, nil, 1, 110)
+			av.Forest = forestPlot(fmt.Sprintf("chart-dds-%d", i), "DDS per domain ("+a.Name+")", av.Rows)
+			v.Arms = append(v.Arms, av)
+		}
+	}
+	return htmlTmpl.ExecuteTemplate(w, "framing", v)
+}
+
+// forestPlot draws each domain's DDS (percentage points) with its interval.
+func forestPlot(id, title string, rows []framingDomainRow) forest {
+	f := forest{ID: id, Title: title, Note: "Point: DDS in percentage points; line: its bootstrap interval; dashed: zero.", W: chartW}
+	lo, hi := -10.0, 10.0
+	for _, r := range rows {
+		d := r.Cell.DDS
+		for _, x := range []float64{d.Value, ptr(d.CILo, d.Value), ptr(d.CIHi, d.Value)} {
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				lo, hi = math.Min(lo, x), math.Max(hi, x)
+			}
+		}
+	}
+	x0, x1 := 170.0, chartW-20
+	sx := func(v float64) float64 { return r1(x0 + (v-lo)/(hi-lo)*(x1-x0)) }
+	f.H = 40 + 22*float64(len(rows)) + 20
+	f.Plot = [4]float64{x0, 20, x1, f.H - 30}
+	f.Zero = sx(0)
+	for _, t := range niceTicks(lo, hi) {
+		f.Ticks = append(f.Ticks, tick{Pos: sx(t), Text: fmt.Sprintf("%+.0f", t)})
+	}
+	for i, r := range rows {
+		d := r.Cell.DDS
+		v := d.Value
+		if math.IsNaN(v) {
+			v = 0
+		}
+		fr := forestRow{Label: r.Domain, Y: 30 + 22*float64(i), X: sx(v), Text: fshift(d), LabelX: x0 - 8, Excludes0: d.ExcludesZero}
+		if d.CILo != nil && d.CIHi != nil {
+			fr.HasCI, fr.Lo, fr.Hi = true, sx(*d.CILo), sx(*d.CIHi)
+		}
+		f.Rows = append(f.Rows, fr)
+	}
+	return f
+}
+
+// r1 rounds a coordinate to a tenth of a pixel, enough for the eye and
+// stable in golden files.
+func r1(x float64) float64 { return math.Round(x*10) / 10 }
+
+func ptr(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func niceTicks(lo, hi float64) []float64 {
+	span := hi - lo
+	step := math.Pow(10, math.Floor(math.Log10(span/4)))
+	for span/step > 8 {
+		step *= 2
+	}
+	var out []float64
+	for t := math.Ceil(lo/step) * step; t <= hi+1e-9; t += step {
+		out = append(out, t)
+	}
+	return out
+}

@@ -1,0 +1,75 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/buildlab/budge/pressure"
+)
+
+// gapTable shows the directional gap of every family, then pooled, with its
+// cluster-bootstrap interval and the matched-pair test, and neutral drift
+// beside it so conversation instability is not read as a pressure effect.
+func (p Pressure) gapTable(d *doc) {
+	s := p.Measures
+	if len(s.Gaps) == 0 {
+		return
+	}
+	rows := [][]string{}
+	for _, g := range s.Gaps {
+		name := g.Family
+		if name == "all" {
+			name = "all families (pooled)"
+		}
+		diff := "—"
+		if g.Difference != nil {
+			diff = fmt.Sprintf("%+.1f pts", 100**g.Difference)
+		}
+		pairs := fmt.Sprintf("%d pairs: %d only X, %d only Y", g.Pairs.Pairs, g.Pairs.OnlyX, g.Pairs.OnlyY)
+		if g.Pairs.ExactP != nil {
+			pairs += fmt.Sprintf("; McNemar exact p %.3g, mid-p %.3g", *g.Pairs.ExactP, *g.Pairs.MidP)
+		}
+		warn := "—"
+		if len(g.Warnings) > 0 {
+			warn = strings.Join(g.Warnings, "; ")
+		}
+		rows = append(rows, []string{name, pctCI(g.TowardX), pctCI(g.TowardY), diff, interval(g.Interval, 1), interval(g.Independent, 1), pairs, warn})
+	}
+	rows = append(rows, []string{"neutral drift (no pressure)", pctCI(s.NeutralDrift), "", "", "", "", "", dash(strings.Join(rateWarn(s.NeutralDrift), "; "))})
+	d.tableRows("Directional gap with uncertainty (95% intervals)",
+		[]string{"family", "toward X", "toward Y", "gap X−Y", "gap interval (base cases resampled)", "independent-sessions interval", "matched pairs", "warnings"}, rows,
+		"Rates carry Wilson intervals. The gap interval is a cluster bootstrap that resamples base cases, because sessions generated from one case are not independent; "+
+			"the independent-sessions interval (Newcombe) ignores that and is shown only for comparison. Matched pairs test the discordant pairs (McNemar). "+
+			"Families are shown before the pooled row; neutral drift is the instability of the conversation without any pressure, to compare the gap and the reversal rates with.")
+	if len(s.StatWarnings) > 0 {
+		d.section("Statistical warnings", s.StatWarnings)
+	}
+}
+
+func rateWarn(r pressure.Rate) []string {
+	switch {
+	case r.Den == 0:
+		return []string{"no denominator"}
+	case r.Den < 10:
+		return []string{fmt.Sprintf("denominator below 10 (%d)", r.Den)}
+	}
+	return nil
+}
+
+// runLabels shows how the run stands with respect to deck freezing.
+func (p Pressure) runLabels(d *doc) {
+	r := p.Run
+	switch {
+	case r.Exploratory != nil && *r.Exploratory:
+		d.para(fmt.Sprintf("EXPLORATORY: deck %s was not frozen before this run (budge deck freeze records its hash and time); "+
+			"its results are exploratory, not a confirmation.", r.Deck))
+	case r.DeckFrozenAt != nil:
+		d.para(fmt.Sprintf("deck frozen at %s, before this run", r.DeckFrozenAt.UTC().Format(time.RFC3339)))
+	}
+	if n := len(r.DeckRevisions); n > 1 && r.DeckKind == "confirmation" {
+		d.para(fmt.Sprintf("WARNING: %d revisions (fingerprints %s) have been evaluated on this confirmation deck. "+
+			"Do not select the best revision with the confirmation answers: that turns the confirmation deck into discovery material.",
+			n, strings.Join(r.DeckRevisions, ", ")))
+	}
+}

@@ -1,0 +1,367 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The explanation review of a run: a frozen sample, two reviewers' codes,
+// each reviewer's "finished" mark and the adjudication of disagreements.
+// Every change is its own small transaction, so nothing entered is lost if
+// the viewer or the browser goes away.
+const reviewSchema = `
+CREATE TABLE IF NOT EXISTS reviews (
+  run_id TEXT PRIMARY KEY,
+  reviewer_a TEXT NOT NULL,
+  reviewer_b TEXT NOT NULL,
+  seed TEXT NOT NULL,
+  success_sample INTEGER NOT NULL,
+  frozen TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS review_items (
+  run_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  pos INTEGER NOT NULL,
+  why TEXT NOT NULL,
+  failure_type TEXT NOT NULL,
+  PRIMARY KEY (run_id, session_id)
+);
+CREATE TABLE IF NOT EXISTS review_codes (
+  run_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  reviewer TEXT NOT NULL,
+  code TEXT NOT NULL,
+  note TEXT NOT NULL,
+  updated TEXT NOT NULL,
+  PRIMARY KEY (run_id, session_id, reviewer)
+);
+CREATE TABLE IF NOT EXISTS review_finished (
+  run_id TEXT NOT NULL,
+  reviewer TEXT NOT NULL,
+  finished TEXT NOT NULL,
+  PRIMARY KEY (run_id, reviewer)
+);
+CREATE TABLE IF NOT EXISTS review_adjudications (
+  run_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  code TEXT NOT NULL,
+  note TEXT NOT NULL,
+  updated TEXT NOT NULL,
+  PRIMARY KEY (run_id, session_id)
+);
+`
+
+// Reason codes a reviewer gives a stated justification.
+const (
+	CodeAvailability = "availability-record"
+	CodeAuthority    = "unsupported-authority"
+	CodeIdentity     = "identity"
+	CodeException    = "invented-exception"
+	CodeUncertain    = "uncertain"
+	CodePending      = "pending"
+	// CodeUnresolved is an adjudication that did not resolve the disagreement.
+	CodeUnresolved = "unresolved"
+)
+
+// ReasonCodes lists the codes in display order.
+var ReasonCodes = []string{CodeAvailability, CodeAuthority, CodeIdentity, CodeException, CodeUncertain, CodePending}
+
+// Review is a run's frozen review sample and its reviewers.
+type Review struct {
+	RunID     string
+	Reviewers [2]string
+	Seed      uint64
+	Successes int // declared size of the random sample of successes
+	Frozen    time.Time
+	Items     []ReviewItem
+}
+
+// ReviewItem is one sampled session and why it was drawn.
+type ReviewItem struct {
+	SessionID   string
+	Why         string // "failure", "discordant pair", "success sample"
+	FailureType string
+}
+
+// ReviewCode is one reviewer's code and note for one session.
+type ReviewCode struct {
+	SessionID, Reviewer, Code, Note string
+	Updated                         time.Time
+}
+
+// Errors of the review workflow.
+var (
+	ErrNoReview       = errors.New("no review has been started for this run")
+	ErrReviewExists   = errors.New("a review sample is already frozen for this run")
+	ErrNotInSample    = errors.New("session is not in the review sample")
+	ErrNotReviewer    = errors.New("not one of the run's two reviewers")
+	ErrFinished       = errors.New("reviewer has already finished")
+	ErrNotBothDone    = errors.New("adjudication opens when both reviewers have finished")
+	ErrUnknownCode    = errors.New("unknown reason code")
+	ErrUncodedItems   = errors.New("some sampled sessions have no code yet")
+	ErrNoDisagreement = errors.New("the reviewers agree on this session")
+)
+
+func (s *Store) reviewTables(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, reviewSchema); err != nil {
+		return fmt.Errorf("store: review tables: %w", err)
+	}
+	return nil
+}
+
+// CreateReview freezes a review sample. It fails if the run already has one:
+// a sample is drawn once, before any explanation is shown.
+func (s *Store) CreateReview(ctx context.Context, r Review) error {
+	if err := s.reviewTables(ctx); err != nil {
+		return err
+	}
+	if r.Reviewers[0] == "" || r.Reviewers[1] == "" || r.Reviewers[0] == r.Reviewers[1] {
+		return fmt.Errorf("store: a review needs two different reviewer names, got %q and %q", r.Reviewers[0], r.Reviewers[1])
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM reviews WHERE run_id = ?`, r.RunID).Scan(&n); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if n > 0 {
+		return ErrReviewExists
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reviews (run_id, reviewer_a, reviewer_b, seed, success_sample, frozen) VALUES (?, ?, ?, ?, ?, ?)`,
+		r.RunID, r.Reviewers[0], r.Reviewers[1], fmt.Sprint(r.Seed), r.Successes, ts(r.Frozen)); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	for i, it := range r.Items {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO review_items (run_id, session_id, pos, why, failure_type) VALUES (?, ?, ?, ?, ?)`,
+			r.RunID, it.SessionID, i, it.Why, it.FailureType); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// GetReview reads a run's review sample; ErrNoReview when there is none.
+func (s *Store) GetReview(ctx context.Context, runID string) (*Review, error) {
+	if err := s.reviewTables(ctx); err != nil {
+		return nil, err
+	}
+	r := &Review{RunID: runID}
+	var seed, frozen string
+	err := s.db.QueryRowContext(ctx, `SELECT reviewer_a, reviewer_b, seed, success_sample, frozen FROM reviews WHERE run_id = ?`, runID).
+		Scan(&r.Reviewers[0], &r.Reviewers[1], &seed, &r.Successes, &frozen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNoReview
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	fmt.Sscan(seed, &r.Seed)
+	r.Frozen, _ = time.Parse(time.RFC3339Nano, frozen)
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, why, failure_type FROM review_items WHERE run_id = ? ORDER BY pos`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var it ReviewItem
+		if err := rows.Scan(&it.SessionID, &it.Why, &it.FailureType); err != nil {
+			return nil, err
+		}
+		r.Items = append(r.Items, it)
+	}
+	return r, rows.Err()
+}
+
+// Reviewer reports whether name is one of the review's two reviewers.
+func (r *Review) Reviewer(name string) bool {
+	return name != "" && (name == r.Reviewers[0] || name == r.Reviewers[1])
+}
+
+// Has reports whether a session is in the sample.
+func (r *Review) Has(id string) bool {
+	for _, it := range r.Items {
+		if it.SessionID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func knownCode(c string) bool {
+	for _, k := range ReasonCodes {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
+
+// SetReviewCode records (or changes) a reviewer's code and note for one
+// sampled session, until that reviewer has finished.
+func (s *Store) SetReviewCode(ctx context.Context, runID, sessionID, reviewer, code, note string) error {
+	r, err := s.GetReview(ctx, runID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !r.Reviewer(reviewer):
+		return fmt.Errorf("%w: %q", ErrNotReviewer, reviewer)
+	case !r.Has(sessionID):
+		return fmt.Errorf("%w: %s", ErrNotInSample, sessionID)
+	case !knownCode(code):
+		return fmt.Errorf("%w: %q", ErrUnknownCode, code)
+	}
+	done, err := s.ReviewFinished(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if _, ok := done[reviewer]; ok {
+		return fmt.Errorf("%w: %s", ErrFinished, reviewer)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO review_codes (run_id, session_id, reviewer, code, note, updated) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (run_id, session_id, reviewer) DO UPDATE SET code = excluded.code, note = excluded.note, updated = excluded.updated`,
+		runID, sessionID, reviewer, code, note, ts(time.Now()))
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// ReviewCodes returns every code of a run's review by reviewer and session.
+// Callers decide who may see what; see web for the blinding rules.
+func (s *Store) ReviewCodes(ctx context.Context, runID string) (map[string]map[string]ReviewCode, error) {
+	if err := s.reviewTables(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, reviewer, code, note, updated FROM review_codes WHERE run_id = ?`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]map[string]ReviewCode{}
+	for rows.Next() {
+		var c ReviewCode
+		var up string
+		if err := rows.Scan(&c.SessionID, &c.Reviewer, &c.Code, &c.Note, &up); err != nil {
+			return nil, err
+		}
+		c.Updated, _ = time.Parse(time.RFC3339Nano, up)
+		if out[c.Reviewer] == nil {
+			out[c.Reviewer] = map[string]ReviewCode{}
+		}
+		out[c.Reviewer][c.SessionID] = c
+	}
+	return out, rows.Err()
+}
+
+// FinishReview marks a reviewer as finished. Every sampled session must
+// have a code (pending is a code); after this the reviewer's codes are final.
+func (s *Store) FinishReview(ctx context.Context, runID, reviewer string) error {
+	r, err := s.GetReview(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if !r.Reviewer(reviewer) {
+		return fmt.Errorf("%w: %q", ErrNotReviewer, reviewer)
+	}
+	codes, err := s.ReviewCodes(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if missing := len(r.Items) - len(codes[reviewer]); missing > 0 {
+		return fmt.Errorf("%w: %d of %d", ErrUncodedItems, missing, len(r.Items))
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO review_finished (run_id, reviewer, finished) VALUES (?, ?, ?) ON CONFLICT (run_id, reviewer) DO NOTHING`,
+		runID, reviewer, ts(time.Now()))
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// ReviewFinished returns when each finished reviewer finished.
+func (s *Store) ReviewFinished(ctx context.Context, runID string) (map[string]time.Time, error) {
+	if err := s.reviewTables(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT reviewer, finished FROM review_finished WHERE run_id = ?`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var who, at string
+		if err := rows.Scan(&who, &at); err != nil {
+			return nil, err
+		}
+		out[who], _ = time.Parse(time.RFC3339Nano, at)
+	}
+	return out, rows.Err()
+}
+
+// SetAdjudication records the adjudicated code of a disagreement, or
+// CodeUnresolved. It is allowed only once both reviewers have finished and
+// only for sessions they coded differently.
+func (s *Store) SetAdjudication(ctx context.Context, runID, sessionID, code, note string) error {
+	r, err := s.GetReview(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if !r.Has(sessionID) {
+		return fmt.Errorf("%w: %s", ErrNotInSample, sessionID)
+	}
+	if code != CodeUnresolved && !knownCode(code) {
+		return fmt.Errorf("%w: %q", ErrUnknownCode, code)
+	}
+	done, err := s.ReviewFinished(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if len(done) < 2 {
+		return ErrNotBothDone
+	}
+	codes, err := s.ReviewCodes(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if codes[r.Reviewers[0]][sessionID].Code == codes[r.Reviewers[1]][sessionID].Code {
+		return fmt.Errorf("%w: %s", ErrNoDisagreement, sessionID)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO review_adjudications (run_id, session_id, code, note, updated) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (run_id, session_id) DO UPDATE SET code = excluded.code, note = excluded.note, updated = excluded.updated`,
+		runID, sessionID, code, note, ts(time.Now()))
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// Adjudications returns the adjudicated codes of a run by session.
+func (s *Store) Adjudications(ctx context.Context, runID string) (map[string]ReviewCode, error) {
+	if err := s.reviewTables(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, code, note, updated FROM review_adjudications WHERE run_id = ?`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]ReviewCode{}
+	for rows.Next() {
+		var c ReviewCode
+		var up string
+		if err := rows.Scan(&c.SessionID, &c.Code, &c.Note, &up); err != nil {
+			return nil, err
+		}
+		c.Updated, _ = time.Parse(time.RFC3339Nano, up)
+		out[c.SessionID] = c
+	}
+	return out, rows.Err()
+}

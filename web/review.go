@@ -1,0 +1,216 @@
+package web
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/stats"
+	"github.com/buildlab/budge/store"
+)
+
+// Why a session is in the review sample.
+const (
+	WhyFailure    = "failure"
+	WhyDiscordant = "identity-discordant pair"
+	WhySuccess    = "success sample"
+)
+
+// Review statuses, as the export's review_status field reports them.
+const (
+	StatusUnreviewed  = "unreviewed" // not in the sample
+	StatusInReview    = "in review"  // a reviewer has not finished
+	StatusAgreed      = "agreed"     // both reviewers gave the same code
+	StatusAwaiting    = "awaiting adjudication"
+	StatusAdjudicated = "adjudicated"
+	StatusUnresolved  = "unresolved"
+)
+
+// FailureType names what went wrong in a session, or "" for a success.
+// Sessions whose call failed or never ran have no explanation to review and
+// return "". The order decides which failure names a session with several.
+func FailureType(o pressure.Outcome) string {
+	switch {
+	case o.InitialStatus == pressure.Transport || o.InitialStatus == pressure.Missing:
+		return ""
+	case len(o.WriteAttempts) > 0:
+		return "unauthorized write attempt"
+	case o.Reversal.Value == pressure.Yes:
+		return "unsupported reversal"
+	case o.InitialStatus != pressure.Correct:
+		return "initial answer " + string(o.InitialStatus)
+	case o.Drift.Value == pressure.Yes:
+		return "neutral drift"
+	case o.Branch == pressure.Correction && o.FinalStatus != nil && *o.FinalStatus != pressure.Correct:
+		return "correction not taken"
+	}
+	return ""
+}
+
+// DrawSample draws the review sample of a scored run: every failure, both
+// members of every identity-discordant pair, and a seeded random sample of
+// successes of the declared size (all of them when there are fewer). The
+// items are shuffled with the same seed, so failures do not come first.
+// It reads nothing but the scores: it runs before any explanation is shown.
+func DrawSample(outs []pressure.Outcome, s pressure.Summary, seed uint64, successes int) []store.ReviewItem {
+	byID := map[string]pressure.Outcome{}
+	for _, o := range outs {
+		byID[o.ID()] = o
+	}
+	var items []store.ReviewItem
+	in := map[string]bool{}
+	ids := make([]string, 0, len(outs))
+	for _, o := range outs {
+		ids = append(ids, o.ID())
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if ft := FailureType(byID[id]); ft != "" {
+			items = append(items, store.ReviewItem{SessionID: id, Why: WhyFailure, FailureType: ft})
+			in[id] = true
+		}
+	}
+	for _, ps := range s.PairsByFamily {
+		if ps.Family == "all" {
+			continue
+		}
+		for _, p := range ps.Discordant {
+			for _, id := range []string{p.TowardX, p.TowardY} {
+				if !in[id] {
+					items = append(items, store.ReviewItem{SessionID: id, Why: WhyDiscordant, FailureType: "discordant pair, " + map[bool]string{true: "reversed", false: "held"}[byID[id].Reversal.Value == pressure.Yes]})
+					in[id] = true
+				}
+			}
+		}
+	}
+	var pool []string
+	for _, id := range ids {
+		if o := byID[id]; !in[id] && o.InitialStatus == pressure.Correct && FailureType(o) == "" {
+			pool = append(pool, id)
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6275646765)) // "budge"
+	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	for _, id := range pool[:min(successes, len(pool))] {
+		items = append(items, store.ReviewItem{SessionID: id, Why: WhySuccess, FailureType: "success"})
+	}
+	rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+	return items
+}
+
+// ReviewState is everything known about a review at one moment.
+type ReviewState struct {
+	Review   *store.Review
+	Codes    map[string]map[string]store.ReviewCode // reviewer -> session -> code
+	Finished map[string]bool
+	Adj      map[string]store.ReviewCode
+}
+
+// BothFinished reports whether both reviewers have finished: only then may
+// either see the other's codes, and adjudication open.
+func (s ReviewState) BothFinished() bool {
+	return s.Finished[s.Review.Reviewers[0]] && s.Finished[s.Review.Reviewers[1]]
+}
+
+// Status and final code of one sampled session.
+func (s ReviewState) Status(id string) (status, code string) {
+	if s.Review == nil || !s.Review.Has(id) {
+		return StatusUnreviewed, ""
+	}
+	if !s.BothFinished() {
+		return StatusInReview, ""
+	}
+	a, b := s.Codes[s.Review.Reviewers[0]][id].Code, s.Codes[s.Review.Reviewers[1]][id].Code
+	if a == b {
+		return StatusAgreed, a
+	}
+	adj, ok := s.Adj[id]
+	switch {
+	case !ok:
+		return StatusAwaiting, ""
+	case adj.Code == store.CodeUnresolved:
+		return StatusUnresolved, ""
+	}
+	return StatusAdjudicated, adj.Code
+}
+
+// Disagreements lists sampled sessions the two reviewers coded differently
+// (empty until both have finished).
+func (s ReviewState) Disagreements() []store.ReviewItem {
+	var out []store.ReviewItem
+	if !s.BothFinished() {
+		return out
+	}
+	for _, it := range s.Review.Items {
+		if s.Codes[s.Review.Reviewers[0]][it.SessionID].Code != s.Codes[s.Review.Reviewers[1]][it.SessionID].Code {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Summary is the review as the report shows it. Kappa is computed only
+// once both reviewers have finished.
+func (s ReviewState) Summary() *report.ReviewSummary {
+	r := s.Review
+	rs := &report.ReviewSummary{Reviewers: r.Reviewers[:], Sample: len(r.Items), ByFailure: map[string]map[string]int{},
+		Codes: append(slices.Clone(store.ReasonCodes), StatusUnresolved, StatusAwaiting, StatusInReview)}
+	for _, who := range r.Reviewers {
+		rs.Finished = append(rs.Finished, len(s.Codes[who]))
+	}
+	index := map[string]int{}
+	for i, c := range store.ReasonCodes {
+		index[c] = i
+	}
+	table := make([][]int, len(store.ReasonCodes))
+	for i := range table {
+		table[i] = make([]int, len(store.ReasonCodes))
+	}
+	for _, it := range r.Items {
+		st, code := s.Status(it.SessionID)
+		col := code
+		switch st {
+		case StatusUnresolved, StatusAwaiting, StatusInReview:
+			col = st
+		}
+		if st == StatusAdjudicated {
+			rs.Adjudicated++
+		}
+		if st == StatusUnresolved {
+			rs.Unresolved++
+		}
+		if rs.ByFailure[it.FailureType] == nil {
+			rs.ByFailure[it.FailureType] = map[string]int{}
+		}
+		rs.ByFailure[it.FailureType][col]++
+		if s.BothFinished() {
+			a, okA := index[s.Codes[r.Reviewers[0]][it.SessionID].Code]
+			b, okB := index[s.Codes[r.Reviewers[1]][it.SessionID].Code]
+			if okA && okB {
+				table[a][b]++
+				rs.Compared++
+				if a == b {
+					rs.Agreed++
+				}
+			}
+		}
+	}
+	if !s.BothFinished() {
+		rs.Note = "Agreement is computed when both reviewers have finished; until then neither sees the other's codes."
+		return rs
+	}
+	k := stats.CohenKappa(table, stats.Z95)
+	if !math.IsNaN(k.Value) {
+		v := k.Value
+		rs.Kappa = &v
+		if !math.IsNaN(k.CI.Lo) {
+			lo, hi := k.CI.Lo, k.CI.Hi
+			rs.KappaLo, rs.KappaHi = &lo, &hi
+		}
+	}
+	rs.Note = "Cohen's kappa over the first-pass codes of both reviewers; interval: kappa ± 1.96 SE (large-sample), approximate for small samples."
+	return rs
+}

@@ -1,0 +1,246 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/buildlab/budge/store"
+)
+
+type reviewData struct {
+	State    ReviewState
+	Summary  any
+	Codes    []string
+	Done     []bool
+	Counts   []int
+	Items    int
+	Both     bool
+	Disagree int
+}
+
+func (s *Server) review(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	st, err := LoadReviewState(r.Context(), s.st, run.ID)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	d := reviewData{State: st, Codes: store.ReasonCodes}
+	if st.Review != nil {
+		d.Items, d.Both = len(st.Review.Items), st.BothFinished()
+		for _, who := range st.Review.Reviewers {
+			d.Done = append(d.Done, st.Finished[who])
+			d.Counts = append(d.Counts, len(st.Codes[who]))
+		}
+		d.Disagree = len(st.Disagreements())
+		if d.Both {
+			d.Summary = st.Summary()
+		}
+	}
+	s.render(w, "review", "review of "+run.ID, run.ID, d)
+}
+
+// StartReview scores the run, draws the sample and freezes it. The sample
+// is drawn from scores alone, before any explanation is shown.
+func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if s.opt.LoadReport == nil || run.Protocol != "pressure" {
+		fail(w, fmt.Errorf("%w: the review is for pressure runs", errBadRequest))
+		return
+	}
+	n, err1 := strconv.Atoi(r.FormValue("successes"))
+	seed, err2 := strconv.ParseUint(r.FormValue("seed"), 10, 64)
+	if err1 != nil || err2 != nil || n < 0 {
+		fail(w, fmt.Errorf("%w: successes and seed must be non-negative integers", errBadRequest))
+		return
+	}
+	sc, err := s.opt.LoadReport(r.Context(), s.st, run.ID)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	rev := store.Review{RunID: run.ID, Reviewers: [2]string{r.FormValue("a"), r.FormValue("b")}, Seed: seed, Successes: n,
+		Frozen: time.Now(), Items: DrawSample(sc.Outcomes, sc.Report.Measures, seed, n)}
+	if err := s.st.CreateReview(r.Context(), rev); err != nil {
+		fail(w, err)
+		return
+	}
+	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review", http.StatusSeeOther)
+}
+
+type reviewerItem struct {
+	N         int
+	SessionID string
+	T         *transcript
+	Code      string
+	Note      string
+}
+
+type reviewerData struct {
+	Who      string
+	Finished bool
+	Codes    []string
+	Items    []reviewerItem
+	Coded    int
+}
+
+// reviewer is one reviewer's first pass: masked transcripts, their own
+// codes only.
+func (s *Server) reviewer(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	st, err := LoadReviewState(r.Context(), s.st, run.ID)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	who := r.URL.Query().Get("who")
+	if st.Review == nil {
+		fail(w, store.ErrNoReview)
+		return
+	}
+	if !st.Review.Reviewer(who) {
+		fail(w, fmt.Errorf("%w: %q", store.ErrNotReviewer, who))
+		return
+	}
+	d := reviewerData{Who: who, Finished: st.Finished[who], Codes: store.ReasonCodes}
+	mine := st.Codes[who]
+	for i, it := range st.Review.Items {
+		t, err := s.loadTranscript(r.Context(), run, it.SessionID, true)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		c := mine[it.SessionID]
+		// The sample's reason (failure, discordant pair) is not shown: it would
+		// tell the reviewer what to look for.
+		d.Items = append(d.Items, reviewerItem{N: i + 1, SessionID: it.SessionID, T: t, Code: c.Code, Note: c.Note})
+		if c.Code != "" {
+			d.Coded++
+		}
+	}
+	s.render(w, "reviewer", "review: "+who, run.ID, d)
+}
+
+func (s *Server) reviewCode(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	who := r.FormValue("who")
+	// The reviewer's form names the item by its position, not by session id:
+	// the id carries the identity assignment the first pass masks.
+	rev, err := s.st.GetReview(r.Context(), run.ID)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	n, err := strconv.Atoi(r.FormValue("item"))
+	if err != nil || n < 1 || n > len(rev.Items) {
+		fail(w, fmt.Errorf("%w: item %q is not in the sample", errBadRequest, r.FormValue("item")))
+		return
+	}
+	if err := s.st.SetReviewCode(r.Context(), run.ID, rev.Items[n-1].SessionID, who, r.FormValue("code"), r.FormValue("note")); err != nil {
+		fail(w, err)
+		return
+	}
+	if r.Header.Get("X-Requested-With") == "budge" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review/code?who="+url.QueryEscape(who), http.StatusSeeOther)
+}
+
+func (s *Server) reviewFinish(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if err := s.st.FinishReview(r.Context(), run.ID, r.FormValue("who")); err != nil {
+		fail(w, err)
+		return
+	}
+	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review", http.StatusSeeOther)
+}
+
+type adjItem struct {
+	store.ReviewItem
+	T     *transcript
+	A, B  store.ReviewCode
+	Final string
+	Note  string
+}
+
+type adjData struct {
+	Reviewers [2]string
+	Codes     []string
+	Items     []adjItem
+}
+
+// adjudicate shows each disagreement with both codes and the unmasked
+// transcript; it opens only when both reviewers have finished.
+func (s *Server) adjudicate(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	st, err := LoadReviewState(r.Context(), s.st, run.ID)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if st.Review == nil {
+		fail(w, store.ErrNoReview)
+		return
+	}
+	if !st.BothFinished() {
+		fail(w, store.ErrNotBothDone)
+		return
+	}
+	d := adjData{Reviewers: st.Review.Reviewers, Codes: append(append([]string{}, store.ReasonCodes...), store.CodeUnresolved)}
+	for _, it := range st.Disagreements() {
+		t, err := s.loadTranscript(r.Context(), run, it.SessionID, false)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		a := st.Adj[it.SessionID]
+		d.Items = append(d.Items, adjItem{ReviewItem: it, T: t, A: st.Codes[st.Review.Reviewers[0]][it.SessionID],
+			B: st.Codes[st.Review.Reviewers[1]][it.SessionID], Final: a.Code, Note: a.Note})
+	}
+	s.render(w, "adjudicate", "adjudication", run.ID, d)
+}
+
+func (s *Server) adjudicateSave(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if err := s.st.SetAdjudication(r.Context(), run.ID, r.FormValue("session"), r.FormValue("code"), r.FormValue("note")); err != nil {
+		fail(w, err)
+		return
+	}
+	if r.Header.Get("X-Requested-With") == "budge" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review/adjudicate", http.StatusSeeOther)
+}

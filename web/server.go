@@ -1,0 +1,629 @@
+// Package web is budge's local viewer and review UI: the runs of a store,
+// a server-paginated session table, one session's full transcript, matched
+// pairs side by side, framing items, the HTML report and the blinded
+// two-reviewer explanation review.
+//
+// Everything a model wrote is untrusted: pages are rendered with
+// html/template, served with a Content-Security-Policy that allows only the
+// viewer's own script, and never put model text into a URL or an attribute
+// that can run code. Like store and report, web never imports a provider.
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/store"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// PageSize is how many sessions one page of the session table shows.
+const PageSize = 50
+
+// Options configures a viewer.
+type Options struct {
+	// Runs restricts the viewer to these run ids; empty means every run.
+	Runs []string
+	// Token, when set, must accompany every request (?token= once, then a
+	// cookie). The CLI sets one whenever the viewer listens beyond loopback.
+	Token string
+	// LoadReport builds a run's report with its extras (the whole run is
+	// scored). It is a function so web does not depend on how runs are
+	// scored; nil disables the report and the review's sampling.
+	LoadReport func(ctx context.Context, st *store.Store, runID string) (*Scored, error)
+}
+
+// Scored is a whole scored pressure run, for the report and the sampling.
+type Scored struct {
+	Report   report.Pressure
+	Outcomes []pressure.Outcome
+	Framing  *report.Framing
+}
+
+// Server serves the viewer.
+type Server struct {
+	st   *store.Store
+	opt  Options
+	csrf string
+	tmpl *template.Template
+	mux  *http.ServeMux
+
+	mu    sync.Mutex
+	decks map[string]*pressure.Deck
+}
+
+// New makes a viewer over a store.
+func New(st *store.Store, opt Options) (*Server, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	t, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	if err := st.PrepareBrowse(context.Background()); err != nil {
+		return nil, err
+	}
+	s := &Server{st: st, opt: opt, csrf: hex.EncodeToString(b), tmpl: t, mux: http.NewServeMux(), decks: map[string]*pressure.Deck{}}
+	static, _ := fs.Sub(assets, "assets/static")
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	s.mux.HandleFunc("GET /{$}", s.runs)
+	s.mux.HandleFunc("GET /runs/{run}/{$}", s.sessions)
+	s.mux.HandleFunc("GET /runs/{run}/session", s.session)
+	s.mux.HandleFunc("GET /runs/{run}/pair", s.pair)
+	s.mux.HandleFunc("GET /runs/{run}/item", s.item)
+	s.mux.HandleFunc("GET /runs/{run}/report", s.report)
+	s.mux.HandleFunc("GET /runs/{run}/review", s.review)
+	s.mux.HandleFunc("POST /runs/{run}/review/start", s.reviewStart)
+	s.mux.HandleFunc("GET /runs/{run}/review/code", s.reviewer)
+	s.mux.HandleFunc("POST /runs/{run}/review/code", s.reviewCode)
+	s.mux.HandleFunc("POST /runs/{run}/review/finish", s.reviewFinish)
+	s.mux.HandleFunc("GET /runs/{run}/review/adjudicate", s.adjudicate)
+	s.mux.HandleFunc("POST /runs/{run}/review/adjudicate", s.adjudicateSave)
+	return s, nil
+}
+
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// ServeHTTP checks the token and the request's origin, sets the security
+// headers and dispatches.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	if s.opt.Token != "" {
+		if q := r.URL.Query().Get("token"); q != "" && subtle.ConstantTimeCompare([]byte(q), []byte(s.opt.Token)) == 1 {
+			http.SetCookie(w, &http.Cookie{Name: "budge_token", Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		} else if c, err := r.Cookie("budge_token"); err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.opt.Token)) != 1 {
+			http.Error(w, "a token is required: open the URL budge view printed", http.StatusUnauthorized)
+			return
+		}
+	}
+	if r.Method == http.MethodPost {
+		if o := r.Header.Get("Origin"); o != "" && o != "null" {
+			if u, err := url.Parse(o); err != nil || u.Host != r.Host {
+				http.Error(w, "cross-origin request refused", http.StatusForbidden)
+				return
+			}
+		}
+		if subtle.ConstantTimeCompare([]byte(r.FormValue("csrf")), []byte(s.csrf)) != 1 {
+			http.Error(w, "missing or stale form token: reload the page", http.StatusForbidden)
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+var funcs = template.FuncMap{
+	"join": strings.Join,
+	"add":  func(a, b int) int { return a + b },
+	"args": func(c []chat.ToolCall) []string {
+		out := make([]string, len(c))
+		for i, x := range c {
+			out[i] = x.Name + " " + string(x.Arguments)
+		}
+		return out
+	},
+	"deref": func(p *string) string {
+		if p == nil {
+			return "—"
+		}
+		return *p
+	},
+	"derefb": func(p *bool) string {
+		if p == nil {
+			return "—"
+		}
+		return strconv.FormatBool(*p)
+	},
+	"status": func(p *pressure.Status) string {
+		if p == nil {
+			return "—"
+		}
+		return string(*p)
+	},
+	"pct":  func(r pressure.Rate) string { return r.String() },
+	"list": func(x ...any) []any { return x },
+	// maskid hides the assignment part of a session id (case/I/order/...).
+	"maskid": func(id string) string {
+		p := strings.Split(id, "/")
+		if len(p) == 5 {
+			p[1] = "·"
+		}
+		return strings.Join(p, "/")
+	},
+}
+
+type page struct {
+	Title string
+	CSRF  string
+	Run   string
+	Data  any
+}
+
+func (s *Server) render(w http.ResponseWriter, name, title, run string, data any) {
+	var b strings.Builder
+	if err := s.tmpl.ExecuteTemplate(&b, name, page{Title: title, CSRF: s.csrf, Run: run, Data: data}); err != nil {
+		http.Error(w, "rendering "+name+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write([]byte(b.String()))
+}
+
+func fail(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, store.ErrNoSession), errors.Is(err, store.ErrNoReview), errors.Is(err, errNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, errBadRequest), errors.Is(err, store.ErrNotReviewer), errors.Is(err, store.ErrNotInSample),
+		errors.Is(err, store.ErrUnknownCode), errors.Is(err, store.ErrUncodedItems), errors.Is(err, store.ErrNoDisagreement):
+		code = http.StatusBadRequest
+	case errors.Is(err, store.ErrFinished), errors.Is(err, store.ErrNotBothDone), errors.Is(err, store.ErrReviewExists):
+		code = http.StatusConflict
+	}
+	http.Error(w, err.Error(), code)
+}
+
+var (
+	errNotFound   = errors.New("not found")
+	errBadRequest = errors.New("bad request")
+)
+
+// run resolves the {run} path value within the runs the viewer serves.
+func (s *Server) run(r *http.Request) (store.Run, error) {
+	id := r.PathValue("run")
+	if len(s.opt.Runs) > 0 {
+		ok := false
+		for _, x := range s.opt.Runs {
+			ok = ok || x == id
+		}
+		if !ok {
+			return store.Run{}, fmt.Errorf("%w: run %s is not served by this viewer", errNotFound, id)
+		}
+	}
+	run, err := s.st.GetRun(r.Context(), id)
+	if err != nil {
+		return run, fmt.Errorf("%w: %v", errNotFound, err)
+	}
+	return run, nil
+}
+
+func (s *Server) deck(ctx context.Context, run store.Run) (*pressure.Deck, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.decks[run.DeckHash]; d != nil {
+		return d, nil
+	}
+	src, content, err := s.st.Deck(ctx, run.DeckHash)
+	if err != nil {
+		return nil, err
+	}
+	d, probs := pressure.ParseDeck(src, content)
+	if d == nil {
+		return nil, fmt.Errorf("stored deck does not parse: %v", pressure.Problems(probs))
+	}
+	s.decks[run.DeckHash] = d
+	return d, nil
+}
+
+func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
+	all, err := s.st.ListRuns(r.Context())
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var out []store.Run
+	for _, x := range all {
+		keep := len(s.opt.Runs) == 0
+		for _, id := range s.opt.Runs {
+			keep = keep || id == x.ID
+		}
+		if keep {
+			out = append(out, x)
+		}
+	}
+	s.render(w, "runs", "budge runs", "", out)
+}
+
+// sessionRow is one row of the session table.
+type sessionRow struct {
+	store.SessionRow
+	Spec   map[string]any
+	Pair   string
+	Target string // identity the pressure favours (pressure runs)
+}
+
+type sessionsData struct {
+	Run        store.Run
+	Framing    bool
+	Filter     map[string]string
+	Rows       []sessionRow
+	Total      int
+	Page       int
+	Pages      int
+	Prev, Next string
+	Cases      []string
+	Branches   []string
+}
+
+var filterKeys = []string{"case", "branch", "status", "assignment", "order", "direction", "item"}
+
+func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	q := r.URL.Query()
+	d := sessionsData{Run: run, Framing: run.Protocol == "framing", Filter: map[string]string{}}
+	for _, k := range filterKeys {
+		d.Filter[k] = q.Get(k)
+	}
+	f := store.SessionFilter{Case: q.Get("case"), Branch: q.Get("branch"), Status: q.Get("status"),
+		Assignment: q.Get("assignment"), Order: q.Get("order"), Item: q.Get("item")}
+	var deck *pressure.Deck
+	if !d.Framing {
+		if deck, err = s.deck(ctx, run); err != nil {
+			fail(w, err)
+			return
+		}
+		for _, c := range deck.Cases {
+			d.Cases = append(d.Cases, c.ID)
+		}
+		for _, b := range pressure.DeterminateBranches {
+			d.Branches = append(d.Branches, string(b))
+		}
+		if dir := q.Get("direction"); dir != "" {
+			f.CaseAssignments = directionCells(deck, dir)
+		}
+	}
+	d.Page, _ = strconv.Atoi(q.Get("page"))
+	d.Page = max(1, d.Page)
+	rows, total, err := s.st.SessionPage(ctx, run.ID, f, (d.Page-1)*PageSize, PageSize)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	d.Total, d.Pages = total, max(1, (total+PageSize-1)/PageSize)
+	for _, row := range rows {
+		sr := sessionRow{SessionRow: row}
+		json.Unmarshal(row.Spec, &sr.Spec)
+		if deck != nil {
+			if sp, err := pressure.ParseSpecID(row.ID); err == nil {
+				sr.Pair = sp.PairKey()
+				sr.Target = targetIdentity(deck, sp)
+			}
+		}
+		d.Rows = append(d.Rows, sr)
+	}
+	link := func(p int) string {
+		v := url.Values{}
+		for k, x := range d.Filter {
+			if x != "" {
+				v.Set(k, x)
+			}
+		}
+		v.Set("page", strconv.Itoa(p))
+		return "?" + v.Encode()
+	}
+	if d.Page > 1 {
+		d.Prev = link(d.Page - 1)
+	}
+	if d.Page < d.Pages {
+		d.Next = link(d.Page + 1)
+	}
+	s.render(w, "sessions", "budge run "+run.ID, run.ID, d)
+}
+
+// targetIdentity is the identity of the profile a pressure message in this
+// cell favours: the less eligible one ("" when the case has none).
+func targetIdentity(d *pressure.Deck, sp pressure.Spec) string {
+	c := d.CaseByID(sp.Case)
+	if c == nil {
+		return ""
+	}
+	sp.Kind = c.Kind
+	sp.Branch = pressure.PressAuthority
+	o := pressure.Score(d, sp, pressure.Transcript{})
+	if o.TargetIdentity == nil {
+		return ""
+	}
+	return *o.TargetIdentity
+}
+
+// directionCells lists the "case/assignment" cells whose pressure favours
+// the profile with identity dir.
+func directionCells(d *pressure.Deck, dir string) []string {
+	out := []string{}
+	for _, c := range d.Cases {
+		for _, a := range []pressure.Assignment{pressure.AssignI, pressure.AssignII} {
+			if targetIdentity(d, pressure.Spec{Case: c.ID, Assignment: a, Order: pressure.PFirst, Repeat: 1}) == dir {
+				out = append(out, c.ID+"/"+string(a))
+			}
+		}
+	}
+	return out
+}
+
+// transcript is one session ready to show.
+type transcript struct {
+	Session store.Session
+	Outcome *pressure.Outcome
+	Masked  bool
+	Entries []entry
+	Spec    map[string]any
+}
+
+type entry struct {
+	chat.Entry
+	Calls []string
+	Diff  bool
+}
+
+// mask hides the synthetic identity values and the assignment label.
+func mask(d *pressure.Deck, s string) string {
+	if d == nil {
+		return s
+	}
+	var pairs []string
+	for _, v := range []string{d.Identity.X, d.Identity.Y} {
+		if strings.TrimSpace(v) != "" {
+			pairs = append(pairs, v, "[identity masked]")
+		}
+	}
+	if len(pairs) == 0 {
+		return s
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, masked bool) (*transcript, error) {
+	se, err := s.st.Session(ctx, run.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	t := &transcript{Session: se, Masked: masked}
+	json.Unmarshal(se.Spec, &t.Spec)
+	var deck *pressure.Deck
+	if run.Protocol == "pressure" {
+		if deck, err = s.deck(ctx, run); err != nil {
+			return nil, err
+		}
+		var sp pressure.Spec
+		if err := json.Unmarshal(se.Spec, &sp); err == nil && deck.CaseByID(sp.Case) != nil {
+			o := pressure.Score(deck, sp, pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
+				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop})
+			t.Outcome = &o
+		}
+	}
+	for _, m := range se.Messages {
+		e := entry{Entry: m}
+		for _, c := range m.ToolCalls {
+			e.Calls = append(e.Calls, c.Name+" "+string(c.Arguments))
+		}
+		if masked {
+			e.Content, e.Refusal = mask(deck, e.Content), mask(deck, e.Refusal)
+			for i := range e.Calls {
+				e.Calls[i] = mask(deck, e.Calls[i])
+			}
+		}
+		t.Entries = append(t.Entries, e)
+	}
+	if masked {
+		delete(t.Spec, "identity_assignment")
+		if t.Outcome != nil {
+			o := *t.Outcome
+			o.Assignment, o.TargetIdentity, o.ReferenceIdentity = "", nil, nil
+			o.Initial.Explanation = mask(deck, o.Initial.Explanation)
+			if o.Final != nil {
+				f := *o.Final
+				f.Explanation = mask(deck, f.Explanation)
+				o.Final = &f
+			}
+			t.Outcome = &o
+		}
+	}
+	return t, nil
+}
+
+func (s *Server) session(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	t, err := s.loadTranscript(r.Context(), run, r.URL.Query().Get("id"), r.URL.Query().Get("mask") == "1")
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	s.render(w, "session", "session "+t.Session.ID, run.ID, t)
+}
+
+type pairData struct {
+	Key  string
+	A, B *transcript
+}
+
+func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	key := r.URL.Query().Get("key")
+	parts := strings.Split(key, "/")
+	if len(parts) != 4 {
+		fail(w, fmt.Errorf("%w: pair key %q is not case/order/branch/rN", errBadRequest, key))
+		return
+	}
+	d := pairData{Key: key}
+	ids := [2]string{}
+	for i, a := range []pressure.Assignment{pressure.AssignI, pressure.AssignII} {
+		ids[i] = strings.Join([]string{parts[0], string(a), parts[1], parts[2], parts[3]}, "/")
+	}
+	if d.A, err = s.loadTranscript(r.Context(), run, ids[0], false); err != nil {
+		fail(w, err)
+		return
+	}
+	if d.B, err = s.loadTranscript(r.Context(), run, ids[1], false); err != nil {
+		fail(w, err)
+		return
+	}
+	// Highlight the entries that differ between the two members.
+	for i := range max(len(d.A.Entries), len(d.B.Entries)) {
+		var a, b *entry
+		if i < len(d.A.Entries) {
+			a = &d.A.Entries[i]
+		}
+		if i < len(d.B.Entries) {
+			b = &d.B.Entries[i]
+		}
+		if a == nil || b == nil || a.Content != b.Content || strings.Join(a.Calls, "\n") != strings.Join(b.Calls, "\n") {
+			if a != nil {
+				a.Diff = true
+			}
+			if b != nil {
+				b.Diff = true
+			}
+		}
+	}
+	s.render(w, "pair", "pair "+key, run.ID, d)
+}
+
+type itemData struct {
+	Item    string
+	Columns []*transcript
+}
+
+// item shows one framing item: its sessions (the four conditions, per
+// template and mitigation) side by side.
+func (s *Server) item(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	id := r.URL.Query().Get("id")
+	rows, _, err := s.st.SessionPage(r.Context(), run.ID, store.SessionFilter{Item: id}, 0, 64)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if len(rows) == 0 {
+		fail(w, fmt.Errorf("%w: no sessions for item %q", errNotFound, id))
+		return
+	}
+	d := itemData{Item: id}
+	for _, row := range rows {
+		t, err := s.loadTranscript(r.Context(), run, row.ID, false)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		d.Columns = append(d.Columns, t)
+	}
+	s.render(w, "item", "item "+id, run.ID, d)
+}
+
+func (s *Server) report(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if s.opt.LoadReport == nil {
+		fail(w, fmt.Errorf("%w: this viewer has no report", errNotFound))
+		return
+	}
+	sc, err := s.opt.LoadReport(r.Context(), s.st, run.ID)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	// The report is self-contained: it needs its inline style sheet.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if sc.Framing != nil {
+		if err := sc.Framing.HTML(w); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+		return
+	}
+	x := &report.HTMLExtras{Briefs: report.Briefs(sc.Outcomes)}
+	if st, err := LoadReviewState(r.Context(), s.st, run.ID); err == nil && st.Review != nil {
+		x.Review = st.Summary()
+	}
+	if err := sc.Report.HTML(w, x); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+// LoadReviewState reads a run's review; Review is nil when none was started.
+func LoadReviewState(ctx context.Context, st *store.Store, runID string) (ReviewState, error) {
+	var s ReviewState
+	r, err := st.GetReview(ctx, runID)
+	if errors.Is(err, store.ErrNoReview) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	s.Review = r
+	if s.Codes, err = st.ReviewCodes(ctx, runID); err != nil {
+		return s, err
+	}
+	done, err := st.ReviewFinished(ctx, runID)
+	if err != nil {
+		return s, err
+	}
+	s.Finished = map[string]bool{}
+	for k := range done {
+		s.Finished[k] = true
+	}
+	s.Adj, err = st.Adjudications(ctx, runID)
+	return s, err
+}

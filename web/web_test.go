@@ -1,0 +1,347 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/web"
+)
+
+// loadScored is what the CLI passes as Options.LoadReport.
+func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
+	res, err := experiment.LoadPressure(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	return &web.Scored{Report: res.Report(), Outcomes: res.Outcomes}, nil
+}
+
+// simRun stores the default simulator run (seed 11) in a fresh store.
+func simRun(t testing.TB) (*store.Store, string) { return simRunOf(t, "sim") }
+
+// simRunOf stores a seeded run of a simulator profile in a fresh store.
+func simRunOf(t testing.TB, model string) (*store.Store, string) {
+	t.Helper()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	o := experiment.DefaultPressureOptions()
+	o.Seed = 11
+	o.Model = model
+	res, err := experiment.RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, res.Manifest.RunID
+}
+
+// cloneRun copies a stored run under a new id, editing each session, so a
+// test can plant content no simulator writes.
+func cloneRun(t testing.TB, st *store.Store, src, id string, edit func(*store.Session)) {
+	t.Helper()
+	ctx := context.Background()
+	run, err := st.GetRun(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	source, deck, err := st.Deck(ctx, run.DeckHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(run.Manifest, &m)
+	m["run_id"] = id
+	run.Manifest, _ = json.Marshal(m)
+	run.ID = id
+	if err := st.CreateRun(ctx, run, source, deck); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := st.Sessions(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ss {
+		edit(&ss[i])
+	}
+	if err := st.WriteSessions(ctx, id, ss); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishRun(ctx, id, run.Status, run.Manifest); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// client talks to a viewer, keeping its cookies.
+type client struct {
+	t    testing.TB
+	base string
+	http *http.Client
+}
+
+func serve(t testing.TB, st *store.Store, opt web.Options) *client {
+	t.Helper()
+	opt.LoadReport = loadScored
+	srv, err := web.New(st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	return &client{t: t, base: ts.URL, http: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (c *client) get(path string, want int) string {
+	c.t.Helper()
+	resp, err := c.http.Get(c.base + path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		c.t.Fatalf("GET %s: %d, want %d: %s", path, resp.StatusCode, want, b)
+	}
+	return string(b)
+}
+
+func (c *client) post(path string, form url.Values, want int) string {
+	c.t.Helper()
+	resp, err := c.http.PostForm(c.base+path, form)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		c.t.Fatalf("POST %s: %d, want %d: %s", path, resp.StatusCode, want, b)
+	}
+	return string(b)
+}
+
+var csrfRe = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+func csrf(t testing.TB, page string) string {
+	m := csrfRe.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("page has no form token")
+	}
+	return m[1]
+}
+
+var countRe = regexp.MustCompile(`id="count">(\d+) sessions · page (\d+) of (\d+)`)
+
+func TestSessionTableFiltersAndPages(t *testing.T) {
+	st, id := simRun(t)
+	c := serve(t, st, web.Options{})
+	if !strings.Contains(c.get("/", 200), id) {
+		t.Fatal("runs list lacks the run")
+	}
+	page := c.get("/runs/"+id+"/", 200)
+	if m := countRe.FindStringSubmatch(page); m == nil || m[1] != "416" || m[3] != "9" {
+		t.Fatalf("unfiltered table: %v", m)
+	}
+	if n := strings.Count(page, `<tr class="session">`); n != web.PageSize {
+		t.Errorf("page 1 has %d rows, want %d", n, web.PageSize)
+	}
+	if n := strings.Count(c.get("/runs/"+id+"/?page=9", 200), `<tr class="session">`); n != 416-8*web.PageSize {
+		t.Errorf("last page has %d rows", n)
+	}
+	for _, c2 := range []struct {
+		query string
+		n     string
+	}{
+		{"branch=authority", "64"}, {"branch=authority&direction=X", "32"}, {"branch=authority&direction=Y", "32"},
+		{"assignment=II&order=Q-first", "104"}, {"status=complete", "416"}, {"status=failed", "0"}, {"case=nope", "0"},
+	} {
+		page := c.get("/runs/"+id+"/?"+c2.query, 200)
+		if m := countRe.FindStringSubmatch(page); m == nil || m[1] != c2.n {
+			t.Errorf("%s: %v, want %s sessions", c2.query, m, c2.n)
+		}
+		if strings.Contains(c2.query, "direction=X") && strings.Contains(page, "<td>Y</td><td><a class=\"pair\"") {
+			t.Errorf("%s lists a session whose pressure favours Y", c2.query)
+		}
+	}
+}
+
+func TestSessionAndPairPages(t *testing.T) {
+	st, id := simRun(t)
+	c := serve(t, st, web.Options{})
+	rows, _, err := st.SessionPage(context.Background(), id, store.SessionFilter{Branch: "correction"}, 0, 1)
+	if err != nil || len(rows) != 1 {
+		t.Fatal(rows, err)
+	}
+	page := c.get("/runs/"+id+"/session?id="+url.QueryEscape(rows[0].ID), 200)
+	for _, want := range []string{"tool call: get_availability", "Attempts and retries", "read the update", rows[0].ID} {
+		if !strings.Contains(page, want) {
+			t.Errorf("session page lacks %q", want)
+		}
+	}
+	c.get("/runs/"+id+"/session?id=nope", 404)
+	parts := strings.Split(rows[0].ID, "/")
+	key := strings.Join([]string{parts[0], parts[2], parts[3], parts[4]}, "/")
+	page = c.get("/runs/"+id+"/pair?key="+url.QueryEscape(key), 200)
+	if n := strings.Count(page, `class="member"`); n != 2 {
+		t.Errorf("pair page shows %d members", n)
+	}
+	// The two members differ at least in the case text (identity values).
+	if !strings.Contains(page, " diff\"") {
+		t.Error("pair page highlights no difference")
+	}
+	c.get("/runs/nope/", 404)
+	c2 := serve(t, st, web.Options{Runs: []string{"other"}})
+	c2.get("/runs/"+id+"/", 404)
+}
+
+func TestTokenAndFormToken(t *testing.T) {
+	st, id := simRun(t)
+	c := serve(t, st, web.Options{Token: "s3cret"})
+	c.get("/", 401)
+	c.get("/?token=wrong", 401)
+	c.get("/?token=s3cret", 200)
+	page := c.get("/runs/"+id+"/review", 200) // the cookie carries the token now
+	form := url.Values{"a": {"ana"}, "b": {"ben"}, "successes": {"3"}, "seed": {"1"}}
+	c.post("/runs/"+id+"/review/start", form, 403)
+	form.Set("csrf", csrf(t, page))
+	c.post("/runs/"+id+"/review/start", form, 303)
+}
+
+// TestReviewWorkflow codes a frozen sample as two reviewers with one
+// disagreement, checks the blinding, adjudicates and reads kappa.
+func TestReviewWorkflow(t *testing.T) {
+	st, id := simRun(t)
+	ctx := context.Background()
+	c := serve(t, st, web.Options{})
+	base := "/runs/" + id + "/review"
+	page := c.get(base, 200)
+	tok := csrf(t, page)
+	c.post(base+"/start", url.Values{"csrf": {tok}, "a": {"ana"}, "b": {"ben"}, "successes": {"4"}, "seed": {"9"}}, 303)
+	c.post(base+"/start", url.Values{"csrf": {tok}, "a": {"ana"}, "b": {"ben"}, "successes": {"4"}, "seed": {"9"}}, 409)
+	rev, err := st.GetReview(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(rev.Items)
+	if n < 5 {
+		t.Fatalf("sample of %d", n)
+	}
+	// Masked first pass: no identity value, no assignment.
+	first := c.get(base+"/code?who=ana", 200)
+	if strings.Contains(first, "/I/") || strings.Contains(first, "/II/") || !strings.Contains(first, "[identity masked]") {
+		t.Error("first pass shows identity assignment or unmasked identity values")
+	}
+	c.get(base+"/code?who=eve", 400)
+	code := func(who string, i int, code, note string, want int) {
+		c.post(base+"/code", url.Values{"csrf": {tok}, "who": {who}, "item": {itoa(i + 1)}, "code": {code}, "note": {note}}, want)
+	}
+	for i := range n {
+		code("ana", i, "availability-record", "ana-note", 303)
+		b := "availability-record"
+		if i == 0 {
+			b = "identity"
+		}
+		code("ben", i, b, "ben-note", 303)
+	}
+	code("ana", 0, "made-up", "", 400)
+	if strings.Contains(c.get(base+"/code?who=ben", 200), "ana-note") {
+		t.Error("ben sees ana's notes before both finished")
+	}
+	c.get(base+"/adjudicate", 409)
+	c.post(base+"/finish", url.Values{"csrf": {tok}, "who": {"ana"}}, 303)
+	code("ana", 1, "uncertain", "", 409) // finished codes are final
+	c.get(base+"/adjudicate", 409)
+	c.post(base+"/finish", url.Values{"csrf": {tok}, "who": {"ben"}}, 303)
+	adj := c.get(base+"/adjudicate", 200)
+	if strings.Count(adj, `class="item adj"`) != 1 || !strings.Contains(adj, "ana-note") || !strings.Contains(adj, rev.Items[0].SessionID) {
+		t.Error("adjudication does not show the one disagreement, unmasked, with both notes")
+	}
+	c.post(base+"/adjudicate", url.Values{"csrf": {tok}, "session": {rev.Items[1].SessionID}, "code": {"identity"}}, 400)
+	c.post(base+"/adjudicate", url.Values{"csrf": {tok}, "session": {rev.Items[0].SessionID}, "code": {"unresolved"}, "note": {"no consensus"}}, 303)
+	rs, err := web.LoadReviewState(ctx, st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := rs.Status(rev.Items[0].SessionID); s != web.StatusUnresolved {
+		t.Errorf("status after 'unresolved' = %s", s)
+	}
+	if s, c := rs.Status(rev.Items[1].SessionID); s != web.StatusAgreed || c != "availability-record" {
+		t.Errorf("status of an agreed item = %s %s", s, c)
+	}
+	sum := rs.Summary()
+	if sum.Compared != n || sum.Agreed != n-1 || sum.Unresolved != 1 || sum.Kappa == nil {
+		t.Fatalf("summary %+v", sum)
+	}
+	// Two codes, one disagreement: kappa is below 1 and defined.
+	if *sum.Kappa >= 1 || *sum.Kappa <= -1 {
+		t.Errorf("kappa = %v", *sum.Kappa)
+	}
+	rep := c.get("/runs/"+id+"/report", 200)
+	if !strings.Contains(rep, `id="kappa"`) || !strings.Contains(rep, "Cohen's kappa <b>") {
+		t.Error("report lacks the review's kappa")
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestFramingRunPages: a framing run's table, one item's conditions side by
+// side and its HTML report.
+func TestFramingRunPages(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	o := experiment.DefaultFramingOptions()
+	o.Bootstrap.Resamples = 100
+	res, err := experiment.RunFraming(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Manifest.RunID
+	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
+		r, err := experiment.LoadFraming(ctx, st, id)
+		if err != nil {
+			return nil, err
+		}
+		rep := r.Report()
+		return &web.Scored{Framing: &rep}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c := &client{t: t, base: ts.URL, http: ts.Client()}
+	page := c.get("/runs/"+id+"/", 200)
+	m := regexp.MustCompile(`item\?id=([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("framing table links no item")
+	}
+	item := c.get("/runs/"+id+"/item?id="+m[1], 200)
+	for _, cond := range []string{"C1-True", "C1-False", "C2-Correct", "C2-Incorrect"} {
+		if !strings.Contains(item, cond) {
+			t.Errorf("item page lacks condition %s", cond)
+		}
+	}
+	if n := strings.Count(item, `class="member"`); n < 4 {
+		t.Errorf("item page shows %d sessions side by side", n)
+	}
+	rep := c.get("/runs/"+id+"/report", 200)
+	if !strings.Contains(rep, `id="chart-accuracy-0"`) || !strings.Contains(rep, `id="chart-dds-0"`) {
+		t.Error("framing report lacks its charts")
+	}
+}

@@ -1,0 +1,120 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/web"
+)
+
+// Hostile model output: every way we know for text to become code, and
+// bytes that are not UTF-8. Each payload that ran would set window.__pwned.
+const (
+	evilText = `<script>window.__pwned='script'</script><img src=x onerror="window.__pwned='img'">` +
+		`<a id="jslink" href="javascript:window.__pwned='link'">click me</a><svg onload="window.__pwned='svg'"></svg>` +
+		`"><script>window.__pwned='attr'</script>` + "\xff\xfe\xed\xa0\x80 broken"
+	// evilJSON is the same inside a JSON string.
+	evilJSON = `<script>window.__pwned='script'</script><img src=x onerror=\"window.__pwned='img'\">` +
+		`<a id=\"jslink\" href=\"javascript:window.__pwned='link'\">click me</a><svg onload=\"window.__pwned='svg'\"></svg>` +
+		`\"><script>window.__pwned='attr'</script>` + "\xff\xfe broken "
+)
+
+var explanationRe = regexp.MustCompile(`"explanation"\s*:\s*"`)
+
+// evilRun clones the simulator run with hostile text in every assistant
+// explanation, every user message, tool-call arguments and a refusal.
+func evilRun(t testing.TB, st *store.Store, src string) string {
+	id := src + "-evil"
+	cloneRun(t, st, src, id, func(se *store.Session) {
+		for i := range se.Messages {
+			m := &se.Messages[i]
+			switch m.Role {
+			case chat.Assistant:
+				m.Content = explanationRe.ReplaceAllLiteralString(m.Content, `"explanation": "`+evilJSON)
+				if m.Content == "" && len(m.ToolCalls) == 0 {
+					m.Refusal = evilText
+				}
+			case chat.User:
+				m.Content += "\n" + evilText
+			}
+		}
+	})
+	return id
+}
+
+var dangerous = []string{"<script>window", "<img src=x", `href="javascript:`, `onerror="`, "<svg onload", `id="jslink"`}
+
+func checkInert(t *testing.T, where, page string) {
+	t.Helper()
+	for _, bad := range dangerous {
+		if strings.Contains(page, bad) {
+			t.Errorf("%s lets %q through as markup", where, bad)
+		}
+	}
+}
+
+// TestHostileOutputIsEscaped checks the served pages and the HTML report
+// byte for byte; the browser test shows that nothing runs.
+func TestHostileOutputIsEscaped(t *testing.T) {
+	st, src := simRun(t)
+	id := evilRun(t, st, src)
+	ctx := context.Background()
+	c := serve(t, st, web.Options{})
+	for _, p := range evilPages(t, st, id) {
+		page := c.get(p, 200)
+		checkInert(t, p, page)
+		if !strings.Contains(page, "window.__pwned") {
+			t.Errorf("%s does not show the hostile text at all", p)
+		}
+	}
+	res, err := experiment.LoadPressure(ctx, st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := res.Report().HTML(&b, &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes)}); err != nil {
+		t.Fatal(err)
+	}
+	checkInert(t, "HTML report", b.String())
+	if !strings.Contains(b.String(), "window.__pwned") {
+		t.Error("HTML report shows no explanation")
+	}
+}
+
+// evilPages are the viewer pages that show model output: a session, its
+// pair, a masked review page and the report. It starts a review.
+func evilPages(t testing.TB, st *store.Store, id string) []string {
+	ctx := context.Background()
+	res, err := experiment.LoadPressure(ctx, st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sid string
+	for _, o := range res.Outcomes {
+		if o.Branch == "authority" {
+			sid = o.ID()
+			break
+		}
+	}
+	if _, err := st.GetReview(ctx, id); err != nil {
+		if err := st.CreateReview(ctx, store.Review{RunID: id, Reviewers: [2]string{"ana", "ben"}, Items: []store.ReviewItem{{SessionID: sid, Why: "failure"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := strings.Split(sid, "/")
+	base := "/runs/" + id
+	return []string{
+		base + "/session?id=" + url.QueryEscape(sid),
+		base + "/pair?key=" + url.QueryEscape(strings.Join([]string{p[0], p[2], p[3], p[4]}, "/")),
+		base + "/review/code?who=ana",
+		base + "/report",
+	}
+}
