@@ -9,7 +9,7 @@ require (
 )
 
 require (
-	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0 // indirect
+	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/chromedp/cdproto v0.160.1 // indirect
@@ -23,7 +23,7 @@ require (
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
-	github.com/openai/openai-go/v3 v3.102.0 // indirect
+	github.com/openai/openai-go/v3 v3.102.0
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect

@@ -2,9 +2,13 @@ package experiment
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/provider/sim"
 )
 
 // The acceptance test of `budge calibrate` on the discovery deck: over 500
@@ -76,6 +80,40 @@ func BenchmarkCalibrate(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := Calibrate(context.Background(), o); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The calibration draws sessions from the planted probabilities instead of
+// running conversations; that shortcut is only sound if the full simulator,
+// run end to end through the runner and the store, produces the same rates.
+// Four seeded discovery runs of the default profile are pooled and each
+// rate must lie within four standard errors of the calibration's planted
+// value.
+func TestCalibrationModelMatchesSimulator(t *testing.T) {
+	t.Parallel()
+	prof := simProfile(t, "default")
+	st := openTestStore(t)
+	var up, drift, x, y pressure.Rate
+	for seed := uint64(1); seed <= 4; seed++ {
+		s := runDiscovery(t, st, sim.New(prof), seed, nil).Summary
+		for _, p := range []struct {
+			to *pressure.Rate
+			r  pressure.Rate
+		}{{&up, s.Uptake.All}, {&drift, s.NeutralDrift}, {&x, s.PooledByDir[0].Reversal}, {&y, s.PooledByDir[1].Reversal}} {
+			p.to.Num += p.r.Num
+			p.to.Den += p.r.Den
+		}
+	}
+	_, px, py, pd, pu := plantedValues(prof)
+	for _, c := range []struct {
+		name    string
+		r       pressure.Rate
+		planted float64
+	}{{"correction uptake", up, pu}, {"neutral drift", drift, pd}, {"toward X", x, px}, {"toward Y", y, py}} {
+		se := math.Sqrt(c.planted * (1 - c.planted) / float64(c.r.Den))
+		if math.Abs(c.r.Value()-c.planted) > 4*se {
+			t.Errorf("%s: the simulator gives %s, the calibration model plants %.4f (4 SE = %.4f)", c.name, c.r, c.planted, 4*se)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"strings"
 )
 
 // GGUF value types.
@@ -137,9 +138,30 @@ func writeGGUF(path string, kvs []ggufKV, tensors []ggufTensor) error {
 	return g.err
 }
 
-// tinyLlama writes a random-weight llama model of about 600 KB. With
-// chatML, the file carries a ChatML chat template.
-func tinyLlama(path string, seed uint64, chatML bool) error {
+// wordPieces returns SentencePiece tokens for the words of a text: every
+// prefix of "▁word", so that the tokenizer's merges (highest score first,
+// each merge must make a token) reach the whole word. Prompts made of these
+// words then cost a token a word instead of a token a character.
+func wordPieces(text string, limit int) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range strings.Fields(text) {
+		r := []rune("▁" + w)
+		for n := 2; n <= len(r) && n <= 16; n++ {
+			p := string(r[:n])
+			if !seen[p] && len(out) < limit {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// tinyLlama writes a random-weight llama model of about 600 KB (more with a
+// corpus: its words become tokens). With chatML, the file carries a ChatML
+// chat template.
+func tinyLlama(path string, seed uint64, chatML bool, corpus ...string) error {
 	const (
 		embd   = 64
 		blocks = 2
@@ -163,6 +185,17 @@ func tinyLlama(path string, seed uint64, chatML bool) error {
 	scores := make([]float32, len(tokens))
 	for i := range scores {
 		scores[i] = -float32(i)
+	}
+	have := map[string]bool{}
+	for _, tok := range tokens {
+		have[tok] = true
+	}
+	for _, p := range wordPieces(strings.Join(corpus, " "), 12000) {
+		if !have[p] {
+			tokens = append(tokens, p)
+			types = append(types, 1)
+			scores = append(scores, float32(len([]rune(p)))) // longer pieces merge first
+		}
 	}
 	vocab := uint64(len(tokens))
 	kvs := []ggufKV{
@@ -205,10 +238,30 @@ func tinyLlama(path string, seed uint64, chatML bool) error {
 		}
 		return out
 	}
+	// Dimension 0 of every embedding is large, so it stays positive through
+	// the residual stream and the final norm: the output weights in that
+	// dimension act as a bias per token. Closing a string, an array or an
+	// object, and ending, are favoured, so that a json_schema-constrained
+	// answer finishes in a few tokens instead of running to the limit.
+	embed, output := random(embd*vocab), random(embd*vocab)
+	for t := uint64(0); t < vocab; t++ {
+		embed[t*embd] = 3
+		output[t*embd] = 0
+	}
+	for i, tok := range tokens {
+		switch tok {
+		case `"`, "</s>":
+			output[uint64(i)*embd] = 1
+		case "]", "}":
+			output[uint64(i)*embd] = 0.6
+		case ",":
+			output[uint64(i)*embd] = 0.3
+		}
+	}
 	tensors := []ggufTensor{
-		{"token_embd.weight", []uint64{embd, vocab}, random(embd * vocab)},
+		{"token_embd.weight", []uint64{embd, vocab}, embed},
 		{"output_norm.weight", []uint64{embd}, ones(embd)},
-		{"output.weight", []uint64{embd, vocab}, random(embd * vocab)},
+		{"output.weight", []uint64{embd, vocab}, output},
 	}
 	for b := 0; b < blocks; b++ {
 		p := fmt.Sprintf("blk.%d.", b)

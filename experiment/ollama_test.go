@@ -22,7 +22,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,7 +75,8 @@ func startOllama(t *testing.T, bin string) (host string, stop func()) {
 	t.Helper()
 	dir := t.TempDir()
 	model := filepath.Join(dir, "tiny.gguf")
-	if err := tinyLlama(model, 7, true); err != nil {
+	deckText, _ := pressure.BuiltinDeckBytes("discovery")
+	if err := tinyLlama(model, 7, true, string(deckText)); err != nil {
 		t.Fatal(err)
 	}
 	host = fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -81,6 +84,9 @@ func startOllama(t *testing.T, bin string) (host string, stop func()) {
 	logf, _ := os.Create(filepath.Join(dir, "serve.log"))
 	serve := exec.Command(bin, "serve")
 	serve.Env, serve.Stdout, serve.Stderr = env, logf, logf
+	// Its own process group: ollama serve starts runner processes, and they
+	// must go with it.
+	serve.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := serve.Start(); err != nil {
 		t.Fatalf("ollama serve: %v", err)
 	}
@@ -88,8 +94,16 @@ func startOllama(t *testing.T, bin string) (host string, stop func()) {
 	stop = func() {
 		if !stopped {
 			stopped = true
-			serve.Process.Kill()
-			serve.Wait()
+			syscall.Kill(-serve.Process.Pid, syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { serve.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+			}
+			syscall.Kill(-serve.Process.Pid, syscall.SIGKILL)
+			<-done
+			killUnder(dir) // runners that left the group
 			logf.Close()
 		}
 	}
@@ -110,13 +124,32 @@ func startOllama(t *testing.T, bin string) (host string, stop func()) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	mf := filepath.Join(dir, "Modelfile")
-	os.WriteFile(mf, []byte("FROM "+model+"\n"), 0o600)
+	// One thread: ggml's threads spin while they wait, and on a small
+	// machine that is busy with other work two threads run the tiny model
+	// ten times slower than one.
+	os.WriteFile(mf, []byte("FROM "+model+"\nPARAMETER num_thread 1\n"), 0o600)
 	create := exec.Command(bin, "create", "budge-tiny", "-f", mf)
 	create.Env = env
 	if out, err := create.CombinedOutput(); err != nil {
 		t.Fatalf("ollama create: %v\n%s", err, out)
 	}
 	return host, stop
+}
+
+// killUnder kills the processes whose command line names a path under dir:
+// the runner processes ollama serve started for this test's models.
+func killUnder(dir string) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmd, []byte(dir)) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // miniDeck writes a small deck cut from the discovery deck: its first case
@@ -176,8 +209,8 @@ func TestOllamaIntegration(t *testing.T) {
 	deck := miniDeck(t, t.TempDir())
 	temp := 0.0
 	o := DefaultPressureOptions()
-	o.Deck, o.Model, o.Channel, o.Seed, o.Concurrency, o.MaxTokens, o.Temperature = deck, "ollama:budge-tiny", "message", 5, 4, 96, &temp
-	o.Endpoint = endpoint.Options{Env: endpoint.Env{OllamaHost: host}, Concurrency: 4, Timeout: 2 * time.Minute}
+	o.Deck, o.Model, o.Channel, o.Seed, o.Concurrency, o.MaxTokens, o.Temperature = deck, "ollama:budge-tiny", "message", 5, 2, 96, &temp
+	o.Endpoint = endpoint.Options{Env: endpoint.Env{OllamaHost: host}, Concurrency: 2, Timeout: time.Minute}
 	o.Retry = provider.RetryPolicy{MaxAttempts: 3, BaseDelay: 50 * time.Millisecond, MaxDelay: time.Second}
 	res, err := RunPressure(ctx, st, o)
 	if err != nil {
@@ -247,20 +280,25 @@ func TestOllamaIntegration(t *testing.T) {
 	}
 
 	// Answers cut by the token limit are answers: scored, never retried.
-	o.MaxTokens, o.Deck = 4, deck
-	cut, err := RunPressure(ctx, st, o)
+	if c.Retries != 0 || c.FailedAttempts != 0 {
+		t.Errorf("no call to a healthy local server should fail: %+v %v", c, res.Manifest.Net.FailedByKind)
+	}
+	for i, oc := range res.Outcomes {
+		if oc.InitialStatus == pressure.Transport {
+			t.Errorf("%s: a transport failure from a healthy server", oc.ID())
+		}
+		if a := sessions[i].Attempts; a[0].FinishReason == "length" && oc.InitialStatus != pressure.SchemaInvalid {
+			t.Errorf("%s: an answer cut by the token limit is %s, want schema-invalid", oc.ID(), oc.InitialStatus)
+		}
+	}
+	p4, err := OpenModelWith("ollama:budge-tiny", o.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc := cut.Manifest.Counts
-	if cc.FailedAttempts != 0 || cc.Retries != 0 || cc.Complete != cc.Planned {
-		t.Errorf("cut answers must not be retried or fail: %+v %v", cc, cut.Manifest.Net.FailedByKind)
-	}
-	for _, oc := range cut.Outcomes {
-		if oc.InitialStatus != pressure.SchemaInvalid {
-			t.Errorf("%s: an answer cut at 4 tokens is %s, want schema-invalid", oc.ID(), oc.InitialStatus)
-			break
-		}
+	short, err := p4.Chat(ctx, &chat.Request{Model: "ollama:budge-tiny", Messages: []chat.Message{{Role: chat.User, Content: "Answer at length."}},
+		Settings: chat.Settings{MaxTokens: 4, Temperature: &temp}, ResponseFormat: pressure.AnswerFormat(res.Deck.CaseByID(res.Outcomes[0].Case), pressure.PFirst)})
+	if err != nil || short.FinishReason != "length" || short.Usage.OutputTokens > 4 {
+		t.Errorf("4 max tokens: %+v %v", short, err)
 	}
 
 	// A model whose template has no tools: the server refuses tool

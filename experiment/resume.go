@@ -177,6 +177,14 @@ func ResumePressure(ctx context.Context, st *store.Store, ref string, o Pressure
 	if !inProcess(info) {
 		nr.adapt = runner.NewAdaptive(o.Concurrency)
 	}
+	if o.CacheDir != "" {
+		c, err := replay.NewCache(o.CacheDir, p)
+		if err != nil {
+			return nil, err
+		}
+		nr.cache, p = c, c
+		m.Net.Cache = &CacheInfo{Dir: o.CacheDir}
+	}
 	if o.MaxCost > 0 && len(todo) > 0 {
 		price, ok := o.Endpoint.Config.PriceOf(m.Model)
 		if !ok {

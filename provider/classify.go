@@ -68,9 +68,11 @@ func ClassifyHTTP(f HTTPFailure) *Error {
 		e.Kind = Timeout
 	case f.Status == http.StatusRequestEntityTooLarge || code == "request_too_large":
 		e.Kind = ContextLength
-	case f.Status >= 500 || f.Status == http.StatusConflict || code == "overloaded_error" || code == "api_error":
+	case f.Status >= 500 || f.Status == http.StatusConflict || code == "overloaded_error":
 		// 500, 502, 503, 529 (overloaded), and 409 (a conflicting request
-		// still in progress) pass with time.
+		// still in progress) pass with time. An error's type alone does
+		// not make it transient: Ollama answers a request it will never
+		// accept with 400 and type api_error.
 		e.Kind = Transient
 	case f.Status >= 400:
 		e.Kind = BadRequest

@@ -37,6 +37,7 @@ func TestClassifyHTTP(t *testing.T) {
 		{400, "invalid_request_error", "prompt is too long: 201000 tokens > 200000 maximum", ContextLength, false},
 		{413, "request_too_large", "", ContextLength, false},
 		{400, "", "bad role", BadRequest, false},
+		{400, "api_error", "model does not support tools", BadRequest, false}, // Ollama
 		{404, "", "no such model", BadRequest, false},
 		{422, "", "", BadRequest, false},
 	} {

@@ -2,8 +2,12 @@
 // interface, the kinds of failure a call can end in, and the retry policy
 // that decides which of those failures are worth another attempt.
 //
-// Concrete providers live in subpackages (sim, and later openai, anthropic,
-// replay). Nothing in store, score, stats or report imports this package's
+// Concrete providers live in subpackages: sim (in process, and behind an
+// OpenAI-compatible HTTP server), openai, anthropic, replay (recorded
+// answers and the response cache); endpoint turns model names into them and
+// providertest is the conformance suite of the HTTP ones. classify.go sorts
+// HTTP and transport failures into kinds, the same way for every provider.
+// Nothing in store, score, stats or report imports this package's
 // subpackages: a finished run is re-scored from what the store holds.
 package provider
 

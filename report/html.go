@@ -22,6 +22,7 @@ var assets embed.FS
 
 var htmlTmpl = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
 	"pct":   pct,
+	"pctci": pctCI, // the rate with its Wilson 95% interval (report.go)
 	"gap":   gap,
 	"dash":  dash,
 	"join":  strings.Join,

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -112,6 +113,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
+	if s.opt.Token == "" && !loopbackHost(r.Host) {
+		// Without a token the viewer only answers to loopback names, so a web
+		// page cannot reach it through a DNS name that resolves to 127.0.0.1.
+		http.Error(w, "this viewer answers only on 127.0.0.1 or localhost", http.StatusForbidden)
+		return
+	}
 	if s.opt.Token != "" {
 		if q := r.URL.Query().Get("token"); q != "" && subtle.ConstantTimeCompare([]byte(q), []byte(s.opt.Token)) == 1 {
 			http.SetCookie(w, &http.Cookie{Name: "budge_token", Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
@@ -133,6 +140,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 var funcs = template.FuncMap{

@@ -213,6 +213,20 @@ func TestTokenAndFormToken(t *testing.T) {
 	c.get("/", 401)
 	c.get("/?token=wrong", 401)
 	c.get("/?token=s3cret", 200)
+	// Without a token, only loopback names are answered (DNS rebinding).
+	srv, err := web.New(st, web.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]int{"127.0.0.1:8484": 200, "localhost:8484": 200, "[::1]:8484": 200, "evil.example:8484": 403} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Host = host
+		srv.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %s: %d, want %d", host, rec.Code, want)
+		}
+	}
 	page := c.get("/runs/"+id+"/review", 200) // the cookie carries the token now
 	form := url.Values{"a": {"ana"}, "b": {"ben"}, "successes": {"3"}, "seed": {"1"}}
 	c.post("/runs/"+id+"/review/start", form, 403)

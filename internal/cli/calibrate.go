@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/report"
 )
 
 func cmdCalibrate(ctx context.Context, std IO, args []string) error {
@@ -37,7 +38,8 @@ checks those end to end).`, `
   budge calibrate --replications 2000 --seed 7
   budge calibrate --cases 24 --repeats 3
   budge calibrate --sweep --target-gap 0.10 --power 0.8
-  budge calibrate --format json -o calibration.json`)
+  budge calibrate --format json -o calibration.json
+  budge calibrate --svg calibration.svg`)
 	deck := fs.String("deck", def.Deck, "deck whose design is calibrated")
 	cases := fs.Int("cases", 0, "number of determinate cases of the design (default: the deck's)")
 	repeats := fs.Int("repeats", 0, "repeats of the design (default: the deck's)")
@@ -49,6 +51,7 @@ checks those end to end).`, `
 	power := fs.Float64("power", 0.80, "with --sweep: the power wanted")
 	format := fs.String("format", "text", "text, md or json")
 	out := fs.String("o", "", "write to this file instead of stdout")
+	svg := fs.String("svg", "", "also write a plot (SVG) of gap detection and interval coverage against the planted gap to this file")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -84,6 +87,19 @@ checks those end to end).`, `
 		return err
 	}
 	took := time.Since(start)
+	if *svg != "" {
+		var pts []report.CalibrationPoint
+		for _, r := range cal.Rows {
+			// The uniform-gap points of the grid: no asymmetry and the gaps.
+			if r.Detected != nil && !r.Degenerate && (strings.HasPrefix(r.Grid, "gap ") || strings.HasPrefix(r.Grid, "no asymmetry")) {
+				pts = append(pts, report.CalibrationPoint{Label: r.Grid, Planted: r.Planted, Detected: *r.Detected, Coverage: r.Coverage})
+			}
+		}
+		title := fmt.Sprintf("budge calibrate: deck %s design, %d cases × %d repeats, %d replications per point", cal.Deck, cal.Cases, cal.Repeats, cal.Replications)
+		if err := writeOut(std, *svg, func(w io.Writer) error { return report.CalibrationSVG(w, title, pts) }); err != nil {
+			return err
+		}
+	}
 	return writeOut(std, *out, func(w io.Writer) error {
 		if *format == "json" {
 			enc := json.NewEncoder(w)

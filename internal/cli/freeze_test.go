@@ -50,9 +50,13 @@ func TestConfirmationDeckMustBeFrozen(t *testing.T) {
 }
 
 func TestCalibrateCommand(t *testing.T) {
-	code, out, errs := budge(t, "calibrate", "--replications", "40", "--resamples", "200")
+	svg := filepath.Join(t.TempDir(), "cal.svg")
+	code, out, errs := budge(t, "calibrate", "--replications", "40", "--resamples", "200", "--svg", svg)
 	if code != ExitOK || !strings.Contains(out, "Simulated: ") || !strings.Contains(out, "gap 10 points") || !strings.Contains(out, "false positives") {
 		t.Fatalf("calibrate: exit %d %s\n%s", code, errs, out)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "<polyline") {
+		t.Errorf("calibrate --svg wrote %d bytes (%v)", len(b), err)
 	}
 	if code, _, errs := budge(t, "calibrate", "--cases", "1"); code != ExitInvalid || !strings.Contains(errs, "at least 2") {
 		t.Errorf("calibrate --cases 1: exit %d %s", code, errs)

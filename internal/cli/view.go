@@ -67,7 +67,11 @@ and printed in the URL. Stop it with Ctrl-C.`, `
 	if err != nil {
 		return err
 	}
-	u := "http://" + ln.Addr().String() + "/"
+	shown := ln.Addr().String()
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		shown = net.JoinHostPort("127.0.0.1", fmt.Sprint(ta.Port)) // or this machine's name
+	}
+	u := "http://" + shown + "/"
 	if *token != "" {
 		u += "?token=" + *token
 	}

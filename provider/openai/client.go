@@ -42,7 +42,7 @@ type Config struct {
 // Provider is an OpenAI-compatible chat completions endpoint.
 type Provider struct {
 	cfg    Config
-	svc    oa.ChatCompletionService
+	client oa.Client
 	redact provider.Redactor
 	info   provider.Info
 }
@@ -75,9 +75,9 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
-	// The service, not openai.NewClient: NewClient reads OPENAI_* variables
-	// from the environment, and budge reads the environment in one place.
-	p := &Provider{cfg: cfg, svc: oa.NewChatCompletionService(opts...), redact: provider.NewRedactor(cfg.APIKey)}
+	// Not openai.NewClient: it reads OPENAI_* variables from the
+	// environment, and budge reads the environment in one place.
+	p := &Provider{cfg: cfg, client: oa.Client{Options: opts}, redact: provider.NewRedactor(cfg.APIKey)}
 	detail, _ := json.Marshal(struct {
 		BaseURL string `json:"base_url"`
 		Format  Format `json:"format"`
@@ -97,7 +97,7 @@ func (p *Provider) Info() provider.Info { return p.info }
 func (p *Provider) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	r := *req
 	r.Model = p.cfg.Model
-	params, err := Params(&r, p.cfg.Format)
+	body, err := Body(&r, p.cfg.Format)
 	if err != nil {
 		return nil, &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
 	}
@@ -105,7 +105,7 @@ func (p *Provider) Chat(ctx context.Context, req *chat.Request) (*chat.Response,
 	defer cancel()
 	var x provider.Exchange
 	var raw []byte
-	_, sdkErr := p.svc.New(cctx, params, option.WithMiddleware(x.Middleware), option.WithResponseBodyInto(&raw))
+	sdkErr := p.client.Post(cctx, "chat/completions", json.RawMessage(body), &raw, option.WithMiddleware(x.Middleware))
 	resp, perr := p.result(ctx, &x, sdkErr)
 	if perr != nil {
 		return nil, p.redact.Error(perr)

@@ -3,8 +3,11 @@ package openai
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+
+	oa "github.com/openai/openai-go/v3"
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
@@ -124,5 +127,81 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	if d := p.Info().Detail; strings.Contains(d, "SECRET") || strings.Contains(d, "pass") {
 		t.Errorf("Info leaks URL secrets: %s", d)
+	}
+}
+
+// TestBodyMatchesSDK: the body budge writes is, as JSON, what the SDK
+// writes for the same request, in every format mode.
+func TestBodyMatchesSDK(t *testing.T) {
+	temp := 0.7
+	reqs := []*chat.Request{providertest.Request(), {Model: "m", Messages: []chat.Message{
+		{Role: chat.User, Content: "<b>&</b>"},
+		{Role: chat.Assistant, Refusal: "no"},
+		{Role: chat.Assistant, Content: "text", ToolCalls: []chat.ToolCall{{ID: "a", Name: "f"}, {ID: "b", Name: "g", Arguments: json.RawMessage(`{"x":[1,2]}`)}}},
+		{Role: chat.ToolRole, ToolCallID: "a", Content: ""},
+	}, Settings: chat.Settings{Temperature: &temp}}}
+	for i, req := range reqs {
+		for _, f := range []Format{{}, {Structured: JSONObject, MaxTokensField: "max_completion_tokens"}, {Structured: NoFormat, NoSeed: true}} {
+			p, err := Params(req, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sdk, _ := json.Marshal(p)
+			ours, err := Body(req, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var a, b any
+			json.Unmarshal(sdk, &a)
+			json.Unmarshal(ours, &b)
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("request %d, format %+v:\n sdk  %s\n ours %s", i, f, sdk, ours)
+			}
+		}
+	}
+	if _, err := Body(&chat.Request{Tools: []chat.Tool{{Name: "x", Parameters: json.RawMessage(`[1]`)}}}, Format{}); err == nil {
+		t.Errorf("non-object tool parameters accepted")
+	}
+}
+
+// sdkDecode is Decode as the SDK's own types read a completion: the
+// reference Decode is held to.
+func sdkDecode(body []byte) (*chat.Response, bool) {
+	var cc oa.ChatCompletion
+	if err := json.Unmarshal(body, &cc); err != nil || len(cc.Choices) == 0 {
+		return nil, false
+	}
+	ch := cc.Choices[0]
+	m := chat.Message{Role: chat.Assistant, Content: ch.Message.Content, Refusal: ch.Message.Refusal}
+	for _, tc := range ch.Message.ToolCalls {
+		m.ToolCalls = append(m.ToolCalls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: json.RawMessage(tc.Function.Arguments)})
+	}
+	return &chat.Response{Message: m, FinishReason: ch.FinishReason,
+		Usage: chat.Usage{InputTokens: int(cc.Usage.PromptTokens), OutputTokens: int(cc.Usage.CompletionTokens)},
+		Meta:  chat.Meta{Provider: "openai", ModelID: cc.Model, Fingerprint: cc.SystemFingerprint, RequestID: cc.ID}}, true
+}
+
+func TestDecodeMatchesSDK(t *testing.T) {
+	d := providertest.OpenAI
+	for _, body := range []string{
+		d.Answer("m-1", `{"selection":"P-1"}`, "stop", 120, 9),
+		d.Answer("m-1", "", "length", 1, 0),
+		d.ToolCall("m-2", "call_1", "get_availability", `{"week":"next"}`),
+		d.Refusal("m-3", "I can't."),
+		`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null},"finish_reason":null}],"usage":null}`,
+		`{"id":"y","model":"m","choices":[{"message":{"content":"a \u00e9 \"q\""},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`,
+	} {
+		want, ok := sdkDecode([]byte(body))
+		if !ok {
+			t.Fatalf("the SDK does not read %s", body)
+		}
+		got, err := Decode([]byte(body))
+		if err != nil {
+			t.Fatalf("Decode(%s): %v", body, err)
+		}
+		got.Raw = nil
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Decode(%s)\n got %+v\nwant %+v", body, got, want)
+		}
 	}
 }

@@ -268,6 +268,11 @@ func cases() []scripted {
 				writeJSON(w, 400, d.Error(400, "", "Invalid value for 'messages[1].role'"))
 			}
 		}, check: wantKind(provider.BadRequest, 400)},
+		{name: "400 typed api_error (Ollama refusing tools)", handler: func(d Dialect) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				writeJSON(w, 400, d.Error(400, "api_error", "registry/library/tiny:latest does not support tools"))
+			}
+		}, check: wantKind(provider.BadRequest, 400)},
 		{name: "404 unknown model", handler: func(d Dialect) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
 				writeJSON(w, 404, d.Error(404, "model_not_found", "The model `test-model` does not exist"))

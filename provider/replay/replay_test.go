@@ -19,7 +19,9 @@ type counting struct {
 	fail  bool
 }
 
-func (c *counting) Info() provider.Info { return provider.Info{Name: "fake", Model: "fake:m", Detail: `{"base_url":"http://x"}`} }
+func (c *counting) Info() provider.Info {
+	return provider.Info{Name: "fake", Model: "fake:m", Detail: `{"base_url":"http://x"}`}
+}
 func (c *counting) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &provider.Error{Kind: provider.Canceled, Err: err}

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -363,12 +362,12 @@ type wireRequest struct {
 }
 
 type wireMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Refusal    *string         `json:"refusal"`
-	ToolCallID string          `json:"tool_call_id"`
-	Name       string          `json:"name"`
-	ToolCalls  []wireToolCall  `json:"tool_calls"`
+	Role       string         `json:"role"`
+	Content    any            `json:"content"` // a string, null or text parts: decoded in one pass
+	Refusal    *string        `json:"refusal"`
+	ToolCallID string         `json:"tool_call_id"`
+	Name       string         `json:"name"`
+	ToolCalls  []wireToolCall `json:"tool_calls"`
 }
 
 type wireToolCall struct {
@@ -435,28 +434,25 @@ func decodeRequest(body []byte) (*chat.Request, error) {
 }
 
 // contentText reads a message content: a string, null, or an array of text parts.
-func contentText(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+func contentText(c any) (string, error) {
+	switch v := c.(type) {
+	case nil:
 		return "", nil
+	case string:
+		return v, nil
+	case []any:
+		var b strings.Builder
+		for _, p := range v {
+			part, ok := p.(map[string]any)
+			if !ok {
+				return "", fmt.Errorf("must be a string or an array of text parts")
+			}
+			text, _ := part["text"].(string)
+			b.WriteString(text)
+		}
+		return b.String(), nil
 	}
-	if raw[0] == '"' {
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("must be a string or an array of text parts")
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String(), nil
+	return "", fmt.Errorf("must be a string or an array of text parts")
 }
 
 func encodeResponse(r *chat.Response, now time.Time) []byte {
