@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/buildlab/budge/dataset"
 	"github.com/buildlab/budge/experiment"
@@ -198,26 +196,8 @@ request.`, `
 		return err
 	}
 	defer st.Close()
-	hard, cancelHard := context.WithCancel(ctx)
-	defer cancelHard()
-	drain, cancelDrain := context.WithCancel(hard)
-	defer cancelDrain()
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	go func() {
-		n := 0
-		for range sig {
-			n++
-			if n == 1 {
-				fmt.Fprintln(std.Err, "\ninterrupt: finishing sessions in flight; press Ctrl-C again to stop now")
-				cancelDrain()
-			} else {
-				cancelHard()
-				return
-			}
-		}
-	}()
+	hard, drain, stop := interruptible(ctx, std)
+	defer stop()
 	o.Drain = drain
 	o.Started = func(id string) { fmt.Fprintln(std.Out, "run: "+id) }
 	if !*quiet {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/buildlab/budge/experiment"
@@ -99,26 +97,8 @@ sessions from its recorded responses, as a new run, with no network calls.`, `
 
 	// First Ctrl-C: start no new sessions, finish those in flight.
 	// Second: stop calls in flight too. Either way what was observed is stored.
-	hard, cancelHard := context.WithCancel(ctx)
-	defer cancelHard()
-	drain, cancelDrain := context.WithCancel(hard)
-	defer cancelDrain()
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	go func() {
-		n := 0
-		for range sig {
-			n++
-			if n == 1 {
-				fmt.Fprintln(std.Err, "\ninterrupt: finishing sessions in flight; press Ctrl-C again to stop now")
-				cancelDrain()
-			} else {
-				cancelHard()
-				return
-			}
-		}
-	}()
+	hard, drain, stop := interruptible(ctx, std)
+	defer stop()
 	o.Drain = drain
 	o.Started = func(id string) { fmt.Fprintln(std.Out, "run: "+id) }
 	if !*quiet {
