@@ -97,6 +97,9 @@ func Open(name string, o Options) (provider.Provider, error) {
 		if err != nil {
 			return nil, err
 		}
+		if strings.ContainsAny(model, "/.") { // a profile file: record its path
+			return sim.New(p).Named("sim:" + model), nil
+		}
 		return sim.New(p), nil
 	}
 	if !hasModel || model == "" {

@@ -37,6 +37,7 @@ const humanChoice = "needs-human-choice"
 type Sim struct {
 	p       Profile
 	detail  string
+	model   string // the name the user gave, when not sim:PROFILE
 	mu      sync.Mutex
 	attempt map[[2]uint64]int // attempts seen per request (seed, digest), for transport faults
 }
@@ -49,7 +50,18 @@ func New(p Profile) *Sim {
 
 // Info describes the simulator for the run fingerprint.
 func (s *Sim) Info() provider.Info {
-	return provider.Info{Name: "sim", Model: "sim:" + s.p.Name, Tools: true, Detail: Version + " " + s.detail}
+	model := s.model
+	if model == "" {
+		model = "sim:" + s.p.Name
+	}
+	return provider.Info{Name: "sim", Model: model, Tools: true, Detail: Version + " " + s.detail}
+}
+
+// Named sets the model name the simulator reports, so that a run made with
+// a profile file records how to open that file again (for --resume).
+func (s *Sim) Named(model string) *Sim {
+	s.model = model
+	return s
 }
 
 // Profile returns the simulator's knobs.
