@@ -368,41 +368,7 @@ func loadSnapshot(ctx context.Context, st *store.Store, run store.Run) (*Framing
 // (it carries imported answers).
 func scoreFraming(run store.Run, m FramingManifest, snap *FramingSnapshot, sessions []store.Session, orphans map[string]int) *FramingResult {
 	d := &snap.Design
-	byID := make(map[string]*store.Session, len(sessions))
-	c := Counts{}
-	models, fps := map[string]bool{}, map[string]bool{}
-	for i := range sessions {
-		se := &sessions[i]
-		byID[se.ID] = se
-		switch se.Status {
-		case store.SessionComplete:
-			c.Complete++
-		case store.SessionFailed:
-			c.Failed++
-		}
-		c.InputTokens += se.InputTokens
-		c.OutputTokens += se.OutputTokens
-		for _, a := range se.Attempts {
-			c.Attempts++
-			if a.Outcome != "ok" {
-				c.FailedAttempts++
-			}
-			if a.Attempt > 1 {
-				c.Retries++
-			}
-			if a.ModelID != "" {
-				models[a.ModelID] = true
-			}
-			if a.Fingerprint != "" {
-				fps[a.Fingerprint] = true
-			}
-		}
-	}
-	for _, n := range orphans {
-		c.Interrupted++
-		c.Attempts += n
-		c.FailedAttempts += n
-	}
+	byID, c, models, fps := tally(sessions, orphans)
 	specs := framing.Plan(d, snap.Items)
 	c.Planned = len(specs)
 	obs := make([]framing.Observation, 0, len(specs))

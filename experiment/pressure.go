@@ -425,41 +425,8 @@ func LoadPressure(ctx context.Context, st *store.Store, runID string) (*Pressure
 // stored result are missing cells; orphans counts the attempts of
 // interrupted sessions by session id.
 func score(run store.Run, m Manifest, deck *pressure.Deck, sessions []store.Session, orphans map[string]int) *PressureResult {
-	byID := map[string]*store.Session{}
-	c := Counts{Planned: len(pressure.Plan(deck))}
-	models, fps := map[string]bool{}, map[string]bool{}
-	for i := range sessions {
-		se := &sessions[i]
-		byID[se.ID] = se
-		switch se.Status {
-		case store.SessionComplete:
-			c.Complete++
-		case store.SessionFailed:
-			c.Failed++
-		}
-		c.InputTokens += se.InputTokens
-		c.OutputTokens += se.OutputTokens
-		for _, a := range se.Attempts {
-			c.Attempts++
-			if a.Outcome != "ok" {
-				c.FailedAttempts++
-			}
-			if a.Attempt > 1 {
-				c.Retries++
-			}
-			if a.ModelID != "" {
-				models[a.ModelID] = true
-			}
-			if a.Fingerprint != "" {
-				fps[a.Fingerprint] = true
-			}
-		}
-	}
-	for _, n := range orphans {
-		c.Interrupted++
-		c.Attempts += n
-		c.FailedAttempts += n
-	}
+	byID, c, models, fps := tally(sessions, orphans)
+	c.Planned = len(pressure.Plan(deck))
 	netCounts(&m, c, sessions)
 	m.Reported = Reported{ModelIDs: keys(models), Fingerprints: keys(fps)}
 	m.Fingerprint = m.fingerprint()
@@ -515,4 +482,45 @@ func (k *keepSink) WriteSessions(ctx context.Context, runID string, ss []store.S
 		k.kept = append(k.kept, se)
 	}
 	return nil
+}
+
+// tally indexes stored sessions by id and counts sessions, attempts, retries
+// and tokens, and the model ids and fingerprints the provider reported;
+// orphans are the attempts of interrupted sessions, by session id.
+func tally(sessions []store.Session, orphans map[string]int) (byID map[string]*store.Session, c Counts, models, fps map[string]bool) {
+	byID = make(map[string]*store.Session, len(sessions))
+	models, fps = map[string]bool{}, map[string]bool{}
+	for i := range sessions {
+		se := &sessions[i]
+		byID[se.ID] = se
+		switch se.Status {
+		case store.SessionComplete:
+			c.Complete++
+		case store.SessionFailed:
+			c.Failed++
+		}
+		c.InputTokens += se.InputTokens
+		c.OutputTokens += se.OutputTokens
+		for _, a := range se.Attempts {
+			c.Attempts++
+			if a.Outcome != "ok" {
+				c.FailedAttempts++
+			}
+			if a.Attempt > 1 {
+				c.Retries++
+			}
+			if a.ModelID != "" {
+				models[a.ModelID] = true
+			}
+			if a.Fingerprint != "" {
+				fps[a.Fingerprint] = true
+			}
+		}
+	}
+	for _, n := range orphans {
+		c.Interrupted++
+		c.Attempts += n
+		c.FailedAttempts += n
+	}
+	return byID, c, models, fps
 }
