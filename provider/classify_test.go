@@ -104,11 +104,11 @@ func TestClassifyTransport(t *testing.T) {
 }
 
 func TestRedactor(t *testing.T) {
-	key := "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx"
+	key := "fakekey-AbCdEfGhIjKlMnOpQrStUvWx"
 	r := NewRedactor(key, "")
 	for _, s := range []string{
 		"Incorrect API key provided: " + key,
-		"Incorrect API key provided: sk-proj-AbCd****UvWx and " + key[8:20],
+		"Incorrect API key provided: fakekey-AbCd****UvWx and " + key[8:20],
 		"Authorization: Bearer abcdefghijklmnop",
 		`{"x-api-key": "zzzzzzzzzzzz"}`,
 	} {

@@ -16,7 +16,7 @@ import (
 	"github.com/buildlab/budge/provider/sim"
 )
 
-const fakeKey = "sk-budge-FAKE-0123456789abcdefghijKLMNOP"
+const fakeKey = "fake-budge-key-0123456789abcdefghijKLMNOP"
 
 // leaks reports where any 10-character piece of the key appears in b.
 func leaks(b []byte) bool {

@@ -20,7 +20,7 @@ import (
 
 // Key is the fake API key the suite hands to providers. It must never
 // appear in an error, even when a server echoes it back.
-const Key = "sk-budge-conformance-0123456789abcdefSECRET"
+const Key = "fake-budge-conformance-0123456789abcdefSECRET"
 
 // Factory makes the provider under test for a server's base URL, with Key
 // as its API key, model "test-model" and the given per-call timeout.
