@@ -2,6 +2,8 @@ package provider
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -70,4 +72,35 @@ func NewHTTPClient(maxIdle int) *http.Client {
 		ExpectContinueTimeout: time.Second,
 	}
 	return &http.Client{Transport: t}
+}
+
+// Failure classifies a recorded exchange: the call's context ending, a send
+// or read error, no response, an HTTP error status (errorBody pulls the
+// provider's error code and message out of the body) or a redirect. It
+// returns nil when the exchange holds a 2xx body for the provider to decode.
+func (x *Exchange) Failure(ctx context.Context, sdkErr error, errorBody func([]byte) (code, msg string)) *Error {
+	switch {
+	case ctx.Err() != nil:
+		return ClassifyTransport(ctx, ctx.Err())
+	case x.SendErr != nil:
+		return ClassifyTransport(ctx, x.SendErr)
+	case x.ReadErr != nil:
+		e := ClassifyTransport(ctx, x.ReadErr)
+		if e.Kind == ConnReset || e.Kind == Unknown {
+			e.Kind, e.Msg = Malformed, "response body cut short"
+		}
+		e.Status = x.Status
+		return e
+	case x.Status == 0:
+		if sdkErr == nil {
+			sdkErr = errors.New("no response")
+		}
+		return ClassifyTransport(ctx, sdkErr)
+	case x.Status >= 400:
+		code, msg := errorBody(x.Body)
+		return ClassifyHTTP(HTTPFailure{Status: x.Status, Header: x.Header, Body: x.Body, Code: code, Message: msg})
+	case x.Status >= 300:
+		return &Error{Kind: BadRequest, Status: x.Status, Msg: "unexpected redirect; check the base URL"}
+	}
+	return nil
 }

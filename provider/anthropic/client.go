@@ -114,28 +114,8 @@ func (p *Provider) Chat(ctx context.Context, req *chat.Request) (*chat.Response,
 }
 
 func (p *Provider) result(ctx context.Context, x *provider.Exchange, sdkErr error) (*chat.Response, *provider.Error) {
-	switch {
-	case ctx.Err() != nil:
-		return nil, provider.ClassifyTransport(ctx, ctx.Err())
-	case x.SendErr != nil:
-		return nil, provider.ClassifyTransport(ctx, x.SendErr)
-	case x.ReadErr != nil:
-		e := provider.ClassifyTransport(ctx, x.ReadErr)
-		if e.Kind == provider.ConnReset || e.Kind == provider.Unknown {
-			e.Kind, e.Msg = provider.Malformed, "response body cut short"
-		}
-		e.Status = x.Status
+	if e := x.Failure(ctx, sdkErr, ErrorBody); e != nil {
 		return nil, e
-	case x.Status == 0:
-		if sdkErr == nil {
-			sdkErr = fmt.Errorf("no response")
-		}
-		return nil, provider.ClassifyTransport(ctx, sdkErr)
-	case x.Status >= 400:
-		code, msg := ErrorBody(x.Body)
-		return nil, provider.ClassifyHTTP(provider.HTTPFailure{Status: x.Status, Header: x.Header, Body: x.Body, Code: code, Message: msg})
-	case x.Status >= 300:
-		return nil, &provider.Error{Kind: provider.BadRequest, Status: x.Status, Msg: "unexpected redirect; check the base URL"}
 	}
 	resp, err := Decode(x.Body)
 	if err != nil {
