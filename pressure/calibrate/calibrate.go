@@ -1,7 +1,16 @@
-package experiment
+// Package calibrate is the Monte Carlo check of the pressure estimators
+// against planted effects, behind `budge calibrate`: for every point of a
+// grid of planted probabilities (Knobs) it draws the determinate sessions
+// of a deck's design many times, scores each replication with the report's
+// own estimators (Wilson intervals, the cluster bootstrap and McNemar for
+// the directional gap), and reports coverage, mean estimates, false
+// positives and power. It never calls a provider: sessions are drawn from
+// the planted probabilities, not run as conversations.
+package calibrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,12 +18,66 @@ import (
 	"sync"
 
 	"github.com/buildlab/budge/pressure"
-	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/stats"
 )
 
-// CalibrateOptions configure `budge calibrate`.
-type CalibrateOptions struct {
+// ErrInvalid marks errors caused by bad input (options, deck, grid).
+var ErrInvalid = errors.New("invalid input")
+
+// Knobs are the planted probabilities of one grid point: the subset of the
+// built-in simulator's knobs that bears on determinate sessions. All are in
+// [0, 1].
+type Knobs struct {
+	// InitialError: chance of recommending the wrong profile on a determinate case.
+	InitialError float64
+	// Reversal: chance of switching to the profile a pressure message
+	// favours, by family and by that profile's synthetic identity (X or Y).
+	Reversal map[string]map[string]float64
+	// NeutralDrift: chance of switching after the neutral follow-up.
+	NeutralDrift float64
+	// CorrectionUptake: chance of applying an update it has read.
+	CorrectionUptake float64
+	// SkipReread: chance of not reading the registry again after an update notice.
+	SkipReread float64
+	// Refusal, Malformed: chance that an answer is a refusal or broken JSON.
+	Refusal   float64
+	Malformed float64
+}
+
+// Validate reports every knob out of range.
+func (k Knobs) Validate() []error {
+	var errs []error
+	check := func(name string, v float64) {
+		if v < 0 || v > 1 {
+			errs = append(errs, fmt.Errorf("%s must be between 0 and 1, got %v", name, v))
+		}
+	}
+	check("initial_error", k.InitialError)
+	check("neutral_drift", k.NeutralDrift)
+	check("correction_uptake", k.CorrectionUptake)
+	check("skip_reread", k.SkipReread)
+	check("refusal", k.Refusal)
+	check("malformed", k.Malformed)
+	for fam, m := range k.Reversal {
+		known := false
+		for _, f := range pressure.Families {
+			known = known || fam == string(f)
+		}
+		if !known {
+			errs = append(errs, fmt.Errorf("reversal: unknown family %q (authority, emotional, consensus)", fam))
+		}
+		for id, v := range m {
+			if id != "X" && id != "Y" {
+				errs = append(errs, fmt.Errorf("reversal.%s: identities are X and Y, got %q", fam, id))
+			}
+			check("reversal."+fam+"."+id, v)
+		}
+	}
+	return errs
+}
+
+// Options configure `budge calibrate`.
+type Options struct {
 	Deck         string // built-in name or path: the design (cases, crossings, repeats)
 	Cases        int    // when > 0, a design of this many determinate cases instead of the deck's
 	Repeats      int    // when > 0, this many repeats instead of the deck's
@@ -25,16 +88,50 @@ type CalibrateOptions struct {
 	Grid         []Planted // nil: DefaultGrid()
 }
 
-// DefaultCalibrateOptions are what `budge calibrate` uses without flags.
-func DefaultCalibrateOptions() CalibrateOptions {
-	return CalibrateOptions{Deck: "discovery", Replications: 500, Seed: 1, Resamples: pressure.GapBootstrap.Resamples}
+// DefaultOptions are what `budge calibrate` uses without flags.
+func DefaultOptions() Options {
+	return Options{Deck: "discovery", Replications: 500, Seed: 1, Resamples: pressure.GapBootstrap.Resamples}
 }
 
-// Planted is one point of the calibration grid: simulator knobs whose
-// effects the instrument should recover.
+// Planted is one point of the calibration grid: knobs whose effects the
+// instrument should recover.
 type Planted struct {
-	Name    string
-	Profile sim.Profile
+	Name  string
+	Knobs Knobs
+	// UniformGap marks the points that plant the same directional gap in
+	// every family on top of the base profile (BaseReversal toward Y),
+	// including a gap of 0: the points that trace detection and coverage
+	// against the planted gap.
+	UniformGap bool
+}
+
+// BaseReversal is the reversal rate toward Y of the grid's base profile;
+// GapGridPoint plants a gap on top of it.
+const BaseReversal = 0.15
+
+// base is the grid's base profile with the given reversal rates in every family.
+func base(rx, ry float64) Knobs {
+	return Knobs{InitialError: 0.03, Reversal: flat(rx, ry), NeutralDrift: 0.03, CorrectionUptake: 0.92, SkipReread: 0.05}
+}
+
+// SimDefault returns the knobs of the built-in simulator's "default"
+// profile (provider/sim, profiles["default"]), copied here so that
+// calibration never depends on a provider. A test in provider/sim asserts
+// that the two stay equal.
+func SimDefault() Knobs {
+	return Knobs{
+		InitialError: 0.03,
+		Reversal: map[string]map[string]float64{
+			"authority": {"X": 0.30, "Y": 0.10},
+			"emotional": {"X": 0.08, "Y": 0.08},
+			"consensus": {"X": 0.12, "Y": 0.12},
+		},
+		NeutralDrift:     0.03,
+		CorrectionUptake: 0.92,
+		SkipReread:       0.05,
+		Refusal:          0.01,
+		Malformed:        0.01,
+	}
 }
 
 func flat(rx, ry float64) map[string]map[string]float64 {
@@ -50,28 +147,28 @@ func flat(rx, ry float64) map[string]map[string]float64 {
 // (an asymmetry under authority only, with errors, refusals and malformed
 // answers); pure neutral drift; stubbornness.
 func DefaultGrid() []Planted {
-	base := func(name string, rx, ry float64) Planted {
-		return Planted{name, sim.Profile{Name: name, InitialError: 0.03, Reversal: flat(rx, ry), NeutralDrift: 0.03, CorrectionUptake: 0.92, SkipReread: 0.05}}
-	}
-	def, _ := sim.LookupProfile("default")
+	drift := base(0, 0)
+	drift.NeutralDrift = 0.20
 	return []Planted{
-		base("no asymmetry (0.15 / 0.15)", 0.15, 0.15),
-		base("gap 5 points (0.20 / 0.15)", 0.20, 0.15),
-		base("gap 10 points (0.25 / 0.15)", 0.25, 0.15),
-		base("gap 20 points (0.35 / 0.15)", 0.35, 0.15),
-		base("gap 30 points (0.45 / 0.15)", 0.45, 0.15),
-		{"sim:default (authority 0.30 / 0.10)", def},
-		{"pure neutral drift (0.20, no pressure effect)", sim.Profile{Name: "drift", InitialError: 0.03, Reversal: flat(0, 0), NeutralDrift: 0.20, CorrectionUptake: 0.92, SkipReread: 0.05}},
-		{"stubborn (no reversal, uptake 0.10)", sim.Profile{Name: "stubborn", InitialError: 0.03, Reversal: flat(0, 0), CorrectionUptake: 0.10}},
+		{Name: "no asymmetry (0.15 / 0.15)", Knobs: base(0.15, 0.15), UniformGap: true},
+		{Name: "gap 5 points (0.20 / 0.15)", Knobs: base(0.20, 0.15), UniformGap: true},
+		{Name: "gap 10 points (0.25 / 0.15)", Knobs: base(0.25, 0.15), UniformGap: true},
+		{Name: "gap 20 points (0.35 / 0.15)", Knobs: base(0.35, 0.15), UniformGap: true},
+		{Name: "gap 30 points (0.45 / 0.15)", Knobs: base(0.45, 0.15), UniformGap: true},
+		{Name: "sim:default (authority 0.30 / 0.10)", Knobs: SimDefault()},
+		{Name: "pure neutral drift (0.20, no pressure effect)", Knobs: drift},
+		{Name: "stubborn (no reversal, uptake 0.10)", Knobs: Knobs{InitialError: 0.03, Reversal: flat(0, 0), CorrectionUptake: 0.10}},
 	}
 }
 
-// CalibrationRow is one measure at one grid point.
-type CalibrationRow struct {
-	Grid    string  `json:"grid"`
-	Measure string  `json:"measure"`
-	Planted float64 `json:"planted"`
-	Mean    float64 `json:"mean_estimate"`
+// Row is one measure at one grid point.
+type Row struct {
+	Grid string `json:"grid"`
+	// UniformGap is the grid point's Planted.UniformGap.
+	UniformGap bool    `json:"-"`
+	Measure    string  `json:"measure"`
+	Planted    float64 `json:"planted"`
+	Mean       float64 `json:"mean_estimate"`
 	// Coverage is the share of replications whose 95% interval contains
 	// the planted value; Degenerate is set when the planted value makes
 	// every estimate equal to it (a rate of 0 or 1), which says nothing
@@ -93,15 +190,15 @@ type CalibrationRow struct {
 
 // Calibration is the result of `budge calibrate`.
 type Calibration struct {
-	Deck         string           `json:"deck"`
-	Cases        int              `json:"determinate_cases"`
-	Repeats      int              `json:"repeats"`
-	Sessions     int              `json:"determinate_sessions_per_replication"`
-	Replications int              `json:"replications"`
-	Seed         uint64           `json:"seed"`
-	Resamples    int              `json:"bootstrap_resamples"`
-	Simulated    string           `json:"what_was_simulated"`
-	Rows         []CalibrationRow `json:"rows"`
+	Deck         string `json:"deck"`
+	Cases        int    `json:"determinate_cases"`
+	Repeats      int    `json:"repeats"`
+	Sessions     int    `json:"determinate_sessions_per_replication"`
+	Replications int    `json:"replications"`
+	Seed         uint64 `json:"seed"`
+	Resamples    int    `json:"bootstrap_resamples"`
+	Simulated    string `json:"what_was_simulated"`
+	Rows         []Row  `json:"rows"`
 }
 
 // What calibrate simulates, as every output says.
@@ -174,8 +271,11 @@ func calibrationDesign(d *pressure.Deck, cases, repeats int) (int, int, []calSes
 	return len(cl), repeats, out
 }
 
-// planted returns the values the measures should recover.
-func plantedValues(p sim.Profile) (gap, towardX, towardY, drift, uptake float64) {
+// PlantedValues returns the values the measures should recover from
+// determinate sessions drawn with the knobs p: the directional gap X−Y
+// (all families), the reversal rates toward X and toward Y, neutral drift
+// and correction uptake.
+func PlantedValues(p Knobs) (gap, towardX, towardY, drift, uptake float64) {
 	n := float64(len(pressure.Families))
 	for _, f := range pressure.Families {
 		towardX += p.Reversal[string(f)]["X"] / n
@@ -198,7 +298,7 @@ type repResult struct {
 	xIn, yIn, dIn, uIn   bool
 }
 
-func simulateRep(rng *rand.Rand, p sim.Profile, design []calSession, planted [5]float64, b stats.Bootstrap, obs []pressure.ReversalObs) repResult {
+func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [5]float64, b stats.Bootstrap, obs []pressure.ReversalObs) repResult {
 	var r repResult
 	obs = obs[:0]
 	answer := func() pressure.Status { // an answer that is not a choice error
@@ -267,7 +367,7 @@ func simulateRep(rng *rand.Rand, p sim.Profile, design []calSession, planted [5]
 
 // Calibrate replicates the design with every planted grid point and
 // reports how well the measures recover what was planted.
-func Calibrate(ctx context.Context, o CalibrateOptions) (*Calibration, error) {
+func Calibrate(ctx context.Context, o Options) (*Calibration, error) {
 	d, err := pressure.OpenDeck(o.Deck)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -291,10 +391,10 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*Calibration, error) {
 		Seed: o.Seed, Resamples: o.Resamples, Simulated: calibrationModel}
 	b := stats.Bootstrap{Resamples: o.Resamples, Level: 0.95, Seed: pressure.GapBootstrap.Seed}
 	for gi, g := range grid {
-		if errs := g.Profile.Validate(); len(errs) > 0 {
+		if errs := g.Knobs.Validate(); len(errs) > 0 {
 			return nil, fmt.Errorf("%w: grid point %s: %v", ErrInvalid, g.Name, errs)
 		}
-		gap, x, y, drift, up := plantedValues(g.Profile)
+		gap, x, y, drift, up := PlantedValues(g.Knobs)
 		planted := [5]float64{gap, x, y, drift, up}
 		res := make([]repResult, o.Replications)
 		var wg sync.WaitGroup
@@ -306,7 +406,7 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*Calibration, error) {
 				var obs []pressure.ReversalObs
 				for i := range next {
 					rng := rand.New(rand.NewPCG(o.Seed, uint64(gi)<<32|uint64(i)))
-					res[i] = simulateRep(rng, g.Profile, design, planted, b, obs)
+					res[i] = simulateRep(rng, g.Knobs, design, planted, b, obs)
 				}
 			}()
 		}
@@ -321,15 +421,16 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*Calibration, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cal.Rows = append(cal.Rows, summarizeReps(g.Name, planted, res, o.Resamples)...)
+		cal.Rows = append(cal.Rows, summarizeReps(g, planted, res, o.Resamples)...)
 	}
 	return cal, nil
 }
 
-func summarizeReps(name string, planted [5]float64, res []repResult, resamples int) []CalibrationRow {
+func summarizeReps(g Planted, planted [5]float64, res []repResult, resamples int) []Row {
+	name := g.Name
 	n := float64(len(res))
-	rate := func(measure string, v float64, get func(r repResult) (pressure.Rate, bool)) CalibrationRow {
-		row := CalibrationRow{Grid: name, Measure: measure, Planted: v, Method: pressure.MethodWilson, Degenerate: v == 0 || v == 1}
+	rate := func(measure string, v float64, get func(r repResult) (pressure.Rate, bool)) Row {
+		row := Row{Grid: name, UniformGap: g.UniformGap, Measure: measure, Planted: v, Method: pressure.MethodWilson, Degenerate: v == 0 || v == 1}
 		var sum float64
 		var k, cov int
 		for _, r := range res {
@@ -347,7 +448,7 @@ func summarizeReps(name string, planted [5]float64, res []repResult, resamples i
 		row.Mean, row.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
 		return row
 	}
-	gap := CalibrationRow{Grid: name, Measure: "directional gap X−Y (all families)", Planted: planted[0], Degenerate: planted[1] == 0 && planted[2] == 0,
+	gap := Row{Grid: name, UniformGap: g.UniformGap, Measure: "directional gap X−Y (all families)", Planted: planted[0], Degenerate: planted[1] == 0 && planted[2] == 0,
 		Method: fmt.Sprintf("cluster bootstrap over base cases, %d resamples", resamples)}
 	var sum float64
 	var k, cov, det, mc, both int
@@ -374,7 +475,7 @@ func summarizeReps(name string, planted [5]float64, res []repResult, resamples i
 	gap.Mean, gap.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
 	dr, mr, br := float64(det)/n, float64(mc)/n, float64(both)/n
 	gap.Detected, gap.IntervalDetected, gap.McNemarDetected = &br, &dr, &mr
-	return []CalibrationRow{gap,
+	return []Row{gap,
 		rate("unsupported reversal toward X", planted[1], func(r repResult) (pressure.Rate, bool) { return r.x, r.xIn }),
 		rate("unsupported reversal toward Y", planted[2], func(r repResult) (pressure.Rate, bool) { return r.y, r.yIn }),
 		rate("neutral drift", planted[3], func(r repResult) (pressure.Rate, bool) { return r.drift, r.dIn }),
@@ -383,10 +484,10 @@ func summarizeReps(name string, planted [5]float64, res []repResult, resamples i
 }
 
 // GapGridPoint plants a gap of the given size in every family on top of a
-// common reversal rate of 0.15 toward Y (the grid's base profile).
+// common reversal rate of BaseReversal (0.15) toward Y (the grid's base
+// profile).
 func GapGridPoint(gap float64) Planted {
-	return Planted{fmt.Sprintf("gap %.0f points (%.2f / 0.15)", 100*gap, 0.15+gap), sim.Profile{Name: "gap", InitialError: 0.03,
-		Reversal: flat(0.15+gap, 0.15), NeutralDrift: 0.03, CorrectionUptake: 0.92, SkipReread: 0.05}}
+	return Planted{Name: fmt.Sprintf("gap %.0f points (%.2f / 0.15)", 100*gap, BaseReversal+gap), Knobs: base(BaseReversal+gap, BaseReversal), UniformGap: true}
 }
 
 // PowerPoint is the power of one design to detect a planted gap.
@@ -402,7 +503,7 @@ type PowerPoint struct {
 // PowerSweep calibrates designs of increasing size (the given numbers of
 // determinate cases, o.Repeats repeats) for one planted gap, with the
 // predeclared detection rule, and the same designs with nothing planted.
-func PowerSweep(ctx context.Context, o CalibrateOptions, gap float64, cases []int) ([]PowerPoint, error) {
+func PowerSweep(ctx context.Context, o Options, gap float64, cases []int) ([]PowerPoint, error) {
 	var out []PowerPoint
 	for _, n := range cases {
 		q := o
