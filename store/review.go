@@ -234,7 +234,8 @@ func (s *Store) SetReviewCode(ctx context.Context, runID, sessionID, reviewer, c
 }
 
 // ReviewCodes returns every code of a run's review by reviewer and session.
-// Callers decide who may see what; see web for the blinding rules.
+// Callers decide who may see what; see package review for the blinding
+// rules.
 func (s *Store) ReviewCodes(ctx context.Context, runID string) (map[string]map[string]ReviewCode, error) {
 	if err := s.reviewTables(ctx); err != nil {
 		return nil, err

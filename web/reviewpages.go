@@ -7,11 +7,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 )
 
 type reviewData struct {
-	State    ReviewState
+	State    review.State
 	Summary  any
 	Codes    []string
 	Done     []bool
@@ -27,7 +28,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	st, err := LoadReviewState(r.Context(), s.st, run.ID)
+	st, err := review.Load(r.Context(), s.st, run.ID)
 	if err != nil {
 		fail(w, err)
 		return
@@ -71,7 +72,7 @@ func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rev := store.Review{RunID: run.ID, Reviewers: [2]string{r.FormValue("a"), r.FormValue("b")}, Seed: seed, Successes: n,
-		Frozen: time.Now(), Items: DrawSample(sc.Outcomes, sc.Report.Measures, seed, n)}
+		Frozen: time.Now(), Items: review.DrawSample(sc.Outcomes, sc.Report.Measures, seed, n)}
 	if err := s.st.CreateReview(r.Context(), rev); err != nil {
 		fail(w, err)
 		return
@@ -103,7 +104,7 @@ func (s *Server) reviewer(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	st, err := LoadReviewState(r.Context(), s.st, run.ID)
+	st, err := review.Load(r.Context(), s.st, run.ID)
 	if err != nil {
 		fail(w, err)
 		return
@@ -201,7 +202,7 @@ func (s *Server) adjudicate(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	st, err := LoadReviewState(r.Context(), s.st, run.ID)
+	st, err := review.Load(r.Context(), s.st, run.ID)
 	if err != nil {
 		fail(w, err)
 		return

@@ -30,6 +30,7 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 )
 
@@ -613,36 +614,10 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x := &report.HTMLExtras{Briefs: report.Briefs(sc.Outcomes)}
-	if st, err := LoadReviewState(r.Context(), s.st, run.ID); err == nil && st.Review != nil {
+	if st, err := review.Load(r.Context(), s.st, run.ID); err == nil && st.Review != nil {
 		x.Review = st.Summary()
 	}
 	if err := sc.Report.HTML(w, x); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
-}
-
-// LoadReviewState reads a run's review; Review is nil when none was started.
-func LoadReviewState(ctx context.Context, st *store.Store, runID string) (ReviewState, error) {
-	var s ReviewState
-	r, err := st.GetReview(ctx, runID)
-	if errors.Is(err, store.ErrNoReview) {
-		return s, nil
-	}
-	if err != nil {
-		return s, err
-	}
-	s.Review = r
-	if s.Codes, err = st.ReviewCodes(ctx, runID); err != nil {
-		return s, err
-	}
-	done, err := st.ReviewFinished(ctx, runID)
-	if err != nil {
-		return s, err
-	}
-	s.Finished = map[string]bool{}
-	for k := range done {
-		s.Finished[k] = true
-	}
-	s.Adj, err = st.Adjudications(ctx, runID)
-	return s, err
 }

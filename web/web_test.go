@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/web"
 )
@@ -285,14 +286,14 @@ func TestReviewWorkflow(t *testing.T) {
 	}
 	c.post(base+"/adjudicate", url.Values{"csrf": {tok}, "session": {rev.Items[1].SessionID}, "code": {"identity"}}, 400)
 	c.post(base+"/adjudicate", url.Values{"csrf": {tok}, "session": {rev.Items[0].SessionID}, "code": {"unresolved"}, "note": {"no consensus"}}, 303)
-	rs, err := web.LoadReviewState(ctx, st, id)
+	rs, err := review.Load(ctx, st, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := rs.Status(rev.Items[0].SessionID); s != web.StatusUnresolved {
+	if s, _ := rs.Status(rev.Items[0].SessionID); s != review.StatusUnresolved {
 		t.Errorf("status after 'unresolved' = %s", s)
 	}
-	if s, c := rs.Status(rev.Items[1].SessionID); s != web.StatusAgreed || c != "availability-record" {
+	if s, c := rs.Status(rev.Items[1].SessionID); s != review.StatusAgreed || c != "availability-record" {
 		t.Errorf("status of an agreed item = %s %s", s, c)
 	}
 	sum := rs.Summary()

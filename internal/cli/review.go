@@ -2,14 +2,13 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/web"
 )
 
 func cmdReview(ctx context.Context, std IO, args []string) error {
@@ -77,7 +76,7 @@ and neither reviewer sees the other's codes until both have finished.`, `
 		if sc.Framing != nil {
 			return usageError{"the explanation review is for pressure runs"}
 		}
-		items := web.DrawSample(sc.Outcomes, sc.Report.Measures, *seed, *successes)
+		items := review.DrawSample(sc.Outcomes, sc.Report.Measures, *seed, *successes)
 		if err := st.CreateReview(ctx, store.Review{RunID: id, Reviewers: [2]string{strings.TrimSpace(names[0]), strings.TrimSpace(names[1])},
 			Seed: *seed, Successes: *successes, Frozen: time.Now(), Items: items}); err != nil {
 			return err
@@ -87,11 +86,11 @@ and neither reviewer sees the other's codes until both have finished.`, `
 			why[it.Why]++
 		}
 		fmt.Fprintf(std.Out, "review sample of run %s frozen: %d sessions (%d failures, %d in identity-discordant pairs, %d successes)\n",
-			id, len(items), why[web.WhyFailure], why[web.WhyDiscordant], why[web.WhySuccess])
+			id, len(items), why[review.WhyFailure], why[review.WhyDiscordant], why[review.WhySuccess])
 		fmt.Fprintln(std.Out, "code it in the viewer: budge view", id)
 		return nil
 	case "status":
-		rs, err := web.LoadReviewState(ctx, st, id)
+		rs, err := review.Load(ctx, st, id)
 		if err != nil {
 			return err
 		}
@@ -125,69 +124,14 @@ and neither reviewer sees the other's codes until both have finished.`, `
 		}
 		return nil
 	case "export":
-		rs, err := web.LoadReviewState(ctx, st, id)
+		rs, err := review.Load(ctx, st, id)
 		if err != nil {
 			return err
 		}
 		if rs.Review == nil {
 			return fmt.Errorf("%w: run %s", store.ErrNoReview, id)
 		}
-		return writeOut(std, *out, func(w io.Writer) error { return exportReview(w, id, rs) })
+		return writeOut(std, *out, func(w io.Writer) error { return review.Export(w, id, rs) })
 	}
 	return usageError{fmt.Sprintf("unknown review command %q (use sample, status or export)", verb)}
-}
-
-type reviewRecord struct {
-	RunID        string  `json:"run_id"`
-	SessionID    string  `json:"session_id"`
-	SampledAs    string  `json:"sampled_as"`
-	FailureType  string  `json:"failure_type"`
-	Reviewers    any     `json:"reviewers"` // codes and notes, once both have finished
-	Adjudication any     `json:"adjudication"`
-	ReasonCode   *string `json:"reason_code"`
-	ReviewStatus string  `json:"review_status"`
-}
-
-func exportReview(w io.Writer, runID string, rs web.ReviewState) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, it := range rs.Review.Items {
-		rec := reviewRecord{RunID: runID, SessionID: it.SessionID, SampledAs: it.Why, FailureType: it.FailureType}
-		status, code := rs.Status(it.SessionID)
-		rec.ReviewStatus = status
-		if code != "" {
-			rec.ReasonCode = &code
-		}
-		if rs.BothFinished() {
-			m := map[string]any{}
-			for _, who := range rs.Review.Reviewers {
-				c := rs.Codes[who][it.SessionID]
-				m[who] = map[string]string{"code": c.Code, "note": c.Note}
-			}
-			rec.Reviewers = m
-			if a, ok := rs.Adj[it.SessionID]; ok {
-				rec.Adjudication = map[string]string{"code": a.Code, "note": a.Note}
-			}
-		}
-		if err := enc.Encode(rec); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// reviewFields returns, for the export, each session's reason_code and
-// review_status as the run's review has them.
-func reviewFields(ctx context.Context, st *store.Store, runID string) (func(id string) (*string, string), error) {
-	rs, err := web.LoadReviewState(ctx, st, runID)
-	if err != nil {
-		return nil, err
-	}
-	return func(id string) (*string, string) {
-		status, code := rs.Status(id)
-		if code == "" {
-			return nil, status
-		}
-		return &code, status
-	}, nil
 }

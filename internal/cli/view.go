@@ -13,6 +13,7 @@ import (
 
 	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/web"
 )
@@ -122,7 +123,7 @@ func htmlReport(ctx context.Context, dir string, res *experiment.PressureResult,
 		return err
 	}
 	defer st.Close()
-	rs, err := web.LoadReviewState(ctx, st, res.Manifest.RunID)
+	rs, err := review.Load(ctx, st, res.Manifest.RunID)
 	if err != nil {
 		return err
 	}

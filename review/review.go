@@ -1,10 +1,25 @@
-package web
+// Package review is the domain of budge's blinded two-reviewer review of the
+// model's stated justifications: drawing the sample before any
+// explanation is shown (FailureType, DrawSample), the state of a review at one moment (State,
+// Load), who may see what and when (BothFinished, Status, Disagreements),
+// the reviewers' agreement as the report shows it (Summary, with Cohen's
+// kappa) and the export record (Record, Export, Fields).
+//
+// It does no HTTP and renders nothing: the viewer (package web) and the
+// command line (budge review, budge export) both build on it. The review's
+// rows and the reason codes a reviewer may give live in package store,
+// which validates them on write; review reads them through the small Source
+// interface and never writes them.
+package review
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
@@ -101,22 +116,58 @@ func DrawSample(outs []pressure.Outcome, s pressure.Summary, seed uint64, succes
 	return items
 }
 
-// ReviewState is everything known about a review at one moment.
-type ReviewState struct {
+// State is everything known about a review at one moment.
+type State struct {
 	Review   *store.Review
 	Codes    map[string]map[string]store.ReviewCode // reviewer -> session -> code
 	Finished map[string]bool
 	Adj      map[string]store.ReviewCode
 }
 
+// Source is what Load reads a review from; *store.Store implements it.
+type Source interface {
+	GetReview(ctx context.Context, runID string) (*store.Review, error)
+	ReviewCodes(ctx context.Context, runID string) (map[string]map[string]store.ReviewCode, error)
+	ReviewFinished(ctx context.Context, runID string) (map[string]time.Time, error)
+	Adjudications(ctx context.Context, runID string) (map[string]store.ReviewCode, error)
+}
+
+var _ Source = (*store.Store)(nil)
+
+// Load reads a run's review; Review is nil when none was started.
+func Load(ctx context.Context, src Source, runID string) (State, error) {
+	var s State
+	r, err := src.GetReview(ctx, runID)
+	if errors.Is(err, store.ErrNoReview) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	s.Review = r
+	if s.Codes, err = src.ReviewCodes(ctx, runID); err != nil {
+		return s, err
+	}
+	done, err := src.ReviewFinished(ctx, runID)
+	if err != nil {
+		return s, err
+	}
+	s.Finished = map[string]bool{}
+	for k := range done {
+		s.Finished[k] = true
+	}
+	s.Adj, err = src.Adjudications(ctx, runID)
+	return s, err
+}
+
 // BothFinished reports whether both reviewers have finished: only then may
 // either see the other's codes, and adjudication open.
-func (s ReviewState) BothFinished() bool {
+func (s State) BothFinished() bool {
 	return s.Finished[s.Review.Reviewers[0]] && s.Finished[s.Review.Reviewers[1]]
 }
 
 // Status and final code of one sampled session.
-func (s ReviewState) Status(id string) (status, code string) {
+func (s State) Status(id string) (status, code string) {
 	if s.Review == nil || !s.Review.Has(id) {
 		return StatusUnreviewed, ""
 	}
@@ -139,7 +190,7 @@ func (s ReviewState) Status(id string) (status, code string) {
 
 // Disagreements lists sampled sessions the two reviewers coded differently
 // (empty until both have finished).
-func (s ReviewState) Disagreements() []store.ReviewItem {
+func (s State) Disagreements() []store.ReviewItem {
 	var out []store.ReviewItem
 	if !s.BothFinished() {
 		return out
@@ -154,7 +205,7 @@ func (s ReviewState) Disagreements() []store.ReviewItem {
 
 // Summary is the review as the report shows it. Kappa is computed only
 // once both reviewers have finished.
-func (s ReviewState) Summary() *report.ReviewSummary {
+func (s State) Summary() *report.ReviewSummary {
 	r := s.Review
 	rs := &report.ReviewSummary{Reviewers: r.Reviewers[:], Sample: len(r.Items), ByFailure: map[string]map[string]int{},
 		Codes: append(slices.Clone(store.ReasonCodes), StatusUnresolved, StatusAwaiting, StatusInReview)}

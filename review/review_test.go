@@ -1,0 +1,184 @@
+package review
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/store"
+)
+
+func outcome(c string, st pressure.Status) pressure.Outcome {
+	return pressure.Outcome{Spec: pressure.Spec{Case: c, Branch: pressure.Neutral}, InitialStatus: st}
+}
+
+func TestFailureType(t *testing.T) {
+	incorrect := pressure.Incorrect
+	for _, tt := range []struct {
+		o    pressure.Outcome
+		want string
+	}{
+		{outcome("a", pressure.Correct), ""},
+		{outcome("a", pressure.Transport), ""},
+		{outcome("a", pressure.Missing), ""},
+		{outcome("a", pressure.Incorrect), "initial answer incorrect"},
+		{pressure.Outcome{InitialStatus: pressure.Correct, WriteAttempts: []string{"x"}, Reversal: pressure.Verdict{Value: pressure.Yes}}, "unauthorized write attempt"},
+		{pressure.Outcome{InitialStatus: pressure.Correct, Reversal: pressure.Verdict{Value: pressure.Yes}}, "unsupported reversal"},
+		{pressure.Outcome{InitialStatus: pressure.Correct, Drift: pressure.Verdict{Value: pressure.Yes}}, "neutral drift"},
+		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.Correction}, InitialStatus: pressure.Correct, FinalStatus: &incorrect}, "correction not taken"},
+	} {
+		if got := FailureType(tt.o); got != tt.want {
+			t.Errorf("FailureType(%+v) = %q, want %q", tt.o, got, tt.want)
+		}
+	}
+}
+
+func TestDrawSample(t *testing.T) {
+	var outs []pressure.Outcome
+	for i := range 10 {
+		outs = append(outs, outcome(fmt.Sprint("ok", i), pressure.Correct))
+	}
+	outs = append(outs, outcome("bad", pressure.Incorrect), outcome("lost", pressure.Transport),
+		outcome("x", pressure.Correct), outcome("y", pressure.Correct))
+	x, y := outs[12].ID(), outs[13].ID()
+	sum := pressure.Summary{PairsByFamily: []pressure.PairSummary{
+		{Family: "all", Discordant: []pressure.Pair{{TowardX: "ignored", TowardY: "ignored"}}},
+		{Family: "authority", Discordant: []pressure.Pair{{TowardX: x, TowardY: y}}},
+	}}
+	items := DrawSample(outs, sum, 7, 3)
+	why := map[string]int{}
+	seen := map[string]bool{}
+	for _, it := range items {
+		why[it.Why]++
+		if seen[it.SessionID] {
+			t.Errorf("%s sampled twice", it.SessionID)
+		}
+		seen[it.SessionID] = true
+	}
+	if why[WhyFailure] != 1 || why[WhyDiscordant] != 2 || why[WhySuccess] != 3 || len(items) != 6 {
+		t.Errorf("sample %v", why)
+	}
+	if seen[outs[11].ID()] || seen["ignored"] {
+		t.Error("a transport failure or an 'all' pair was sampled")
+	}
+	if again := DrawSample(outs, sum, 7, 3); !slices.Equal(items, again) {
+		t.Error("the same seed drew a different sample")
+	}
+	if all := DrawSample(outs, sum, 7, 100); len(all) != 1+2+10 {
+		t.Errorf("successes beyond the pool: %d items", len(all))
+	}
+}
+
+// fake is a Source held in memory.
+type fake struct {
+	rev   *store.Review
+	codes map[string]map[string]store.ReviewCode
+	done  map[string]time.Time
+	adj   map[string]store.ReviewCode
+}
+
+func (f fake) GetReview(context.Context, string) (*store.Review, error) {
+	if f.rev == nil {
+		return nil, store.ErrNoReview
+	}
+	return f.rev, nil
+}
+func (f fake) ReviewCodes(context.Context, string) (map[string]map[string]store.ReviewCode, error) {
+	return f.codes, nil
+}
+func (f fake) ReviewFinished(context.Context, string) (map[string]time.Time, error) {
+	return f.done, nil
+}
+func (f fake) Adjudications(context.Context, string) (map[string]store.ReviewCode, error) {
+	return f.adj, nil
+}
+
+func TestStateAndExport(t *testing.T) {
+	ctx := context.Background()
+	if s, err := Load(ctx, fake{}, "r"); err != nil || s.Review != nil {
+		t.Fatalf("no review: %+v, %v", s, err)
+	}
+	f := fake{
+		rev: &store.Review{RunID: "r", Reviewers: [2]string{"ana", "ben"}, Items: []store.ReviewItem{
+			{SessionID: "a", Why: WhyFailure, FailureType: "neutral drift"},
+			{SessionID: "b", Why: WhySuccess, FailureType: "success"},
+			{SessionID: "c", Why: WhySuccess, FailureType: "success"},
+		}},
+		codes: map[string]map[string]store.ReviewCode{
+			"ana": {"a": {Code: store.CodeIdentity, Note: "n1"}, "b": {Code: store.CodeAvailability}, "c": {Code: store.CodeUncertain}},
+			"ben": {"a": {Code: store.CodeAuthority}, "b": {Code: store.CodeAvailability}, "c": {Code: store.CodePending}},
+		},
+		done: map[string]time.Time{"ana": {}},
+		adj:  map[string]store.ReviewCode{},
+	}
+	s, err := Load(ctx, f, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.Status("a"); st != StatusInReview || s.BothFinished() || len(s.Disagreements()) != 0 {
+		t.Errorf("before both finished: %s", st)
+	}
+	if sum := s.Summary(); sum.Kappa != nil || sum.Compared != 0 {
+		t.Errorf("agreement before both finished: %+v", sum)
+	}
+	var buf bytes.Buffer
+	if err := Export(&buf, "r", s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "n1") {
+		t.Error("export shows codes before both finished")
+	}
+
+	f.done["ben"] = time.Time{}
+	f.adj["a"] = store.ReviewCode{Code: store.CodeIdentity, Note: "adj"}
+	f.adj["c"] = store.ReviewCode{Code: store.CodeUnresolved}
+	s, _ = Load(ctx, f, "r")
+	for id, want := range map[string][2]string{
+		"a": {StatusAdjudicated, store.CodeIdentity}, "b": {StatusAgreed, store.CodeAvailability},
+		"c": {StatusUnresolved, ""}, "z": {StatusUnreviewed, ""},
+	} {
+		if st, c := s.Status(id); st != want[0] || c != want[1] {
+			t.Errorf("Status(%s) = %s %s, want %v", id, st, c, want)
+		}
+	}
+	if d := s.Disagreements(); len(d) != 2 {
+		t.Errorf("disagreements %v", d)
+	}
+	if sum := s.Summary(); sum.Compared != 3 || sum.Agreed != 1 || sum.Adjudicated != 1 || sum.Unresolved != 1 || sum.Kappa == nil {
+		t.Errorf("summary %+v", sum)
+	}
+
+	buf.Reset()
+	if err := Export(&buf, "r", s); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("export:\n%s", buf.String())
+	}
+	var rec Record
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.SessionID != "a" || rec.ReviewStatus != StatusAdjudicated || rec.ReasonCode == nil || *rec.ReasonCode != store.CodeIdentity ||
+		!strings.Contains(lines[0], `"reviewers":{"ana":{"code":"identity","note":"n1"}`) || !strings.Contains(lines[0], `"adjudication":{"code":"identity","note":"adj"}`) {
+		t.Errorf("record %s", lines[0])
+	}
+
+	fields, err := Fields(ctx, f, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, st := fields("b"); c == nil || *c != store.CodeAvailability || st != StatusAgreed {
+		t.Errorf("fields(b) = %v %s", c, st)
+	}
+	if c, st := fields("z"); c != nil || st != StatusUnreviewed {
+		t.Errorf("fields(z) = %v %s", c, st)
+	}
+}
