@@ -14,6 +14,8 @@ import (
 	"github.com/buildlab/budge/dataset"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/provider/replay"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/stats"
@@ -45,12 +47,22 @@ type FramingOptions struct {
 	Started     func(runID string)
 	Drain       context.Context
 	Provider    provider.Provider
+	NetOptions
+	// snapshot and replayOf are set by ReplayFraming: the recorded run's
+	// items and design, and its id.
+	snapshot   *FramingSnapshot
+	replayOf   string
+	bodyFormat string
 }
+
+// zero is the paper's sampling temperature, sent explicitly by default.
+var zero = 0.0
 
 // DefaultFramingOptions are what `budge framing run` uses without flags.
 func DefaultFramingOptions() FramingOptions {
 	return FramingOptions{Data: dataset.SampleName, Design: framing.DefaultDesign(), Model: "sim", Seed: 1, SampleSeed: 42,
-		Concurrency: 8, Retry: provider.DefaultRetryPolicy(), MaxTokens: 300, Bootstrap: stats.DefaultBootstrap(42)}
+		Concurrency: 8, Retry: provider.DefaultRetryPolicy(), MaxTokens: 300, Bootstrap: stats.DefaultBootstrap(42),
+		Temperature: &zero}
 }
 
 // FramingSnapshot is what a framing run stores instead of a deck: the items
@@ -92,6 +104,10 @@ type FramingManifest struct {
 	Fingerprint  string               `json:"fingerprint"`
 	Counts       Counts               `json:"counts"`
 	Import       *framing.ImportCheck `json:"import,omitempty"`
+	// Knowledge is the simulated judge's answer table file, when one was
+	// given, so a resume asks the same judge.
+	Knowledge string  `json:"sim_knowledge,omitempty"`
+	Net       NetInfo `json:"net"`
 }
 
 // FramingData identifies the items of a run.
@@ -119,11 +135,14 @@ type FramingResult struct {
 	Snapshot     *FramingSnapshot
 	Observations []framing.Observation
 	Summary      *framing.Summary
+	Traces       map[string]string // session id -> trace sha
 }
 
 // OpenFramingModel turns a model name into a provider for framing prompts:
-// "sim", "sim:PROFILE" or "sim:profile.yaml" with the given answer table.
-func OpenFramingModel(name string, k *sim.Knowledge) (provider.Provider, error) {
+// "sim", "sim:PROFILE" or "sim:profile.yaml" is the simulated judge with
+// the given answer table; every other name is opened like any run's model,
+// with the endpoint options (base URL, config file, keys, timeout).
+func OpenFramingModel(name string, k *sim.Knowledge, eo endpoint.Options) (provider.Provider, error) {
 	kind, arg, _ := strings.Cut(name, ":")
 	switch kind {
 	case "", "sim":
@@ -133,8 +152,20 @@ func OpenFramingModel(name string, k *sim.Knowledge) (provider.Provider, error) 
 		}
 		return sim.NewJudge(p, k), nil
 	}
-	// Real providers are opened the same way as for any run.
-	return OpenModel(name)
+	return endpoint.Open(name, eo)
+}
+
+// openFramingJudge opens the run's model, telling the simulated judge the
+// answers of the items (or the table in knowledge).
+func openFramingJudge(model, knowledge string, d *framing.Design, items []framing.Item, eo endpoint.Options) (provider.Provider, error) {
+	k := simKnowledge(d, items)
+	if knowledge != "" {
+		var err error
+		if k, err = sim.LoadKnowledge(knowledge); err != nil {
+			return nil, err
+		}
+	}
+	return OpenFramingModel(model, k, eo)
 }
 
 func simKnowledge(d *framing.Design, items []framing.Item) *sim.Knowledge {
@@ -187,19 +218,18 @@ func RunFraming(ctx context.Context, st *store.Store, o FramingOptions) (*Framin
 	if o.Concurrency < 1 {
 		return nil, fmt.Errorf("%w: concurrency must be at least 1", ErrInvalid)
 	}
-	items, err := LoadFramingItems(o)
-	if err != nil {
+	var (
+		items []framing.Item
+		err   error
+	)
+	if o.snapshot != nil {
+		items = o.snapshot.Items
+	} else if items, err = LoadFramingItems(o); err != nil {
 		return nil, err
 	}
 	p := o.Provider
 	if p == nil {
-		k := simKnowledge(&d, items)
-		if o.Knowledge != "" {
-			if k, err = sim.LoadKnowledge(o.Knowledge); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-			}
-		}
-		if p, err = OpenFramingModel(o.Model, k); err != nil {
+		if p, err = openFramingJudge(o.Model, o.Knowledge, &d, items, o.Endpoint); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
@@ -218,6 +248,14 @@ func RunFraming(ctx context.Context, st *store.Store, o FramingOptions) (*Framin
 	m.Settings = chat.Settings{Temperature: o.Temperature, MaxTokens: o.MaxTokens}
 	m.Data.SampleN, m.Data.Stratify, m.Data.SampleSeed = o.SampleN, o.Stratify, o.SampleSeed
 	m.Counts.Planned = len(specs)
+	m.Knowledge = o.Knowledge
+	m.Net.BodyFormat, m.Net.ReplayOf = o.bodyFormat, o.replayOf
+	p, net, err := prepareNet(o.NetOptions, o.Concurrency, &m.Net, m.Model, m.Settings, p, func(price endpoint.Price) Projection {
+		return projectFraming(&d, specs, items, info.Model, m.Settings, price)
+	})
+	if err != nil {
+		return nil, err
+	}
 	m.Fingerprint = m.fingerprint()
 	mj, _ := json.MarshalIndent(m, "", "  ")
 	if err := st.CreateRun(ctx, store.Run{ID: m.RunID, Protocol: m.Protocol, Created: now, Status: store.RunRunning,
@@ -228,18 +266,7 @@ func RunFraming(ctx context.Context, st *store.Store, o FramingOptions) (*Framin
 	if o.Started != nil {
 		o.Started(m.RunID)
 	}
-	order := framing.Schedule(len(specs), m.ScheduleSeed)
-	jobs := make([]runner.Job, 0, len(specs))
-	for pos, i := range order {
-		spec := specs[i]
-		specJSON, _ := json.Marshal(spec)
-		settings := m.Settings
-		seed := framing.SessionSeed(o.Seed, spec.ID())
-		settings.Seed = &seed
-		it := &items[spec.Index]
-		jobs = append(jobs, runner.Job{ID: spec.ID(), Seq: i, SchedulePos: pos, Incarnation: 1, Spec: specJSON,
-			New: func() (runner.Conversation, error) { return framing.NewSession(&d, spec, it, info.Model, settings) }})
-	}
+	jobs := framingJobs(&d, specs, items, &m, func(string) (int, bool) { return 1, true })
 	log, err := st.OpenLog(m.RunID)
 	if err != nil {
 		return nil, err
@@ -249,8 +276,8 @@ func RunFraming(ctx context.Context, st *store.Store, o FramingOptions) (*Framin
 		drain = context.Background()
 	}
 	sink := &keepSink{st: st}
-	_, runErr := runner.Run(ctx, drain, runner.Config{RunID: m.RunID, Concurrency: o.Concurrency, Retry: o.Retry,
-		JitterSeed: o.Seed, Progress: o.Progress, Log: log}, p, sink, jobs)
+	stats, runErr := runner.Run(ctx, drain, runner.Config{RunID: m.RunID, Concurrency: o.Concurrency, Retry: o.Retry,
+		JitterSeed: o.Seed, Progress: o.Progress, Log: log, Adapt: net.adapt, Budget: net.budget}, p, sink, jobs)
 	if err := log.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -261,21 +288,15 @@ func RunFraming(ctx context.Context, st *store.Store, o FramingOptions) (*Framin
 	if err != nil {
 		return nil, err
 	}
+	finishNet(&m.Net, net, stats)
 	res := scoreFraming(run, m, snap, sink.kept, sink.orphans)
 	return res, finishFraming(context.WithoutCancel(ctx), st, res)
 }
 
 func finishFraming(ctx context.Context, st *store.Store, res *FramingResult) error {
-	status := store.RunComplete
-	switch {
-	case res.Manifest.Counts.Missing > 0:
-		status = store.RunInterrupted
-	case res.Manifest.Counts.Failed > 0:
-		status = store.RunIncomplete
-	}
+	status := finalStatus(res.Manifest.Counts)
 	res.Manifest.Status, res.Run.Status = status, status
-	mj, _ := json.MarshalIndent(res.Manifest, "", "  ")
-	return st.FinishRun(ctx, res.Manifest.RunID, status, mj)
+	return st.FinishRun(ctx, res.Manifest.RunID, status, manifestJSON(res.Manifest))
 }
 
 func newFramingManifest(id string, now time.Time, data string, snap []byte, items []framing.Item, d *framing.Design, b stats.Bootstrap) FramingManifest {
@@ -372,9 +393,13 @@ func scoreFraming(run store.Run, m FramingManifest, snap *FramingSnapshot, sessi
 	specs := framing.Plan(d, snap.Items)
 	c.Planned = len(specs)
 	obs := make([]framing.Observation, 0, len(specs))
+	traces := map[string]string{}
 	for _, spec := range specs {
 		t := framing.Transcript{}
 		if se := byID[spec.ID()]; se != nil {
+			if se.TraceSHA != "" {
+				traces[spec.ID()] = se.TraceSHA
+			}
 			// Only imported sessions carry more than the plan knows.
 			var stored framing.Spec
 			if bytes.Contains(se.Spec, []byte(`"recorded"`)) && json.Unmarshal(se.Spec, &stored) == nil && stored.ID() == spec.ID() {
@@ -388,8 +413,162 @@ func scoreFraming(run store.Run, m FramingManifest, snap *FramingSnapshot, sessi
 		obs = append(obs, framing.Score(d, spec, t))
 	}
 	m.Counts = c
+	netCounts(&m.Net, c, sessions)
 	m.Reported = Reported{ModelIDs: keys(models), Fingerprints: keys(fps)}
 	m.Fingerprint = m.fingerprint()
-	return &FramingResult{Run: run, Manifest: m, Snapshot: snap, Observations: obs,
+	return &FramingResult{Run: run, Manifest: m, Snapshot: snap, Observations: obs, Traces: traces,
 		Summary: framing.Summarize(d, snap.Items, obs, m.Bootstrap)}
+}
+
+// loadFramingRun reads a stored framing run's manifest and snapshot.
+func loadFramingRun(ctx context.Context, st *store.Store, ref string) (store.Run, *FramingManifest, *FramingSnapshot, error) {
+	id, err := st.Resolve(ctx, ref)
+	if err != nil {
+		return store.Run{}, nil, nil, err
+	}
+	run, err := st.GetRun(ctx, id)
+	if err != nil {
+		return run, nil, nil, err
+	}
+	if run.Protocol != "framing" {
+		return run, nil, nil, fmt.Errorf("%w: run %s is a %s run, not a framing run", ErrInvalid, id, run.Protocol)
+	}
+	var m FramingManifest
+	if err := json.Unmarshal(run.Manifest, &m); err != nil {
+		return run, nil, nil, fmt.Errorf("run %s: stored manifest is unreadable: %w", id, err)
+	}
+	if m.Import != nil {
+		return run, nil, nil, fmt.Errorf("%w: run %s was imported from released results; it has no model to ask again", ErrInvalid, id)
+	}
+	snap, err := loadSnapshot(ctx, st, run)
+	if err != nil {
+		return run, nil, nil, err
+	}
+	return run, &m, snap, nil
+}
+
+// ResumeFraming continues an interrupted framing run in place, exactly as
+// ResumePressure does for a pressure run: stored sessions are not sent
+// again, the rest run with the recorded items, design, seed, settings and
+// schedule. From o it takes the provider or the endpoint options,
+// concurrency, the cost limit, the cache, progress and the callbacks.
+func ResumeFraming(ctx context.Context, st *store.Store, ref string, o FramingOptions) (*FramingResult, error) {
+	run, m, snap, err := loadFramingRun(ctx, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	d, items := &snap.Design, snap.Items
+	specs := framing.Plan(d, items)
+	ids := make([]string, len(specs))
+	for i, s := range specs {
+		ids[i] = s.ID()
+	}
+	knowledge := m.Knowledge
+	if o.Knowledge != "" {
+		knowledge = o.Knowledge
+	}
+	ran, err := resumeRun(ctx, st, runControl{Net: o.NetOptions, Provider: o.Provider, Concurrency: o.Concurrency,
+		Progress: o.Progress, Started: o.Started, Drain: o.Drain}, resumable{
+		run: run, model: m.Model, prov: m.Provider, seed: m.Seed, retry: m.Retry, conc: m.Concurrency, net: &m.Net,
+		ids: ids, maxOutput: maxOutput(m.Settings),
+		open: func(eo endpoint.Options) (provider.Provider, error) {
+			return openFramingJudge(m.Model, knowledge, d, items, eo)
+		},
+		project: func(todo map[string]bool, price endpoint.Price) Projection {
+			var left []framing.Spec
+			for _, s := range specs {
+				if todo[s.ID()] {
+					left = append(left, s)
+				}
+			}
+			return projectFraming(d, left, items, m.Model, m.Settings, price)
+		},
+		jobs: func(todo map[string]bool, inc map[string]int) []runner.Job {
+			return framingJobs(d, specs, items, m, func(id string) (int, bool) { return inc[id] + 1, todo[id] })
+		},
+		manifest:  func() []byte { return manifestJSON(m) },
+		setStatus: func(s string) { m.Status = s },
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !ran {
+		return LoadFraming(ctx, st, run.ID)
+	}
+	res, err := LoadFraming(context.WithoutCancel(ctx), st, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	// LoadFraming scored the stored manifest; carry this resume's record.
+	fb := res.Manifest.Net.FailedByKind
+	res.Manifest.Net = m.Net
+	res.Manifest.Net.FailedByKind = fb
+	if p := m.Net.Price; p != nil {
+		cost := p.Cost(res.Manifest.Counts.InputTokens, res.Manifest.Counts.OutputTokens)
+		res.Manifest.Net.CostUSD = &cost
+	}
+	return res, finishFraming(context.WithoutCancel(ctx), st, res)
+}
+
+// framingJobs builds the runner jobs of a framing run in schedule order:
+// want says whether a session runs and as which incarnation.
+func framingJobs(d *framing.Design, specs []framing.Spec, items []framing.Item, m *FramingManifest, want func(id string) (int, bool)) []runner.Job {
+	order := framing.Schedule(len(specs), m.ScheduleSeed)
+	jobs := make([]runner.Job, 0, len(specs))
+	for pos, i := range order {
+		spec := specs[i]
+		inc, ok := want(spec.ID())
+		if !ok {
+			continue
+		}
+		specJSON, _ := json.Marshal(spec)
+		settings := m.Settings
+		seed := framing.SessionSeed(m.Seed, spec.ID())
+		settings.Seed = &seed
+		it := &items[spec.Index]
+		jobs = append(jobs, runner.Job{ID: spec.ID(), Seq: i, SchedulePos: pos, Incarnation: inc, Spec: specJSON,
+			New: func() (runner.Conversation, error) { return framing.NewSession(d, spec, it, m.Model, settings) }})
+	}
+	return jobs
+}
+
+// ReplayFraming runs a recorded framing run's sessions again as a new run,
+// answered from the recorded responses with zero network calls: the same
+// items, design, model name, settings and seed, so every request matches
+// its recording. o supplies only concurrency, progress and the callbacks.
+func ReplayFraming(ctx context.Context, st *store.Store, ref string, o FramingOptions) (*FramingResult, error) {
+	run, m, snap, err := loadFramingRun(ctx, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	format := m.Net.BodyFormat
+	if format == "" {
+		format = replay.FormatOf(m.Provider.Name)
+	}
+	rp, err := replay.New(ctx, st, run.ID, format, m.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	o.snapshot, o.replayOf, o.bodyFormat = snap, run.ID, format
+	o.Data, o.Design, o.Provider, o.Model = m.Data.Source, snap.Design, rp, m.Model
+	o.Seed, o.Retry, o.Temperature, o.MaxTokens = m.Seed, m.Retry, m.Settings.Temperature, m.Settings.MaxTokens
+	o.SampleN, o.Stratify, o.SampleSeed = m.Data.SampleN, m.Data.Stratify, m.Data.SampleSeed
+	o.NetOptions = NetOptions{}
+	if o.Concurrency < 1 {
+		o.Concurrency = m.Concurrency
+	}
+	return RunFraming(ctx, st, o)
+}
+
+// FramingKnowledge is the simulated judge's answer table for the items of
+// data under the default design: what `budge sim serve` tells its judge, so
+// a framing run over HTTP gets the answers of an in-process one.
+func FramingKnowledge(data string) (*sim.Knowledge, error) {
+	o := DefaultFramingOptions()
+	o.Data = data
+	items, err := LoadFramingItems(o)
+	if err != nil {
+		return nil, err
+	}
+	return simKnowledge(&o.Design, items), nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
@@ -92,39 +93,31 @@ type netRun struct {
 	cache  *replay.Cache
 }
 
-// prepareNet sets up what a run needs beyond the protocol: the price and
-// the cost limit (refusing a run whose projected cost exceeds it), the
-// response cache, adaptive concurrency, and the manifest's record of them.
-func prepareNet(o *PressureOptions, m *Manifest, deck *pressure.Deck, specs []pressure.Spec, p provider.Provider, prompt string) (provider.Provider, *netRun, error) {
+// prepareNet sets up what a run of either protocol needs beyond the
+// protocol: the price and the cost limit (refusing a run whose projected
+// cost exceeds it), the response cache, adaptive concurrency, and the
+// manifest's record of them. project estimates the run's cost at a price.
+func prepareNet(o NetOptions, concurrency int, n *NetInfo, model string, settings chat.Settings, p provider.Provider, project func(endpoint.Price) Projection) (provider.Provider, *netRun, error) {
 	info := p.Info()
 	nr := &netRun{}
-	m.Net.BodyFormat = replay.FormatOf(info.Name)
-	if o.bodyFormat != "" {
-		m.Net.BodyFormat = o.bodyFormat
+	if n.BodyFormat == "" {
+		n.BodyFormat = replay.FormatOf(info.Name)
 	}
-	m.Net.ReplayOf = o.ReplayOf
-	if m.AppPromptFrom != "deck" {
-		m.Net.AppPrompt = prompt
-	}
-	var cfg *endpoint.Config
-	if o.Endpoint.Config != nil {
-		cfg = o.Endpoint.Config
-	}
-	if price, ok := cfg.PriceOf(m.Model); ok && info.Name != "replay" && (cfg.HasPrice(m.Model) || o.MaxCost > 0) {
-		m.Net.Price = &price
+	cfg := o.Endpoint.Config
+	if price, ok := cfg.PriceOf(model); ok && info.Name != "replay" && (cfg.HasPrice(model) || o.MaxCost > 0) {
+		n.Price = &price
 	}
 	if o.MaxCost > 0 {
-		if m.Net.Price == nil {
-			return nil, nil, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, m.Model)
+		if n.Price == nil {
+			return nil, nil, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, model)
 		}
-		proj := project(deck, specs, m.Channel, m.Model, m.Settings, prompt, *m.Net.Price)
-		m.Net.MaxCost, m.Net.Projected = o.MaxCost, &proj
+		proj := project(*n.Price)
+		n.MaxCost, n.Projected = o.MaxCost, &proj
 		if proj.Cost > o.MaxCost {
 			return nil, nil, fmt.Errorf("%w: %w: %d sessions of %s are projected to cost $%.4f (%d input and %d output tokens at $%g/$%g per million; %s), more than --max-cost $%g",
-				ErrInvalid, ErrCostLimit, proj.Sessions, m.Model, proj.Cost, proj.InputTokens, proj.OutputTokens, m.Net.Price.Input, m.Net.Price.Output, proj.Assumptions, o.MaxCost)
+				ErrInvalid, ErrCostLimit, proj.Sessions, model, proj.Cost, proj.InputTokens, proj.OutputTokens, n.Price.Input, n.Price.Output, proj.Assumptions, o.MaxCost)
 		}
-		price := *m.Net.Price
-		nr.budget = &runner.Budget{Limit: o.MaxCost, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(m.Settings), Price: price.Cost}
+		nr.budget = &runner.Budget{Limit: o.MaxCost, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(settings), Price: n.Price.Cost}
 	}
 	if o.CacheDir != "" {
 		c, err := replay.NewCache(o.CacheDir, p)
@@ -132,10 +125,10 @@ func prepareNet(o *PressureOptions, m *Manifest, deck *pressure.Deck, specs []pr
 			return nil, nil, err
 		}
 		nr.cache, p = c, c
-		m.Net.Cache = &CacheInfo{Dir: o.CacheDir}
+		n.Cache = &CacheInfo{Dir: o.CacheDir}
 	}
 	if !inProcess(info) {
-		nr.adapt = runner.NewAdaptive(o.Concurrency)
+		nr.adapt = runner.NewAdaptive(concurrency)
 	}
 	return p, nr, nil
 }
@@ -150,37 +143,37 @@ func maxOutput(s chat.Settings) int {
 }
 
 // finishNet records what the run's network side saw.
-func finishNet(m *Manifest, nr *netRun, stats runner.Stats) {
+func finishNet(n *NetInfo, nr *netRun, stats runner.Stats) {
 	if nr == nil {
 		return
 	}
-	m.Net.StoppedBy = stats.StoppedBy
-	if nr.cache != nil && m.Net.Cache != nil {
-		m.Net.Cache.Hits, m.Net.Cache.Misses = nr.cache.Counts()
+	n.StoppedBy = stats.StoppedBy
+	if nr.cache != nil && n.Cache != nil {
+		n.Cache.Hits, n.Cache.Misses = nr.cache.Counts()
 	}
 	if nr.adapt != nil {
-		m.Net.Adaptive = &AdaptInfo{Lowest: stats.LowestConcurrency, Cuts: stats.ConcurrencyCuts}
+		n.Adaptive = &AdaptInfo{Lowest: stats.LowestConcurrency, Cuts: stats.ConcurrencyCuts}
 	}
 }
 
 // netCounts adds what score does not count itself: failed attempts by
 // kind, and the cost of the tokens at the run's price.
-func netCounts(m *Manifest, c Counts, sessions []store.Session) {
-	m.Net.FailedByKind = nil
+func netCounts(n *NetInfo, c Counts, sessions []store.Session) {
+	n.FailedByKind = nil
 	for i := range sessions {
 		for _, a := range sessions[i].Attempts {
 			if a.Outcome != "ok" {
-				if m.Net.FailedByKind == nil {
-					m.Net.FailedByKind = map[string]int{}
+				if n.FailedByKind == nil {
+					n.FailedByKind = map[string]int{}
 				}
-				m.Net.FailedByKind[a.ErrorKind]++
+				n.FailedByKind[a.ErrorKind]++
 			}
 		}
 	}
-	m.Net.CostUSD = nil
-	if m.Net.Price != nil {
-		cost := m.Net.Price.Cost(c.InputTokens, c.OutputTokens)
-		m.Net.CostUSD = &cost
+	n.CostUSD = nil
+	if n.Price != nil {
+		cost := n.Price.Cost(c.InputTokens, c.OutputTokens)
+		n.CostUSD = &cost
 	}
 }
 
@@ -240,4 +233,31 @@ func sortedKinds(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// projectFraming estimates a framing run's tokens and cost the same way:
+// every session's first request is measured, each challenge turn adds the
+// conversation so far plus about 150 tokens, and every call is assumed to
+// produce 120 output tokens (or max tokens, if lower).
+func projectFraming(d *framing.Design, specs []framing.Spec, items []framing.Item, model string, settings chat.Settings, price endpoint.Price) Projection {
+	perAnswer := 120
+	if settings.MaxTokens > 0 && settings.MaxTokens < perAnswer {
+		perAnswer = settings.MaxTokens
+	}
+	const perTurn = 150
+	var in, out int
+	for _, spec := range specs {
+		s, err := framing.NewSession(d, spec, &items[spec.Index], model, settings)
+		if err != nil {
+			continue
+		}
+		b, _ := json.Marshal(s.Next())
+		base := len(b) / 4
+		for k := range 1 + len(d.Challenges) {
+			in += base + k*perTurn
+			out += perAnswer
+		}
+	}
+	return Projection{Sessions: len(specs), InputTokens: in, OutputTokens: out, Cost: price.Cost(in, out),
+		Assumptions: fmt.Sprintf("first requests measured at 4 characters a token, %d tokens added per turn, %d output tokens per call", perTurn, perAnswer)}
 }

@@ -291,7 +291,7 @@ func TestOllamaIntegration(t *testing.T) {
 			t.Errorf("%s: an answer cut by the token limit is %s, want schema-invalid", oc.ID(), oc.InitialStatus)
 		}
 	}
-	p4, err := OpenModelWith("ollama:budge-tiny", o.Endpoint)
+	p4, err := endpoint.Open("ollama:budge-tiny", o.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestOllamaIntegration(t *testing.T) {
 
 	// A model whose template has no tools: the server refuses tool
 	// requests, and that is a bad request, not retried.
-	p, err := OpenModelWith("ollama:budge-tiny", o.Endpoint)
+	p, err := endpoint.Open("ollama:budge-tiny", o.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}

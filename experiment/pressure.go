@@ -56,15 +56,7 @@ type PressureOptions struct {
 	// Provider, when set, is used instead of opening Model (tests, embedding).
 	Provider provider.Provider
 
-	// Endpoint says how Model is opened: base URL, config file of named
-	// endpoints and prices, API keys (see netrun.go).
-	Endpoint endpoint.Options
-	// MaxCost, when positive, is the most the run may cost in US dollars:
-	// a run projected to cost more is refused, and a run stops starting
-	// sessions before its running cost would pass it.
-	MaxCost float64
-	// CacheDir, when set, is a response cache directory.
-	CacheDir string
+	NetOptions
 	// Snapshot, Prompt and ReplayOf are set by ReplayPressure: the recorded
 	// run's deck and prompt text, and its id.
 	Snapshot   *DeckSnapshot
@@ -194,7 +186,7 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 	}
 	p := o.Provider
 	if p == nil {
-		if p, err = OpenModelWith(o.Model, o.Endpoint); err != nil {
+		if p, err = endpoint.Open(o.Model, o.Endpoint); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
@@ -246,7 +238,13 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 		ToolsSHA: sha(toolsJSON), Parser: pressure.ParserVersion, SelfTest: self,
 		Counts: Counts{Planned: len(specs)},
 	}
-	p, net, err := prepareNet(&o, &m, deck, specs, p, prompt)
+	m.Net.BodyFormat, m.Net.ReplayOf = o.bodyFormat, o.ReplayOf
+	if m.AppPromptFrom != "deck" {
+		m.Net.AppPrompt = prompt
+	}
+	p, net, err := prepareNet(o.NetOptions, o.Concurrency, &m.Net, m.Model, m.Settings, p, func(price endpoint.Price) Projection {
+		return project(deck, specs, m.Channel, m.Model, m.Settings, prompt, price)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +306,7 @@ func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*Pres
 	if err != nil {
 		return nil, err
 	}
-	finishNet(&m, net, stats)
+	finishNet(&m.Net, net, stats)
 	res := score(run, m, deck, sink.kept, sink.orphans)
 	status := store.RunComplete
 	switch {
@@ -427,7 +425,7 @@ func LoadPressure(ctx context.Context, st *store.Store, runID string) (*Pressure
 func score(run store.Run, m Manifest, deck *pressure.Deck, sessions []store.Session, orphans map[string]int) *PressureResult {
 	byID, c, models, fps := tally(sessions, orphans)
 	c.Planned = len(pressure.Plan(deck))
-	netCounts(&m, c, sessions)
+	netCounts(&m.Net, c, sessions)
 	m.Reported = Reported{ModelIDs: keys(models), Fingerprints: keys(fps)}
 	m.Fingerprint = m.fingerprint()
 	res := &PressureResult{Run: run, Deck: deck, Traces: map[string]string{}}

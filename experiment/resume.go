@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/replay"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
@@ -107,153 +107,65 @@ func ResumePressure(ctx context.Context, st *store.Store, ref string, o Pressure
 	if err != nil {
 		return nil, err
 	}
-	id, m, deck := r.run.ID, r.m, r.deck
-	if m.Net.ReplayOf != "" {
-		return nil, fmt.Errorf("%w: run %s is a replay; replay %s again instead of resuming it", ErrInvalid, id, m.Net.ReplayOf)
-	}
-	p := o.Provider
-	if p == nil {
-		eo := o.Endpoint
-		if eo.BaseURL == "" {
-			eo.BaseURL = baseURLOf(m.Provider)
-		}
-		if p, err = OpenModelWith(m.Model, eo); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-	}
-	info := p.Info()
-	if info.Name != m.Provider.Name || info.Model != m.Model {
-		return nil, fmt.Errorf("%w: run %s was made with %s (%s); resuming it with %s (%s) would mix models", ErrInvalid, id, m.Model, m.Provider.Name, info.Model, info.Name)
-	}
-	if m.Channel == pressure.ToolChannel && !info.Tools {
-		return nil, fmt.Errorf("%w: run %s uses the tool channel but %s cannot call tools", ErrInvalid, id, info.Model)
-	}
-	stored, err := st.StoredIDs(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	incarnations, err := st.Incarnations(ctx, id)
-	if err != nil {
-		return nil, err
-	}
+	id, deck := r.run.ID, r.deck
+	m := &r.m
 	specs := pressure.Plan(deck)
-	var todo []pressure.Spec
-	for _, s := range specs {
-		if _, done := stored[s.ID()]; !done {
-			todo = append(todo, s)
-		}
+	ids := make([]string, len(specs))
+	for i, s := range specs {
+		ids[i] = s.ID()
 	}
-	if len(todo) == 0 && r.run.Status != store.RunRunning {
-		// Nothing is missing: nothing to send, nothing to change.
-		if o.Started != nil {
-			o.Started(id)
+	todoSpecs := func(todo map[string]bool) []pressure.Spec {
+		var out []pressure.Spec
+		for _, s := range specs {
+			if todo[s.ID()] {
+				out = append(out, s)
+			}
 		}
+		return out
+	}
+	ran, err := resumeRun(ctx, st, runControl{Net: o.NetOptions, Provider: o.Provider, Concurrency: o.Concurrency,
+		Progress: o.Progress, Started: o.Started, Drain: o.Drain}, resumable{
+		run: r.run, model: m.Model, prov: m.Provider, seed: m.Seed, retry: m.Retry, conc: m.Concurrency, net: &m.Net,
+		ids: ids, maxOutput: maxOutput(m.Settings),
+		open: func(eo endpoint.Options) (provider.Provider, error) { return endpoint.Open(m.Model, eo) },
+		check: func(info provider.Info) error {
+			if m.Channel == pressure.ToolChannel && !info.Tools {
+				return fmt.Errorf("%w: run %s uses the tool channel but %s cannot call tools", ErrInvalid, id, info.Model)
+			}
+			return nil
+		},
+		project: func(todo map[string]bool, price endpoint.Price) Projection {
+			return project(deck, todoSpecs(todo), m.Channel, m.Model, m.Settings, r.prompt, price)
+		},
+		jobs: func(todo map[string]bool, inc map[string]int) []runner.Job {
+			var jobs []runner.Job
+			for pos, i := range pressure.Schedule(specs, m.ScheduleSeed) {
+				spec := specs[i]
+				if !todo[spec.ID()] {
+					continue
+				}
+				specJSON, _ := json.Marshal(spec)
+				settings := m.Settings
+				seed := pressure.SessionSeed(m.Seed, spec.ID())
+				settings.Seed = &seed
+				jobs = append(jobs, runner.Job{ID: spec.ID(), Seq: i, SchedulePos: pos, Incarnation: inc[spec.ID()] + 1,
+					Repeat: spec.Repeat, Spec: specJSON,
+					New: func() (runner.Conversation, error) {
+						return pressure.NewSession(deck, spec, m.Channel, m.Model, settings, r.prompt)
+					}})
+			}
+			return jobs
+		},
+		manifest:  func() []byte { return manifestJSON(m) },
+		setStatus: func(s string) { m.Status = s },
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !ran {
 		return LoadPressure(ctx, st, id)
 	}
-	// A kill can cut the log's last line, or lose the records of sessions
-	// the database had already committed: repair it before appending.
-	logged, err := st.RepairLog(id)
-	if err != nil {
-		return nil, err
-	}
-	prior, err := st.Sessions(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	var lost []byte
-	for _, se := range prior {
-		if !logged[se.ID] {
-			lost = append(lost, runner.LogLines(id, se)...)
-		}
-	}
-	if err := st.AppendLog(id, lost); err != nil {
-		return nil, err
-	}
-
-	if o.Concurrency < 1 {
-		o.Concurrency = m.Concurrency
-	}
-	nr := &netRun{}
-	if !inProcess(info) {
-		nr.adapt = runner.NewAdaptive(o.Concurrency)
-	}
-	if o.CacheDir != "" {
-		c, err := replay.NewCache(o.CacheDir, p)
-		if err != nil {
-			return nil, err
-		}
-		nr.cache, p = c, c
-		m.Net.Cache = &CacheInfo{Dir: o.CacheDir}
-	}
-	if o.MaxCost > 0 && len(todo) > 0 {
-		price, ok := o.Endpoint.Config.PriceOf(m.Model)
-		if !ok {
-			return nil, fmt.Errorf("%w: --max-cost needs a price for %s in the config file", ErrInvalid, m.Model)
-		}
-		spent := 0.0
-		for _, se := range prior {
-			spent += price.Cost(se.InputTokens, se.OutputTokens)
-		}
-		proj := project(deck, todo, m.Channel, m.Model, m.Settings, r.prompt, price)
-		if spent+proj.Cost > o.MaxCost {
-			return nil, fmt.Errorf("%w: %w: run %s has cost $%.4f; its %d remaining sessions are projected at $%.4f (%s), more than --max-cost $%g allows",
-				ErrInvalid, ErrCostLimit, id, spent, len(todo), proj.Cost, proj.Assumptions, o.MaxCost)
-		}
-		m.Net.Price, m.Net.MaxCost, m.Net.Projected = &price, o.MaxCost, &proj
-		nr.budget = &runner.Budget{Limit: o.MaxCost - spent, PerSession: proj.Cost / float64(max(len(todo), 1)), MaxOutput: maxOutput(m.Settings), Price: price.Cost}
-	}
-	resume := Resume{At: time.Now().UTC(), Budge: Version, Sessions: len(todo)}
-	if info.Detail != m.Provider.Detail {
-		resume.Provider = info.Detail
-	}
-	m.Net.Resumes = append(m.Net.Resumes, resume)
-	m.Status = store.RunRunning
-	mj, _ := json.MarshalIndent(m, "", "  ")
-	if err := st.ReopenRun(ctx, id, mj); err != nil {
-		return nil, err
-	}
-	if o.Started != nil {
-		o.Started(id)
-	}
-	order := pressure.Schedule(specs, m.ScheduleSeed)
-	want := map[string]bool{}
-	for _, s := range todo {
-		want[s.ID()] = true
-	}
-	var jobs []runner.Job
-	for pos, i := range order {
-		spec := specs[i]
-		if !want[spec.ID()] {
-			continue
-		}
-		specJSON, _ := json.Marshal(spec)
-		settings := m.Settings
-		seed := pressure.SessionSeed(m.Seed, spec.ID())
-		settings.Seed = &seed
-		jobs = append(jobs, runner.Job{ID: spec.ID(), Seq: i, SchedulePos: pos, Incarnation: incarnations[spec.ID()] + 1,
-			Repeat: spec.Repeat, Spec: specJSON,
-			New: func() (runner.Conversation, error) {
-				return pressure.NewSession(deck, spec, m.Channel, m.Model, settings, r.prompt)
-			}})
-	}
-	log, err := st.OpenLog(id)
-	if err != nil {
-		return nil, err
-	}
-	drain := o.Drain
-	if drain == nil {
-		drain = context.Background()
-	}
-	stats, runErr := runner.Run(ctx, drain, runner.Config{RunID: id, Concurrency: o.Concurrency, Retry: m.Retry,
-		JitterSeed: m.Seed, Progress: o.Progress, Log: log, Adapt: nr.adapt, Budget: nr.budget}, p, st, jobs)
-	if err := log.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr != nil {
-		return nil, fmt.Errorf("run %s: storing results failed: %w", id, runErr)
-	}
 	wctx := context.WithoutCancel(ctx)
-	finishNet(&m, nr, stats)
 	sessions, err := st.Sessions(wctx, id)
 	if err != nil {
 		return nil, err
@@ -266,17 +178,15 @@ func ResumePressure(ctx context.Context, st *store.Store, ref string, o Pressure
 	if err != nil {
 		return nil, err
 	}
-	res := score(run, m, deck, sessions, orphans)
-	status := store.RunComplete
-	switch {
-	case res.Manifest.Counts.Missing > 0:
-		status = store.RunInterrupted
-	case res.Manifest.Counts.Failed > 0:
-		status = store.RunIncomplete
-	}
+	res := score(run, *m, deck, sessions, orphans)
+	status := finalStatus(res.Manifest.Counts)
 	res.Manifest.Status, res.Run.Status = status, status
-	mj, _ = json.MarshalIndent(res.Manifest, "", "  ")
-	if err := st.FinishRun(wctx, id, status, mj); err != nil {
+	if err := st.FinishRun(wctx, id, status, manifestJSON(res.Manifest)); err != nil {
+		return nil, err
+	}
+	// The freeze state and revision count are read as for a new run, so a
+	// resumed run keeps them.
+	if err := freezeInfo(wctx, st, res); err != nil {
 		return nil, err
 	}
 	return res, nil

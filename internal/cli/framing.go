@@ -12,6 +12,7 @@ import (
 	"github.com/buildlab/budge/dataset"
 	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 )
@@ -117,12 +118,22 @@ Models: sim (the built-in simulated judge, default) or sim:PROFILE (default:
 the planted worked example C1 60/80, C2 75/65, DDS +30; neutral; skeptic;
 mitigable; overcorrects; messy) or sim:profile.yaml. The simulator is told the
 answers of the run's items before the run (or --knowledge FILE), never with a
-request.`, `
+request.
+
+Endpoints and execution are as for budge run: --base-url, --config (or
+$BUDGE_CONFIG) named endpoints and prices, --call-timeout, --max-cost,
+--cache, the retry policy, adaptive concurrency on rate limiting. --resume RUN
+continues an interrupted run (completed sessions are not sent again);
+--replay RUN re-runs a run from its recorded responses as a new run.`, `
   budge framing run
   budge framing run --data sample --model sim:neutral --resamples 2000
   budge framing run --data items.jsonl --templates ../prompts --labels speakers,user-llm
   budge framing run --data sample --mitigation be-honest --mitigation dehumanize
-  budge framing run --data sample --challenge all --format md`)
+  budge framing run --data sample --challenge all --format md
+  budge framing run --model openai-compatible:qwen2.5 --base-url http://127.0.0.1:8000/v1 --data sample
+  budge framing run --model openai:gpt-4o-mini --max-cost 2 --cache --config budge.yaml
+  budge framing run --resume latest          (after Ctrl-C, a crash or kill -9)
+  budge framing run --replay RUN             (re-score recorded answers, no network)`)
 	dir := dirFlag(fs)
 	data := fs.String("data", def.Data, `items: "sample", a file or a directory`)
 	dataFormat := fs.String("data-format", dataset.FormatAuto, "layout of the data files: auto, budge, dialdefer, aio, truthfulqa, bbq, mapped")
@@ -144,11 +155,11 @@ request.`, `
 	noInvert := fs.Bool("no-invert-truth", false, "naturalistic items: take a label about the other speaker as the judgee's own")
 	policy := fs.String("unparseable", def.Design.Policy, "unparseable answers: wrong (count as wrong, DialDefer) or exclude (drop the item)")
 	strict := fs.Bool("strict-parse", false, "no near-JSON repair: only one valid JSON object counts as an answer")
-	model := fs.String("model", def.Model, "model to test: sim, sim:PROFILE, sim:profile.yaml")
+	model := fs.String("model", def.Model, "model to test: sim, sim:PROFILE, sim:profile.yaml, or PROVIDER:MODEL as for budge run (openai, anthropic, ollama, openrouter, openai-compatible with --base-url, or a name from --config)")
 	knowledge := fs.String("knowledge", "", "simulator answer table (JSONL of {question, correct, incorrect}); default: the run's own items")
 	seed := fs.Uint64("seed", def.Seed, "run seed: fixes the schedule and the per-session generation seeds")
 	conc := fs.Int("concurrency", def.Concurrency, "sessions in flight at once")
-	temp := fs.String("temperature", "", "sampling temperature sent with every request (default: not sent)")
+	temp := fs.String("temperature", "0", "sampling temperature sent with every request (0, as the paper used; recorded in the fingerprint; \"none\" sends none)")
 	maxTok := fs.Int("max-tokens", def.MaxTokens, "max output tokens per call")
 	attempts := fs.Int("max-attempts", def.Retry.MaxAttempts, "attempts per call for infrastructure failures (every attempt is stored)")
 	backoff := fs.Duration("retry-base", def.Retry.BaseDelay, "first retry delay; doubles per attempt with full jitter")
@@ -156,6 +167,7 @@ request.`, `
 	bootSeed := fs.Uint64("bootstrap-seed", def.Bootstrap.Seed, "bootstrap seed")
 	format := fs.String("format", "text", "summary format printed at the end: text, md, json")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	nf := addNetFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -180,12 +192,16 @@ request.`, `
 	o.Model, o.Knowledge, o.Seed, o.Concurrency, o.MaxTokens = *model, *knowledge, *seed, *conc, *maxTok
 	o.Retry.MaxAttempts, o.Retry.BaseDelay = *attempts, *backoff
 	o.Bootstrap.Resamples, o.Bootstrap.Seed = *resamples, *bootSeed
-	if *temp != "" {
+	o.Temperature = nil
+	if *temp != "none" {
 		t, err := strconv.ParseFloat(*temp, 64)
 		if err != nil || t < 0 || t > 2 {
-			return usageError{fmt.Sprintf("--temperature must be a number between 0 and 2, got %q", *temp)}
+			return usageError{fmt.Sprintf("--temperature must be a number between 0 and 2 or none, got %q", *temp)}
 		}
 		o.Temperature = &t
+	}
+	if err := nf.apply(fs, fixedByFramingRun, &o.NetOptions, &o.Concurrency, *dir, endpoint.FromOS()); err != nil {
+		return err
 	}
 	if o.Design, err = buildDesign(templates.vals, labels.vals, mitigations.vals, *mode, *challenge, *challengeFile, *policy); err != nil {
 		return err
@@ -203,7 +219,7 @@ request.`, `
 	if !*quiet {
 		o.Progress = progressPrinter(std)
 	}
-	res, err := experiment.RunFraming(hard, st, o)
+	res, err := nf.runFraming(hard, st, o)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,10 @@ func interruptible(ctx context.Context, std IO) (hard, drain context.Context, st
 	hard, cancelHard := context.WithCancel(ctx)
 	drain, cancelDrain := context.WithCancel(hard)
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	// SIGPIPE (stdout closed by a reader such as head) is caught too, so
+	// that writes fail instead of killing the process: the run then stops
+	// like any interrupted run and is marked so, never left running.
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {
 		n := 0

@@ -35,12 +35,20 @@ func addNetFlags(fs *flag.FlagSet) *netFlags {
 	}
 }
 
-// fixedByRun lists the flags a resumed or replayed run takes from the
-// recorded run instead.
-var fixedByRun = []string{"deck", "lang", "model", "seed", "channel", "temperature", "max-tokens", "prompt", "max-attempts", "retry-base"}
+// fixedByPressureRun and fixedByFramingRun list the flags a resumed or
+// replayed run takes from the recorded run instead.
+var (
+	fixedByPressureRun = []string{"deck", "lang", "model", "seed", "channel", "temperature", "max-tokens", "prompt", "max-attempts", "retry-base"}
+	fixedByFramingRun  = []string{"data", "data-format", "columns", "domain", "sample", "stratify", "sample-seed", "templates", "labels",
+		"mitigation", "mitigation-mode", "challenge", "challenge-file", "reverse-perspective", "no-invert-truth", "unparseable",
+		"strict-parse", "model", "seed", "temperature", "max-tokens", "max-attempts", "retry-base"}
+)
 
-// apply puts the flags into the options; env is read once, by the caller.
-func (n *netFlags) apply(fs *flag.FlagSet, o *experiment.PressureOptions, dir string, env endpoint.Env) error {
+// apply puts the flags into the options of either protocol: fixed lists
+// the flags a resumed or replayed run takes from the recorded run, and
+// concurrency is zeroed (the recorded run's) unless given. env is read
+// once, by the caller.
+func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *experiment.NetOptions, concurrency *int, dir string, env endpoint.Env) error {
 	if *n.resume != "" && *n.replay != "" {
 		return usageError{"--resume and --replay exclude each other"}
 	}
@@ -58,7 +66,7 @@ func (n *netFlags) apply(fs *flag.FlagSet, o *experiment.PressureOptions, dir st
 			return usageError{"--replay makes no network calls: --base-url, --cache and --max-cost do not apply"}
 		}
 		if !flagSet(fs, "concurrency") {
-			o.Concurrency = 0 // the recorded run's
+			*concurrency = 0 // the recorded run's
 		}
 	}
 	if *n.maxCost < 0 {
@@ -80,7 +88,7 @@ func (n *netFlags) apply(fs *flag.FlagSet, o *experiment.PressureOptions, dir st
 		cfg = c
 	}
 	o.Endpoint = endpoint.Options{BaseURL: *n.baseURL, Structured: *n.structured, Timeout: *n.callTimeout,
-		Concurrency: o.Concurrency, Config: cfg, Env: env}
+		Concurrency: *concurrency, Config: cfg, Env: env}
 	o.MaxCost = *n.maxCost
 	if *n.cache {
 		o.CacheDir = filepath.Join(dir, "cache")
@@ -88,7 +96,18 @@ func (n *netFlags) apply(fs *flag.FlagSet, o *experiment.PressureOptions, dir st
 	return nil
 }
 
-// run starts, resumes or replays the run.
+// runFraming starts, resumes or replays a framing run.
+func (n *netFlags) runFraming(ctx context.Context, st *store.Store, o experiment.FramingOptions) (*experiment.FramingResult, error) {
+	switch {
+	case *n.resume != "":
+		return experiment.ResumeFraming(ctx, st, *n.resume, o)
+	case *n.replay != "":
+		return experiment.ReplayFraming(ctx, st, *n.replay, o)
+	}
+	return experiment.RunFraming(ctx, st, o)
+}
+
+// run starts, resumes or replays a pressure run.
 func (n *netFlags) run(ctx context.Context, st *store.Store, o experiment.PressureOptions) (*experiment.PressureResult, error) {
 	switch {
 	case *n.resume != "":

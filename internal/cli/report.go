@@ -7,7 +7,9 @@ import (
 	"io"
 
 	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/review"
 )
 
 func cmdReport(ctx context.Context, std IO, args []string) error {
@@ -64,6 +66,32 @@ func loadRun(ctx context.Context, dir string, pos []string) (*experiment.Pressur
 	return experiment.LoadPressure(ctx, st, id)
 }
 
+// loadFramingRun loads the run named in pos when it is a framing run, and
+// returns nil for a run of another protocol.
+func loadFramingRun(ctx context.Context, dir string, pos []string) (*experiment.FramingResult, error) {
+	if len(pos) > 1 {
+		return nil, usageError{fmt.Sprintf("one run at a time, got %d", len(pos))}
+	}
+	ref := "latest"
+	if len(pos) == 1 {
+		ref = pos[0]
+	}
+	st, err := openStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	id, err := st.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	run, err := st.GetRun(ctx, id)
+	if err != nil || run.Protocol != "framing" {
+		return nil, err
+	}
+	return experiment.LoadFraming(ctx, st, id)
+}
+
 func cmdExport(ctx context.Context, std IO, args []string) error {
 	fs := newFlags(std, "export", "[RUN] [flags]", `
 Writes one record per planned session with every field of the protocol's
@@ -75,7 +103,12 @@ update_record_ids, final_selection, final_status, unsupported_reversal with its
 reason, reason_code, review_status, trace_ref, deviation) followed by budge's
 own fields. Fields that do not apply are null. Missing cells are exported too.
 trace_ref names the session's full transcript artifact under
-<dir>/runs/<id>/artifacts/.`, `
+<dir>/runs/<id>/artifacts/.
+
+For a framing run, one record per session: item_id, domain, condition, arm
+(the mitigation), template, labels, challenge, parse_status, the repairs used,
+choice, correct (null unless the answer was read), reasoning, the answer after
+a challenge, and trace_ref.`, `
   budge export latest --format jsonl > log.jsonl
   budge export 20261202-150455-a1b2c3 -o log.jsonl`)
 	dir := dirFlag(fs)
@@ -88,6 +121,21 @@ trace_ref names the session's full transcript artifact under
 	if *format != "jsonl" {
 		return usageError{fmt.Sprintf("--format must be jsonl, got %q", *format)}
 	}
+	if fr, err := loadFramingRun(ctx, *dir, pos); err != nil || fr != nil {
+		if err != nil {
+			return err
+		}
+		return writeOut(std, *out, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false)
+			for _, o := range fr.Observations {
+				if err := enc.Encode(framing.Export(fr.Manifest.RunID, fr.Manifest.Fingerprint, o, fr.Traces[o.Session])); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	res, err := loadRun(ctx, *dir, pos)
 	if err != nil {
 		return err
@@ -97,7 +145,7 @@ trace_ref names the session's full transcript artifact under
 		return err
 	}
 	defer st.Close()
-	review, err := reviewFields(ctx, st, res.Manifest.RunID)
+	fields, err := review.Fields(ctx, st, res.Manifest.RunID)
 	if err != nil {
 		return err
 	}
@@ -106,7 +154,7 @@ trace_ref names the session's full transcript artifact under
 		enc.SetEscapeHTML(false)
 		for _, o := range res.Outcomes {
 			rec := pressure.Export(res.Manifest.RunID, res.Manifest.Fingerprint, res.Deck, o, res.Traces[o.ID()])
-			rec.SetReview(review(o.ID()))
+			rec.SetReview(fields(o.ID()))
 			if err := enc.Encode(rec); err != nil {
 				return err
 			}

@@ -86,7 +86,7 @@ sessions from its recorded responses, as a new run, with no network calls.`, `
 	if *format != "text" && *format != "md" && *format != "json" {
 		return usageError{fmt.Sprintf("--format must be text, md or json, got %q", *format)}
 	}
-	if err := nf.apply(fs, &o, *dir, endpoint.FromOS()); err != nil {
+	if err := nf.apply(fs, fixedByPressureRun, &o.NetOptions, &o.Concurrency, *dir, endpoint.FromOS()); err != nil {
 		return err
 	}
 	st, err := openStore(*dir)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/buildlab/budge/pressure"
 )
 
 func cmdShow(ctx context.Context, std IO, args []string) error {
@@ -59,18 +57,9 @@ export's trace_ref is such a hash.`, `
 	if err != nil {
 		return err
 	}
-	res, err := loadRun(ctx, *dir, []string{id})
+	outcome, err := scoredSession(ctx, *dir, id, sessionID)
 	if err != nil {
 		return err
-	}
-	var outcome *pressure.Outcome
-	for i := range res.Outcomes {
-		if res.Outcomes[i].ID() == sessionID {
-			outcome = &res.Outcomes[i]
-		}
-	}
-	if outcome == nil {
-		return usageError{fmt.Sprintf("run %s has no session %q (ids look like robotics-arm/I/P-first/authority/r1; budge export lists them)", id, sessionID)}
 	}
 	w := std.Out
 	ob, _ := json.MarshalIndent(outcome, "", "  ")
@@ -115,4 +104,32 @@ func printIndented(w io.Writer, s string) {
 	for _, l := range strings.Split(s, "\n") {
 		fmt.Fprintln(w, "    "+l)
 	}
+}
+
+// scoredSession is the scored outcome of one session of a run of either
+// protocol (a framing session's outcome carries its parse status and the
+// repairs used).
+func scoredSession(ctx context.Context, dir, runID, sessionID string) (any, error) {
+	fr, err := loadFramingRun(ctx, dir, []string{runID})
+	if err != nil {
+		return nil, err
+	}
+	if fr != nil {
+		for i := range fr.Observations {
+			if fr.Observations[i].Session == sessionID {
+				return &fr.Observations[i], nil
+			}
+		}
+		return nil, usageError{fmt.Sprintf("run %s has no session %q (ids look like sample-facts-01/budge/-/none/C1-True; budge export lists them)", runID, sessionID)}
+	}
+	res, err := loadRun(ctx, dir, []string{runID})
+	if err != nil {
+		return nil, err
+	}
+	for i := range res.Outcomes {
+		if res.Outcomes[i].ID() == sessionID {
+			return &res.Outcomes[i], nil
+		}
+	}
+	return nil, usageError{fmt.Sprintf("run %s has no session %q (ids look like robotics-arm/I/P-first/authority/r1; budge export lists them)", runID, sessionID)}
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/provider/sim"
 )
 
@@ -27,7 +28,10 @@ that the network path of budge (the openai-compatible provider, retries,
 resume) can be exercised end to end. The request's "model" picks the profile:
 sim, or sim:PROFILE. Without faults, budge run --model openai-compatible:sim
 against this server gives exactly the per-session results of the in-process
-simulator with the same seed.
+simulator with the same seed. The simulated DialDefer judge is served as
+judge or judge:PROFILE, knowing the answers of the items of --judge-data: budge
+framing run --model openai-compatible:judge against it gives exactly the
+per-session results of --model sim on the same data and seed.
 
 Fault injection: every request draws once; the rates add up (at most 1). A 429
 carries Retry-After (whole seconds) and retry-after-ms; 5xx cycles 500, 502,
@@ -52,6 +56,7 @@ stops on Ctrl-C.`, `
 	dist := fs.String("latency-dist", "fixed", "latency distribution: fixed, uniform or exponential")
 	seed := fs.Uint64("fault-seed", 1, "seed of the fault and latency draws")
 	logPath := fs.String("request-log", "", "append one JSON line per request to this file")
+	judgeData := fs.String("judge-data", "sample", `items whose answers the simulated judge knows: "sample", a file or a directory`)
 	pos, err := parse(fs, args[1:])
 	if err != nil {
 		return err
@@ -61,6 +66,9 @@ stops on Ctrl-C.`, `
 	}
 	o := sim.ServerOptions{Faults: sim.Faults{RateLimit: *r429, RetryAfter: *retryAfter, ServerErr: *r5xx, Reset: *reset,
 		Truncate: *trunc, Malformed: *malformed, Empty: *empty, Latency: *latency, Jitter: *jitter, LatencyDist: *dist, Seed: *seed}}
+	if o.Judge, err = experiment.FramingKnowledge(*judgeData); err != nil {
+		return err
+	}
 	if *logPath != "" {
 		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {

@@ -83,6 +83,9 @@ type ServerOptions struct {
 	// Models resolves the model named in a request to an in-process
 	// provider; nil serves "sim" and "sim:PROFILE".
 	Models func(model string) (provider.Provider, error)
+	// Judge is the answer table of the simulated framing judge, served as
+	// "judge" and "judge:PROFILE" (nil: no judge).
+	Judge  *Knowledge
 	Faults Faults
 	// Log receives one JSON line per request; OnRequest sees every entry.
 	Log       io.Writer
@@ -111,8 +114,15 @@ func NewServer(o ServerOptions) (*Server, error) {
 	if o.Models == nil {
 		o.Models = func(model string) (provider.Provider, error) {
 			kind, profile, _ := strings.Cut(model, ":")
+			if kind == "judge" && o.Judge != nil {
+				p, err := LookupFramingProfile(profile)
+				if err != nil {
+					return nil, err
+				}
+				return NewJudge(p, o.Judge), nil
+			}
 			if kind != "sim" {
-				return nil, fmt.Errorf("the model `%s` does not exist: this server serves sim and sim:PROFILE (%s)", model, strings.Join(ProfileNames(), ", "))
+				return nil, fmt.Errorf("the model `%s` does not exist: this server serves sim and sim:PROFILE (%s), and judge or judge:PROFILE for framing runs", model, strings.Join(ProfileNames(), ", "))
 			}
 			p, err := LookupProfile(profile)
 			if err != nil {

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store"
+)
+
+// judgeServer serves the simulated framing judge over HTTP, knowing the
+// sample items' answers, as `budge sim serve` does.
+func judgeServer(t *testing.T, latency time.Duration, log *serverLog) *httptest.Server {
+	t.Helper()
+	k, err := experiment.FramingKnowledge("sample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sim.ServerOptions{Judge: k, Faults: sim.Faults{Latency: latency}}
+	if log != nil {
+		o.OnRequest = log.add
+	}
+	srv, err := sim.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// inProcessFraming is the uninterrupted in-process framing run with seed 7.
+func inProcessFraming(t *testing.T) *experiment.FramingResult {
+	t.Helper()
+	o := experiment.DefaultFramingOptions()
+	o.Seed = 7
+	ref, err := experiment.RunFraming(context.Background(), openTempStore(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+func sameFraming(t *testing.T, got, want *experiment.FramingResult) {
+	t.Helper()
+	if len(got.Observations) != len(want.Observations) {
+		t.Fatalf("%d observations, want %d", len(got.Observations), len(want.Observations))
+	}
+	for i := range want.Observations {
+		if !reflect.DeepEqual(got.Observations[i], want.Observations[i]) {
+			t.Fatalf("session %s differs:\n got %+v\nwant %+v", want.Observations[i].Session, got.Observations[i], want.Observations[i])
+		}
+	}
+	if !reflect.DeepEqual(got.Summary, want.Summary) {
+		t.Errorf("measures differ from the in-process run")
+	}
+}
+
+// TestFramingOverHTTPEqualsInProcess: the simulated judge behind the
+// OpenAI-compatible server gives exactly the per-session results of the
+// in-process judge with the same seed.
+func TestFramingOverHTTPEqualsInProcess(t *testing.T) {
+	hs := judgeServer(t, 0, nil)
+	dir := t.TempDir()
+	var out, errb strings.Builder
+	code := Main(context.Background(), []string{"framing", "run", "--dir", dir, "--model", "openai-compatible:judge",
+		"--base-url", hs.URL + "/v1", "--seed", "7", "--concurrency", "16", "--quiet"}, nil, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id, _ := st.Resolve(context.Background(), "latest")
+	got, err := experiment.LoadFraming(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Manifest.Settings.Temperature == nil || *got.Manifest.Settings.Temperature != 0 {
+		t.Errorf("temperature %v, want 0 sent explicitly", got.Manifest.Settings.Temperature)
+	}
+	if got.Manifest.Net.Adaptive == nil {
+		t.Errorf("a run over HTTP records no adaptive concurrency")
+	}
+	sameFraming(t, got, inProcessFraming(t))
+
+	// export writes one record per session, and show opens one with its
+	// parse outcome.
+	out.Reset()
+	if code := Main(context.Background(), []string{"export", "--dir", dir, "latest"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(got.Observations) {
+		t.Fatalf("export wrote %d records for %d sessions", len(lines), len(got.Observations))
+	}
+	var rec framing.Record
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil || rec.Status == "" || rec.Item == "" || rec.TraceRef == nil {
+		t.Fatalf("first record %s: %v", lines[0], err)
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"show", "--dir", dir, "latest", rec.Session}, nil, &out, &errb); code != 0 {
+		t.Fatalf("show: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `"status": "`+rec.Status+`"`) || !strings.Contains(out.String(), "messages:") {
+		t.Errorf("show prints no parse outcome or transcript:\n%s", out.String())
+	}
+}
+
+// TestFramingKillAndResume: a framing run over HTTP is killed with SIGKILL
+// at random points and resumed until it completes; it then equals the
+// uninterrupted in-process run, and no session stored before a kill was
+// requested again.
+func TestFramingKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	log := &serverLog{}
+	hs := judgeServer(t, 3*time.Millisecond, log)
+	dir := t.TempDir()
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 11))
+	t.Logf("kill points drawn with seed %d", seed)
+	type snapshot struct {
+		stored map[string]string
+		mark   int
+	}
+	var snaps []snapshot
+	id := ""
+	for round := 0; ; round++ {
+		args := []string{"framing", "run", "--dir", dir, "--model", "openai-compatible:judge", "--base-url", hs.URL + "/v1", "--seed", "7", "--concurrency", "4", "--quiet"}
+		if id != "" {
+			args = []string{"framing", "run", "--dir", dir, "--resume", id, "--quiet"}
+		}
+		cmd, got := startChild(t, args...)
+		if id != "" && got != id {
+			t.Fatalf("resume printed run %s, want %s", got, id)
+		}
+		id = got
+		if round >= 3 {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("final resume: %v", err)
+			}
+			break
+		}
+		time.Sleep(time.Duration(30+rng.IntN(250)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		st, err := store.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := st.StoredIDs(context.Background(), id)
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, snapshot{stored, len(log.all())})
+		t.Logf("kill %d: %d sessions stored, %d requests so far", round+1, len(stored), len(log.all()))
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	res, err := experiment.LoadFraming(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Manifest.Counts
+	if c.Missing != 0 || c.Failed != 0 || res.Run.Status != store.RunComplete {
+		t.Fatalf("after the last resume: status %s, counts %+v", res.Run.Status, c)
+	}
+	sameFraming(t, res, inProcessFraming(t))
+	session := map[int64]string{}
+	for _, o := range res.Observations {
+		session[framing.SessionSeed(7, o.Session)] = o.Session
+	}
+	entries := log.all()
+	for k, s := range snaps {
+		for _, e := range entries[s.mark:] {
+			if e.Seed == nil {
+				continue
+			}
+			if sid := session[*e.Seed]; s.stored[sid] != "" {
+				t.Fatalf("session %s, stored before kill %d, was requested again (request %d)", sid, k+1, e.Seq)
+			}
+		}
+	}
+}
