@@ -177,31 +177,43 @@ func netCounts(n *NetInfo, c Counts, sessions []store.Session) {
 	}
 }
 
-// project estimates a run's tokens and cost: every session's first request
-// is built and measured (about 4 characters a token), each later call
-// carries the conversation so far plus about 150 tokens a turn, and every
-// call is assumed to produce 120 output tokens (or max tokens, if lower).
-func project(deck *pressure.Deck, specs []pressure.Spec, ch pressure.Channel, model string, settings chat.Settings, prompt string, price endpoint.Price) Projection {
+// projectSessions estimates the tokens and cost of n sessions: every
+// session's first request is measured (about 4 characters a token), each
+// later call carries the conversation so far plus about 150 tokens a turn,
+// and every call is assumed to produce 120 output tokens (or max tokens,
+// if lower). session gives a session's first request and its calls.
+func projectSessions(n int, settings chat.Settings, price endpoint.Price, session func(i int) (first any, calls int, ok bool)) Projection {
 	perAnswer := 120
 	if settings.MaxTokens > 0 && settings.MaxTokens < perAnswer {
 		perAnswer = settings.MaxTokens
 	}
 	const perTurn = 150
 	var in, out int
-	for _, spec := range specs {
-		s, err := pressure.NewSession(deck, spec, ch, model, settings, prompt)
-		if err != nil {
+	for i := range n {
+		first, calls, ok := session(i)
+		if !ok {
 			continue
 		}
-		b, _ := json.Marshal(s.Next())
+		b, _ := json.Marshal(first)
 		base := len(b) / 4
-		for k := range callsPerSession(spec.Branch, ch) {
+		for k := range calls {
 			in += base + k*perTurn
 			out += perAnswer
 		}
 	}
-	return Projection{Sessions: len(specs), InputTokens: in, OutputTokens: out, Cost: price.Cost(in, out),
+	return Projection{Sessions: n, InputTokens: in, OutputTokens: out, Cost: price.Cost(in, out),
 		Assumptions: fmt.Sprintf("first requests measured at 4 characters a token, %d tokens added per turn, %d output tokens per call", perTurn, perAnswer)}
+}
+
+// project estimates a pressure run's cost (projectSessions).
+func project(deck *pressure.Deck, specs []pressure.Spec, ch pressure.Channel, model string, settings chat.Settings, prompt string, price endpoint.Price) Projection {
+	return projectSessions(len(specs), settings, price, func(i int) (any, int, bool) {
+		s, err := pressure.NewSession(deck, specs[i], ch, model, settings, prompt)
+		if err != nil {
+			return nil, 0, false
+		}
+		return s.Next(), callsPerSession(specs[i].Branch, ch), true
+	})
 }
 
 // callsPerSession is how many calls a session of a branch makes when the
@@ -235,29 +247,14 @@ func sortedKinds(m map[string]int) []string {
 	return out
 }
 
-// projectFraming estimates a framing run's tokens and cost the same way:
-// every session's first request is measured, each challenge turn adds the
-// conversation so far plus about 150 tokens, and every call is assumed to
-// produce 120 output tokens (or max tokens, if lower).
+// projectFraming estimates a framing run's cost (projectSessions): one
+// call per session, plus one per challenge turn.
 func projectFraming(d *framing.Design, specs []framing.Spec, items []framing.Item, model string, settings chat.Settings, price endpoint.Price) Projection {
-	perAnswer := 120
-	if settings.MaxTokens > 0 && settings.MaxTokens < perAnswer {
-		perAnswer = settings.MaxTokens
-	}
-	const perTurn = 150
-	var in, out int
-	for _, spec := range specs {
-		s, err := framing.NewSession(d, spec, &items[spec.Index], model, settings)
+	return projectSessions(len(specs), settings, price, func(i int) (any, int, bool) {
+		s, err := framing.NewSession(d, specs[i], &items[specs[i].Index], model, settings)
 		if err != nil {
-			continue
+			return nil, 0, false
 		}
-		b, _ := json.Marshal(s.Next())
-		base := len(b) / 4
-		for k := range 1 + len(d.Challenges) {
-			in += base + k*perTurn
-			out += perAnswer
-		}
-	}
-	return Projection{Sessions: len(specs), InputTokens: in, OutputTokens: out, Cost: price.Cost(in, out),
-		Assumptions: fmt.Sprintf("first requests measured at 4 characters a token, %d tokens added per turn, %d output tokens per call", perTurn, perAnswer)}
+		return s.Next(), 1 + len(d.Challenges), true
+	})
 }

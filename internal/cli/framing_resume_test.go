@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -132,43 +131,9 @@ func TestFramingKillAndResume(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 11))
 	t.Logf("kill points drawn with seed %d", seed)
-	type snapshot struct {
-		stored map[string]string
-		mark   int
-	}
-	var snaps []snapshot
-	id := ""
-	for round := 0; ; round++ {
-		args := []string{"framing", "run", "--dir", dir, "--model", "openai-compatible:judge", "--base-url", hs.URL + "/v1", "--seed", "7", "--concurrency", "4", "--quiet"}
-		if id != "" {
-			args = []string{"framing", "run", "--dir", dir, "--resume", id, "--quiet"}
-		}
-		cmd, got := startChild(t, args...)
-		if id != "" && got != id {
-			t.Fatalf("resume printed run %s, want %s", got, id)
-		}
-		id = got
-		if round >= 3 {
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("final resume: %v", err)
-			}
-			break
-		}
-		time.Sleep(time.Duration(30+rng.IntN(250)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-		st, err := store.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored, err := st.StoredIDs(context.Background(), id)
-		st.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		snaps = append(snaps, snapshot{stored, len(log.all())})
-		t.Logf("kill %d: %d sessions stored, %d requests so far", round+1, len(stored), len(log.all()))
-	}
+	id, snaps := killResumeLoop(t, dir, log, rng, 3, 250,
+		[]string{"framing", "run", "--dir", dir, "--model", "openai-compatible:judge", "--base-url", hs.URL + "/v1", "--seed", "7", "--concurrency", "4", "--quiet"},
+		func(id string) []string { return []string{"framing", "run", "--dir", dir, "--resume", id, "--quiet"} })
 	st, err := store.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -187,15 +152,5 @@ func TestFramingKillAndResume(t *testing.T) {
 	for _, o := range res.Observations {
 		session[framing.SessionSeed(7, o.Session)] = o.Session
 	}
-	entries := log.all()
-	for k, s := range snaps {
-		for _, e := range entries[s.mark:] {
-			if e.Seed == nil {
-				continue
-			}
-			if sid := session[*e.Seed]; s.stored[sid] != "" {
-				t.Fatalf("session %s, stored before kill %d, was requested again (request %d)", sid, k+1, e.Seq)
-			}
-		}
-	}
+	assertNotRequestedAgain(t, snaps, log.all(), session)
 }

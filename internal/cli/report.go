@@ -10,6 +10,7 @@ import (
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/review"
+	"github.com/buildlab/budge/store"
 )
 
 func cmdReport(ctx context.Context, std IO, args []string) error {
@@ -46,9 +47,12 @@ one, or "latest" (the default).`, `
 	return writeOut(std, *out, func(w io.Writer) error { return rep.Render(w, *format) })
 }
 
-func loadRun(ctx context.Context, dir string, pos []string) (*experiment.PressureResult, error) {
+// resolveRun resolves the one run named in pos ("latest" without one) and
+// calls load with the open store.
+func resolveRun[T any](ctx context.Context, dir string, pos []string, load func(*store.Store, string) (T, error)) (T, error) {
+	var zero T
 	if len(pos) > 1 {
-		return nil, usageError{fmt.Sprintf("one run at a time, got %d", len(pos))}
+		return zero, usageError{fmt.Sprintf("one run at a time, got %d", len(pos))}
 	}
 	ref := "latest"
 	if len(pos) == 1 {
@@ -56,40 +60,32 @@ func loadRun(ctx context.Context, dir string, pos []string) (*experiment.Pressur
 	}
 	st, err := openStore(dir)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer st.Close()
 	id, err := st.Resolve(ctx, ref)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	return experiment.LoadPressure(ctx, st, id)
+	return load(st, id)
+}
+
+func loadRun(ctx context.Context, dir string, pos []string) (*experiment.PressureResult, error) {
+	return resolveRun(ctx, dir, pos, func(st *store.Store, id string) (*experiment.PressureResult, error) {
+		return experiment.LoadPressure(ctx, st, id)
+	})
 }
 
 // loadFramingRun loads the run named in pos when it is a framing run, and
 // returns nil for a run of another protocol.
 func loadFramingRun(ctx context.Context, dir string, pos []string) (*experiment.FramingResult, error) {
-	if len(pos) > 1 {
-		return nil, usageError{fmt.Sprintf("one run at a time, got %d", len(pos))}
-	}
-	ref := "latest"
-	if len(pos) == 1 {
-		ref = pos[0]
-	}
-	st, err := openStore(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	id, err := st.Resolve(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	run, err := st.GetRun(ctx, id)
-	if err != nil || run.Protocol != "framing" {
-		return nil, err
-	}
-	return experiment.LoadFraming(ctx, st, id)
+	return resolveRun(ctx, dir, pos, func(st *store.Store, id string) (*experiment.FramingResult, error) {
+		run, err := st.GetRun(ctx, id)
+		if err != nil || run.Protocol != "framing" {
+			return nil, err
+		}
+		return experiment.LoadFraming(ctx, st, id)
+	})
 }
 
 func cmdExport(ctx context.Context, std IO, args []string) error {

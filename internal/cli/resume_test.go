@@ -89,43 +89,9 @@ func TestKillAndResume(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	t.Logf("kill points drawn with seed %d", seed)
 
-	type snapshot struct {
-		stored map[string]string
-		mark   int
-	}
-	var snaps []snapshot
-	id := ""
-	for round := 0; ; round++ {
-		args := []string{"run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL + "/v1", "--seed", "7", "--concurrency", "8", "--quiet"}
-		if id != "" {
-			args = []string{"run", "--dir", dir, "--resume", id, "--quiet"}
-		}
-		cmd, got := startChild(t, args...)
-		if id != "" && got != id {
-			t.Fatalf("resume printed run %s, want %s", got, id)
-		}
-		id = got
-		if round >= 4 {
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("final resume: %v", err)
-			}
-			break
-		}
-		time.Sleep(time.Duration(40+rng.IntN(600)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-		st, err := store.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored, err := st.StoredIDs(context.Background(), id)
-		st.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		snaps = append(snaps, snapshot{stored, len(log.all())})
-		t.Logf("kill %d: %d sessions stored, %d requests so far", round+1, len(stored), len(log.all()))
-	}
+	id, snaps := killResumeLoop(t, dir, log, rng, 4, 600,
+		[]string{"run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL + "/v1", "--seed", "7", "--concurrency", "8", "--quiet"},
+		func(id string) []string { return []string{"run", "--dir", dir, "--resume", id, "--quiet"} })
 
 	st, err := store.Open(dir)
 	if err != nil {
@@ -176,17 +142,7 @@ func TestKillAndResume(t *testing.T) {
 	for _, spec := range pressure.Plan(res.Deck) {
 		session[pressure.SessionSeed(7, spec.ID())] = spec.ID()
 	}
-	entries := log.all()
-	for k, s := range snaps {
-		for _, e := range entries[s.mark:] {
-			if e.Seed == nil {
-				continue // a request cut by a kill before its body arrived: never answered
-			}
-			if id := session[*e.Seed]; s.stored[id] != "" {
-				t.Fatalf("session %s, stored before kill %d, was requested again (request %d)", id, k+1, e.Seq)
-			}
-		}
-	}
+	assertNotRequestedAgain(t, snaps, log.all(), session)
 
 	// The log holds every stored session's final record once, and every
 	// stored attempt once.
@@ -250,4 +206,68 @@ func openTempStore(t *testing.T) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// killSnapshot is what a run had stored when it was killed, and how many
+// requests the server had seen by then.
+type killSnapshot struct {
+	stored map[string]string
+	mark   int
+}
+
+// killResumeLoop starts budge with first, kills it with SIGKILL after a
+// random 30 ms to maxSleepMS, resumes it and kills the resume, kills times
+// in all, then lets a last resume finish. It returns the run id and what
+// was stored at each kill.
+func killResumeLoop(t *testing.T, dir string, log *serverLog, rng *rand.Rand, kills, maxSleepMS int, first []string, resume func(id string) []string) (string, []killSnapshot) {
+	t.Helper()
+	var snaps []killSnapshot
+	id := ""
+	for round := 0; ; round++ {
+		args := first
+		if id != "" {
+			args = resume(id)
+		}
+		cmd, got := startChild(t, args...)
+		if id != "" && got != id {
+			t.Fatalf("resume printed run %s, want %s", got, id)
+		}
+		id = got
+		if round >= kills {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("final resume: %v", err)
+			}
+			return id, snaps
+		}
+		time.Sleep(time.Duration(30+rng.IntN(maxSleepMS)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		st, err := store.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := st.StoredIDs(context.Background(), id)
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, killSnapshot{stored, len(log.all())})
+		t.Logf("kill %d: %d sessions stored, %d requests so far", round+1, len(stored), len(log.all()))
+	}
+}
+
+// assertNotRequestedAgain fails when a session stored before a kill was
+// requested after it; session maps a request's seed to its session.
+func assertNotRequestedAgain(t *testing.T, snaps []killSnapshot, entries []sim.LogEntry, session map[int64]string) {
+	t.Helper()
+	for k, s := range snaps {
+		for _, e := range entries[s.mark:] {
+			if e.Seed == nil {
+				continue // a request cut by a kill before its body arrived: never answered
+			}
+			if id := session[*e.Seed]; s.stored[id] != "" {
+				t.Fatalf("session %s, stored before kill %d, was requested again (request %d)", id, k+1, e.Seq)
+			}
+		}
+	}
 }
