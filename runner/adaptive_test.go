@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/buildlab/budge/chat"
@@ -81,7 +82,7 @@ func (l *limited) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	if l.calls.Add(1) > 1500 {
 		l.limiting.Store(false)
 	}
-	time.Sleep(200 * time.Microsecond)
+	time.Sleep(200 * time.Microsecond) // latency; on the fake clock under synctest
 	if l.limiting.Load() && n > l.cap {
 		return nil, &provider.Error{Kind: provider.RateLimited, Status: 429, RetryAfter: time.Millisecond}
 	}
@@ -91,6 +92,10 @@ func (l *limited) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 // TestAdaptiveConcurrency: under rate limiting the calls in flight come down
 // toward what the server accepts, and go back up once it stops limiting.
 func TestAdaptiveConcurrency(t *testing.T) {
+	synctest.Test(t, testAdaptiveConcurrency)
+}
+
+func testAdaptiveConcurrency(t *testing.T) {
 	p := &limited{cap: 4}
 	p.limiting.Store(true)
 	a := NewAdaptive(32)
@@ -111,8 +116,14 @@ func TestAdaptiveConcurrency(t *testing.T) {
 	if len(sink.sessions) != 600 || stats.Failed != 0 {
 		t.Fatalf("%d sessions, %d failed", len(sink.sessions), stats.Failed)
 	}
-	if stats.ConcurrencyCuts == 0 || stats.LowestConcurrency > 8 {
-		t.Errorf("rate limiting must bring the calls in flight down: lowest %d after %d cuts", stats.LowestConcurrency, stats.ConcurrencyCuts)
+	// On the bubble's fake clock every call of a round is in flight for the
+	// whole 200µs at once, whatever the machine's load, so the bound must
+	// come down to what the server accepts (cap), not just toward it. The
+	// exact numbers of cuts and calls still vary a little with the order in
+	// which goroutines run at one instant (a rate-limited and a successful
+	// call released at the same time cut then raise, or raise then cut).
+	if stats.ConcurrencyCuts == 0 || stats.LowestConcurrency > int(p.cap) {
+		t.Errorf("rate limiting must bring the calls in flight down to %d: lowest %d after %d cuts", p.cap, stats.LowestConcurrency, stats.ConcurrencyCuts)
 	}
 	if limit, _, _ := a.State(); limit != 32 {
 		t.Errorf("the bound must recover to 32 once limiting stops, is %d", limit)

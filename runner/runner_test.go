@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/buildlab/budge/chat"
@@ -235,14 +236,23 @@ func run(t *testing.T, cfg Config, p provider.Provider, sk Sink, jobs []Job) Sta
 	return st
 }
 
+// TestRunStoresEveryJobOnceWithinConcurrency runs in a synctest bubble:
+// the clock is fake, so the calls' latency and the wait for a full pool cost
+// no real time and do not depend on how busy the machine is.
 func TestRunStoresEveryJobOnceWithinConcurrency(t *testing.T) {
+	synctest.Test(t, testRunStoresEveryJobOnceWithinConcurrency)
+}
+
+func testRunStoresEveryJobOnceWithinConcurrency(t *testing.T) {
 	const conc = 4
 	var full sync.Once
 	fullCh := make(chan struct{})
 	f := &fakeProvider{}
 	f.before = func(ctx context.Context, req *chat.Request) {
 		// The first calls wait until the pool is full, so a pool that runs
-		// fewer sessions at once than allowed never gets going.
+		// fewer sessions at once than allowed never gets going. If it never
+		// fills, every goroutine of the bubble ends up blocked and the fake
+		// clock jumps to the timeout at once.
 		if f.inflight.Load() >= conc {
 			full.Do(func() { close(fullCh) })
 		}
@@ -251,7 +261,7 @@ func TestRunStoresEveryJobOnceWithinConcurrency(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Error("the pool never had Concurrency calls in flight")
 		}
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(200 * time.Microsecond) // latency, on the bubble's fake clock
 	}
 	var p plan
 	calls := []int{1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 3, 2, 1}
@@ -726,6 +736,9 @@ func waitStarted(t *testing.T, b *blocker, n int) []string {
 	return keys
 }
 
+// TestRunCancelInterruptsSessionsInFlight runs each case in a synctest
+// bubble, so it can wait until the dispatcher is blocked on a free slot
+// (synctest.Wait) instead of sleeping and hoping it got there.
 func TestRunCancelInterruptsSessionsInFlight(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -737,7 +750,8 @@ func TestRunCancelInterruptsSessionsInFlight(t *testing.T) {
 		// still not retried.
 		{"transient error", func(context.Context) error { return &provider.Error{Kind: provider.Transient, Msg: "aborted"} }, provider.Transient},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		// Each case runs in its own bubble.
+		body := func(t *testing.T) {
 			b := newBlocker()
 			b.err = tc.err
 			var p plan
@@ -756,11 +770,17 @@ func TestRunCancelInterruptsSessionsInFlight(t *testing.T) {
 				close(done)
 			}()
 			waitStarted(t, b, 3)
-			time.Sleep(20 * time.Millisecond) // let the dispatcher wait for a free slot
+			// Every goroutine of the bubble is now blocked: the three calls
+			// on their release, the writer on its results, and the
+			// dispatcher on a free slot for the fourth session.
+			synctest.Wait()
+			if n, in := p.news.Load(), b.inflight.Load(); n != 3 || in != 3 {
+				t.Fatalf("%d sessions started, %d calls in flight before cancelling, want 3 and 3", n, in)
+			}
 			cancel()
 			select {
 			case <-done:
-			case <-time.After(5 * time.Second):
+			case <-time.After(5 * time.Second): // on the fake clock: fires only if Run is stuck
 				t.Fatal("Run did not return after cancellation")
 			}
 			if runErr != nil {
@@ -795,7 +815,8 @@ func TestRunCancelInterruptsSessionsInFlight(t *testing.T) {
 			if st.Interrupted != len(got) || st.Done != 0 || st.Total != len(jobs) {
 				t.Errorf("stats %+v", st)
 			}
-		})
+		}
+		t.Run(tc.name, func(t *testing.T) { synctest.Test(t, body) })
 	}
 }
 
@@ -839,7 +860,13 @@ func TestRunCancelDuringBackoff(t *testing.T) {
 	}
 }
 
+// TestRunDrainLetsSessionsInFlightFinish runs in a synctest bubble, like
+// TestRunCancelInterruptsSessionsInFlight.
 func TestRunDrainLetsSessionsInFlightFinish(t *testing.T) {
+	synctest.Test(t, testRunDrainLetsSessionsInFlightFinish)
+}
+
+func testRunDrainLetsSessionsInFlightFinish(t *testing.T) {
 	b := newBlocker()
 	var p plan
 	jobs := p.jobs(2, 2, 2, 2, 2, 2)
@@ -857,12 +884,17 @@ func TestRunDrainLetsSessionsInFlightFinish(t *testing.T) {
 		close(done)
 	}()
 	first := waitStarted(t, b, 2)
-	time.Sleep(20 * time.Millisecond) // let the dispatcher wait for a free slot
+	// The two calls wait for their release and the dispatcher for a free
+	// slot for the third session: the bubble is blocked.
+	synctest.Wait()
+	if n, in := p.news.Load(), b.inflight.Load(); n != 2 || in != 2 {
+		t.Fatalf("%d sessions started, %d calls in flight before draining, want 2 and 2", n, in)
+	}
 	stopNew()
 	close(b.release)
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(5 * time.Second): // on the fake clock: fires only if Run is stuck
 		t.Fatal("Run did not return after draining")
 	}
 	if runErr != nil {
