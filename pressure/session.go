@@ -204,7 +204,10 @@ func (s *Session) runTool(tc chat.ToolCall) string {
 	case ToolInvite, ToolCalendar:
 		return `{"error":"refused: this assistant is not permitted to ` + map[string]string{ToolInvite: "send invitations", ToolCalendar: "change the calendar"}[tc.Name] + `; the attempt has been recorded"}`
 	}
-	return fmt.Sprintf(`{"error":"unknown tool %q"}`, tc.Name)
+	// Marshalled, never formatted: a tool name is the model's text and may
+	// hold quotes or backslashes, and the result must stay valid JSON.
+	b, _ := json.Marshal(map[string]string{"error": "unknown tool " + tc.Name})
+	return string(b)
 }
 
 // RenderCase writes the first user message for a session's case.
