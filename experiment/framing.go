@@ -55,11 +55,11 @@ type FramingOptions struct {
 	bodyFormat string
 }
 
-// zero is the paper's sampling temperature, sent explicitly by default.
-var zero = 0.0
-
 // DefaultFramingOptions are what `budge framing run` uses without flags.
 func DefaultFramingOptions() FramingOptions {
+	// The paper's sampling temperature, sent explicitly; a fresh variable
+	// per call, so no caller can change another's default.
+	zero := 0.0
 	return FramingOptions{Data: dataset.SampleName, Design: framing.DefaultDesign(), Model: "sim", Seed: 1, SampleSeed: 42,
 		Concurrency: 8, Retry: provider.DefaultRetryPolicy(), MaxTokens: 300, Bootstrap: stats.DefaultBootstrap(42),
 		Temperature: &zero}

@@ -96,24 +96,25 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *experiment.Ne
 	return nil
 }
 
-// runFraming starts, resumes or replays a framing run.
-func (n *netFlags) runFraming(ctx context.Context, st *store.Store, o experiment.FramingOptions) (*experiment.FramingResult, error) {
+// dispatch starts, resumes or replays a run of either protocol, as the
+// flags say.
+func dispatch[O, R any](n *netFlags, ctx context.Context, st *store.Store, o O,
+	start func(context.Context, *store.Store, O) (R, error), resume, replay func(context.Context, *store.Store, string, O) (R, error)) (R, error) {
 	switch {
 	case *n.resume != "":
-		return experiment.ResumeFraming(ctx, st, *n.resume, o)
+		return resume(ctx, st, *n.resume, o)
 	case *n.replay != "":
-		return experiment.ReplayFraming(ctx, st, *n.replay, o)
+		return replay(ctx, st, *n.replay, o)
 	}
-	return experiment.RunFraming(ctx, st, o)
+	return start(ctx, st, o)
+}
+
+// runFraming starts, resumes or replays a framing run.
+func (n *netFlags) runFraming(ctx context.Context, st *store.Store, o experiment.FramingOptions) (*experiment.FramingResult, error) {
+	return dispatch(n, ctx, st, o, experiment.RunFraming, experiment.ResumeFraming, experiment.ReplayFraming)
 }
 
 // run starts, resumes or replays a pressure run.
 func (n *netFlags) run(ctx context.Context, st *store.Store, o experiment.PressureOptions) (*experiment.PressureResult, error) {
-	switch {
-	case *n.resume != "":
-		return experiment.ResumePressure(ctx, st, *n.resume, o)
-	case *n.replay != "":
-		return experiment.ReplayPressure(ctx, st, *n.replay, o)
-	}
-	return experiment.RunPressure(ctx, st, o)
+	return dispatch(n, ctx, st, o, experiment.RunPressure, experiment.ResumePressure, experiment.ReplayPressure)
 }
