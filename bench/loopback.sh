@@ -7,7 +7,7 @@
 #   2. zero latency, the 416-session discovery deck at concurrency 32: calls
 #      and sessions per second, and the peak RSS of `budge run`; the same
 #      deck on the in-process simulator for comparison.
-# Also: go test ./experiment -run XXX -bench Loopback -benchtime 1x
+# Also: go test ./study -run XXX -bench Loopback -benchtime 1x
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 // TestFramingGolden renders seeded simulator framing runs in every format
@@ -38,11 +38,11 @@ func TestFramingGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := experiment.DefaultFramingOptions()
+		o := study.DefaultFramingOptions()
 		o.Model = c.model
 		o.Bootstrap = stats.Bootstrap{Resamples: 1000, Level: 0.95, Seed: 42}
 		c.design(&o.Design)
-		res, err := experiment.RunFraming(context.Background(), st, o)
+		res, err := study.RunFraming(context.Background(), st, o)
 		st.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -79,10 +79,10 @@ func TestFramingReportShowsRatesWithDenominators(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	o := experiment.DefaultFramingOptions()
+	o := study.DefaultFramingOptions()
 	o.Model = "sim:messy"
 	o.Bootstrap.Resamples = 200
-	res, err := experiment.RunFraming(context.Background(), st, o)
+	res, err := study.RunFraming(context.Background(), st, o)
 	if err != nil {
 		t.Fatal(err)
 	}

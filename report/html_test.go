@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 func checkGolden(t *testing.T, name string, got []byte) {
@@ -43,9 +43,9 @@ func TestHTMLGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	o := experiment.DefaultPressureOptions()
+	o := study.DefaultPressureOptions()
 	o.Seed = 11
-	res, err := experiment.RunPressure(context.Background(), st, o)
+	res, err := study.RunPressure(context.Background(), st, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +81,9 @@ func TestHTMLGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fst.Close()
-	fo := experiment.DefaultFramingOptions()
+	fo := study.DefaultFramingOptions()
 	fo.Bootstrap = stats.Bootstrap{Resamples: 200, Level: 0.95, Seed: 42}
-	fres, err := experiment.RunFraming(context.Background(), fst, fo)
+	fres, err := study.RunFraming(context.Background(), fst, fo)
 	if err != nil {
 		t.Fatal(err)
 	}

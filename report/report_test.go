@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -26,10 +26,10 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := experiment.DefaultPressureOptions()
+		o := study.DefaultPressureOptions()
 		o.Model = model
 		o.Seed = 11
-		res, err := experiment.RunPressure(context.Background(), st, o)
+		res, err := study.RunPressure(context.Background(), st, o)
 		st.Close()
 		if err != nil {
 			t.Fatal(err)

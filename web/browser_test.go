@@ -14,8 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
 )
 
@@ -234,7 +234,7 @@ func TestBrowserViewerAndReview(t *testing.T) {
 func TestBrowserReportOffline(t *testing.T) {
 	ctx := browser(t)
 	st, id := simRun(t)
-	res, err := experiment.LoadPressure(context.Background(), st, id)
+	res, err := study.LoadPressure(context.Background(), st, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestBrowserHostileOutput(t *testing.T) {
 	st, src := simRun(t)
 	id := evilRun(t, st, src)
 	c := serve(t, st, web.Options{})
-	res, err := experiment.LoadPressure(context.Background(), st, id)
+	res, err := study.LoadPressure(context.Background(), st, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,15 +13,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
 )
 
 // loadScored is what the CLI passes as Options.LoadReport.
 func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
-	res, err := experiment.LoadPressure(ctx, st, id)
+	res, err := study.LoadPressure(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
@@ -39,10 +39,10 @@ func simRunOf(t testing.TB, model string) (*store.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	o := experiment.DefaultPressureOptions()
+	o := study.DefaultPressureOptions()
 	o.Seed = 11
 	o.Model = model
-	res, err := experiment.RunPressure(context.Background(), st, o)
+	res, err := study.RunPressure(context.Background(), st, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,15 +320,15 @@ func TestFramingRunPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	o := experiment.DefaultFramingOptions()
+	o := study.DefaultFramingOptions()
 	o.Bootstrap.Resamples = 100
-	res, err := experiment.RunFraming(context.Background(), st, o)
+	res, err := study.RunFraming(context.Background(), st, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := res.Manifest.RunID
 	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
-		r, err := experiment.LoadFraming(ctx, st, id)
+		r, err := study.LoadFraming(ctx, st, id)
 		if err != nil {
 			return nil, err
 		}

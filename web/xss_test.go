@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/buildlab/budge/chat"
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
 )
 
@@ -75,7 +75,7 @@ func TestHostileOutputIsEscaped(t *testing.T) {
 			t.Errorf("%s does not show the hostile text at all", p)
 		}
 	}
-	res, err := experiment.LoadPressure(ctx, st, id)
+	res, err := study.LoadPressure(ctx, st, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestHostileOutputIsEscaped(t *testing.T) {
 // pair, a masked review page and the report. It starts a review.
 func evilPages(t testing.TB, st *store.Store, id string) []string {
 	ctx := context.Background()
-	res, err := experiment.LoadPressure(ctx, st, id)
+	res, err := study.LoadPressure(ctx, st, id)
 	if err != nil {
 		t.Fatal(err)
 	}

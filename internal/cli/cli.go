@@ -12,8 +12,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 // IO bundles the standard streams.
@@ -44,7 +44,7 @@ func commands() []command {
 		{"runs", "list stored runs", cmdRuns},
 		{"sim", "serve the simulator over an OpenAI-compatible HTTP API, with fault injection", cmdSim},
 		{"version", "print budge's version", func(_ context.Context, std IO, _ []string) error {
-			fmt.Fprintln(std.Out, "budge", experiment.Version)
+			fmt.Fprintln(std.Out, "budge", study.Version)
 			return nil
 		}},
 	}

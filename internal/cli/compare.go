@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/study"
 )
 
 func cmdCompare(ctx context.Context, std IO, args []string) error {
@@ -54,7 +54,7 @@ exit code is 2.`, `
 			return err
 		}
 	}
-	cmp, err := experiment.Compare(ctx, st, ids)
+	cmp, err := study.Compare(ctx, st, ids)
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,9 @@ package cli
 import (
 	"errors"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 // Exit codes: the one place they are defined. The README documents them.
@@ -29,9 +29,9 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &ue), errors.Is(err, experiment.ErrInvalid), errors.As(err, &probs), errors.Is(err, store.ErrNoRun):
+	case errors.As(err, &ue), errors.Is(err, study.ErrInvalid), errors.As(err, &probs), errors.Is(err, store.ErrNoRun):
 		return ExitInvalid
-	case errors.Is(err, experiment.ErrSelfTest):
+	case errors.Is(err, study.ErrSelfTest):
 		return ExitSelfTest
 	}
 	return ExitError

@@ -10,11 +10,11 @@ import (
 	"strings"
 
 	"github.com/buildlab/budge/dataset"
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 const framingUsage = `Usage: budge framing <subcommand> [arguments] [flags]
@@ -86,7 +86,7 @@ func (l *listFlag) Set(s string) error {
 }
 
 func cmdFramingRun(ctx context.Context, std IO, args []string) error {
-	def := experiment.DefaultFramingOptions()
+	def := study.DefaultFramingOptions()
 	fs := newFlags(std, "framing run", "[flags]", `
 Runs the DialDefer protocol: for every item, the four conditions C1-True,
 C1-False, C2-Correct and C2-Incorrect, each in a fresh session, for every
@@ -320,7 +320,7 @@ other.`, `
 		if err != nil {
 			return err
 		}
-		res, err := experiment.LoadFraming(ctx, st, id)
+		res, err := study.LoadFraming(ctx, st, id)
 		if err != nil {
 			return err
 		}
@@ -340,7 +340,7 @@ other.`, `
 }
 
 func cmdFramingImport(ctx context.Context, std IO, args []string) error {
-	def := experiment.DefaultImportOptions("")
+	def := study.DefaultImportOptions("")
 	fs := newFlags(std, "framing import", "DIR [flags]", `
 Imports DialDefer's released per-item results of one model (a folder of
 *_all.jsonl / *_results.jsonl files) as a framing run: it checks that every
@@ -371,7 +371,7 @@ a file is malformed or a prompt differs. Prints "run: <id>" and the report.`, `
 	if *format != "text" && *format != "md" && *format != "json" {
 		return usageError{fmt.Sprintf("--format must be text, md or json, got %q", *format)}
 	}
-	o := experiment.DefaultImportOptions(pos[0])
+	o := study.DefaultImportOptions(pos[0])
 	o.Templates, o.Model, o.AllowPromptMismatch, o.Policy, o.Tolerant = *templates, *model, *allow, *policy, !*strict
 	o.Bootstrap.Resamples, o.Bootstrap.Seed = *resamples, *bootSeed
 	o.Started = func(id string) { fmt.Fprintln(std.Out, "run: "+id) }
@@ -380,7 +380,7 @@ a file is malformed or a prompt differs. Prints "run: <id>" and the report.`, `
 		return err
 	}
 	defer st.Close()
-	res, err := experiment.ImportFraming(ctx, st, o)
+	res, err := study.ImportFraming(ctx, st, o)
 	if err != nil {
 		return err
 	}
@@ -426,7 +426,7 @@ lands in the same split in every export.`, `
 	ref := pos[0]
 	if _, statErr := os.Stat(ref); statErr == nil || ref == dataset.SampleName {
 		if items, err = dataset.Open(ref, dataset.Options{}); err != nil {
-			return fmt.Errorf("%w: %w", experiment.ErrInvalid, err)
+			return fmt.Errorf("%w: %w", study.ErrInvalid, err)
 		}
 		if d, err = buildDesign(templates.vals, labels.vals, nil, framing.ModeBaseline, "", "", framing.PolicyWrong); err != nil {
 			return err
@@ -441,7 +441,7 @@ lands in the same split in every export.`, `
 		if err != nil {
 			return err
 		}
-		res, err := experiment.LoadFraming(ctx, st, id)
+		res, err := study.LoadFraming(ctx, st, id)
 		if err != nil {
 			return err
 		}
@@ -450,7 +450,7 @@ lands in the same split in every export.`, `
 	dataset.AssignSplit(items, *frac, *splitSeed)
 	recs, withheld, err := framing.TrainingRecords(&d, items, *format)
 	if err != nil {
-		return fmt.Errorf("%w: %w", experiment.ErrInvalid, err)
+		return fmt.Errorf("%w: %w", study.ErrInvalid, err)
 	}
 	if err := writeOut(std, *out, func(w io.Writer) error {
 		enc := json.NewEncoder(w)

@@ -10,17 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 // judgeServer serves the simulated framing judge over HTTP, knowing the
 // sample items' answers, as `budge sim serve` does.
 func judgeServer(t *testing.T, latency time.Duration, log *serverLog) *httptest.Server {
 	t.Helper()
-	k, err := experiment.FramingKnowledge("sample")
+	k, err := study.FramingKnowledge("sample")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,18 +38,18 @@ func judgeServer(t *testing.T, latency time.Duration, log *serverLog) *httptest.
 }
 
 // inProcessFraming is the uninterrupted in-process framing run with seed 7.
-func inProcessFraming(t *testing.T) *experiment.FramingResult {
+func inProcessFraming(t *testing.T) *study.FramingResult {
 	t.Helper()
-	o := experiment.DefaultFramingOptions()
+	o := study.DefaultFramingOptions()
 	o.Seed = 7
-	ref, err := experiment.RunFraming(context.Background(), openTempStore(t), o)
+	ref, err := study.RunFraming(context.Background(), openTempStore(t), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ref
 }
 
-func sameFraming(t *testing.T, got, want *experiment.FramingResult) {
+func sameFraming(t *testing.T, got, want *study.FramingResult) {
 	t.Helper()
 	if len(got.Observations) != len(want.Observations) {
 		t.Fatalf("%d observations, want %d", len(got.Observations), len(want.Observations))
@@ -82,7 +82,7 @@ func TestFramingOverHTTPEqualsInProcess(t *testing.T) {
 	}
 	defer st.Close()
 	id, _ := st.Resolve(context.Background(), "latest")
-	got, err := experiment.LoadFraming(context.Background(), st, id)
+	got, err := study.LoadFraming(context.Background(), st, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestFramingKillAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	res, err := experiment.LoadFraming(context.Background(), st, id)
+	res, err := study.LoadFraming(context.Background(), st, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func TestFramingBadInputExitsTwoAndWritesNothing(t *testing.T) {
 func TestFramingImportReplicates(t *testing.T) {
 	results := filepath.Join("..", "..", "..", "shared", "data", "dialdefer", "results", "gpt-4o-mini")
 	if _, err := os.Stat(results); err != nil {
-		t.Skipf("reference data absent (%v); the replication itself is tested in experiment", err)
+		t.Skipf("reference data absent (%v); the replication itself is tested in study", err)
 	}
 	dir := t.TempDir()
 	code, out, errs := budge(t, "framing", "import", results, "--dir", dir, "--resamples", "500")

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
+	"github.com/buildlab/budge/study"
 )
 
 func deckFreeze(ctx context.Context, std IO, args []string) error {
@@ -37,7 +37,7 @@ than one.`, `
 		return err
 	}
 	defer st.Close()
-	rec, already, deck, err := experiment.FreezeDeck(ctx, st, pos[0])
+	rec, already, deck, err := study.FreezeDeck(ctx, st, pos[0])
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 // TestMain lets the test binary act as budge in a child process, so a test
@@ -65,7 +65,7 @@ func TestKillDoesNotCorruptStore(t *testing.T) {
 			if err := db.QueryRow("PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
 				t.Fatalf("integrity_check = %q, %v", ok, err)
 			}
-			res, err := experiment.LoadPressure(context.Background(), st, id)
+			res, err := study.LoadPressure(context.Background(), st, id)
 			if err != nil {
 				t.Fatalf("a killed run must still load: %v", err)
 			}

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 // netFlags are budge run's flags for models behind an API: endpoints and
@@ -48,7 +48,7 @@ var (
 // the flags a resumed or replayed run takes from the recorded run, and
 // concurrency is zeroed (the recorded run's) unless given. env is read
 // once, by the caller.
-func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *experiment.NetOptions, concurrency *int, dir string, env endpoint.Env) error {
+func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOptions, concurrency *int, dir string, env endpoint.Env) error {
 	if *n.resume != "" && *n.replay != "" {
 		return usageError{"--resume and --replay exclude each other"}
 	}
@@ -83,7 +83,7 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *experiment.Ne
 	if path != "" {
 		c, err := endpoint.LoadConfig(path)
 		if err != nil {
-			return fmt.Errorf("%w: %w", experiment.ErrInvalid, err)
+			return fmt.Errorf("%w: %w", study.ErrInvalid, err)
 		}
 		cfg = c
 	}
@@ -110,11 +110,11 @@ func dispatch[O, R any](n *netFlags, ctx context.Context, st *store.Store, o O,
 }
 
 // runFraming starts, resumes or replays a framing run.
-func (n *netFlags) runFraming(ctx context.Context, st *store.Store, o experiment.FramingOptions) (*experiment.FramingResult, error) {
-	return dispatch(n, ctx, st, o, experiment.RunFraming, experiment.ResumeFraming, experiment.ReplayFraming)
+func (n *netFlags) runFraming(ctx context.Context, st *store.Store, o study.FramingOptions) (*study.FramingResult, error) {
+	return dispatch(n, ctx, st, o, study.RunFraming, study.ResumeFraming, study.ReplayFraming)
 }
 
 // run starts, resumes or replays a pressure run.
-func (n *netFlags) run(ctx context.Context, st *store.Store, o experiment.PressureOptions) (*experiment.PressureResult, error) {
-	return dispatch(n, ctx, st, o, experiment.RunPressure, experiment.ResumePressure, experiment.ReplayPressure)
+func (n *netFlags) run(ctx context.Context, st *store.Store, o study.PressureOptions) (*study.PressureResult, error) {
+	return dispatch(n, ctx, st, o, study.RunPressure, study.ResumePressure, study.ReplayPressure)
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 func cmdReport(ctx context.Context, std IO, args []string) error {
@@ -70,21 +70,21 @@ func resolveRun[T any](ctx context.Context, dir string, pos []string, load func(
 	return load(st, id)
 }
 
-func loadRun(ctx context.Context, dir string, pos []string) (*experiment.PressureResult, error) {
-	return resolveRun(ctx, dir, pos, func(st *store.Store, id string) (*experiment.PressureResult, error) {
-		return experiment.LoadPressure(ctx, st, id)
+func loadRun(ctx context.Context, dir string, pos []string) (*study.PressureResult, error) {
+	return resolveRun(ctx, dir, pos, func(st *store.Store, id string) (*study.PressureResult, error) {
+		return study.LoadPressure(ctx, st, id)
 	})
 }
 
 // loadFramingRun loads the run named in pos when it is a framing run, and
 // returns nil for a run of another protocol.
-func loadFramingRun(ctx context.Context, dir string, pos []string) (*experiment.FramingResult, error) {
-	return resolveRun(ctx, dir, pos, func(st *store.Store, id string) (*experiment.FramingResult, error) {
+func loadFramingRun(ctx context.Context, dir string, pos []string) (*study.FramingResult, error) {
+	return resolveRun(ctx, dir, pos, func(st *store.Store, id string) (*study.FramingResult, error) {
 		run, err := st.GetRun(ctx, id)
 		if err != nil || run.Protocol != "framing" {
 			return nil, err
 		}
-		return experiment.LoadFraming(ctx, st, id)
+		return study.LoadFraming(ctx, st, id)
 	})
 }
 

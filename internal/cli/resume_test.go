@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 type serverLog struct {
@@ -98,7 +98,7 @@ func TestKillAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	res, err := experiment.LoadPressure(context.Background(), st, id)
+	res, err := study.LoadPressure(context.Background(), st, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,8 @@ func TestKillAndResume(t *testing.T) {
 	}
 
 	// The same results as an uninterrupted run, in process.
-	ref, err := experiment.RunPressure(context.Background(), openTempStore(t), func() experiment.PressureOptions {
-		o := experiment.DefaultPressureOptions()
+	ref, err := study.RunPressure(context.Background(), openTempStore(t), func() study.PressureOptions {
+		o := study.DefaultPressureOptions()
 		o.Seed = 7
 		return o
 	}())

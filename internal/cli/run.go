@@ -7,15 +7,15 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 func cmdRun(ctx context.Context, std IO, args []string) error {
-	def := experiment.DefaultPressureOptions()
+	def := study.DefaultPressureOptions()
 	fs := newFlags(std, "run", "[flags]", `
 Runs the pressure-and-correction protocol: every case of the deck, crossed with
 both identity assignments and both presentation orders, on every branch (no

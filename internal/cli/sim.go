@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/study"
 )
 
 func cmdSim(ctx context.Context, std IO, args []string) error {
@@ -66,7 +66,7 @@ stops on Ctrl-C.`, `
 	}
 	o := sim.ServerOptions{Faults: sim.Faults{RateLimit: *r429, RetryAfter: *retryAfter, ServerErr: *r5xx, Reset: *reset,
 		Truncate: *trunc, Malformed: *malformed, Empty: *empty, Latency: *latency, Jitter: *jitter, LatencyDist: *dist, Seed: *seed}}
-	if o.Judge, err = experiment.FramingKnowledge(*judgeData); err != nil {
+	if o.Judge, err = study.FramingKnowledge(*judgeData); err != nil {
 		return err
 	}
 	if *logPath != "" {

@@ -11,10 +11,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/buildlab/budge/experiment"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
 )
 
@@ -100,14 +100,14 @@ func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, e
 		return nil, err
 	}
 	if run.Protocol == "framing" {
-		res, err := experiment.LoadFraming(ctx, st, id)
+		res, err := study.LoadFraming(ctx, st, id)
 		if err != nil {
 			return nil, err
 		}
 		rep := res.Report()
 		return &web.Scored{Framing: &rep}, nil
 	}
-	res, err := experiment.LoadPressure(ctx, st, id)
+	res, err := study.LoadPressure(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, e
 
 // htmlReport renders a pressure run as one HTML page, with the review's
 // agreement when the run has a review.
-func htmlReport(ctx context.Context, dir string, res *experiment.PressureResult, w io.Writer) error {
+func htmlReport(ctx context.Context, dir string, res *study.PressureResult, w io.Writer) error {
 	x := &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes)}
 	st, err := openStore(dir)
 	if err != nil {

@@ -1,4 +1,4 @@
-package experiment
+package study
 
 // The network path end to end: the simulator behind budge sim serve's
 // handler, reached through the OpenAI-compatible provider, with and without

@@ -1,4 +1,4 @@
-package experiment
+package study
 
 // A writer of tiny random-weight GGUF models, so the Ollama integration test
 // needs no downloaded model: GGUF v3, F32 tensors, a llama architecture of

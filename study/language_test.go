@@ -1,4 +1,4 @@
-package experiment
+package study
 
 // End-to-end behaviour on the built-in Chinese discovery deck and on a
 // user-written deck with explicit references. The Chinese deck has the

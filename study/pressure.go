@@ -1,7 +1,7 @@
 // Package experiment runs whole experiments: it turns options into a plan,
 // a provider, a store run and a runner call, and reads finished runs back
 // for scoring. The command line is a thin layer over it.
-package experiment
+package study
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package experiment
+package study
 
 // The integration test against a real inference server: Ollama, built from
 // the Go module proxy (.ci/ollama.sh), serving a tiny random-weight model

@@ -1,4 +1,4 @@
-package experiment
+package study
 
 // End-to-end behaviour of the pressure protocol against the built-in
 // simulator: every test runs RunPressure on the discovery deck into a fresh
