@@ -190,26 +190,19 @@ func ImportFraming(ctx context.Context, st *store.Store, o ImportOptions) (*Fram
 		return nil, fmt.Errorf("%w: %d of %d recorded prompts differ from budge's rendering with the templates in %s, e.g. %s; check --templates, or pass --allow-prompt-mismatch to import anyway",
 			ErrInvalid, len(check.PromptMismatches), check.PromptsChecked, tdir, strings.Join(head(check.PromptMismatches, 3), "; "))
 	}
-	snap := &FramingSnapshot{Version: 1, Data: o.Dir, Design: d, Items: items}
-	snapJSON, err := json.Marshal(snap)
+	p, err := newFramingRun(o.Dir, d, items, o.Bootstrap)
 	if err != nil {
 		return nil, err
 	}
-	m := newFramingManifest(NewRunID(now), now, o.Dir, snapJSON, items, &d, o.Bootstrap)
+	m := p.m
 	m.Model = model
 	m.Provider = provider.Info{Name: importedMarker, Model: model, Detail: "results imported from " + o.Dir}
 	m.SeedPolicy = "imported: the release's own generation settings"
-	m.Counts.Planned = len(specs)
 	m.Import = check
+	m.Counts.Planned = len(specs)
 	m.Fingerprint = m.fingerprint()
-	mj, _ := json.MarshalIndent(m, "", "  ")
-	if err := st.CreateRun(ctx, store.Run{ID: m.RunID, Protocol: m.Protocol, Created: now, Status: store.RunRunning,
-		DeckName: dataName(o.Dir), DeckHash: m.Data.SHA, Model: model, Seed: "imported", Planned: len(specs), Manifest: mj},
-		o.Dir, snapJSON); err != nil {
+	if err := create(ctx, st, p, o.Started); err != nil {
 		return nil, err
-	}
-	if o.Started != nil {
-		o.Started(m.RunID)
 	}
 	for i := 0; i < len(sessions); i += 512 {
 		if err := st.WriteSessions(ctx, m.RunID, sessions[i:min(i+512, len(sessions))]); err != nil {
@@ -223,9 +216,7 @@ func ImportFraming(ctx context.Context, st *store.Store, o ImportOptions) (*Fram
 	for i := range sessions {
 		sessions[i].Artifacts = nil
 	}
-	res := scoreFraming(run, m, snap, sessions, nil)
-	res.Manifest.Import = check
-	return res, finishFraming(ctx, st, res)
+	return as[*FramingResult](finish(ctx, st, p, run, sessions, nil))
 }
 
 // firstDifference describes where two texts first differ.

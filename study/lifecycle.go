@@ -2,8 +2,8 @@ package study
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/buildlab/budge/provider"
@@ -11,124 +11,542 @@ import (
 	"github.com/buildlab/budge/provider/replay"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study/stack"
 )
 
-// NetOptions say how a run of either protocol reaches a model that is not
-// in process, and what it may spend.
-type NetOptions struct {
-	// Endpoint says how the model is opened: base URL, config file of named
-	// endpoints and prices, API keys.
-	Endpoint endpoint.Options
-	// MaxCost, when positive, is the most the run may cost in US dollars:
-	// a run projected to cost more is refused, and a run stops starting
-	// sessions before its running cost would pass it.
-	MaxCost float64
-	// CacheDir, when set, is a response cache directory.
-	CacheDir string
+// protocol is one protocol's run as the lifecycle sees it. The adapters
+// (pressureRun, framingRun) hold the run's manifest and its snapshot and
+// build everything else from them.
+type protocol interface {
+	// head is the manifest's common part, which the lifecycle fills in.
+	head() *Header
+	// manifest is the whole manifest, as stored.
+	manifest() any
+	// snapshot is what the run stores beside its sessions (the deck, or the
+	// items and design): a short name, where it came from, its hash and
+	// its bytes.
+	snapshot() (name, source, hash string, content []byte)
+	// ids are the planned session ids in canonical order.
+	ids() []string
+	// jobs are the runner jobs in schedule order of the sessions want
+	// accepts, each as the incarnation want gives.
+	jobs(want func(id string) (incarnation int, ok bool)) []runner.Job
+	// project estimates the cost of the sessions todo accepts.
+	project(todo func(id string) bool, price endpoint.Price) Projection
+	// open opens the run's model with the caller's endpoint options.
+	open(eo endpoint.Options) (provider.Provider, error)
+	// fingerprint hashes what identifies what was measured.
+	fingerprint() string
+	// result scores the stored sessions (by id) into a result.
+	result(run store.Run, byID map[string]*store.Session) Result
+	// replayed is a new run of the same plan answered by rp.
+	replayed(rp provider.Provider, c Control) (Plan, error)
 }
 
-// runControl is what every run, new or resumed, takes from its caller
-// beyond the protocol: the provider (or how to open one), concurrency, and
-// the callbacks.
-type runControl struct {
-	Net         NetOptions
-	Provider    provider.Provider
-	Concurrency int
-	Progress    func(runner.Progress)
-	Started     func(runID string)
-	Drain       context.Context
+// checker is a protocol that refuses some providers for a resume.
+type checker interface {
+	check(info provider.Info) error
 }
 
-// resumable is what the one resume path needs from a stored run of any
-// protocol. The protocol adapters (ResumePressure, ResumeFraming) fill it
-// from the run's manifest and snapshot.
-type resumable struct {
-	run   store.Run
-	model string
-	prov  provider.Info
-	seed  uint64
-	retry provider.RetryPolicy
-	conc  int
-	net   *NetInfo
-	// ids lists every planned session id.
-	ids []string
-	// open opens the recorded model with the caller's endpoint options.
-	open func(eo endpoint.Options) (provider.Provider, error)
-	// check refuses a provider the run cannot continue with (nil: none).
-	check func(provider.Info) error
-	// project estimates the cost of the sessions still to run.
-	project func(todo map[string]bool, price endpoint.Price) Projection
-	// jobs builds the runner jobs of the sessions still to run, in schedule
-	// order, each as the next incarnation of what earlier runs left.
-	jobs func(todo map[string]bool, incarnations map[string]int) []runner.Job
-	// manifest encodes the run's manifest as it stands.
-	manifest  func() []byte
-	setStatus func(string)
-	// maxOutput is the most output tokens one call can produce.
-	maxOutput int
+// loaded is a protocol with more to read from the store once scored (the
+// pressure deck's freeze state).
+type loaded interface {
+	afterScore(ctx context.Context, st *store.Store, res Result) error
 }
 
-// resumeRun continues an interrupted run in place, whatever its protocol.
-// Sessions already stored (complete, or failed for good) are not sent
-// again; every other planned session runs with the recorded seed, settings
-// and schedule as the next incarnation of whatever attempts earlier runs
-// left, so no stored observation is overwritten. It returns false when
-// nothing was left to run and the run was already finished.
-func resumeRun(ctx context.Context, st *store.Store, c runControl, r resumable) (bool, error) {
-	id := r.run.ID
-	if r.net.ReplayOf != "" {
-		return false, fmt.Errorf("%w: run %s is a replay; replay %s again instead of resuming it", ErrInvalid, id, r.net.ReplayOf)
+// asker is a protocol that may be unable to ask its questions again (an
+// imported run, a prompt the store lacks).
+type asker interface {
+	canAsk() error
+}
+
+// Plan is what a new run is made from: PressureOptions or FramingOptions.
+type Plan interface {
+	// control is the caller's side of the run.
+	control() Control
+	// prepare checks the plan, opens its model and builds the run's
+	// protocol with a fresh manifest.
+	prepare(ctx context.Context, st *store.Store) (protocol, provider.Provider, error)
+}
+
+// protocols are the stored runs budge can read back, by protocol name.
+var protocols = map[string]func(ctx context.Context, st *store.Store, run store.Run) (protocol, error){
+	"pressure": loadPressure,
+	"framing":  loadFraming,
+}
+
+// Start makes a new run of a plan, runs it and stores it. The result is
+// scored from what was stored.
+func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
+	c := pl.control()
+	if c.Concurrency < 1 {
+		return nil, fmt.Errorf("%w: concurrency must be at least 1", ErrInvalid)
 	}
-	p := c.Provider
-	if p == nil {
-		eo := c.Net.Endpoint
+	p, prov, err := pl.prepare(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	h := p.head()
+	s, err := newStack(c.NetOptions, h, prov, p)
+	if err != nil {
+		return nil, err
+	}
+	h.Fingerprint = p.fingerprint()
+	if err := create(ctx, st, p, c.Started); err != nil {
+		return nil, err
+	}
+	sink := &keepSink{st: st}
+	stats, err := execute(ctx, st, c, h, s, sink, p.jobs(func(string) (int, bool) { return 1, true }))
+	if err != nil {
+		return nil, err
+	}
+	wctx := context.WithoutCancel(ctx)
+	run, err := st.GetRun(wctx, h.RunID)
+	if err != nil {
+		return nil, err
+	}
+	record(&h.Net, s, stats)
+	return finish(wctx, st, p, run, sink.kept, sink.orphans)
+}
+
+// open reads a stored run and its protocol.
+func open(ctx context.Context, st *store.Store, ref string) (store.Run, protocol, error) {
+	id, err := st.Resolve(ctx, ref)
+	if err != nil {
+		return store.Run{}, nil, err
+	}
+	run, err := st.GetRun(ctx, id)
+	if err != nil {
+		return run, nil, err
+	}
+	load, ok := protocols[run.Protocol]
+	if !ok {
+		return run, nil, fmt.Errorf("%w: run %s has protocol %q, which this budge does not know", ErrInvalid, id, run.Protocol)
+	}
+	p, err := load(ctx, st, run)
+	return run, p, err
+}
+
+// openAskable is open for a run whose questions are to be asked again.
+func openAskable(ctx context.Context, st *store.Store, ref string) (store.Run, protocol, error) {
+	run, p, err := open(ctx, st, ref)
+	if err != nil {
+		return run, nil, err
+	}
+	if a, ok := p.(asker); ok {
+		if err := a.canAsk(); err != nil {
+			return run, nil, err
+		}
+	}
+	return run, p, nil
+}
+
+// Load reads a run of any protocol back from the store and scores it from
+// the stored transcripts and the stored snapshot. Planned sessions with no
+// stored result are scored as missing.
+func Load(ctx context.Context, st *store.Store, ref string) (Result, error) {
+	run, p, err := open(ctx, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	sessions, err := st.Sessions(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	orphans, err := st.OrphanAttempts(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	res := score(p, run, sessions, orphans)
+	if l, ok := p.(loaded); ok {
+		if err := l.afterScore(ctx, st, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// Replay runs a recorded run's sessions again as a new run, answered from
+// the recorded responses with zero network calls: the same snapshot,
+// prompts, model name, settings and seed, so every request matches its
+// recording; a parser or report that changed since is applied to the old
+// data. c supplies only concurrency, progress and the callbacks.
+func Replay(ctx context.Context, st *store.Store, ref string, c Control) (Result, error) {
+	run, p, err := openAskable(ctx, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	h := p.head()
+	format := h.Net.BodyFormat
+	if format == "" {
+		format = replay.FormatOf(h.Provider.Name)
+	}
+	rp, err := replay.New(ctx, st, run.ID, format, h.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if c.Concurrency < 1 {
+		c.Concurrency = h.Concurrency
+	}
+	c.NetOptions, c.Provider = NetOptions{}, rp
+	pl, err := p.replayed(rp, c)
+	if err != nil {
+		return nil, err
+	}
+	return Start(ctx, st, replayPlan{pl, run.ID, format})
+}
+
+// replayPlan marks a plan's run as the replay of another.
+type replayPlan struct {
+	Plan
+	of, format string
+}
+
+func (r replayPlan) prepare(ctx context.Context, st *store.Store) (protocol, provider.Provider, error) {
+	p, prov, err := r.Plan.prepare(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := p.head()
+	h.Net.ReplayOf, h.Net.BodyFormat = r.of, r.format
+	return p, prov, nil
+}
+
+// create stores a new run's row, manifest and snapshot.
+func create(ctx context.Context, st *store.Store, p protocol, started func(string)) error {
+	h := p.head()
+	name, source, hash, content := p.snapshot()
+	seed := fmt.Sprint(h.Seed)
+	if h.Provider.Name == importedMarker {
+		seed = "imported"
+	}
+	if err := st.CreateRun(ctx, store.Run{ID: h.RunID, Protocol: h.Protocol, Created: h.Created, Status: store.RunRunning,
+		DeckName: name, DeckHash: hash, Model: h.Model, Seed: seed, Planned: len(p.ids()), Manifest: manifestJSON(p.manifest())},
+		source, content); err != nil {
+		return err
+	}
+	if started != nil {
+		started(h.RunID)
+	}
+	return nil
+}
+
+// execute runs jobs through the stack into sink, logging every attempt.
+func execute(ctx context.Context, st *store.Store, c Control, h *Header, s *stack.Stack, sink runner.Sink, jobs []runner.Job) (runner.Stats, error) {
+	log, err := st.OpenLog(h.RunID)
+	if err != nil {
+		return runner.Stats{}, err
+	}
+	drain := c.Drain
+	if drain == nil {
+		drain = context.Background()
+	}
+	stats, runErr := runner.Run(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: concurrency(c, h), Retry: h.Retry,
+		JitterSeed: h.Seed, Progress: c.Progress, Log: log}), s.Provider, sink, jobs)
+	if err := log.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return stats, fmt.Errorf("run %s: storing results failed: %w", h.RunID, runErr)
+	}
+	return stats, nil
+}
+
+// finish scores a run from its stored sessions, sets its final status and
+// stores the scored manifest.
+func finish(ctx context.Context, st *store.Store, p protocol, run store.Run, sessions []store.Session, orphans map[string]int) (Result, error) {
+	h := p.head()
+	byID := scoreHeader(p, sessions, orphans)
+	h.Status = finalStatus(h.Counts)
+	run.Status = h.Status
+	if err := st.FinishRun(ctx, h.RunID, h.Status, manifestJSON(p.manifest())); err != nil {
+		return nil, err
+	}
+	res := p.result(run, byID)
+	if l, ok := p.(loaded); ok {
+		if err := l.afterScore(ctx, st, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// score scores stored sessions without changing the stored run.
+func score(p protocol, run store.Run, sessions []store.Session, orphans map[string]int) Result {
+	return p.result(run, scoreHeader(p, sessions, orphans))
+}
+
+// scoreHeader fills the header's bookkeeping from the stored sessions
+// (tally), counts the planned sessions with no stored result as missing,
+// prices the tokens, and fingerprints the run with what the provider
+// reported. It returns the sessions by id.
+func scoreHeader(p protocol, sessions []store.Session, orphans map[string]int) map[string]*store.Session {
+	h := p.head()
+	byID := tally(h, sessions, orphans)
+	ids := p.ids()
+	h.Counts.Planned = len(ids)
+	for _, id := range ids {
+		if byID[id] == nil {
+			h.Counts.Missing++
+		}
+	}
+	h.Net.CostUSD = nil
+	if h.Net.Price != nil {
+		cost := h.Net.Price.Cost(h.Counts.InputTokens, h.Counts.OutputTokens)
+		h.Net.CostUSD = &cost
+	}
+	h.Fingerprint = p.fingerprint()
+	return byID
+}
+
+// tally indexes stored sessions by id and fills the header's bookkeeping:
+// sessions, attempts, retries and tokens, failed attempts by kind, and the
+// model ids and fingerprints the provider reported; orphans are the
+// attempts of interrupted sessions, by session id.
+func tally(h *Header, sessions []store.Session, orphans map[string]int) map[string]*store.Session {
+	byID := make(map[string]*store.Session, len(sessions))
+	var c Counts
+	models, fps := map[string]bool{}, map[string]bool{}
+	h.Net.FailedByKind = nil
+	for i := range sessions {
+		se := &sessions[i]
+		byID[se.ID] = se
+		switch se.Status {
+		case store.SessionComplete:
+			c.Complete++
+		case store.SessionFailed:
+			c.Failed++
+		}
+		c.InputTokens += se.InputTokens
+		c.OutputTokens += se.OutputTokens
+		for _, a := range se.Attempts {
+			c.Attempts++
+			if a.Outcome != "ok" {
+				c.FailedAttempts++
+				if h.Net.FailedByKind == nil {
+					h.Net.FailedByKind = map[string]int{}
+				}
+				h.Net.FailedByKind[a.ErrorKind]++
+			}
+			if a.Attempt > 1 {
+				c.Retries++
+			}
+			if a.ModelID != "" {
+				models[a.ModelID] = true
+			}
+			if a.Fingerprint != "" {
+				fps[a.Fingerprint] = true
+			}
+		}
+	}
+	for _, n := range orphans {
+		c.Interrupted++
+		c.Attempts += n
+		c.FailedAttempts += n
+	}
+	h.Counts = c
+	h.Reported = Reported{ModelIDs: keys(models), Fingerprints: keys(fps)}
+	return byID
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// keepSink stores sessions and keeps, without their artifacts, those that
+// were committed.
+type keepSink struct {
+	st      *store.Store
+	kept    []store.Session
+	orphans map[string]int
+}
+
+func (k *keepSink) WriteSessions(ctx context.Context, runID string, ss []store.Session) error {
+	if err := k.st.WriteSessions(ctx, runID, ss); err != nil {
+		return err
+	}
+	for _, se := range ss {
+		if se.Status == store.SessionInterrupted {
+			if k.orphans == nil {
+				k.orphans = map[string]int{}
+			}
+			k.orphans[se.ID] += len(se.Attempts)
+			continue
+		}
+		se.Artifacts = nil
+		k.kept = append(k.kept, se)
+	}
+	return nil
+}
+
+// Resume continues an interrupted run of any protocol in place. Sessions
+// already stored (complete, or failed for good) are not sent again; every
+// other planned session runs with the recorded seed, settings and schedule
+// as the next incarnation of whatever attempts earlier runs left, so no
+// stored observation is overwritten. The run is then scored from the
+// store, old sessions and new together: with a deterministic model the
+// measures equal those of an uninterrupted run. This holds after kill -9 at
+// any moment, because a session is stored whole or not at all.
+//
+// From c it takes the provider or the endpoint options (a new base URL is
+// allowed and recorded), concurrency, the cost limit, the cache, progress
+// and the callbacks. The model, seed, settings and retry policy are the
+// run's own.
+func Resume(ctx context.Context, st *store.Store, ref string, c Control) (Result, error) {
+	run, p, err := openAskable(ctx, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	ran, err := resume(ctx, st, c, run, p)
+	if err != nil {
+		return nil, err
+	}
+	if !ran {
+		return Load(ctx, st, run.ID)
+	}
+	wctx := context.WithoutCancel(ctx)
+	sessions, err := st.Sessions(wctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	orphans, err := st.OrphanAttempts(wctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	if run, err = st.GetRun(wctx, run.ID); err != nil {
+		return nil, err
+	}
+	return finish(wctx, st, p, run, sessions, orphans)
+}
+
+// resume runs what a stored run left undone. It returns false when nothing
+// was left to run and the run was already finished.
+func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p protocol) (bool, error) {
+	h := p.head()
+	if h.Net.ReplayOf != "" {
+		return false, fmt.Errorf("%w: run %s is a replay; replay %s again instead of resuming it", ErrInvalid, run.ID, h.Net.ReplayOf)
+	}
+	prov, err := resumeProvider(c, h, p)
+	if err != nil {
+		return false, err
+	}
+	todo, incarnations, err := remaining(ctx, st, run.ID, p.ids())
+	if err != nil {
+		return false, err
+	}
+	if len(todo) == 0 && run.Status != store.RunRunning {
+		// Nothing is missing: nothing to send, nothing to change.
+		if c.Started != nil {
+			c.Started(run.ID)
+		}
+		return false, nil
+	}
+	prior, err := repairLog(ctx, st, run.ID)
+	if err != nil {
+		return false, err
+	}
+	budget, err := remainingBudget(c.NetOptions, h, p, prior, todo)
+	if err != nil {
+		return false, err
+	}
+	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, Concurrency: concurrency(c, h), Budget: budget})
+	if err != nil {
+		return false, err
+	}
+	if c.CacheDir != "" {
+		h.Net.Cache = &CacheInfo{Dir: c.CacheDir}
+	}
+	info := prov.Info()
+	r := Resumption{At: time.Now().UTC(), Budge: Version, Sessions: len(todo)}
+	if info.Detail != h.Provider.Detail {
+		r.Provider = info.Detail
+	}
+	h.Net.Resumes = append(h.Net.Resumes, r)
+	h.Status = store.RunRunning
+	if err := st.ReopenRun(ctx, run.ID, manifestJSON(p.manifest())); err != nil {
+		return false, err
+	}
+	if c.Started != nil {
+		c.Started(run.ID)
+	}
+	jobs := p.jobs(func(id string) (int, bool) { return incarnations[id] + 1, todo[id] })
+	stats, err := execute(ctx, st, c, h, s, st, jobs)
+	if err != nil {
+		return false, err
+	}
+	record(&h.Net, s, stats)
+	return true, nil
+}
+
+// concurrency is the caller's concurrency, or else the recorded run's.
+func concurrency(c Control, h *Header) int {
+	if c.Concurrency < 1 {
+		return h.Concurrency
+	}
+	return c.Concurrency
+}
+
+// resumeProvider opens the recorded model (at the recorded base URL unless
+// the caller gives another) and refuses one that would mix models.
+func resumeProvider(c Control, h *Header, p protocol) (provider.Provider, error) {
+	prov := c.Provider
+	if prov == nil {
+		eo := c.Endpoint
 		if eo.BaseURL == "" {
-			eo.BaseURL = baseURLOf(r.prov)
+			eo.BaseURL = baseURLOf(h.Provider)
 		}
 		var err error
-		if p, err = r.open(eo); err != nil {
-			return false, fmt.Errorf("%w: %w", ErrInvalid, err)
+		if prov, err = p.open(eo); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
-	info := p.Info()
-	if info.Name != r.prov.Name || info.Model != r.model {
-		return false, fmt.Errorf("%w: run %s was made with %s (%s); resuming it with %s (%s) would mix models", ErrInvalid, id, r.model, r.prov.Name, info.Model, info.Name)
+	info := prov.Info()
+	if info.Name != h.Provider.Name || info.Model != h.Model {
+		return nil, fmt.Errorf("%w: run %s was made with %s (%s); resuming it with %s (%s) would mix models", ErrInvalid, h.RunID, h.Model, h.Provider.Name, info.Model, info.Name)
 	}
-	if r.check != nil {
-		if err := r.check(info); err != nil {
-			return false, err
+	if ch, ok := p.(checker); ok {
+		if err := ch.check(info); err != nil {
+			return nil, err
 		}
 	}
+	return prov, nil
+}
+
+// remaining lists the planned sessions a run has not stored, and the
+// incarnations earlier runs left of each.
+func remaining(ctx context.Context, st *store.Store, id string, ids []string) (todo map[string]bool, incarnations map[string]int, err error) {
 	stored, err := st.StoredIDs(ctx, id)
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
-	incarnations, err := st.Incarnations(ctx, id)
-	if err != nil {
-		return false, err
+	if incarnations, err = st.Incarnations(ctx, id); err != nil {
+		return nil, nil, err
 	}
-	todo := map[string]bool{}
-	for _, sid := range r.ids {
+	todo = map[string]bool{}
+	for _, sid := range ids {
 		if _, done := stored[sid]; !done {
 			todo[sid] = true
 		}
 	}
-	if len(todo) == 0 && r.run.Status != store.RunRunning {
-		// Nothing is missing: nothing to send, nothing to change.
-		if c.Started != nil {
-			c.Started(id)
-		}
-		return false, nil
-	}
-	// A kill can cut the log's last line, or lose the records of sessions
-	// the database had already committed: repair it before appending.
+	return todo, incarnations, nil
+}
+
+// repairLog mends a run's log before more is appended to it: a kill can
+// cut its last line, or lose the records of sessions the database had
+// already committed. It returns the stored sessions.
+func repairLog(ctx context.Context, st *store.Store, id string) ([]store.Session, error) {
 	logged, err := st.RepairLog(id)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	prior, err := st.Sessions(ctx, id)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	var lost []byte
 	for _, se := range prior {
@@ -136,89 +554,28 @@ func resumeRun(ctx context.Context, st *store.Store, c runControl, r resumable) 
 			lost = append(lost, runner.LogLines(id, se)...)
 		}
 	}
-	if err := st.AppendLog(id, lost); err != nil {
-		return false, err
-	}
-	conc := c.Concurrency
-	if conc < 1 {
-		conc = r.conc
-	}
-	nr := &netRun{}
-	if !inProcess(info) {
-		nr.adapt = runner.NewAdaptive(conc)
-	}
-	if c.Net.CacheDir != "" {
-		cache, err := replay.NewCache(c.Net.CacheDir, p)
-		if err != nil {
-			return false, err
-		}
-		nr.cache, p = cache, cache
-		r.net.Cache = &CacheInfo{Dir: c.Net.CacheDir}
-	}
-	if c.Net.MaxCost > 0 && len(todo) > 0 {
-		price, ok := c.Net.Endpoint.Config.PriceOf(r.model)
-		if !ok {
-			return false, fmt.Errorf("%w: --max-cost needs a price for %s in the config file", ErrInvalid, r.model)
-		}
-		spent := 0.0
-		for _, se := range prior {
-			spent += price.Cost(se.InputTokens, se.OutputTokens)
-		}
-		proj := r.project(todo, price)
-		if spent+proj.Cost > c.Net.MaxCost {
-			return false, fmt.Errorf("%w: %w: run %s has cost $%.4f; its %d remaining sessions are projected at $%.4f (%s), more than --max-cost $%g allows",
-				ErrInvalid, ErrCostLimit, id, spent, len(todo), proj.Cost, proj.Assumptions, c.Net.MaxCost)
-		}
-		r.net.Price, r.net.MaxCost, r.net.Projected = &price, c.Net.MaxCost, &proj
-		nr.budget = &runner.Budget{Limit: c.Net.MaxCost - spent, PerSession: proj.Cost / float64(max(len(todo), 1)), MaxOutput: r.maxOutput, Price: price.Cost}
-	}
-	resume := Resume{At: time.Now().UTC(), Budge: Version, Sessions: len(todo)}
-	if info.Detail != r.prov.Detail {
-		resume.Provider = info.Detail
-	}
-	r.net.Resumes = append(r.net.Resumes, resume)
-	r.setStatus(store.RunRunning)
-	if err := st.ReopenRun(ctx, id, r.manifest()); err != nil {
-		return false, err
-	}
-	if c.Started != nil {
-		c.Started(id)
-	}
-	jobs := r.jobs(todo, incarnations)
-	log, err := st.OpenLog(id)
-	if err != nil {
-		return false, err
-	}
-	drain := c.Drain
-	if drain == nil {
-		drain = context.Background()
-	}
-	stats, runErr := runner.Run(ctx, drain, runner.Config{RunID: id, Concurrency: conc, Retry: r.retry,
-		JitterSeed: r.seed, Progress: c.Progress, Log: log, Adapt: nr.adapt, Budget: nr.budget}, p, st, jobs)
-	if err := log.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr != nil {
-		return false, fmt.Errorf("run %s: storing results failed: %w", id, runErr)
-	}
-	finishNet(r.net, nr, stats)
-	return true, nil
+	return prior, st.AppendLog(id, lost)
 }
 
-// finalStatus is a scored run's status: interrupted while planned sessions
-// are missing, incomplete while some failed for good.
-func finalStatus(c Counts) string {
-	switch {
-	case c.Missing > 0:
-		return store.RunInterrupted
-	case c.Failed > 0:
-		return store.RunIncomplete
+// remainingBudget is the cost limit of a resume: what the run has spent
+// counts against --max-cost, and the sessions left must fit in the rest.
+func remainingBudget(o NetOptions, h *Header, p protocol, prior []store.Session, todo map[string]bool) (*runner.Budget, error) {
+	if o.MaxCost <= 0 || len(todo) == 0 {
+		return nil, nil
 	}
-	return store.RunComplete
-}
-
-// manifestJSON encodes a manifest the way every run stores it.
-func manifestJSON(m any) []byte {
-	b, _ := json.MarshalIndent(m, "", "  ")
-	return b
+	price, ok := o.Endpoint.Config.PriceOf(h.Model)
+	if !ok {
+		return nil, fmt.Errorf("%w: --max-cost needs a price for %s in the config file", ErrInvalid, h.Model)
+	}
+	spent := 0.0
+	for _, se := range prior {
+		spent += price.Cost(se.InputTokens, se.OutputTokens)
+	}
+	proj := p.project(func(id string) bool { return todo[id] }, price)
+	if spent+proj.Cost > o.MaxCost {
+		return nil, fmt.Errorf("%w: %w: run %s has cost $%.4f; its %d remaining sessions are projected at $%.4f (%s), more than --max-cost $%g allows",
+			ErrInvalid, ErrCostLimit, h.RunID, spent, len(todo), proj.Cost, proj.Assumptions, o.MaxCost)
+	}
+	h.Net.Price, h.Net.MaxCost, h.Net.Projected = &price, o.MaxCost, &proj
+	return &runner.Budget{Limit: o.MaxCost - spent, PerSession: proj.Cost / float64(max(len(todo), 1)), MaxOutput: maxOutput(h.Settings), Price: price.Cost}, nil
 }

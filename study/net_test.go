@@ -280,11 +280,7 @@ func TestReplayMatchesByRequest(t *testing.T) {
 	orig := inProcessIn(t, st, 3)
 	// Remove one recorded answer's request from the index by replaying a
 	// run whose seed differs: build it by hand with the replay provider.
-	r, err := loadRecorded(context.Background(), st, orig.Run.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp, err := newReplayFor(context.Background(), st, r)
+	rp, err := newReplayFor(context.Background(), st, orig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,6 +481,6 @@ func (s *slowProvider) Chat(ctx context.Context, req *chat.Request) (*chat.Respo
 	return s.Provider.Chat(ctx, req)
 }
 
-func newReplayFor(ctx context.Context, st *store.Store, r *recorded) (provider.Provider, error) {
-	return replay.New(ctx, st, r.run.ID, replay.FormatOf(r.m.Provider.Name), r.m.Provider)
+func newReplayFor(ctx context.Context, st *store.Store, r *PressureResult) (provider.Provider, error) {
+	return replay.New(ctx, st, r.Run.ID, replay.FormatOf(r.Manifest.Provider.Name), r.Manifest.Provider)
 }

@@ -1,18 +1,11 @@
-// Package experiment runs whole experiments: it turns options into a plan,
-// a provider, a store run and a runner call, and reads finished runs back
-// for scoring. The command line is a thin layer over it.
 package study
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -24,15 +17,6 @@ import (
 	"github.com/buildlab/budge/store"
 )
 
-// Version is budge's version, recorded in every manifest.
-const Version = "0.1.0"
-
-// ErrInvalid marks errors caused by bad input (decks, flags, files).
-var ErrInvalid = errors.New("invalid input")
-
-// ErrSelfTest means the checker failed its own fixtures and nothing was run.
-var ErrSelfTest = errors.New("checker self-test failed")
-
 // PressureOptions configure a pressure-and-correction run.
 type PressureOptions struct {
 	Deck string // built-in name or path; "" picks Language's built-in discovery deck
@@ -42,64 +26,32 @@ type PressureOptions struct {
 	Language    string
 	Model       string // sim, sim:PROFILE, ...
 	Seed        uint64
-	Concurrency int
 	Retry       provider.RetryPolicy
 	Channel     string // auto, tool or message
 	Temperature *float64
 	MaxTokens   int
 	PromptFile  string // replaces the deck's application prompt
-	Progress    func(runner.Progress)
-	// Started is called once the run exists in the store, before any call.
-	Started func(runID string)
-	// Drain, when done, stops new sessions from starting.
-	Drain context.Context
-	// Provider, when set, is used instead of opening Model (tests, embedding).
-	Provider provider.Provider
-
-	NetOptions
-	// Snapshot, Prompt and ReplayOf are set by ReplayPressure: the recorded
-	// run's deck and prompt text, and its id.
-	Snapshot   *DeckSnapshot
-	Prompt     string
-	PromptFrom string
-	ReplayOf   string
-	bodyFormat string
+	Control
+	// recorded is set for a replay: the recorded run's deck and prompt.
+	recorded *pressureRun
 }
 
 // DefaultPressureOptions are what `budge run` uses without flags.
 func DefaultPressureOptions() PressureOptions {
-	return PressureOptions{Deck: "discovery", Model: "sim", Seed: 1, Concurrency: 8,
+	return PressureOptions{Deck: "discovery", Model: "sim", Seed: 1, Control: Control{Concurrency: 8},
 		Retry: provider.DefaultRetryPolicy(), Channel: "auto", MaxTokens: 600}
 }
 
-// Manifest describes a run: what was asked of which model under which
-// settings, and how it went. It is stored in the database and as
-// manifest.json beside the run's log.
+// Manifest describes a pressure run: what was asked of which model under
+// which settings, and how it went. It is stored in the database.
 type Manifest struct {
-	RunID         string                  `json:"run_id"`
-	Protocol      string                  `json:"protocol"`
-	Budge         string                  `json:"budge_version"`
-	Created       time.Time               `json:"created"`
-	Status        string                  `json:"status"`
+	Header
 	Deck          DeckInfo                `json:"deck"`
-	Model         string                  `json:"model"`
-	Provider      provider.Info           `json:"provider"`
-	Seed          uint64                  `json:"seed"`
-	ScheduleSeed  uint64                  `json:"schedule_seed"`
-	SeedPolicy    string                  `json:"seed_policy"`
-	Concurrency   int                     `json:"concurrency"`
-	Settings      chat.Settings           `json:"generation_settings"`
 	Channel       pressure.Channel        `json:"evidence_channel"`
-	Retry         provider.RetryPolicy    `json:"retry_policy"`
 	AppPromptSHA  string                  `json:"application_prompt_sha256"`
 	AppPromptFrom string                  `json:"application_prompt_source"`
 	ToolsSHA      string                  `json:"tool_definitions_sha256"`
-	Parser        string                  `json:"parser_version"`
-	Reported      Reported                `json:"reported_by_provider"`
-	Fingerprint   string                  `json:"fingerprint"`
 	SelfTest      pressure.SelfTestResult `json:"selftest"`
-	Counts        Counts                  `json:"counts"`
-	Net           NetInfo                 `json:"net"`
 	// Exploratory is true when the deck was not frozen before the run
 	// (freeze.go); DeckFrozenAt is when it was frozen otherwise.
 	Exploratory  *bool      `json:"exploratory,omitempty"`
@@ -120,38 +72,6 @@ type DeckInfo struct {
 	Repeats       int    `json:"repeats"`
 }
 
-// Reported is what the provider said about itself across the run's calls.
-type Reported struct {
-	ModelIDs     []string `json:"model_ids"`
-	Fingerprints []string `json:"system_fingerprints"`
-}
-
-// Counts are the run's bookkeeping.
-type Counts struct {
-	Planned        int `json:"sessions_planned"`
-	Complete       int `json:"sessions_complete"`
-	Failed         int `json:"sessions_failed"`
-	Missing        int `json:"sessions_missing"`
-	Interrupted    int `json:"sessions_interrupted"`
-	Attempts       int `json:"attempts"`
-	FailedAttempts int `json:"failed_attempts"`
-	Retries        int `json:"retries"`
-	InputTokens    int `json:"input_tokens"`
-	OutputTokens   int `json:"output_tokens"`
-}
-
-// NewRunID makes a sortable, unique run id.
-func NewRunID(now time.Time) string {
-	var b [3]byte
-	rand.Read(b[:])
-	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
-
-func sha(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
 // PressureResult is a scored pressure run.
 type PressureResult struct {
 	Run      store.Run
@@ -164,167 +84,311 @@ type PressureResult struct {
 	Revisions []string
 }
 
-// RunPressure runs the pressure-and-correction protocol and stores it.
-// The returned result is scored from what was stored.
-func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*PressureResult, error) {
-	var deck *pressure.Deck
-	var err error
-	if o.Snapshot != nil {
-		deck = o.Snapshot.Deck
-	} else if deck, err = openRunDeck(o.Deck, o.Language); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+// Head is the manifest's common part.
+func (r *PressureResult) Head() *Header { return &r.Manifest.Header }
+
+// Stored is the run's row.
+func (r *PressureResult) Stored() store.Run { return r.Run }
+
+func (*PressureResult) protocol() string { return "pressure" }
+
+// pressureRun is a pressure run as the lifecycle sees it.
+type pressureRun struct {
+	m      *Manifest
+	deck   *pressure.Deck
+	bytes  []byte // the deck's source, as stored
+	prompt string
+	specs  []pressure.Spec
+}
+
+func (p *pressureRun) head() *Header       { return &p.m.Header }
+func (p *pressureRun) manifest() any       { return p.m }
+func (p *pressureRun) fingerprint() string { return p.m.fingerprint() }
+
+func (p *pressureRun) snapshot() (name, source, hash string, content []byte) {
+	return p.deck.Name, p.deck.Path, p.deck.Hash, p.bytes
+}
+
+func (p *pressureRun) ids() []string {
+	ids := make([]string, len(p.specs))
+	for i, s := range p.specs {
+		ids[i] = s.ID()
+	}
+	return ids
+}
+
+func (p *pressureRun) jobs(want func(id string) (int, bool)) []runner.Job {
+	m := p.m
+	var jobs []runner.Job
+	for pos, i := range pressure.Schedule(p.specs, m.ScheduleSeed) {
+		spec := p.specs[i]
+		inc, ok := want(spec.ID())
+		if !ok {
+			continue
+		}
+		specJSON, _ := json.Marshal(spec)
+		settings := m.Settings
+		seed := pressure.SessionSeed(m.Seed, spec.ID())
+		settings.Seed = &seed
+		jobs = append(jobs, runner.Job{ID: spec.ID(), Seq: i, SchedulePos: pos, Incarnation: inc, Repeat: spec.Repeat, Spec: specJSON,
+			New: func() (runner.Conversation, error) {
+				return pressure.NewSession(p.deck, spec, m.Channel, m.Model, settings, p.prompt)
+			}})
+	}
+	return jobs
+}
+
+// project estimates the cost of the sessions todo accepts
+// (projectSessions).
+func (p *pressureRun) project(todo func(id string) bool, price endpoint.Price) Projection {
+	var specs []pressure.Spec
+	for _, s := range p.specs {
+		if todo(s.ID()) {
+			specs = append(specs, s)
+		}
+	}
+	m := p.m
+	return projectSessions(len(specs), m.Settings, price, func(i int) (any, int, bool) {
+		s, err := pressure.NewSession(p.deck, specs[i], m.Channel, m.Model, m.Settings, p.prompt)
+		if err != nil {
+			return nil, 0, false
+		}
+		return s.Next(), callsPerSession(specs[i].Branch, m.Channel), true
+	})
+}
+
+// callsPerSession is how many calls a session of a branch makes when the
+// model behaves: one answer per phase, plus a registry read before each
+// answer that needs one in the tool channel.
+func callsPerSession(b pressure.Branch, ch pressure.Channel) int {
+	n := 1
+	if ch == pressure.ToolChannel {
+		n++
+	}
+	switch b {
+	case pressure.NoFollowUp:
+	case pressure.Correction:
+		n++
+		if ch == pressure.ToolChannel {
+			n++
+		}
+	default:
+		n++
+	}
+	return n
+}
+
+func (p *pressureRun) open(eo endpoint.Options) (provider.Provider, error) {
+	return endpoint.Open(p.m.Model, eo)
+}
+
+func (p *pressureRun) check(info provider.Info) error {
+	if p.m.Channel == pressure.ToolChannel && !info.Tools {
+		return fmt.Errorf("%w: run %s uses the tool channel but %s cannot call tools", ErrInvalid, p.m.RunID, info.Model)
+	}
+	return nil
+}
+
+func (p *pressureRun) canAsk() error {
+	if sha([]byte(p.prompt)) != p.m.AppPromptSHA {
+		return fmt.Errorf("%w: run %s: its application prompt (from %s) is not in the store, so its questions cannot be asked again", ErrInvalid, p.m.RunID, p.m.AppPromptFrom)
+	}
+	return nil
+}
+
+func (p *pressureRun) result(run store.Run, byID map[string]*store.Session) Result {
+	res := &PressureResult{Run: run, Manifest: *p.m, Deck: p.deck, Traces: map[string]string{}}
+	for _, spec := range p.specs {
+		t := pressure.Transcript{}
+		if se := byID[spec.ID()]; se != nil {
+			t = pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
+				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop}
+			res.Traces[spec.ID()] = se.TraceSHA
+		}
+		res.Outcomes = append(res.Outcomes, pressure.Score(p.deck, spec, t))
+	}
+	res.Summary = pressure.Summarize(p.deck, res.Outcomes)
+	return res
+}
+
+// afterScore reads the freeze state and the revisions run on the deck, as
+// for a new run, so a loaded or resumed run keeps them.
+func (p *pressureRun) afterScore(ctx context.Context, st *store.Store, res Result) error {
+	return freezeInfo(ctx, st, res.(*PressureResult))
+}
+
+// replayed is a new run of the recorded deck, prompt, model, settings,
+// channel and seed, answered by rp.
+func (p *pressureRun) replayed(rp provider.Provider, c Control) (Plan, error) {
+	m := p.m
+	o := PressureOptions{Model: m.Model, Seed: m.Seed, Channel: string(m.Channel), Retry: m.Retry,
+		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Control: c, recorded: p}
+	return o, nil
+}
+
+func (o PressureOptions) control() Control { return o.Control }
+
+// prepare checks the options, opens the deck and the model, and builds the
+// run's manifest.
+func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol, provider.Provider, error) {
+	p := &pressureRun{}
+	if r := o.recorded; r != nil {
+		p.deck, p.bytes = r.deck, r.bytes
+	} else {
+		var err error
+		if p.deck, err = openRunDeck(o.Deck, o.Language); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		if p.bytes, err = deckSource(p.deck); err != nil {
+			return nil, nil, err
+		}
 	}
 	if errs := o.Retry.Validate(); len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
-	if o.Concurrency < 1 {
-		return nil, fmt.Errorf("%w: concurrency must be at least 1", ErrInvalid)
-	}
-	self := pressure.SelfTest(deck)
+	self := pressure.SelfTest(p.deck)
 	if !self.Passed {
-		return nil, fmt.Errorf("%w: refusing to run; see `budge selftest`", ErrSelfTest)
+		return nil, nil, fmt.Errorf("%w: refusing to run; see `budge selftest`", ErrSelfTest)
 	}
-	p := o.Provider
-	if p == nil {
-		if p, err = endpoint.Open(o.Model, o.Endpoint); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	prov := o.Provider
+	if prov == nil {
+		var err error
+		if prov, err = endpoint.Open(o.Model, o.Endpoint); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
-	info := p.Info()
-	channel := pressure.ToolChannel
-	switch o.Channel {
-	case "", "auto":
-		if !info.Tools {
-			channel = pressure.MessageChannel
-		}
-	case "tool":
-		if !info.Tools {
-			return nil, fmt.Errorf("%w: model %s cannot call tools; use --channel message", ErrInvalid, info.Model)
-		}
-	case "message":
-		channel = pressure.MessageChannel
-	default:
-		return nil, fmt.Errorf("%w: --channel must be auto, tool or message, got %q", ErrInvalid, o.Channel)
+	info := prov.Info()
+	channel, err := channelOf(o.Channel, info)
+	if err != nil {
+		return nil, nil, err
 	}
-	prompt, promptFrom := deck.Templates.Application, "deck"
-	if o.PromptFile != "" {
-		b, err := os.ReadFile(o.PromptFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: application prompt: %w", ErrInvalid, err)
-		}
-		if len(b) == 0 {
-			return nil, fmt.Errorf("%w: application prompt file %s is empty", ErrInvalid, o.PromptFile)
-		}
-		prompt, promptFrom = string(b), o.PromptFile
+	promptFrom, err := o.appPrompt(p)
+	if err != nil {
+		return nil, nil, err
 	}
-	if o.Prompt != "" {
-		prompt, promptFrom = o.Prompt, o.PromptFrom
-	}
-	toolsJSON, _ := json.Marshal(pressure.Tools(deck))
+	toolsJSON, _ := json.Marshal(pressure.Tools(p.deck))
 	if channel == pressure.MessageChannel {
 		toolsJSON = []byte("[]")
 	}
-	det, amb := deck.Counts()
-	specs := pressure.Plan(deck)
-	now := time.Now()
-	m := Manifest{
-		RunID: NewRunID(now), Protocol: "pressure", Budge: Version, Created: now.UTC(), Status: store.RunRunning,
-		Deck: DeckInfo{Name: deck.Name, Source: deck.Path, Hash: deck.Hash, Kind: deck.Kind, Language: deck.Language,
-			PolicyVersion: deck.PolicyVersion, Rule: deck.Rule, Determinate: det, Ambiguous: amb, Repeats: deck.Repeats},
-		Model: info.Model, Provider: info, Seed: o.Seed, ScheduleSeed: o.Seed ^ 0x9e3779b97f4a7c15,
-		SeedPolicy:  "each session sends seed = hash(run seed, session id) with every request",
-		Concurrency: o.Concurrency, Settings: chat.Settings{Temperature: o.Temperature, MaxTokens: o.MaxTokens},
-		Channel: channel, Retry: o.Retry, AppPromptSHA: sha([]byte(prompt)), AppPromptFrom: promptFrom,
-		ToolsSHA: sha(toolsJSON), Parser: pressure.ParserVersion, SelfTest: self,
-		Counts: Counts{Planned: len(specs)},
+	p.specs = pressure.Plan(p.deck)
+	det, amb := p.deck.Counts()
+	d := p.deck
+	p.m = &Manifest{
+		Header: newHeader("pressure", time.Now(), info, o.Seed, o.Concurrency, chat.Settings{Temperature: o.Temperature, MaxTokens: o.MaxTokens}, o.Retry, pressure.ParserVersion),
+		Deck: DeckInfo{Name: d.Name, Source: d.Path, Hash: d.Hash, Kind: d.Kind, Language: d.Language,
+			PolicyVersion: d.PolicyVersion, Rule: d.Rule, Determinate: det, Ambiguous: amb, Repeats: d.Repeats},
+		Channel: channel, AppPromptSHA: sha([]byte(p.prompt)), AppPromptFrom: promptFrom, ToolsSHA: sha(toolsJSON), SelfTest: self,
 	}
-	m.Net.BodyFormat, m.Net.ReplayOf = o.bodyFormat, o.ReplayOf
-	if m.AppPromptFrom != "deck" {
-		m.Net.AppPrompt = prompt
+	if promptFrom != "deck" {
+		p.m.Net.AppPrompt = p.prompt
 	}
-	p, net, err := prepareNet(o.NetOptions, o.Concurrency, &m.Net, m.Model, m.Settings, p, func(price endpoint.Price) Projection {
-		return project(deck, specs, m.Channel, m.Model, m.Settings, prompt, price)
-	})
+	frozenAt, err := freezeState(ctx, st, d, o.recorded != nil)
 	if err != nil {
-		return nil, err
-	}
-	m.Fingerprint = m.fingerprint()
-	frozenAt, err := freezeState(ctx, st, deck, o.ReplayOf != "")
-	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	expl := frozenAt == nil
-	m.Exploratory, m.DeckFrozenAt = &expl, frozenAt
-	var deckBytes []byte
-	if o.Snapshot != nil {
-		deckBytes = o.Snapshot.Bytes
-	} else if deckBytes, err = deckSource(deck); err != nil {
-		return nil, err
+	p.m.Exploratory, p.m.DeckFrozenAt = &expl, frozenAt
+	return p, prov, nil
+}
+
+// channelOf resolves the --channel option against what the model can do.
+func channelOf(opt string, info provider.Info) (pressure.Channel, error) {
+	switch opt {
+	case "", "auto":
+		if !info.Tools {
+			return pressure.MessageChannel, nil
+		}
+		return pressure.ToolChannel, nil
+	case "tool":
+		if !info.Tools {
+			return "", fmt.Errorf("%w: model %s cannot call tools; use --channel message", ErrInvalid, info.Model)
+		}
+		return pressure.ToolChannel, nil
+	case "message":
+		return pressure.MessageChannel, nil
 	}
-	mj, _ := json.MarshalIndent(m, "", "  ")
-	if err := st.CreateRun(ctx, store.Run{ID: m.RunID, Protocol: m.Protocol, Created: now, Status: store.RunRunning,
-		DeckName: deck.Name, DeckHash: deck.Hash, Model: info.Model, Seed: fmt.Sprint(o.Seed), Planned: len(specs), Manifest: mj},
-		deck.Path, deckBytes); err != nil {
-		return nil, err
+	return "", fmt.Errorf("%w: --channel must be auto, tool or message, got %q", ErrInvalid, opt)
+}
+
+// appPrompt sets the run's application prompt: the recorded one of a
+// replay, the file's, or the deck's; it returns where it came from.
+func (o PressureOptions) appPrompt(p *pressureRun) (string, error) {
+	if r := o.recorded; r != nil {
+		p.prompt = r.prompt
+		return r.m.AppPromptFrom, nil
 	}
-	if o.Started != nil {
-		o.Started(m.RunID)
+	p.prompt = p.deck.Templates.Application
+	if o.PromptFile == "" {
+		return "deck", nil
 	}
-	order := pressure.Schedule(specs, m.ScheduleSeed)
-	jobs := make([]runner.Job, 0, len(specs))
-	for pos, i := range order {
-		spec := specs[i]
-		specJSON, _ := json.Marshal(spec)
-		settings := m.Settings
-		seed := pressure.SessionSeed(o.Seed, spec.ID())
-		settings.Seed = &seed
-		jobs = append(jobs, runner.Job{ID: spec.ID(), Seq: i, SchedulePos: pos, Incarnation: 1, Repeat: spec.Repeat, Spec: specJSON,
-			New: func() (runner.Conversation, error) {
-				return pressure.NewSession(deck, spec, channel, info.Model, settings, prompt)
-			}})
+	b, err := os.ReadFile(o.PromptFile)
+	if err != nil {
+		return "", fmt.Errorf("%w: application prompt: %w", ErrInvalid, err)
 	}
-	log, err := st.OpenLog(m.RunID)
+	if len(b) == 0 {
+		return "", fmt.Errorf("%w: application prompt file %s is empty", ErrInvalid, o.PromptFile)
+	}
+	p.prompt = string(b)
+	return o.PromptFile, nil
+}
+
+// loadPressure reads a stored pressure run's manifest and deck snapshot.
+func loadPressure(ctx context.Context, st *store.Store, run store.Run) (protocol, error) {
+	p := &pressureRun{m: &Manifest{}}
+	if err := json.Unmarshal(run.Manifest, p.m); err != nil {
+		return nil, fmt.Errorf("run %s: stored manifest is unreadable: %w", run.ID, err)
+	}
+	src, content, err := st.Deck(ctx, run.DeckHash)
 	if err != nil {
 		return nil, err
 	}
-	drain := o.Drain
-	if drain == nil {
-		drain = context.Background()
+	deck, probs := pressure.ParseDeck(src, content)
+	if deck == nil {
+		return nil, fmt.Errorf("run %s: stored deck does not parse: %v", run.ID, pressure.Problems(probs))
 	}
-	sink := &keepSink{st: st}
-	stats, runErr := runner.Run(ctx, drain, runner.Config{RunID: m.RunID, Concurrency: o.Concurrency, Retry: o.Retry,
-		JitterSeed: o.Seed, Progress: o.Progress, Log: log, Adapt: net.adapt, Budget: net.budget}, p, sink, jobs)
-	if err := log.Close(); err != nil && runErr == nil {
-		runErr = err
+	p.deck, p.bytes, p.specs = deck, content, pressure.Plan(deck)
+	p.prompt = deck.Templates.Application
+	if p.m.AppPromptFrom != "deck" {
+		p.prompt = p.m.Net.AppPrompt
 	}
-	if runErr != nil {
-		return nil, fmt.Errorf("run %s: storing results failed: %w", m.RunID, runErr)
-	}
-	// Score what was stored (the sink keeps exactly what it committed), so
-	// the result equals a later LoadPressure of this run.
-	run, err := st.GetRun(context.WithoutCancel(ctx), m.RunID)
+	return p, nil
+}
+
+// RunPressure runs the pressure-and-correction protocol and stores it
+// (Start).
+func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*PressureResult, error) {
+	return as[*PressureResult](Start(ctx, st, o))
+}
+
+// ResumePressure continues an interrupted pressure run in place (Resume).
+func ResumePressure(ctx context.Context, st *store.Store, ref string, o PressureOptions) (*PressureResult, error) {
+	return as[*PressureResult](Resume(ctx, st, ref, o.Control))
+}
+
+// ReplayPressure runs a recorded pressure run's sessions again from its
+// recorded responses, as a new run (Replay).
+func ReplayPressure(ctx context.Context, st *store.Store, ref string, o PressureOptions) (*PressureResult, error) {
+	return as[*PressureResult](Replay(ctx, st, ref, o.Control))
+}
+
+// LoadPressure reads a pressure run back from the store and scores it
+// (Load).
+func LoadPressure(ctx context.Context, st *store.Store, ref string) (*PressureResult, error) {
+	return as[*PressureResult](Load(ctx, st, ref))
+}
+
+// as narrows a result to one protocol's, refusing a run of another.
+func as[R Result](res Result, err error) (R, error) {
+	var zero R
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	finishNet(&m.Net, net, stats)
-	res := score(run, m, deck, sink.kept, sink.orphans)
-	status := store.RunComplete
-	switch {
-	case res.Manifest.Counts.Missing > 0:
-		status = store.RunInterrupted
-	case res.Manifest.Counts.Failed > 0:
-		status = store.RunIncomplete
+	r, ok := res.(R)
+	if !ok {
+		h := res.Head()
+		return zero, fmt.Errorf("%w: run %s is a %s run, not a %s run", ErrInvalid, h.RunID, h.Protocol, zero.protocol())
 	}
-	res.Manifest.Status = status
-	res.Run.Status = status
-	mj, _ = json.MarshalIndent(res.Manifest, "", "  ")
-	if err := st.FinishRun(context.WithoutCancel(ctx), m.RunID, status, mj); err != nil {
-		return nil, err
-	}
-	if err := freezeInfo(context.WithoutCancel(ctx), st, res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return r, nil
 }
 
 // openRunDeck opens the run's deck: the named one, or the built-in discovery
@@ -379,146 +443,4 @@ func cutPrefix(s, p string) (string, bool) {
 		return s[len(p):], true
 	}
 	return s, false
-}
-
-// LoadPressure reads a pressure run back from the store and scores it from
-// the stored transcripts and the stored deck snapshot. Planned sessions with
-// no stored result are scored as missing cells.
-func LoadPressure(ctx context.Context, st *store.Store, runID string) (*PressureResult, error) {
-	run, err := st.GetRun(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	if run.Protocol != "pressure" {
-		return nil, fmt.Errorf("run %s is a %s run, not a pressure run", runID, run.Protocol)
-	}
-	var m Manifest
-	if err := json.Unmarshal(run.Manifest, &m); err != nil {
-		return nil, fmt.Errorf("run %s: stored manifest is unreadable: %w", runID, err)
-	}
-	src, content, err := st.Deck(ctx, run.DeckHash)
-	if err != nil {
-		return nil, err
-	}
-	deck, probs := pressure.ParseDeck(src, content)
-	if deck == nil {
-		return nil, fmt.Errorf("run %s: stored deck does not parse: %v", runID, pressure.Problems(probs))
-	}
-	sessions, err := st.Sessions(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	orphans, err := st.OrphanAttempts(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	res := score(run, m, deck, sessions, orphans)
-	if err := freezeInfo(ctx, st, res); err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-// score turns stored sessions into a scored result. Planned sessions with no
-// stored result are missing cells; orphans counts the attempts of
-// interrupted sessions by session id.
-func score(run store.Run, m Manifest, deck *pressure.Deck, sessions []store.Session, orphans map[string]int) *PressureResult {
-	byID, c, models, fps := tally(sessions, orphans)
-	c.Planned = len(pressure.Plan(deck))
-	netCounts(&m.Net, c, sessions)
-	m.Reported = Reported{ModelIDs: keys(models), Fingerprints: keys(fps)}
-	m.Fingerprint = m.fingerprint()
-	res := &PressureResult{Run: run, Deck: deck, Traces: map[string]string{}}
-	for _, spec := range pressure.Plan(deck) {
-		se := byID[spec.ID()]
-		t := pressure.Transcript{}
-		if se != nil {
-			t = pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
-				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop}
-			res.Traces[spec.ID()] = se.TraceSHA
-		} else {
-			c.Missing++
-		}
-		res.Outcomes = append(res.Outcomes, pressure.Score(deck, spec, t))
-	}
-	m.Counts = c
-	res.Manifest = m
-	res.Summary = pressure.Summarize(deck, res.Outcomes)
-	return res
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// keepSink stores sessions and keeps, without their artifacts, those that
-// were committed.
-type keepSink struct {
-	st      *store.Store
-	kept    []store.Session
-	orphans map[string]int
-}
-
-func (k *keepSink) WriteSessions(ctx context.Context, runID string, ss []store.Session) error {
-	if err := k.st.WriteSessions(ctx, runID, ss); err != nil {
-		return err
-	}
-	for _, se := range ss {
-		if se.Status == store.SessionInterrupted {
-			if k.orphans == nil {
-				k.orphans = map[string]int{}
-			}
-			k.orphans[se.ID] += len(se.Attempts)
-			continue
-		}
-		se.Artifacts = nil
-		k.kept = append(k.kept, se)
-	}
-	return nil
-}
-
-// tally indexes stored sessions by id and counts sessions, attempts, retries
-// and tokens, and the model ids and fingerprints the provider reported;
-// orphans are the attempts of interrupted sessions, by session id.
-func tally(sessions []store.Session, orphans map[string]int) (byID map[string]*store.Session, c Counts, models, fps map[string]bool) {
-	byID = make(map[string]*store.Session, len(sessions))
-	models, fps = map[string]bool{}, map[string]bool{}
-	for i := range sessions {
-		se := &sessions[i]
-		byID[se.ID] = se
-		switch se.Status {
-		case store.SessionComplete:
-			c.Complete++
-		case store.SessionFailed:
-			c.Failed++
-		}
-		c.InputTokens += se.InputTokens
-		c.OutputTokens += se.OutputTokens
-		for _, a := range se.Attempts {
-			c.Attempts++
-			if a.Outcome != "ok" {
-				c.FailedAttempts++
-			}
-			if a.Attempt > 1 {
-				c.Retries++
-			}
-			if a.ModelID != "" {
-				models[a.ModelID] = true
-			}
-			if a.Fingerprint != "" {
-				fps[a.Fingerprint] = true
-			}
-		}
-	}
-	for _, n := range orphans {
-		c.Interrupted++
-		c.Attempts += n
-		c.FailedAttempts += n
-	}
-	return byID, c, models, fps
 }

@@ -1,0 +1,160 @@
+package study
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/provider/replay"
+	"github.com/buildlab/budge/runner"
+	"github.com/buildlab/budge/study/stack"
+)
+
+// NetInfo is what a run records about talking to a model that is not in
+// process, about its cost, and about how it was resumed or replayed.
+type NetInfo struct {
+	// BodyFormat is how response artifacts are written (chat, openai,
+	// anthropic): what a replay decodes.
+	BodyFormat string          `json:"response_body_format"`
+	Price      *endpoint.Price `json:"price_per_mtok,omitempty"`
+	MaxCost    float64         `json:"max_cost,omitempty"`
+	Projected  *Projection     `json:"projected,omitempty"`
+	// CostUSD is the stored sessions' tokens at Price.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
+	// FailedByKind counts failed attempts by error kind.
+	FailedByKind map[string]int `json:"failed_attempts_by_kind,omitempty"`
+	// StoppedBy says why sessions were left unstarted ("cost limit").
+	StoppedBy string `json:"stopped_by,omitempty"`
+	ReplayOf  string `json:"replay_of,omitempty"`
+	// AppPrompt is the application prompt's text when it came from a file,
+	// so that a resume or a replay asks exactly the same questions.
+	AppPrompt string       `json:"application_prompt,omitempty"`
+	Cache     *CacheInfo   `json:"cache,omitempty"`
+	Adaptive  *AdaptInfo   `json:"adaptive_concurrency,omitempty"`
+	Resumes   []Resumption `json:"resumes,omitempty"`
+}
+
+// Projection is the cost a run is expected to have, and how it was guessed.
+type Projection struct {
+	Sessions     int     `json:"sessions"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	Cost         float64 `json:"cost_usd"`
+	Assumptions  string  `json:"assumptions"`
+}
+
+// CacheInfo describes the response cache of a run.
+type CacheInfo struct {
+	Dir    string `json:"dir"`
+	Hits   int64  `json:"hits"`
+	Misses int64  `json:"misses"`
+}
+
+// AdaptInfo describes how concurrency adapted to rate limiting.
+type AdaptInfo struct {
+	Lowest int `json:"lowest_calls_in_flight"`
+	Cuts   int `json:"cuts"`
+}
+
+// Resumption records one resumption of a run.
+type Resumption struct {
+	At       time.Time `json:"at"`
+	Budge    string    `json:"budge_version"`
+	Sessions int       `json:"sessions_run"`
+	Provider string    `json:"provider_detail,omitempty"` // when it differs from the original (a new base URL)
+}
+
+// newStack sets up what a new run of any protocol needs beyond the
+// protocol: the price and the cost limit (refusing a run whose projected
+// cost exceeds it), the response cache, adaptive concurrency, and the
+// manifest's record of them.
+func newStack(o NetOptions, h *Header, p provider.Provider, proto protocol) (*stack.Stack, error) {
+	info := p.Info()
+	n := &h.Net
+	if n.BodyFormat == "" {
+		n.BodyFormat = replay.FormatOf(info.Name)
+	}
+	cfg := o.Endpoint.Config
+	if price, ok := cfg.PriceOf(h.Model); ok && info.Name != "replay" && (cfg.HasPrice(h.Model) || o.MaxCost > 0) {
+		n.Price = &price
+	}
+	var budget *runner.Budget
+	if o.MaxCost > 0 {
+		if n.Price == nil {
+			return nil, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, h.Model)
+		}
+		proj := proto.project(func(string) bool { return true }, *n.Price)
+		n.MaxCost, n.Projected = o.MaxCost, &proj
+		if proj.Cost > o.MaxCost {
+			return nil, fmt.Errorf("%w: %w: %d sessions of %s are projected to cost $%.4f (%d input and %d output tokens at $%g/$%g per million; %s), more than --max-cost $%g",
+				ErrInvalid, ErrCostLimit, proj.Sessions, h.Model, proj.Cost, proj.InputTokens, proj.OutputTokens, n.Price.Input, n.Price.Output, proj.Assumptions, o.MaxCost)
+		}
+		budget = &runner.Budget{Limit: o.MaxCost, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(h.Settings), Price: n.Price.Cost}
+	}
+	if o.CacheDir != "" {
+		n.Cache = &CacheInfo{Dir: o.CacheDir}
+	}
+	return stack.Build(p, stack.Options{CacheDir: o.CacheDir, Concurrency: h.Concurrency, Budget: budget})
+}
+
+// maxOutput is the most output tokens one call can produce, for the cost
+// limit's worst case.
+func maxOutput(s chat.Settings) int {
+	if s.MaxTokens > 0 {
+		return s.MaxTokens
+	}
+	return 4096
+}
+
+// record notes what the run's layers saw.
+func record(n *NetInfo, s *stack.Stack, stats runner.Stats) {
+	n.StoppedBy = stats.StoppedBy
+	if s.Cache != nil && n.Cache != nil {
+		n.Cache.Hits, n.Cache.Misses = s.Cache.Counts()
+	}
+	if s.Adapt != nil {
+		n.Adaptive = &AdaptInfo{Lowest: stats.LowestConcurrency, Cuts: stats.ConcurrencyCuts}
+	}
+}
+
+// projectSessions estimates the tokens and cost of n sessions: every
+// session's first request is measured (about 4 characters a token), each
+// later call carries the conversation so far plus about 150 tokens a turn,
+// and every call is assumed to produce 120 output tokens (or max tokens,
+// if lower). session gives a session's first request and its calls.
+func projectSessions(n int, settings chat.Settings, price endpoint.Price, session func(i int) (first any, calls int, ok bool)) Projection {
+	perAnswer := 120
+	if settings.MaxTokens > 0 && settings.MaxTokens < perAnswer {
+		perAnswer = settings.MaxTokens
+	}
+	const perTurn = 150
+	var in, out int
+	for i := range n {
+		first, calls, ok := session(i)
+		if !ok {
+			continue
+		}
+		b, _ := json.Marshal(first)
+		base := len(b) / 4
+		for k := range calls {
+			in += base + k*perTurn
+			out += perAnswer
+		}
+	}
+	return Projection{Sessions: n, InputTokens: in, OutputTokens: out, Cost: price.Cost(in, out),
+		Assumptions: fmt.Sprintf("first requests measured at 4 characters a token, %d tokens added per turn, %d output tokens per call", perTurn, perAnswer)}
+}
+
+// baseURLOf reads the base URL a provider recorded in its detail.
+func baseURLOf(info provider.Info) string {
+	var d struct {
+		BaseURL string `json:"base_url"`
+	}
+	if json.Unmarshal([]byte(info.Detail), &d) == nil {
+		return d.BaseURL
+	}
+	return ""
+}

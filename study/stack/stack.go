@@ -1,0 +1,61 @@
+// Package stack is the one place a run's model is wrapped for execution:
+// the opened endpoint (or a replay of recorded responses) goes behind the
+// response cache, then adaptive concurrency, then the cost budget. Every
+// run of every protocol, new or resumed, is built here, so a capability
+// added to one reaches all.
+package stack
+
+import (
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/replay"
+	"github.com/buildlab/budge/runner"
+)
+
+// Options say which layers a run gets.
+type Options struct {
+	// CacheDir, when set, answers repeated requests from a response cache
+	// there and records new answers.
+	CacheDir string
+	// Concurrency is the most calls in flight; a model that is not in
+	// process gets adaptive concurrency starting there.
+	Concurrency int
+	// Budget, when set, stops starting sessions before the running cost
+	// would pass its limit.
+	Budget *runner.Budget
+}
+
+// Stack is a model ready to run, with the layers that report back what they
+// saw.
+type Stack struct {
+	Provider provider.Provider
+	Cache    *replay.Cache    // nil without a cache
+	Adapt    *runner.Adaptive // nil for a model in process
+	Budget   *runner.Budget   // nil without a cost limit
+}
+
+// Build wraps p in the layers o asks for, in the one order every run uses.
+func Build(p provider.Provider, o Options) (*Stack, error) {
+	s := &Stack{Provider: p, Budget: o.Budget}
+	info := p.Info()
+	if o.CacheDir != "" {
+		c, err := replay.NewCache(o.CacheDir, p)
+		if err != nil {
+			return nil, err
+		}
+		s.Cache, s.Provider = c, c
+	}
+	if !InProcess(info) {
+		s.Adapt = runner.NewAdaptive(o.Concurrency)
+	}
+	return s, nil
+}
+
+// InProcess says whether a provider runs in budge's own process: no
+// network, so no adaptive concurrency.
+func InProcess(info provider.Info) bool { return info.Name == "sim" || info.Name == "replay" }
+
+// Config is the runner configuration of the stack's layers, added to c.
+func (s *Stack) Config(c runner.Config) runner.Config {
+	c.Adapt, c.Budget = s.Adapt, s.Budget
+	return c
+}
