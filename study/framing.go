@@ -136,45 +136,20 @@ func (p *framingRun) snapshot() (name, source, hash string, content []byte) {
 	return dataName(p.m.Data.Source), p.m.Data.Source, p.m.Data.SHA, p.bytes
 }
 
-func (p *framingRun) ids() []string {
-	ids := make([]string, len(p.specs))
-	for i, s := range p.specs {
-		ids[i] = s.ID()
-	}
-	return ids
-}
+func (p *framingRun) ids() []string { return idsOf(p.specs) }
 
 func (p *framingRun) jobs(want func(id string) (int, bool)) []runner.Job {
 	m, d, items := p.m, &p.snap.Design, p.snap.Items
-	order := framing.Schedule(len(p.specs), m.ScheduleSeed)
-	jobs := make([]runner.Job, 0, len(p.specs))
-	for pos, i := range order {
-		spec := p.specs[i]
-		inc, ok := want(spec.ID())
-		if !ok {
-			continue
-		}
-		specJSON, _ := json.Marshal(spec)
-		settings := m.Settings
-		seed := framing.SessionSeed(m.Seed, spec.ID())
-		settings.Seed = &seed
-		it := &items[spec.Index]
-		jobs = append(jobs, runner.Job{ID: spec.ID(), Seq: i, SchedulePos: pos, Incarnation: inc, Spec: specJSON,
-			New: func() (runner.Conversation, error) { return framing.NewSession(d, spec, it, m.Model, settings) }})
-	}
-	return jobs
+	return jobsOf(p.specs, framing.Schedule(len(p.specs), m.ScheduleSeed), &m.Header, want, framing.SessionSeed,
+		func(s framing.Spec, settings chat.Settings) (runner.Conversation, error) {
+			return framing.NewSession(d, s, &items[s.Index], m.Model, settings)
+		})
 }
 
 // project estimates the cost of the sessions todo accepts
 // (projectSessions): one call per session, plus one per challenge turn.
 func (p *framingRun) project(todo func(id string) bool, price endpoint.Price) Projection {
-	var specs []framing.Spec
-	for _, s := range p.specs {
-		if todo(s.ID()) {
-			specs = append(specs, s)
-		}
-	}
-	d, items, m := &p.snap.Design, p.snap.Items, p.m
+	specs, d, items, m := pick(p.specs, todo), &p.snap.Design, p.snap.Items, p.m
 	return projectSessions(len(specs), m.Settings, price, func(i int) (any, int, bool) {
 		s, err := framing.NewSession(d, specs[i], &items[specs[i].Index], m.Model, m.Settings)
 		if err != nil {
@@ -371,17 +346,6 @@ func head(s []string, n int) []string {
 // RunFraming runs the DialDefer protocol and stores it (Start).
 func RunFraming(ctx context.Context, st *store.Store, o FramingOptions) (*FramingResult, error) {
 	return as[*FramingResult](Start(ctx, st, o))
-}
-
-// ResumeFraming continues an interrupted framing run in place (Resume).
-func ResumeFraming(ctx context.Context, st *store.Store, ref string, o FramingOptions) (*FramingResult, error) {
-	return as[*FramingResult](Resume(ctx, st, ref, o.Control))
-}
-
-// ReplayFraming runs a recorded framing run's sessions again from its
-// recorded responses, as a new run (Replay).
-func ReplayFraming(ctx context.Context, st *store.Store, ref string, o FramingOptions) (*FramingResult, error) {
-	return as[*FramingResult](Replay(ctx, st, ref, o.Control))
 }
 
 // LoadFraming reads a framing run back from the store and scores it (Load).

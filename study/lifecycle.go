@@ -2,10 +2,12 @@ package study
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
 
+	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/replay"
@@ -141,6 +143,62 @@ func openAskable(ctx context.Context, st *store.Store, ref string) (store.Run, p
 	return run, p, nil
 }
 
+// spec is a planned session of any protocol.
+type spec interface{ ID() string }
+
+// idsOf lists the ids of specs, in order.
+func idsOf[S spec](specs []S) []string {
+	ids := make([]string, len(specs))
+	for i, s := range specs {
+		ids[i] = s.ID()
+	}
+	return ids
+}
+
+// pick keeps the specs whose id want accepts, in order.
+func pick[S spec](specs []S, want func(id string) bool) []S {
+	var out []S
+	for _, s := range specs {
+		if want(s.ID()) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// jobsOf builds the runner jobs of a run's specs in schedule order (order
+// lists spec indexes): want says whether a session runs and as which
+// incarnation; each session sends the seed seedOf derives from the run's.
+func jobsOf[S spec](specs []S, order []int, h *Header, want func(id string) (int, bool), seedOf func(run uint64, id string) int64,
+	session func(s S, settings chat.Settings) (runner.Conversation, error)) []runner.Job {
+	jobs := make([]runner.Job, 0, len(specs))
+	for pos, i := range order {
+		s := specs[i]
+		inc, ok := want(s.ID())
+		if !ok {
+			continue
+		}
+		specJSON, _ := json.Marshal(s)
+		settings := h.Settings
+		seed := seedOf(h.Seed, s.ID())
+		settings.Seed = &seed
+		jobs = append(jobs, runner.Job{ID: s.ID(), Seq: i, SchedulePos: pos, Incarnation: inc, Spec: specJSON,
+			New: func() (runner.Conversation, error) { return session(s, settings) }})
+	}
+	return jobs
+}
+
+// storedSessions reads a run's stored sessions and the attempts of its
+// interrupted ones, by session id.
+func storedSessions(ctx context.Context, st *store.Store, id string) ([]store.Session, map[string]int, error) {
+	sessions, err := st.Sessions(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	orphans, err := st.OrphanAttempts(ctx, id)
+	return sessions, orphans, err
+}
+
 // Load reads a run of any protocol back from the store and scores it from
 // the stored transcripts and the stored snapshot. Planned sessions with no
 // stored result are scored as missing.
@@ -149,11 +207,7 @@ func Load(ctx context.Context, st *store.Store, ref string) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sessions, err := st.Sessions(ctx, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	orphans, err := st.OrphanAttempts(ctx, run.ID)
+	sessions, orphans, err := storedSessions(ctx, st, run.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -410,11 +464,7 @@ func Resume(ctx context.Context, st *store.Store, ref string, c Control) (Result
 		return Load(ctx, st, run.ID)
 	}
 	wctx := context.WithoutCancel(ctx)
-	sessions, err := st.Sessions(wctx, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	orphans, err := st.OrphanAttempts(wctx, run.ID)
+	sessions, orphans, err := storedSessions(wctx, st, run.ID)
 	if err != nil {
 		return nil, err
 	}

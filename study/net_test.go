@@ -237,7 +237,7 @@ func TestReplay(t *testing.T) {
 	// No server answers any more: a replay that made a network call fails.
 	ro := DefaultPressureOptions()
 	ro.Endpoint.BaseURL = "http://127.0.0.1:1/v1"
-	rep, err := ReplayPressure(context.Background(), st, orig.Run.ID, ro)
+	rep, err := as[*PressureResult](Replay(context.Background(), st, orig.Run.ID, ro.Control))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,18 +246,18 @@ func TestReplay(t *testing.T) {
 		t.Errorf("replay manifest: %+v %+v", rep.Manifest.Net, rep.Manifest.Counts)
 	}
 	// Replaying the replay works too, and so does an in-process sim run.
-	if again, err := ReplayPressure(context.Background(), st, rep.Run.ID, ro); err != nil {
+	if again, err := as[*PressureResult](Replay(context.Background(), st, rep.Run.ID, ro.Control)); err != nil {
 		t.Fatal(err)
 	} else {
 		sameResults(t, "replay of a replay", again, orig)
 	}
 	simRun := inProcessIn(t, st, 3)
-	if r, err := ReplayPressure(context.Background(), st, simRun.Run.ID, ro); err != nil {
+	if r, err := as[*PressureResult](Replay(context.Background(), st, simRun.Run.ID, ro.Control)); err != nil {
 		t.Fatal(err)
 	} else {
 		sameResults(t, "replay of a sim run", r, simRun)
 	}
-	if _, err := ResumePressure(context.Background(), st, rep.Run.ID, ro); !errors.Is(err, ErrInvalid) {
+	if _, err := as[*PressureResult](Resume(context.Background(), st, rep.Run.ID, ro.Control)); !errors.Is(err, ErrInvalid) {
 		t.Errorf("resuming a replay: %v", err)
 	}
 }
@@ -387,7 +387,7 @@ func TestMaxCost(t *testing.T) {
 	}
 	ro := DefaultPressureOptions()
 	ro.Provider, ro.Endpoint.Config, ro.MaxCost = verbose{sim.New(simProfile(t, "default"))}, cfg, 100*proj
-	done, err := ResumePressure(context.Background(), st, stopped.Run.ID, ro)
+	done, err := as[*PressureResult](Resume(context.Background(), st, stopped.Run.ID, ro.Control))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +396,7 @@ func TestMaxCost(t *testing.T) {
 	}
 	sameOutcomes(t, "resumed after the cost limit", done, inProcessRun(t, 8))
 	ro.MaxCost = 0.01
-	if _, err := ResumePressure(context.Background(), st, stopped.Run.ID, ro); err != nil {
+	if _, err := as[*PressureResult](Resume(context.Background(), st, stopped.Run.ID, ro.Control)); err != nil {
 		t.Errorf("resuming a complete run has nothing left to cost: %v", err)
 	}
 }
@@ -433,7 +433,7 @@ func TestResumeAfterDrain(t *testing.T) {
 			}
 			ro := DefaultPressureOptions()
 			ro.Provider = sim.New(simProfile(t, "default"))
-			done, err := ResumePressure(context.Background(), st, first.Run.ID, ro)
+			done, err := as[*PressureResult](Resume(context.Background(), st, first.Run.ID, ro.Control))
 			if err != nil {
 				t.Fatal(err)
 			}

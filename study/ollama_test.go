@@ -320,7 +320,7 @@ func TestOllamaIntegration(t *testing.T) {
 
 	// The server goes away; the run replays from the store.
 	stop()
-	rep, err := ReplayPressure(ctx, st, res.Run.ID, DefaultPressureOptions())
+	rep, err := as[*PressureResult](Replay(ctx, st, res.Run.ID, DefaultPressureOptions().Control))
 	if err != nil {
 		t.Fatal(err)
 	}

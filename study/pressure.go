@@ -109,31 +109,16 @@ func (p *pressureRun) snapshot() (name, source, hash string, content []byte) {
 	return p.deck.Name, p.deck.Path, p.deck.Hash, p.bytes
 }
 
-func (p *pressureRun) ids() []string {
-	ids := make([]string, len(p.specs))
-	for i, s := range p.specs {
-		ids[i] = s.ID()
-	}
-	return ids
-}
+func (p *pressureRun) ids() []string { return idsOf(p.specs) }
 
 func (p *pressureRun) jobs(want func(id string) (int, bool)) []runner.Job {
 	m := p.m
-	var jobs []runner.Job
-	for pos, i := range pressure.Schedule(p.specs, m.ScheduleSeed) {
-		spec := p.specs[i]
-		inc, ok := want(spec.ID())
-		if !ok {
-			continue
-		}
-		specJSON, _ := json.Marshal(spec)
-		settings := m.Settings
-		seed := pressure.SessionSeed(m.Seed, spec.ID())
-		settings.Seed = &seed
-		jobs = append(jobs, runner.Job{ID: spec.ID(), Seq: i, SchedulePos: pos, Incarnation: inc, Repeat: spec.Repeat, Spec: specJSON,
-			New: func() (runner.Conversation, error) {
-				return pressure.NewSession(p.deck, spec, m.Channel, m.Model, settings, p.prompt)
-			}})
+	jobs := jobsOf(p.specs, pressure.Schedule(p.specs, m.ScheduleSeed), &m.Header, want, pressure.SessionSeed,
+		func(s pressure.Spec, settings chat.Settings) (runner.Conversation, error) {
+			return pressure.NewSession(p.deck, s, m.Channel, m.Model, settings, p.prompt)
+		})
+	for k := range jobs {
+		jobs[k].Repeat = p.specs[jobs[k].Seq].Repeat
 	}
 	return jobs
 }
@@ -141,13 +126,7 @@ func (p *pressureRun) jobs(want func(id string) (int, bool)) []runner.Job {
 // project estimates the cost of the sessions todo accepts
 // (projectSessions).
 func (p *pressureRun) project(todo func(id string) bool, price endpoint.Price) Projection {
-	var specs []pressure.Spec
-	for _, s := range p.specs {
-		if todo(s.ID()) {
-			specs = append(specs, s)
-		}
-	}
-	m := p.m
+	specs, m := pick(p.specs, todo), p.m
 	return projectSessions(len(specs), m.Settings, price, func(i int) (any, int, bool) {
 		s, err := pressure.NewSession(p.deck, specs[i], m.Channel, m.Model, m.Settings, p.prompt)
 		if err != nil {
@@ -358,17 +337,6 @@ func loadPressure(ctx context.Context, st *store.Store, run store.Run) (protocol
 // (Start).
 func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*PressureResult, error) {
 	return as[*PressureResult](Start(ctx, st, o))
-}
-
-// ResumePressure continues an interrupted pressure run in place (Resume).
-func ResumePressure(ctx context.Context, st *store.Store, ref string, o PressureOptions) (*PressureResult, error) {
-	return as[*PressureResult](Resume(ctx, st, ref, o.Control))
-}
-
-// ReplayPressure runs a recorded pressure run's sessions again from its
-// recorded responses, as a new run (Replay).
-func ReplayPressure(ctx context.Context, st *store.Store, ref string, o PressureOptions) (*PressureResult, error) {
-	return as[*PressureResult](Replay(ctx, st, ref, o.Control))
 }
 
 // LoadPressure reads a pressure run back from the store and scores it
