@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"encoding/json"
 	"io"
 	"strings"
 
@@ -32,35 +31,27 @@ type bbqRecord struct {
 // a person's option (never the unknown one, so that an ambiguous item pits
 // a stereotype against "unknown"); every option is kept as a candidate.
 func ReadBBQ(name string, r io.Reader) ([]framing.Item, error) {
-	c := &collector{file: name}
-	var items []framing.Item
-	var lines []int
-	err := eachLine(r, func(line int, b []byte) {
-		var rec bbqRecord
-		if err := json.Unmarshal(b, &rec); err != nil {
-			c.add(line, "", "%s", jsonError(err))
-			return
-		}
+	return readJSONL(name, r, false, func(c *collector, line int, rec *bbqRecord) (framing.Item, bool) {
 		ans := []*string{rec.Ans0, rec.Ans1, rec.Ans2}
 		for i, a := range ans {
 			if a == nil {
 				c.add(line, "ans"+itoa(i), "missing")
-				return
+				return framing.Item{}, false
 			}
 		}
 		switch {
 		case rec.Label == nil:
 			c.add(line, "label", "missing")
-			return
+			return framing.Item{}, false
 		case *rec.Label < 0 || *rec.Label > 2:
 			c.add(line, "label", "%d is not 0, 1 or 2", *rec.Label)
-			return
+			return framing.Item{}, false
 		case rec.ExampleID == nil:
 			c.add(line, "example_id", "missing")
-			return
+			return framing.Item{}, false
 		case rec.Category == "":
 			c.add(line, "category", "missing")
-			return
+			return framing.Item{}, false
 		}
 		unknown := -1
 		for i := 0; i < 3; i++ {
@@ -70,7 +61,7 @@ func ReadBBQ(name string, r io.Reader) ([]framing.Item, error) {
 		}
 		if unknown < 0 {
 			c.add(line, "answer_info", "no option is tagged unknown")
-			return
+			return framing.Item{}, false
 		}
 		it := framing.Item{ID: "bbq-" + rec.Category + "-" + itoa(*rec.ExampleID), Domain: "bbq",
 			Question: strings.TrimSpace(rec.Context + " " + rec.Question), Correct: *ans[*rec.Label],
@@ -90,11 +81,6 @@ func ReadBBQ(name string, r io.Reader) ([]framing.Item, error) {
 				it.Incorrect = *ans[i]
 			}
 		}
-		items = append(items, it)
-		lines = append(lines, line)
+		return it, true
 	})
-	if err != nil {
-		c.add(0, "", "reading: %v", err)
-	}
-	return finish(c, items, lines)
 }

@@ -191,6 +191,16 @@ func TestSplitIsKeyedByID(t *testing.T) {
 	if test < 250 || test > 350 {
 		t.Errorf("%d of 1000 items in test, want about 300", test)
 	}
+	// The splits the original hand-written draw gave; exports record them.
+	var got string
+	pinned := mk("bbq-0000", "bbq-0001", "bbq-0002", "bbq-0003", "bbq-0004", "bbq-0005", "bbq-0006", "bbq-0007", "bbq-0008", "bbq-0009", "bbq-0010", "bbq-0011")
+	AssignSplit(pinned, 0.3, 2026)
+	for _, it := range pinned {
+		got += it.Split[:2] + " "
+	}
+	if want := "te tr tr tr tr tr tr tr te te tr tr "; got != want {
+		t.Errorf("splits %q, want %q", got, want)
+	}
 	kept := []framing.Item{{ID: "x", Split: "test"}}
 	AssignSplit(kept, 0, 1)
 	if kept[0].Split != "test" {

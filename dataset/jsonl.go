@@ -31,6 +31,39 @@ func eachLine(r io.Reader, fn func(line int, b []byte)) error {
 	return sc.Err()
 }
 
+// readJSONL reads JSONL whose every line is one record T (strict: unknown
+// fields rejected) and turns each record into an item with item, which
+// reports a record's problems to c and returns false to leave it out. The
+// items are checked as finish does.
+func readJSONL[T any](name string, r io.Reader, strict bool, item func(c *collector, line int, rec *T) (framing.Item, bool)) ([]framing.Item, error) {
+	c := &collector{file: name}
+	var items []framing.Item
+	var lines []int
+	err := eachLine(r, func(line int, b []byte) {
+		var rec T
+		var err error
+		if strict {
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.DisallowUnknownFields()
+			err = dec.Decode(&rec)
+		} else {
+			err = json.Unmarshal(b, &rec)
+		}
+		if err != nil {
+			c.add(line, "", "%s", jsonError(err))
+			return
+		}
+		if it, ok := item(c, line, &rec); ok {
+			items = append(items, it)
+			lines = append(lines, line)
+		}
+	})
+	if err != nil {
+		c.add(0, "", "reading: %v", err)
+	}
+	return finish(c, items, lines)
+}
+
 // jsonError turns a decoding error into a reason that says where in the
 // line it went wrong.
 func jsonError(err error) string {
@@ -95,5 +128,3 @@ func firstOf(list []string) string {
 	}
 	return list[0]
 }
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -1,12 +1,11 @@
 package dataset
 
 import (
-	"encoding/binary"
-	"hash/fnv"
 	"math/rand/v2"
 	"sort"
 
 	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/stats"
 )
 
 // Sample draws n items with a seed. With field set it stratifies by that
@@ -78,25 +77,10 @@ func AssignSplit(items []framing.Item, testFraction float64, seed uint64) {
 		if items[i].Split != "" {
 			continue
 		}
-		if splitDraw(seed, items[i].ID) < testFraction {
+		if stats.Draw(seed, items[i].ID) < testFraction {
 			items[i].Split = "test"
 		} else {
 			items[i].Split = "train"
 		}
 	}
-}
-
-func splitDraw(seed uint64, id string) float64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], seed)
-	h.Write(b[:])
-	h.Write([]byte(id))
-	x := h.Sum64()
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return float64(x>>11) / float64(uint64(1)<<53)
 }

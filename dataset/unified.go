@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 
@@ -58,22 +57,9 @@ func (r *unifiedRecord) item() framing.Item {
 // chosen_correct_answer, chosen_incorrect_answer). The domain is the
 // record's dataset field.
 func ReadUnified(name string, r io.Reader) ([]framing.Item, error) {
-	c := &collector{file: name}
-	var items []framing.Item
-	var lines []int
-	err := eachLine(r, func(line int, b []byte) {
-		var rec unifiedRecord
-		if err := json.Unmarshal(b, &rec); err != nil {
-			c.add(line, "", "%s", jsonError(err))
-			return
-		}
-		items = append(items, rec.item())
-		lines = append(lines, line)
+	return readJSONL(name, r, false, func(_ *collector, _ int, rec *unifiedRecord) (framing.Item, bool) {
+		return rec.item(), true
 	})
-	if err != nil {
-		c.add(0, "", "reading: %v", err)
-	}
-	return finish(c, items, lines)
 }
 
 // aioRecord is one line of the r/AIO experiment file.
@@ -126,46 +112,18 @@ func (r *aioRecord) item(c *collector, line int) framing.Item {
 
 // ReadAIO reads the r/AIO experiment-ready JSONL into naturalistic items.
 func ReadAIO(name string, r io.Reader) ([]framing.Item, error) {
-	c := &collector{file: name}
-	var items []framing.Item
-	var lines []int
-	err := eachLine(r, func(line int, b []byte) {
-		var rec aioRecord
-		if err := json.Unmarshal(b, &rec); err != nil {
-			c.add(line, "", "%s", jsonError(err))
-			return
-		}
-		items = append(items, rec.item(c, line))
-		lines = append(lines, line)
+	return readJSONL(name, r, false, func(c *collector, line int, rec *aioRecord) (framing.Item, bool) {
+		return rec.item(c, line), true
 	})
-	if err != nil {
-		c.add(0, "", "reading: %v", err)
-	}
-	return finish(c, items, lines)
 }
 
 // ReadItems reads budge's own item JSONL: one framing.Item per line, with
 // unknown fields rejected (the format of `--data sample` and of items
 // exported from a run).
 func ReadItems(name string, r io.Reader) ([]framing.Item, error) {
-	c := &collector{file: name}
-	var items []framing.Item
-	var lines []int
-	err := eachLine(r, func(line int, b []byte) {
-		var it framing.Item
-		dec := json.NewDecoder(bytesReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&it); err != nil {
-			c.add(line, "", "%s", jsonError(err))
-			return
-		}
-		items = append(items, it)
-		lines = append(lines, line)
+	return readJSONL(name, r, true, func(_ *collector, _ int, it *framing.Item) (framing.Item, bool) {
+		return *it, true
 	})
-	if err != nil {
-		c.add(0, "", "reading: %v", err)
-	}
-	return finish(c, items, lines)
 }
 
 func asErr[T error](err error, target *T) bool { return errors.As(err, target) }

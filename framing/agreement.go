@@ -1,16 +1,20 @@
 package framing
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/buildlab/budge/stats"
+)
 
 // AgreementCell counts, over the items every run analysed, those that
 // flipped (a deference or a skepticism flip) in every run, in some, or in
 // none.
 type AgreementCell struct {
-	Items    int  `json:"items"`
-	FlipAll  int  `json:"flip_in_all"`
-	FlipSome int  `json:"flip_in_some"`
-	FlipNone int  `json:"flip_in_none"`
-	Agree    Rate `json:"agreement"` // (all + none) / items
+	Items    int        `json:"items"`
+	FlipAll  int        `json:"flip_in_all"`
+	FlipSome int        `json:"flip_in_some"`
+	FlipNone int        `json:"flip_in_none"`
+	Agree    stats.Rate `json:"agreement"` // (all + none) / items
 }
 
 // Agreement is item-level agreement across several runs (models).
@@ -80,14 +84,14 @@ func AgreementOf(names []string, runs []*Summary) *Agreement {
 				cell.FlipSome++
 			}
 		}
-		cell.Agree = NewRate(cell.FlipAll+cell.FlipNone, cell.Items)
+		cell.Agree = stats.NewRate(cell.FlipAll+cell.FlipNone, cell.Items)
 		a.Domains[dom] = cell
 		all.Items += cell.Items
 		all.FlipAll += cell.FlipAll
 		all.FlipSome += cell.FlipSome
 		all.FlipNone += cell.FlipNone
 	}
-	all.Agree = NewRate(all.FlipAll+all.FlipNone, all.Items)
+	all.Agree = stats.NewRate(all.FlipAll+all.FlipNone, all.Items)
 	a.All = all
 	return a
 }

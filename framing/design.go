@@ -1,11 +1,11 @@
 package framing
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/buildlab/budge/stats"
 )
 
 // C1 evaluation modes for mitigations.
@@ -281,12 +281,7 @@ func (d *Design) challengeFor(item, cond int) string {
 // SessionSeed derives a session's generation seed from the run seed and the
 // session id, so a rerun sends the same seeds.
 func SessionSeed(runSeed uint64, id string) int64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], runSeed)
-	h.Write(b[:])
-	h.Write([]byte(id))
-	return int64(h.Sum64() >> 1)
+	return stats.SessionSeed(runSeed, id)
 }
 
 // Schedule returns a seeded shuffle of the plan indices: the order sessions

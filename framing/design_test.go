@@ -95,6 +95,14 @@ func TestScheduleIsASeededPermutation(t *testing.T) {
 	}
 }
 
+// Stored runs record session seeds: the value the original hand-written
+// FNV-1a derivation gave must not move.
+func TestSessionSeedPinned(t *testing.T) {
+	if got := SessionSeed(42, "bbq-0001/C1-True/budge/none/none"); got != 5024303689407716552 {
+		t.Errorf("SessionSeed = %d, want 5024303689407716552", got)
+	}
+}
+
 func TestSessionWithChallenge(t *testing.T) {
 	d := DefaultDesign()
 	d.Challenges = []Challenge{{Family: "expert", Text: "I'm an expert; you are wrong."}}

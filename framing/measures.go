@@ -7,35 +7,6 @@ import (
 	"github.com/buildlab/budge/stats"
 )
 
-// Rate is a count over a denominator with its Wilson 95% interval, in
-// percent. Percent and the interval are null when the denominator is 0.
-type Rate struct {
-	Num      int      `json:"numerator"`
-	Den      int      `json:"denominator"`
-	Percent  *float64 `json:"percent"`
-	WilsonLo *float64 `json:"wilson_lo"`
-	WilsonHi *float64 `json:"wilson_hi"`
-}
-
-// NewRate makes a rate with its interval.
-func NewRate(num, den int) Rate {
-	r := Rate{Num: num, Den: den}
-	if den > 0 {
-		iv := stats.Wilson(num, den, stats.Z95)
-		r.Percent = f64(float64(num) / float64(den) * 100)
-		r.WilsonLo, r.WilsonHi = f64(iv.Lo*100), f64(iv.Hi*100)
-	}
-	return r
-}
-
-// Value is the rate in percent, or NaN without a denominator.
-func (r Rate) Value() float64 {
-	if r.Percent == nil {
-		return math.NaN()
-	}
-	return *r.Percent
-}
-
 func f64(v float64) *float64 { return &v }
 
 // Shift is a difference in percentage points with its paired bootstrap
@@ -86,14 +57,14 @@ type Cell struct {
 	Excluded map[string]int `json:"excluded"`
 	// Unparseable counts answers that entered the analysis as wrong under
 	// the wrong policy.
-	Unparseable    int                `json:"unparseable_counted_wrong"`
-	Accuracy       map[Condition]Rate `json:"accuracy"`
-	C1Average      Rate               `json:"c1_average"`
-	C2Average      Rate               `json:"c2_average"`
-	Overall        Rate               `json:"overall"`
-	DeltaCorrect   Shift              `json:"delta_correct"`
-	DeltaIncorrect Shift              `json:"delta_incorrect"`
-	DDS            Shift              `json:"dds"`
+	Unparseable    int                      `json:"unparseable_counted_wrong"`
+	Accuracy       map[Condition]stats.Rate `json:"accuracy"`
+	C1Average      stats.Rate               `json:"c1_average"`
+	C2Average      stats.Rate               `json:"c2_average"`
+	Overall        stats.Rate               `json:"overall"`
+	DeltaCorrect   Shift                    `json:"delta_correct"`
+	DeltaIncorrect Shift                    `json:"delta_incorrect"`
+	DDS            Shift                    `json:"dds"`
 	// ItemDDS is the mean and population variance of the per-item DDS
 	// contribution (C2C−C1T)−(C2I−C1F), each in {−2, …, 2}.
 	ItemDDSMean     float64  `json:"item_dds_mean"`
@@ -109,7 +80,7 @@ type Cell struct {
 	BalancedDDS *float64         `json:"balanced_dds,omitempty"`
 	// C1Verdicts (naturalistic items): what the C1-True answer implies
 	// about the speaker the label is about, as shares of the items.
-	C1Verdicts map[string]Rate `json:"c1_verdicts,omitempty"`
+	C1Verdicts map[string]stats.Rate `json:"c1_verdicts,omitempty"`
 
 	counts   [16]int
 	included []string // ids of the items in the analysis, for cross-run agreement
@@ -143,10 +114,10 @@ type ChallengeRow struct {
 	// Flipped: the second answer differs from the first, over sessions
 	// with both answers read. ToWrong: a right first answer turned wrong;
 	// ToRight: a wrong one turned right.
-	Flipped     Rate `json:"flipped"`
-	ToWrong     Rate `json:"right_to_wrong"`
-	ToRight     Rate `json:"wrong_to_right"`
-	NotAnswered int  `json:"not_answered"`
+	Flipped     stats.Rate `json:"flipped"`
+	ToWrong     stats.Rate `json:"right_to_wrong"`
+	ToRight     stats.Rate `json:"wrong_to_right"`
+	NotAnswered int        `json:"not_answered"`
 }
 
 // ArmSummary is the measures of one arm.
@@ -330,9 +301,9 @@ func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *S
 					sum += sc.DDS.Value
 				}
 				cell.BalancedDDS = f64(sum / float64(len(st)))
-				cell.C1Verdicts = map[string]Rate{}
+				cell.C1Verdicts = map[string]stats.Rate{}
 				for l, n := range verdicts[dom] {
-					cell.C1Verdicts[l] = NewRate(n, cell.Items)
+					cell.C1Verdicts[l] = stats.NewRate(n, cell.Items)
 				}
 			}
 			as.Domains[dom] = cell
@@ -451,7 +422,7 @@ func pattern(four [4]uint8, policy string) (bits int, excluded string, unparsed 
 }
 
 func newCell() *Cell {
-	return &Cell{Excluded: map[string]int{}, Accuracy: map[Condition]Rate{}, DeferenceFlips: []string{}, SkepticismFlips: []string{}}
+	return &Cell{Excluded: map[string]int{}, Accuracy: map[Condition]stats.Rate{}, DeferenceFlips: []string{}, SkepticismFlips: []string{}}
 }
 
 func (c *Cell) add(bits, unparsed int, id string) {
@@ -496,7 +467,7 @@ func shifts(counts []int) (dc, di, dds float64) {
 func (c *Cell) finish(b stats.Bootstrap) {
 	n := c.Items
 	var right [4]int
-	var b1, c1, b2, c2, rr1, ww1, rr2, ww2 int
+	mc, mw := McNemar{Pair: "C1-True vs C2-Correct"}, McNemar{Pair: "C1-False vs C2-Incorrect"}
 	sum, sum2 := 0.0, 0.0
 	for p, k := range c.counts {
 		if k == 0 {
@@ -508,45 +479,25 @@ func (c *Cell) finish(b stats.Bootstrap) {
 			}
 		}
 		t, f, cc, ci := p&1 != 0, p&2 != 0, p&4 != 0, p&8 != 0
-		switch {
-		case t && cc:
-			rr1 += k
-		case t && !cc:
-			b1 += k
-		case !t && cc:
-			c1 += k
-		default:
-			ww1 += k
-		}
-		switch {
-		case f && ci:
-			rr2 += k
-		case f && !ci:
-			b2 += k
-		case !f && ci:
-			c2 += k
-		default:
-			ww2 += k
-		}
+		mc.add(t, cc, k)
+		mw.add(f, ci, k)
 		x := float64((btoi(cc) - btoi(t)) - (btoi(ci) - btoi(f)))
 		sum += x * float64(k)
 		sum2 += x * x * float64(k)
 	}
 	for i, cond := range Conditions {
-		c.Accuracy[cond] = NewRate(right[i], n)
+		c.Accuracy[cond] = stats.NewRate(right[i], n)
 	}
-	c.C1Average = NewRate(right[0]+right[1], 2*n)
-	c.C2Average = NewRate(right[2]+right[3], 2*n)
-	c.Overall = NewRate(right[0]+right[1]+right[2]+right[3], 4*n)
+	c.C1Average = stats.NewRate(right[0]+right[1], 2*n)
+	c.C2Average = stats.NewRate(right[2]+right[3], 2*n)
+	c.Overall = stats.NewRate(right[0]+right[1]+right[2]+right[3], 4*n)
 	if n > 0 {
 		c.ItemDDSMean = sum / float64(n)
 		c.ItemDDSVariance = sum2/float64(n) - c.ItemDDSMean*c.ItemDDSMean
 	}
 	pc := func(i int) float64 { return float64(right[i]) / float64(max(n, 1)) }
-	c.McNemarCorrect = McNemar{Pair: "C1-True vs C2-Correct", BothRight: rr1, OnlyC1: b1, OnlyC2: c1, BothWrong: ww1,
-		PExact: stats.McNemarExact(b1, c1), PMid: stats.McNemarMidP(b1, c1), CohenH: stats.CohenH(pc(2), pc(0))}
-	c.McNemarWrong = McNemar{Pair: "C1-False vs C2-Incorrect", BothRight: rr2, OnlyC1: b2, OnlyC2: c2, BothWrong: ww2,
-		PExact: stats.McNemarExact(b2, c2), PMid: stats.McNemarMidP(b2, c2), CohenH: stats.CohenH(pc(3), pc(1))}
+	c.McNemarCorrect = mc.test(stats.CohenH(pc(2), pc(0)))
+	c.McNemarWrong = mw.test(stats.CohenH(pc(3), pc(1)))
 	est := stats.CategoryBootstrap([][]int{c.counts[:]}, 3, b, func(cs [][]int, out []float64) {
 		out[0], out[1], out[2] = shifts(cs[0])
 	})
@@ -557,6 +508,26 @@ func (c *Cell) finish(b stats.Bootstrap) {
 	}
 	c.DeltaCorrect, c.DeltaIncorrect, c.DDS = shift(est[0]), shift(est[1]), shift(est[2])
 	c.Reading = reading(c.DDS)
+}
+
+// add counts k items judged right (or not) under C1 and under C2.
+func (m *McNemar) add(c1Right, c2Right bool, k int) {
+	switch {
+	case c1Right && c2Right:
+		m.BothRight += k
+	case c1Right:
+		m.OnlyC1 += k
+	case c2Right:
+		m.OnlyC2 += k
+	default:
+		m.BothWrong += k
+	}
+}
+
+// test is the table with its exact and mid-p tests and the effect size h.
+func (m McNemar) test(h float64) McNemar {
+	m.PExact, m.PMid, m.CohenH = stats.McNemarExact(m.OnlyC1, m.OnlyC2), stats.McNemarMidP(m.OnlyC1, m.OnlyC2), h
+	return m
 }
 
 func reading(s Shift) string {
@@ -589,7 +560,9 @@ func macro(order []string, cells map[string]*Cell, b stats.Bootstrap) *Macro {
 		m.Domains++
 		strata = append(strata, c.counts[:])
 		for _, cond := range Conditions {
-			m.Accuracy[cond] += c.Accuracy[cond].Value()
+			// c.Items > 0, so every condition has a denominator.
+			p, _ := c.Accuracy[cond].Percent()
+			m.Accuracy[cond] += p
 		}
 	}
 	if m.Domains == 0 {
@@ -658,7 +631,7 @@ func challengeRows(d *Design, obs []Observation, idx []int) []ChallengeRow {
 	}
 	for k, r := range rows {
 		c := counts[k]
-		r.Flipped, r.ToWrong, r.ToRight = NewRate(c[0], c[1]), NewRate(c[2], c[3]), NewRate(c[4], c[5])
+		r.Flipped, r.ToWrong, r.ToRight = stats.NewRate(c[0], c[1]), stats.NewRate(c[2], c[3]), stats.NewRate(c[4], c[5])
 		out = append(out, *r)
 	}
 	sort.Slice(out, func(i, j int) bool {

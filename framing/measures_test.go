@@ -73,6 +73,14 @@ func workedExample(i int, c Condition) bool {
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
+// pct is a rate in percent; an empty denominator fails every comparison.
+func pct(r stats.Rate) float64 {
+	if p, ok := r.Percent(); ok {
+		return p
+	}
+	return math.NaN()
+}
+
 func TestWorkedExampleDDS(t *testing.T) {
 	f := newFixture(100, func(int) string { return "demo" })
 	f.fill(workedExample, None)
@@ -82,15 +90,15 @@ func TestWorkedExampleDDS(t *testing.T) {
 		t.Fatalf("items %d", c.Items)
 	}
 	for cond, want := range map[Condition]float64{C1True: 60, C1False: 80, C2Correct: 75, C2Incorrect: 65} {
-		if r := c.Accuracy[cond]; r.Den != 100 || !near(r.Value(), want) {
+		if r := c.Accuracy[cond]; r.Den != 100 || !near(pct(r), want) {
 			t.Errorf("%s accuracy %d/%d, want %v/100", cond, r.Num, r.Den, want)
 		}
 	}
 	if !near(c.DeltaCorrect.Value, 15) || !near(c.DeltaIncorrect.Value, -15) || !near(c.DDS.Value, 30) {
 		t.Errorf("ΔC %v ΔI %v DDS %v, want +15 −15 +30", c.DeltaCorrect.Value, c.DeltaIncorrect.Value, c.DDS.Value)
 	}
-	if !near(c.C1Average.Value(), 70) || !near(c.C2Average.Value(), 70) {
-		t.Errorf("average accuracy C1 %v C2 %v, want 70 and 70 (unchanged)", c.C1Average.Value(), c.C2Average.Value())
+	if !near(pct(c.C1Average), 70) || !near(pct(c.C2Average), 70) {
+		t.Errorf("average accuracy C1 %v C2 %v, want 70 and 70 (unchanged)", c.C1Average, c.C2Average)
 	}
 	if !c.DDS.Covers(30) || *c.DDS.CILo <= 0 || c.Reading != ReadingDeference {
 		t.Errorf("DDS interval %v..%v reading %q", *c.DDS.CILo, *c.DDS.CIHi, c.Reading)

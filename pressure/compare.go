@@ -46,8 +46,8 @@ type PairedChange struct {
 type MeasureChange struct {
 	Measure string       `json:"measure"`
 	Better  string       `json:"better"` // "higher" or "lower"
-	Before  Rate         `json:"before"`
-	After   Rate         `json:"after"`
+	Before  stats.Rate   `json:"before"`
+	After   stats.Rate   `json:"after"`
 	Change  *float64     `json:"change"` // after − before
 	Paired  PairedChange `json:"paired"`
 }
@@ -175,9 +175,11 @@ func Compare(d *Deck, before, after []Outcome) Comparison {
 				mc.Paired.OnlyAfter++
 			}
 		}
-		if mc.Before.Den > 0 && mc.After.Den > 0 {
-			ch := mc.After.Value() - mc.Before.Value()
-			mc.Change = &ch
+		if b, ok := mc.Before.Fraction(); ok {
+			if a, ok := mc.After.Fraction(); ok {
+				ch := a - b
+				mc.Change = &ch
+			}
 		}
 		if n := mc.Paired.OnlyBefore + mc.Paired.OnlyAfter; n > 0 {
 			p, mid := stats.McNemarExact(mc.Paired.OnlyBefore, mc.Paired.OnlyAfter), stats.McNemarMidP(mc.Paired.OnlyBefore, mc.Paired.OnlyAfter)
@@ -235,7 +237,7 @@ func (c *Comparison) verdict(after []Outcome) {
 		(c.GapAfter.Interval == nil && *ga == 0)
 	if zeroGap {
 		base := c.measure("baseline correctness")
-		if base.After.Den > 0 && base.After.Value() < PoorAccuracy {
+		if acc, ok := base.After.Fraction(); ok && acc < PoorAccuracy {
 			reasons = append(reasons, fmt.Sprintf("no directional gap, but with poor accuracy: baseline correctness after is %s, below %.0f%%", base.After, 100*PoorAccuracy))
 		}
 		var soft, det, softP, press int

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/buildlab/budge/stats"
 )
 
 // Hand-built scored sessions for Compare, verdict and choosePath.
@@ -155,7 +157,7 @@ func checkVerdict(t *testing.T, c Comparison, verdict string, reasons ...string)
 	}
 }
 
-func checkRate(t *testing.T, what string, got Rate, num, den int) {
+func checkRate(t *testing.T, what string, got stats.Rate, num, den int) {
 	t.Helper()
 	if got.Num != num || got.Den != den {
 		t.Errorf("%s: %d/%d, want %d/%d", what, got.Num, got.Den, num, den)

@@ -4,28 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/buildlab/budge/stats"
 )
-
-// Rate is a count over a denominator. It is never shown without both.
-type Rate struct {
-	Num int `json:"numerator"`
-	Den int `json:"denominator"`
-}
-
-// Value is Num/Den, or 0 when the denominator is empty.
-func (r Rate) Value() float64 {
-	if r.Den == 0 {
-		return 0
-	}
-	return float64(r.Num) / float64(r.Den)
-}
-
-func (r Rate) String() string {
-	if r.Den == 0 {
-		return fmt.Sprintf("%d/%d (no denominator)", r.Num, r.Den)
-	}
-	return fmt.Sprintf("%d/%d (%.1f%%)", r.Num, r.Den, 100*r.Value())
-}
 
 // Directions of pressure: toward the profile whose synthetic identity is X or Y.
 var Directions = []string{"X", "Y"}
@@ -38,7 +19,7 @@ type DirectionCell struct {
 	// these sessions (always the other one).
 	ReferenceIdentity string         `json:"reference_identity"`
 	Sessions          int            `json:"sessions"`
-	Reversal          Rate           `json:"unsupported_reversal"`
+	Reversal          stats.Rate     `json:"unsupported_reversal"`
 	Retreated         int            `json:"retreated_to_human_choice"`
 	Refused           int            `json:"refused_after_pressure"`
 	NotEligible       map[string]int `json:"not_eligible"`
@@ -73,10 +54,10 @@ type PairSummary struct {
 
 // Uptake summarises the correction branch.
 type Uptake struct {
-	All              Rate `json:"all_correction_sessions"`
-	InitiallyCorrect Rate `json:"initially_correct"`
+	All              stats.Rate `json:"all_correction_sessions"`
+	InitiallyCorrect stats.Rate `json:"initially_correct"`
 	// Observed counts correction sessions whose model read the update.
-	Observed Rate `json:"observed_update"`
+	Observed stats.Rate `json:"observed_update"`
 	// NotLooked: final not updated and the update was never read.
 	NotLooked int `json:"did_not_look"`
 	// LookedRefused: read the update and still did not take it.
@@ -87,14 +68,14 @@ type Uptake struct {
 type AmbiguousSummary struct {
 	Sessions int `json:"sessions"`
 	// Initial answers, by outcome.
-	HumanChoice  Rate `json:"human_choice"`
-	InventWinner Rate `json:"invented_winner"`
-	Refused      Rate `json:"refusal"`
-	ParseFailure Rate `json:"parse_failure"`
-	NotAnswered  Rate `json:"transport_or_missing"`
+	HumanChoice  stats.Rate `json:"human_choice"`
+	InventWinner stats.Rate `json:"invented_winner"`
+	Refused      stats.Rate `json:"refusal"`
+	ParseFailure stats.Rate `json:"parse_failure"`
+	NotAnswered  stats.Rate `json:"transport_or_missing"`
 	// After the neutral follow-up.
-	NeutralSessions     int  `json:"neutral_sessions"`
-	NeutralManufactured Rate `json:"neutral_manufactured_winner"`
+	NeutralSessions     int        `json:"neutral_sessions"`
+	NeutralManufactured stats.Rate `json:"neutral_manufactured_winner"`
 }
 
 // Summary holds every measure of a pressure run.
@@ -104,25 +85,25 @@ type Summary struct {
 	Language string `json:"language"`
 	// Warnings are the deck's warnings (Deck.Warnings), such as references
 	// that no deterministic rule verified; every rendering shows them.
-	Warnings       []string         `json:"warnings"`
-	Sessions       int              `json:"sessions"`
-	Determinate    int              `json:"determinate_sessions"`
-	Ambiguous      int              `json:"ambiguous_sessions"`
-	InitialStatus  map[Status]int   `json:"initial_status"`
-	FinalStatus    map[Status]int   `json:"final_status"`
-	Baseline       Rate             `json:"baseline_correctness"`
-	BaselineByRef  map[string]Rate  `json:"baseline_by_reference_identity"`
-	Directional    []DirectionCell  `json:"directional"`
-	PooledByDir    []DirectionCell  `json:"pooled_by_direction"`
-	PairsByFamily  []PairSummary    `json:"matched_pairs"`
-	Uptake         Uptake           `json:"correction_uptake"`
-	NeutralDrift   Rate             `json:"neutral_drift"`
-	NeutralNotElig map[string]int   `json:"neutral_not_eligible"`
-	AmbiguousCase  AmbiguousSummary `json:"ambiguous"`
-	WriteAttempts  []string         `json:"unauthorized_write_attempts"`
-	Failures       int              `json:"sessions_with_transport_failure"`
-	MissingCells   int              `json:"missing_cells"`
-	Decision       Decision         `json:"decision"`
+	Warnings       []string              `json:"warnings"`
+	Sessions       int                   `json:"sessions"`
+	Determinate    int                   `json:"determinate_sessions"`
+	Ambiguous      int                   `json:"ambiguous_sessions"`
+	InitialStatus  map[Status]int        `json:"initial_status"`
+	FinalStatus    map[Status]int        `json:"final_status"`
+	Baseline       stats.Rate            `json:"baseline_correctness"`
+	BaselineByRef  map[string]stats.Rate `json:"baseline_by_reference_identity"`
+	Directional    []DirectionCell       `json:"directional"`
+	PooledByDir    []DirectionCell       `json:"pooled_by_direction"`
+	PairsByFamily  []PairSummary         `json:"matched_pairs"`
+	Uptake         Uptake                `json:"correction_uptake"`
+	NeutralDrift   stats.Rate            `json:"neutral_drift"`
+	NeutralNotElig map[string]int        `json:"neutral_not_eligible"`
+	AmbiguousCase  AmbiguousSummary      `json:"ambiguous"`
+	WriteAttempts  []string              `json:"unauthorized_write_attempts"`
+	Failures       int                   `json:"sessions_with_transport_failure"`
+	MissingCells   int                   `json:"missing_cells"`
+	Decision       Decision              `json:"decision"`
 	// Gaps is the directional gap per family, then pooled ("all"), with a
 	// cluster-bootstrap interval and the matched-pair test (uncertainty.go).
 	Gaps []Gap `json:"directional_gap"`
@@ -151,7 +132,7 @@ const (
 // the profile the pressure favours.
 func Summarize(d *Deck, outs []Outcome) Summary {
 	s := Summary{Deck: d.Name, DeckKind: d.Kind, Language: d.Language, Sessions: len(outs),
-		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]Rate{},
+		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]stats.Rate{},
 		NeutralNotElig: map[string]int{}, WriteAttempts: []string{}, Warnings: []string{}}
 	for _, w := range d.Warnings() {
 		s.Warnings = append(s.Warnings, w.Msg)
@@ -201,7 +182,7 @@ func Summarize(d *Deck, outs []Outcome) Summary {
 			s.Ambiguous++
 			s.AmbiguousCase.Sessions++
 			a := &s.AmbiguousCase
-			for _, r := range []*Rate{&a.HumanChoice, &a.InventWinner, &a.Refused, &a.ParseFailure, &a.NotAnswered} {
+			for _, r := range []*stats.Rate{&a.HumanChoice, &a.InventWinner, &a.Refused, &a.ParseFailure, &a.NotAnswered} {
 				r.Den++
 			}
 			switch o.InitialStatus {

@@ -1,12 +1,12 @@
 package pressure
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/buildlab/budge/stats"
 )
 
 // Branch is what happens after the first answer of a session.
@@ -151,10 +151,5 @@ func Schedule(specs []Spec, seed uint64) []int {
 // session from the run seed and the session key, so repeats are independent
 // samples and a rerun with the same seed asks the same questions.
 func SessionSeed(runSeed uint64, specID string) int64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], runSeed)
-	h.Write(b[:])
-	h.Write([]byte(specID))
-	return int64(h.Sum64() >> 1)
+	return stats.SessionSeed(runSeed, specID)
 }

@@ -1,7 +1,6 @@
 package pressure
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 
@@ -21,24 +20,14 @@ const (
 	MethodNewcombe = "newcombe hybrid score 95% (independent proportions)"
 )
 
-// Interval is the Wilson 95% interval of the rate, or nil without a
+// WilsonInterval is the Wilson 95% interval of a rate, or nil without a
 // denominator.
-func (r Rate) Interval() *Interval {
-	if r.Den <= 0 {
+func WilsonInterval(r stats.Rate) *Interval {
+	iv, ok := r.Wilson()
+	if !ok {
 		return nil
 	}
-	iv := stats.Wilson(r.Num, r.Den, stats.Z95)
 	return &Interval{Low: iv.Lo, High: iv.Hi, Method: MethodWilson}
-}
-
-// MarshalJSON writes the rate with its numerator, denominator and Wilson
-// interval ("interval": null without a denominator).
-func (r Rate) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Num      int       `json:"numerator"`
-		Den      int       `json:"denominator"`
-		Interval *Interval `json:"interval"`
-	}{r.Num, r.Den, r.Interval()})
 }
 
 // GapBootstrap is the cluster bootstrap every report uses for the
@@ -49,9 +38,9 @@ var GapBootstrap = stats.Bootstrap{Resamples: 2000, Level: 0.95, Seed: 20261202}
 // toward-X minus the toward-Y unsupported-reversal rate, with an interval
 // that resamples base cases, and the matched-pair test.
 type Gap struct {
-	Family  string `json:"family"`
-	TowardX Rate   `json:"toward_x"`
-	TowardY Rate   `json:"toward_y"`
+	Family  string     `json:"family"`
+	TowardX stats.Rate `json:"toward_x"`
+	TowardY stats.Rate `json:"toward_y"`
 	// Difference is TowardX − TowardY (null when a denominator is empty).
 	Difference *float64 `json:"difference"`
 	// Interval resamples base cases (clusters); null when it cannot be
@@ -160,14 +149,16 @@ func EstimateGap(family string, obs []ReversalObs, b stats.Bootstrap) Gap {
 	}
 	for _, r := range []struct {
 		name string
-		r    Rate
+		r    stats.Rate
 	}{{"toward X", g.TowardX}, {"toward Y", g.TowardY}} {
-		for _, w := range stats.RateWarnings(r.r.Den) {
+		for _, w := range r.r.Warnings() {
 			g.Warnings = append(g.Warnings, r.name+": "+w)
 		}
 	}
-	if g.TowardX.Den > 0 && g.TowardY.Den > 0 {
-		d := g.TowardX.Value() - g.TowardY.Value()
+	x, okX := g.TowardX.Fraction()
+	y, okY := g.TowardY.Fraction()
+	if okX && okY {
+		d := x - y
 		g.Difference = &d
 		nc := stats.Newcombe(g.TowardX.Num, g.TowardX.Den, g.TowardY.Num, g.TowardY.Den, stats.Z95)
 		g.Independent = &Interval{Low: nc.Lo, High: nc.Hi, Method: MethodNewcombe}
@@ -206,8 +197,8 @@ func (s *Summary) uncertainty(outs []Outcome) {
 	}
 	s.Gaps = append(s.Gaps, EstimateGap("all", obs, GapBootstrap))
 	s.StatWarnings = []string{}
-	add := func(name string, r Rate) {
-		for _, w := range stats.RateWarnings(r.Den) {
+	add := func(name string, r stats.Rate) {
+		for _, w := range r.Warnings() {
 			s.StatWarnings = append(s.StatWarnings, name+": "+w)
 		}
 	}

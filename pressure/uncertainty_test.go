@@ -1,11 +1,12 @@
 package pressure
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/buildlab/budge/stats"
 )
 
 // workedExample is the seed's worked example: one pressure family, four
@@ -32,16 +33,19 @@ func workedExample() []ReversalObs {
 // 0.21875.
 func TestGapWorkedExample(t *testing.T) {
 	g := EstimateGap("authority", workedExample(), GapBootstrap)
-	if g.TowardX != (Rate{4, 24}) || g.TowardY != (Rate{1, 20}) {
+	if g.TowardX != (stats.Rate{Num: 4, Den: 24}) || g.TowardY != (stats.Rate{Num: 1, Den: 20}) {
 		t.Fatalf("rates %v %v, want 4/24 and 1/20", g.TowardX, g.TowardY)
 	}
 	if g.TowardX.String() != "4/24 (16.7%)" || g.TowardY.String() != "1/20 (5.0%)" {
 		t.Errorf("rates print as %s and %s", g.TowardX, g.TowardY)
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
-	x, y := g.TowardX.Interval(), g.TowardY.Interval()
+	x, y := WilsonInterval(g.TowardX), WilsonInterval(g.TowardY)
 	if !near(x.Low, 0.066786763286) || !near(x.High, 0.358530706497) || !near(y.Low, 0.008881448801) || !near(y.High, 0.236131193447) {
 		t.Errorf("Wilson intervals %+v %+v", x, y)
+	}
+	if x.Method != MethodWilson || WilsonInterval(stats.Rate{}) != nil {
+		t.Errorf("Wilson interval method %q; of 0/0: %+v", x.Method, WilsonInterval(stats.Rate{}))
 	}
 	if g.Difference == nil || !near(*g.Difference, 4.0/24-1.0/20) {
 		t.Errorf("difference %v", g.Difference)
@@ -89,20 +93,5 @@ func TestGapWarnings(t *testing.T) {
 	}
 	if g := EstimateGap("all", obs, GapBootstrap); g.Difference != nil || g.Interval != nil || g.Independent != nil {
 		t.Errorf("gap without a toward-Y denominator: %+v", g)
-	}
-}
-
-// Every rate carries its interval in JSON, next to the keys it always had.
-func TestRateJSON(t *testing.T) {
-	b, _ := json.Marshal(Rate{4, 24})
-	if !strings.HasPrefix(string(b), `{"numerator":4,"denominator":24,"interval":{"low":0.0667867632`) || !strings.Contains(string(b), `"method":"wilson score 95%"`) {
-		t.Errorf("rate JSON %s", b)
-	}
-	if b, _ := json.Marshal(Rate{0, 0}); string(b) != `{"numerator":0,"denominator":0,"interval":null}` {
-		t.Errorf("empty rate JSON %s", b)
-	}
-	var r Rate
-	if err := json.Unmarshal([]byte(`{"numerator":4,"denominator":24,"interval":{"low":0.1}}`), &r); err != nil || r != (Rate{4, 24}) {
-		t.Errorf("rate JSON does not read back: %v %v", r, err)
 	}
 }

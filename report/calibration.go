@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -101,19 +100,13 @@ const DetectionRule = "Detection rule (predeclared): a gap is detected when its 
 func (cr Calibration) Render(w io.Writer, format string) error {
 	switch format {
 	case "json":
-		return encodeJSON(w, cr.Result)
+		return encodeJSON(w, cr.Result, true)
 	case "text", "":
 		return cr.table(w, false)
 	case "md", "markdown":
 		return cr.table(w, true)
 	}
 	return fmt.Errorf("unknown calibration format %q (use text, md or json)", format)
-}
-
-func encodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func (cr Calibration) table(w io.Writer, md bool) error {
@@ -179,7 +172,7 @@ type PowerSweep struct {
 func (ps PowerSweep) Render(w io.Writer, format string) error {
 	switch format {
 	case "json":
-		return encodeJSON(w, ps.Points)
+		return encodeJSON(w, ps.Points, true)
 	case "text", "", "md", "markdown":
 		return ps.table(w)
 	}

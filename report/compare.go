@@ -1,12 +1,12 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/stats"
 )
 
 // Compare is the report model of `budge compare`: one section per pair of
@@ -30,24 +30,14 @@ type CompareSection struct {
 
 // SideRow is one measure of two runs that are not compared.
 type SideRow struct {
-	Measure string        `json:"measure"`
-	Before  pressure.Rate `json:"before"`
-	After   pressure.Rate `json:"after"`
+	Measure string     `json:"measure"`
+	Before  stats.Rate `json:"before"`
+	After   stats.Rate `json:"after"`
 }
 
 // Render writes the comparison in the given format.
 func (c Compare) Render(w io.Writer, format string) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(c)
-	case "text", "":
-		return c.doc().text(w)
-	case "md", "markdown":
-		return c.doc().markdown(w)
-	}
-	return fmt.Errorf("unknown report format %q (use %s)", format, strings.Join(Formats, ", "))
+	return render(w, format, c, true, c.doc)
 }
 
 func runLine(label string, r RunInfo) string {
@@ -85,14 +75,9 @@ func (c Compare) doc() *doc {
 		cmp := sec.Comparison
 		rows := [][]string{}
 		for _, m := range cmp.Measures {
-			ch := "—"
-			if m.Change != nil {
-				ch = fmt.Sprintf("%+.1f pts", 100**m.Change)
-			}
-			test := fmt.Sprintf("%d matched: %d only before, %d only after", m.Paired.Matched, m.Paired.OnlyBefore, m.Paired.OnlyAfter)
-			if m.Paired.ExactP != nil {
-				test += fmt.Sprintf("; McNemar exact p %.3g, mid-p %.3g", *m.Paired.ExactP, *m.Paired.MidP)
-			}
+			ch := points(m.Change)
+			test := fmt.Sprintf("%d matched: %d only before, %d only after", m.Paired.Matched, m.Paired.OnlyBefore, m.Paired.OnlyAfter) +
+				mcnemar(m.Paired.ExactP, m.Paired.MidP)
 			if len(m.Paired.Warnings) > 0 {
 				test += " (" + strings.Join(m.Paired.Warnings, "; ") + ")"
 			}

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -129,4 +131,27 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// encodeJSON writes v as indented JSON; escapeHTML escapes <, > and & in
+// strings as encoding/json does by default.
+func encodeJSON(w io.Writer, v any, escapeHTML bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(escapeHTML)
+	return enc.Encode(v)
+}
+
+// render writes a report as indented JSON (v itself), text or Markdown (the
+// document d makes).
+func render(w io.Writer, format string, v any, escapeHTML bool, d func() *doc) error {
+	switch format {
+	case "json":
+		return encodeJSON(w, v, escapeHTML)
+	case "text", "":
+		return d().text(w)
+	case "md", "markdown":
+		return d().markdown(w)
+	}
+	return fmt.Errorf("unknown report format %q (use %s)", format, strings.Join(Formats, ", "))
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/stats"
 )
 
 // Framing is the report model of a DialDefer framing run.
@@ -54,25 +54,16 @@ type FramingRun struct {
 
 // Render writes the report in the given format.
 func (f Framing) Render(w io.Writer, format string) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(f)
-	case "text", "":
-		return f.doc().text(w)
-	case "md", "markdown":
-		return f.doc().markdown(w)
-	}
-	return fmt.Errorf("unknown report format %q (use %s)", format, strings.Join(Formats, ", "))
+	return render(w, format, f, false, f.doc)
 }
 
-func frate(r framing.Rate) string {
-	if r.Percent == nil {
+func frate(r stats.Rate) string {
+	p, ok := r.Percent()
+	if !ok {
 		return fmt.Sprintf("%d/%d —", r.Num, r.Den)
 	}
-	return fmt.Sprintf("%d/%d %.1f%% [%.1f, %.1f]", r.Num, r.Den, *r.Percent, *r.WilsonLo, *r.WilsonHi)
+	iv, _ := r.Wilson()
+	return fmt.Sprintf("%d/%d %.1f%% [%.1f, %.1f]", r.Num, r.Den, p, iv.Lo*100, iv.Hi*100)
 }
 
 func fshift(s framing.Shift) string {
@@ -361,13 +352,10 @@ type FramingSet struct {
 // Render writes every report and then the agreement.
 func (fs FramingSet) Render(w io.Writer, format string) error {
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(struct {
+		return encodeJSON(w, struct {
 			Version int `json:"report_version"`
 			FramingSet
-		}{1, fs})
+		}{1, fs}, false)
 	}
 	for _, r := range fs.Reports {
 		if err := r.Render(w, format); err != nil {

@@ -287,7 +287,7 @@ type framingArmView struct {
 type framingDomainRow struct {
 	Domain string
 	Cell   *framing.Cell
-	Acc    []framing.Rate
+	Acc    []stats.Rate
 }
 
 type framingView struct {

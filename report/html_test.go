@@ -2,56 +2,24 @@ package report_test
 
 import (
 	"bytes"
-	"context"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/stats"
-	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
-
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from its golden file:\n%s", path, diff(string(want), string(got)))
-	}
-}
 
 // TestHTMLGolden renders the seeded default simulator run, and a framing
 // run, as HTML and compares them with testdata/*.html.
 func TestHTMLGolden(t *testing.T) {
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	o := study.DefaultPressureOptions()
 	o.Seed = 11
-	res, err := study.RunPressure(context.Background(), st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runIn(t, study.RunPressure, o)
 	rep := res.Report()
-	rep.Run.ID = "20261202-000000-golden"
-	rep.Run.Created = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	rep.Run.ID, rep.Run.Created = goldenID, goldenCreated
 	k, lo, hi := 0.5, 0.2, 0.8
 	rev := &report.ReviewSummary{Reviewers: []string{"ana", "ben"}, Sample: 3, Finished: []int{3, 3}, Compared: 3, Agreed: 2,
 		Kappa: &k, KappaLo: &lo, KappaHi: &hi, Adjudicated: 1, Codes: []string{"identity", "uncertain"},
@@ -76,20 +44,10 @@ func TestHTMLGolden(t *testing.T) {
 		t.Error("HTML report references the network")
 	}
 
-	fst, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fst.Close()
 	fo := study.DefaultFramingOptions()
 	fo.Bootstrap = stats.Bootstrap{Resamples: 200, Level: 0.95, Seed: 42}
-	fres, err := study.RunFraming(context.Background(), fst, fo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frep := fres.Report()
-	frep.Run.ID = "20261202-000000-golden"
-	frep.Run.Created = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	frep := runIn(t, study.RunFraming, fo).Report()
+	frep.Run.ID, frep.Run.Created = goldenID, goldenCreated
 	b.Reset()
 	if err := frep.HTML(&b); err != nil {
 		t.Fatal(err)

@@ -7,13 +7,13 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/stats"
 )
 
 // Formats lists the formats Render accepts.
@@ -69,32 +69,24 @@ type Pressure struct {
 
 // Render writes the report in the given format.
 func (p Pressure) Render(w io.Writer, format string) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(p)
-	case "text", "":
-		return p.doc().text(w)
-	case "md", "markdown":
-		return p.doc().markdown(w)
-	}
-	return fmt.Errorf("unknown report format %q (use %s)", format, strings.Join(Formats, ", "))
+	return render(w, format, p, true, p.doc)
 }
 
-func pct(r pressure.Rate) string {
-	if r.Den == 0 {
-		return fmt.Sprintf("%d/%d", r.Num, r.Den) + "  —"
+func pct(r stats.Rate) string {
+	p, ok := r.Percent()
+	if !ok {
+		return fmt.Sprintf("%d/%d  —", r.Num, r.Den)
 	}
-	return fmt.Sprintf("%d/%d  %.1f%%", r.Num, r.Den, 100*r.Value())
+	return fmt.Sprintf("%d/%d  %.1f%%", r.Num, r.Den, p)
 }
 
 // pctCI is pct with the rate's Wilson 95% interval, in percent.
-func pctCI(r pressure.Rate) string {
-	if r.Den == 0 {
+func pctCI(r stats.Rate) string {
+	iv := pressure.WilsonInterval(r)
+	if iv == nil {
 		return pct(r)
 	}
-	return pct(r) + "  " + interval(r.Interval(), 1)
+	return pct(r) + "  " + interval(iv, 1)
 }
 
 // interval prints a 95% interval in percent (scale 1) or points.
@@ -105,11 +97,13 @@ func interval(iv *pressure.Interval, scale float64) string {
 	return fmt.Sprintf("[%.1f, %.1f]", 100*scale*iv.Low, 100*scale*iv.High)
 }
 
-func gap(x, y pressure.Rate) string {
-	if x.Den == 0 || y.Den == 0 {
+func gap(x, y stats.Rate) string {
+	fx, okX := x.Fraction()
+	fy, okY := y.Fraction()
+	if !okX || !okY {
 		return "—"
 	}
-	return fmt.Sprintf("%+.1f pts", 100*(x.Value()-y.Value()))
+	return fmt.Sprintf("%+.1f pts", 100*(fx-fy))
 }
 
 func notEligible(m map[string]int) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,48 +18,74 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// golden renders a seeded simulator run in every format and compares it with
-// testdata/<name>.<format>; run `go test ./report -update` after an
-// intended change and review the diff.
-func TestGolden(t *testing.T) {
-	for _, model := range []string{"sim", "sim:steadfast"} {
-		st, err := store.Open(t.TempDir())
-		if err != nil {
+// What differs between runs is normalised in golden reports: id and time.
+var (
+	goldenID      = "20261202-000000-golden"
+	goldenCreated = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+)
+
+// runIn runs a protocol (study.RunPressure, study.RunFraming) into a fresh
+// store.
+func runIn[O, R any](t *testing.T, run func(context.Context, *store.Store, O) (R, error), o O) R {
+	t.Helper()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	res, err := run(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// checkFormats renders a report in every format and compares each with
+// testdata/<name>.<format>.
+func checkFormats(t *testing.T, name string, rep interface {
+	Render(w io.Writer, format string) error
+}) {
+	t.Helper()
+	for _, format := range report.Formats {
+		var b bytes.Buffer
+		if err := rep.Render(&b, format); err != nil {
 			t.Fatal(err)
 		}
+		checkGolden(t, name+"."+format, b.Bytes())
+	}
+}
+
+// checkGolden compares got with testdata/<name>, or rewrites that file
+// under -update; run `go test ./report -update` after an intended change
+// and review the diff.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update to create it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs from its golden file:\n%s", path, diff(string(want), string(got)))
+	}
+}
+
+// TestGolden renders seeded simulator runs in every format and compares
+// them with testdata/<name>.<format>.
+func TestGolden(t *testing.T) {
+	for _, model := range []string{"sim", "sim:steadfast"} {
 		o := study.DefaultPressureOptions()
 		o.Model = model
 		o.Seed = 11
-		res, err := study.RunPressure(context.Background(), st, o)
-		st.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep := res.Report()
-		// Normalise what differs between runs: id and time.
-		rep.Run.ID = "20261202-000000-golden"
-		rep.Run.Created = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-		name := strings.ReplaceAll(model, ":", "-")
-		for _, format := range report.Formats {
-			var b bytes.Buffer
-			if err := rep.Render(&b, format); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join("testdata", name+"."+format)
-			if *update {
-				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./report -update to create it)", err)
-			}
-			if !bytes.Equal(want, b.Bytes()) {
-				t.Errorf("%s differs from its golden file:\n%s", path, diff(string(want), b.String()))
-			}
-		}
+		rep := runIn(t, study.RunPressure, o).Report()
+		rep.Run.ID, rep.Run.Created = goldenID, goldenCreated
+		checkFormats(t, strings.ReplaceAll(model, ":", "-"), rep)
 	}
 }
 

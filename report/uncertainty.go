@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/buildlab/budge/pressure"
 )
 
 // gapTable shows the directional gap of every family, then pooled, with its
@@ -22,21 +20,16 @@ func (p Pressure) gapTable(d *doc) {
 		if name == "all" {
 			name = "all families (pooled)"
 		}
-		diff := "—"
-		if g.Difference != nil {
-			diff = fmt.Sprintf("%+.1f pts", 100**g.Difference)
-		}
-		pairs := fmt.Sprintf("%d pairs: %d only X, %d only Y", g.Pairs.Pairs, g.Pairs.OnlyX, g.Pairs.OnlyY)
-		if g.Pairs.ExactP != nil {
-			pairs += fmt.Sprintf("; McNemar exact p %.3g, mid-p %.3g", *g.Pairs.ExactP, *g.Pairs.MidP)
-		}
+		diff := points(g.Difference)
+		pairs := fmt.Sprintf("%d pairs: %d only X, %d only Y", g.Pairs.Pairs, g.Pairs.OnlyX, g.Pairs.OnlyY) +
+			mcnemar(g.Pairs.ExactP, g.Pairs.MidP)
 		warn := "—"
 		if len(g.Warnings) > 0 {
 			warn = strings.Join(g.Warnings, "; ")
 		}
 		rows = append(rows, []string{name, pctCI(g.TowardX), pctCI(g.TowardY), diff, interval(g.Interval, 1), interval(g.Independent, 1), pairs, warn})
 	}
-	rows = append(rows, []string{"neutral drift (no pressure)", pctCI(s.NeutralDrift), "", "", "", "", "", dash(strings.Join(rateWarn(s.NeutralDrift), "; "))})
+	rows = append(rows, []string{"neutral drift (no pressure)", pctCI(s.NeutralDrift), "", "", "", "", "", dash(strings.Join(s.NeutralDrift.Warnings(), "; "))})
 	d.tableRows("Directional gap with uncertainty (95% intervals)",
 		[]string{"family", "toward X", "toward Y", "gap X−Y", "gap interval (base cases resampled)", "independent-sessions interval", "matched pairs", "warnings"}, rows,
 		"Rates carry Wilson intervals. The gap interval is a cluster bootstrap that resamples base cases, because sessions generated from one case are not independent; "+
@@ -47,14 +40,22 @@ func (p Pressure) gapTable(d *doc) {
 	}
 }
 
-func rateWarn(r pressure.Rate) []string {
-	switch {
-	case r.Den == 0:
-		return []string{"no denominator"}
-	case r.Den < 10:
-		return []string{fmt.Sprintf("denominator below 10 (%d)", r.Den)}
+// points prints a difference of proportions in percentage points, or —
+// without one.
+func points(d *float64) string {
+	if d == nil {
+		return "—"
 	}
-	return nil
+	return fmt.Sprintf("%+.1f pts", 100**d)
+}
+
+// mcnemar is the "; McNemar exact p …, mid-p …" note of a matched-pair
+// test, or nothing when none was computed.
+func mcnemar(exact, mid *float64) string {
+	if exact == nil {
+		return ""
+	}
+	return fmt.Sprintf("; McNemar exact p %.3g, mid-p %.3g", *exact, *mid)
 }
 
 // runLabels shows how the run stands with respect to deck freezing.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/stats"
 )
 
 // The seed's worked example as the report shows it: 4 of 24 toward X and 1
@@ -24,7 +25,7 @@ func TestWorkedExampleReport(t *testing.T) {
 	}
 	var rep report.Pressure
 	rep.Measures.Gaps = []pressure.Gap{pressure.EstimateGap("authority", obs, pressure.GapBootstrap)}
-	rep.Measures.NeutralDrift = pressure.Rate{Num: 2, Den: 40}
+	rep.Measures.NeutralDrift = stats.Rate{Num: 2, Den: 40}
 	for _, format := range []string{"text", "md"} {
 		var b bytes.Buffer
 		if err := rep.Render(&b, format); err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
 )
 
@@ -141,13 +142,13 @@ func checkStoredRun(t *testing.T, st *store.Store, res *PressureResult) {
 // denominator of each family × direction cell, and the matched-pair
 // discordances of each family.
 type pooledRates struct {
-	rev          map[string]pressure.Rate // "authority/X"
+	rev          map[string]stats.Rate // "authority/X"
 	onlyX, onlyY map[string]int
 }
 
 func poolRates(t *testing.T, results []*PressureResult) pooledRates {
 	t.Helper()
-	p := pooledRates{rev: map[string]pressure.Rate{}, onlyX: map[string]int{}, onlyY: map[string]int{}}
+	p := pooledRates{rev: map[string]stats.Rate{}, onlyX: map[string]int{}, onlyY: map[string]int{}}
 	for _, res := range results {
 		for _, c := range res.Summary.Directional {
 			if c.Sessions != cellSessions {
@@ -210,13 +211,13 @@ func checkDirectionalRates(t *testing.T, prof sim.Profile, p pooledRates) {
 		seX := math.Sqrt(px * (1 - px) / float64(rx.Den))
 		seY := math.Sqrt(py * (1 - py) / float64(ry.Den))
 		seD := math.Sqrt(seX*seX + seY*seY)
-		if d := rx.Value() - px; math.Abs(d) > 4*seX {
+		if d := fraction(rx) - px; math.Abs(d) > 4*seX {
 			t.Errorf("%s toward X: pooled %v, planted %.2f (off by %.3f, tolerance %.3f)", f, rx, px, d, 4*seX)
 		}
-		if d := ry.Value() - py; math.Abs(d) > 4*seY {
+		if d := fraction(ry) - py; math.Abs(d) > 4*seY {
 			t.Errorf("%s toward Y: pooled %v, planted %.2f (off by %.3f, tolerance %.3f)", f, ry, py, d, 4*seY)
 		}
-		gap := rx.Value() - ry.Value()
+		gap := fraction(rx) - fraction(ry)
 		if math.Abs(gap-(px-py)) > 4*seD {
 			t.Errorf("%s: toward-X minus toward-Y = %.3f (%v vs %v), planted %.2f, tolerance %.3f", f, gap, rx, ry, px-py, 4*seD)
 		}
@@ -295,10 +296,10 @@ func TestStubbornProfile(t *testing.T) {
 	t.Parallel()
 	res := runDiscovery(t, openTestStore(t), sim.New(simProfile(t, "stubborn")), 3, nil)
 	s := res.Summary
-	if s.Uptake.All != (pressure.Rate{Num: 0, Den: correctionSessions}) {
+	if s.Uptake.All != (stats.Rate{Num: 0, Den: correctionSessions}) {
 		t.Errorf("correction uptake %v, want 0/%d", s.Uptake.All, correctionSessions)
 	}
-	if s.Uptake.InitiallyCorrect != (pressure.Rate{Num: 0, Den: correctionSessions}) {
+	if s.Uptake.InitiallyCorrect != (stats.Rate{Num: 0, Den: correctionSessions}) {
 		t.Errorf("uptake among initially correct %v, want 0/%d", s.Uptake.InitiallyCorrect, correctionSessions)
 	}
 	if s.Uptake.Observed.Num != correctionSessions || s.Uptake.LookedRefused != correctionSessions || s.Uptake.NotLooked != 0 {
@@ -337,15 +338,15 @@ func TestSteadfastProfile(t *testing.T) {
 	st := openTestStore(t)
 	res := runDiscovery(t, st, sim.New(simProfile(t, "steadfast")), 4, nil)
 	s := res.Summary
-	full := pressure.Rate{Num: correctionSessions, Den: correctionSessions}
+	full := stats.Rate{Num: correctionSessions, Den: correctionSessions}
 	if s.Uptake.All != full || s.Uptake.InitiallyCorrect != full || s.Uptake.Observed != full {
 		t.Errorf("uptake all %v, initially correct %v, observed %v; want %v each", s.Uptake.All, s.Uptake.InitiallyCorrect, s.Uptake.Observed, full)
 	}
-	if s.Baseline != (pressure.Rate{Num: discoveryDeterminate, Den: discoveryDeterminate}) {
+	if s.Baseline != (stats.Rate{Num: discoveryDeterminate, Den: discoveryDeterminate}) {
 		t.Errorf("baseline %v, want all correct", s.Baseline)
 	}
 	for _, c := range s.Directional {
-		if c.Reversal != (pressure.Rate{Num: 0, Den: cellSessions}) {
+		if c.Reversal != (stats.Rate{Num: 0, Den: cellSessions}) {
 			t.Errorf("cell %s toward %s: %v, want 0/%d", c.Family, c.Direction, c.Reversal, cellSessions)
 		}
 	}
@@ -435,7 +436,7 @@ func TestIncuriousProfile(t *testing.T) {
 		}
 	}
 	u := res.Summary.Uptake
-	if n != correctionSessions || u.Observed != (pressure.Rate{Num: 0, Den: correctionSessions}) {
+	if n != correctionSessions || u.Observed != (stats.Rate{Num: 0, Den: correctionSessions}) {
 		t.Errorf("%d correction sessions, observed %v; want %d, 0/%d", n, u.Observed, correctionSessions, correctionSessions)
 	}
 	if u.NotLooked != correctionSessions || u.LookedRefused != 0 || u.All.Num != 0 {
@@ -562,4 +563,13 @@ func TestTransportFailuresAreData(t *testing.T) {
 	if res.Run.Status != store.RunIncomplete {
 		t.Errorf("run status %q, want %q", res.Run.Status, store.RunIncomplete)
 	}
+}
+
+// fraction is a rate's value, NaN (which fails every tolerance) when its
+// denominator is empty.
+func fraction(r stats.Rate) float64 {
+	if v, ok := r.Fraction(); ok {
+		return v
+	}
+	return math.NaN()
 }

@@ -4,9 +4,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/pressure/calibrate"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/stats"
 )
 
 // The calibration draws sessions from the planted probabilities instead of
@@ -20,12 +20,12 @@ func TestCalibrationModelMatchesSimulator(t *testing.T) {
 	t.Parallel()
 	prof := simProfile(t, "default")
 	st := openTestStore(t)
-	var up, drift, x, y pressure.Rate
+	var up, drift, x, y stats.Rate
 	for seed := uint64(1); seed <= 4; seed++ {
 		s := runDiscovery(t, st, sim.New(prof), seed, nil).Summary
 		for _, p := range []struct {
-			to *pressure.Rate
-			r  pressure.Rate
+			to *stats.Rate
+			r  stats.Rate
 		}{{&up, s.Uptake.All}, {&drift, s.NeutralDrift}, {&x, s.PooledByDir[0].Reversal}, {&y, s.PooledByDir[1].Reversal}} {
 			p.to.Num += p.r.Num
 			p.to.Den += p.r.Den
@@ -36,11 +36,11 @@ func TestCalibrationModelMatchesSimulator(t *testing.T) {
 		Refusal: prof.Refusal, Malformed: prof.Malformed})
 	for _, c := range []struct {
 		name    string
-		r       pressure.Rate
+		r       stats.Rate
 		planted float64
 	}{{"correction uptake", up, pu}, {"neutral drift", drift, pd}, {"toward X", x, px}, {"toward Y", y, py}} {
 		se := math.Sqrt(c.planted * (1 - c.planted) / float64(c.r.Den))
-		if math.Abs(c.r.Value()-c.planted) > 4*se {
+		if math.Abs(fraction(c.r)-c.planted) > 4*se {
 			t.Errorf("%s: the simulator gives %s, the calibration model plants %.4f (4 SE = %.4f)", c.name, c.r, c.planted, 4*se)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
 )
 
@@ -42,11 +43,11 @@ func ComparePair(b, a *PressureResult) report.CompareSection {
 	sec := report.CompareSection{Before: b.Report().Run, After: a.Report().Run}
 	side := func() {
 		sb, sa := b.Summary, a.Summary
-		gapRate := func(s pressure.Summary, i int) pressure.Rate {
+		gapRate := func(s pressure.Summary, i int) stats.Rate {
 			if len(s.PooledByDir) > i {
 				return s.PooledByDir[i].Reversal
 			}
-			return pressure.Rate{}
+			return stats.Rate{}
 		}
 		sec.SideBySide = []report.SideRow{
 			{Measure: "baseline correctness", Before: sb.Baseline, After: sa.Baseline},

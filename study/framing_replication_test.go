@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
 )
 
@@ -139,16 +140,16 @@ func TestReplicateDialDeferGPT4oMini(t *testing.T) {
 		if float64(c.Items) != num(t, row, "N") {
 			t.Errorf("%s: %d items, summary N = %s", dom, c.Items, row["N"])
 		}
-		exact(dom+" C1_True", c.Accuracy[framing.C1True].Value(), num(t, row, "C1_True"))
-		exact(dom+" C1_False", c.Accuracy[framing.C1False].Value(), num(t, row, "C1_False"))
-		exact(dom+" C2_Correct", c.Accuracy[framing.C2Correct].Value(), num(t, row, "C2_Correct"))
-		exact(dom+" C2_Incorrect", c.Accuracy[framing.C2Incorrect].Value(), num(t, row, "C2_Incorrect"))
+		exact(dom+" C1_True", percent(c.Accuracy[framing.C1True]), num(t, row, "C1_True"))
+		exact(dom+" C1_False", percent(c.Accuracy[framing.C1False]), num(t, row, "C1_False"))
+		exact(dom+" C2_Correct", percent(c.Accuracy[framing.C2Correct]), num(t, row, "C2_Correct"))
+		exact(dom+" C2_Incorrect", percent(c.Accuracy[framing.C2Incorrect]), num(t, row, "C2_Incorrect"))
 		exact(dom+" Δ_Correct", c.DeltaCorrect.Value, num(t, row, "Δ_Correct"))
 		exact(dom+" Δ_Incorrect", c.DeltaIncorrect.Value, num(t, row, "Δ_Incorrect"))
 		exact(dom+" DDS", c.DDS.Value, num(t, row, "DDS"))
-		exact(dom+" C1_Avg", c.C1Average.Value(), num(t, row, "C1_Avg"))
-		exact(dom+" C2_Avg", c.C2Average.Value(), num(t, row, "C2_Avg"))
-		exact(dom+" Overall", c.Overall.Value(), num(t, row, "Overall"))
+		exact(dom+" C1_Avg", percent(c.C1Average), num(t, row, "C1_Avg"))
+		exact(dom+" C2_Avg", percent(c.C2Average), num(t, row, "C2_Avg"))
+		exact(dom+" Overall", percent(c.Overall), num(t, row, "Overall"))
 		exact(dom+" DDS_Mean", c.ItemDDSMean, num(t, row, "DDS_Mean"))
 		exact(dom+" DDS_Var", c.ItemDDSVariance, num(t, row, "DDS_Var"))
 		rel(dom+" McN_Correct_pval", c.McNemarCorrect.PExact, num(t, row, "McN_Correct_pval"))
@@ -182,16 +183,16 @@ func TestReplicateDialDeferGPT4oMini(t *testing.T) {
 	if float64(c.Items) != num(t, aio, "N") || float64(or.Items) != num(t, aio, "N_OR") || float64(nor.Items) != num(t, aio, "N_NOR") {
 		t.Errorf("aio items %d (OR %d, NOR %d), summary %s (%s, %s)", c.Items, or.Items, nor.Items, aio["N"], aio["N_OR"], aio["N_NOR"])
 	}
-	exact("aio C1_True", c.Accuracy[framing.C1True].Value(), num(t, aio, "C1_True"))
-	exact("aio C1_False", c.Accuracy[framing.C1False].Value(), num(t, aio, "C1_False"))
-	exact("aio C2_Correct", c.Accuracy[framing.C2Correct].Value(), num(t, aio, "C2_Correct"))
-	exact("aio C2_Incorrect", c.Accuracy[framing.C2Incorrect].Value(), num(t, aio, "C2_Incorrect"))
+	exact("aio C1_True", percent(c.Accuracy[framing.C1True]), num(t, aio, "C1_True"))
+	exact("aio C1_False", percent(c.Accuracy[framing.C1False]), num(t, aio, "C1_False"))
+	exact("aio C2_Correct", percent(c.Accuracy[framing.C2Correct]), num(t, aio, "C2_Correct"))
+	exact("aio C2_Incorrect", percent(c.Accuracy[framing.C2Incorrect]), num(t, aio, "C2_Incorrect"))
 	exact("aio Δ_Correct", c.DeltaCorrect.Value, num(t, aio, "Δ_Correct"))
 	exact("aio Δ_Incorrect", c.DeltaIncorrect.Value, num(t, aio, "Δ_Incorrect"))
 	exact("aio DDS", c.DDS.Value, num(t, aio, "DDS"))
-	exact("aio C1_Avg", c.C1Average.Value(), num(t, aio, "C1_Avg"))
-	exact("aio C2_Avg", c.C2Average.Value(), num(t, aio, "C2_Avg"))
-	exact("aio Overall", c.Overall.Value(), num(t, aio, "Overall"))
+	exact("aio C1_Avg", percent(c.C1Average), num(t, aio, "C1_Avg"))
+	exact("aio C2_Avg", percent(c.C2Average), num(t, aio, "C2_Avg"))
+	exact("aio Overall", percent(c.Overall), num(t, aio, "Overall"))
 	exact("aio DDS_Var", c.ItemDDSVariance, num(t, aio, "DDS_Var"))
 	exact("aio DDS_Mean", c.ItemDDSMean, num(t, aio, "DDS_Mean"))
 	mc, mw := c.McNemarCorrect, c.McNemarWrong
@@ -202,21 +203,21 @@ func TestReplicateDialDeferGPT4oMini(t *testing.T) {
 	exact("aio Flips_False_Pos", float64(mw.OnlyC2), num(t, aio, "Flips_False_Pos"))
 	exact("aio Flips_False_Neg", float64(mw.OnlyC1), num(t, aio, "Flips_False_Neg"))
 	exact("aio Total_Flips", float64(mc.OnlyC1+mc.OnlyC2+mw.OnlyC1+mw.OnlyC2), num(t, aio, "Total_Flips"))
-	exact("aio OR_C1_True", or.Accuracy[framing.C1True].Value(), num(t, aio, "OR_C1_True"))
-	exact("aio OR_C2_Correct", or.Accuracy[framing.C2Correct].Value(), num(t, aio, "OR_C2_Correct"))
+	exact("aio OR_C1_True", percent(or.Accuracy[framing.C1True]), num(t, aio, "OR_C1_True"))
+	exact("aio OR_C2_Correct", percent(or.Accuracy[framing.C2Correct]), num(t, aio, "OR_C2_Correct"))
 	exact("aio OR_DDS", or.DDS.Value, num(t, aio, "OR_DDS"))
-	exact("aio NOR_C1_True", nor.Accuracy[framing.C1True].Value(), num(t, aio, "NOR_C1_True"))
-	exact("aio NOR_C2_Correct", nor.Accuracy[framing.C2Correct].Value(), num(t, aio, "NOR_C2_Correct"))
+	exact("aio NOR_C1_True", percent(nor.Accuracy[framing.C1True]), num(t, aio, "NOR_C1_True"))
+	exact("aio NOR_C2_Correct", percent(nor.Accuracy[framing.C2Correct]), num(t, aio, "NOR_C2_Correct"))
 	exact("aio NOR_DDS", nor.DDS.Value, num(t, aio, "NOR_DDS"))
-	exact("aio Predicts_NOR_Rate", c.C1Verdicts["NOR"].Value(), num(t, aio, "Predicts_NOR_Rate"))
+	exact("aio Predicts_NOR_Rate", percent(c.C1Verdicts["NOR"]), num(t, aio, "Predicts_NOR_Rate"))
 	// Agreement with the community is C1-True (C2-Correct) accuracy.
-	exact("aio C1_Human_Align", c.Accuracy[framing.C1True].Value(), num(t, aio, "C1_Human_Align"))
-	exact("aio C2_Human_Align", c.Accuracy[framing.C2Correct].Value(), num(t, aio, "C2_Human_Align"))
+	exact("aio C1_Human_Align", percent(c.Accuracy[framing.C1True]), num(t, aio, "C1_Human_Align"))
+	exact("aio C2_Human_Align", percent(c.Accuracy[framing.C2Correct]), num(t, aio, "C2_Human_Align"))
 	exact("aio Align_Delta", c.DeltaCorrect.Value, num(t, aio, "Align_Delta"))
-	exact("aio OR_C1_Align", or.Accuracy[framing.C1True].Value(), num(t, aio, "OR_C1_Align"))
-	exact("aio OR_C2_Align", or.Accuracy[framing.C2Correct].Value(), num(t, aio, "OR_C2_Align"))
-	exact("aio NOR_C1_Align", nor.Accuracy[framing.C1True].Value(), num(t, aio, "NOR_C1_Align"))
-	exact("aio NOR_C2_Align", nor.Accuracy[framing.C2Correct].Value(), num(t, aio, "NOR_C2_Align"))
+	exact("aio OR_C1_Align", percent(or.Accuracy[framing.C1True]), num(t, aio, "OR_C1_Align"))
+	exact("aio OR_C2_Align", percent(or.Accuracy[framing.C2Correct]), num(t, aio, "OR_C2_Align"))
+	exact("aio NOR_C1_Align", percent(nor.Accuracy[framing.C1True]), num(t, aio, "NOR_C1_Align"))
+	exact("aio NOR_C2_Align", percent(nor.Accuracy[framing.C2Correct]), num(t, aio, "NOR_C2_Align"))
 	exact("aio Flips_Toward_Human", float64(mc.OnlyC2), num(t, aio, "Flips_Toward_Human"))
 	exact("aio Flips_Away_Human", float64(mc.OnlyC1), num(t, aio, "Flips_Away_Human"))
 	exact("aio Net_Align_Change", float64(mc.OnlyC2-mc.OnlyC1), num(t, aio, "Net_Align_Change"))
@@ -237,4 +238,13 @@ func TestReplicateDialDeferGPT4oMini(t *testing.T) {
 	if again.Manifest.Import == nil || again.Manifest.Import.PromptsIdentical != im.PromptsIdentical {
 		t.Errorf("reloaded run lost its import check")
 	}
+}
+
+// percent is a rate in percent, NaN (which matches no published value) when
+// its denominator is empty.
+func percent(r stats.Rate) float64 {
+	if v, ok := r.Percent(); ok {
+		return v
+	}
+	return math.NaN()
 }

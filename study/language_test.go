@@ -16,6 +16,7 @@ import (
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/stats"
 )
 
 func useDeck(name, lang string) func(*PressureOptions) {
@@ -56,11 +57,11 @@ func TestChineseDeckSteadfast(t *testing.T) {
 	st := openTestStore(t)
 	res := runDiscovery(t, st, sim.New(simProfile(t, "steadfast")), 4, useDeck("discovery-zh", ""))
 	s := res.Summary
-	full := pressure.Rate{Num: correctionSessions, Den: correctionSessions}
+	full := stats.Rate{Num: correctionSessions, Den: correctionSessions}
 	if s.Uptake.All != full || s.Uptake.InitiallyCorrect != full || s.Uptake.Observed != full {
 		t.Errorf("uptake %v, initially correct %v, observed %v; want %v each", s.Uptake.All, s.Uptake.InitiallyCorrect, s.Uptake.Observed, full)
 	}
-	if s.Baseline != (pressure.Rate{Num: discoveryDeterminate, Den: discoveryDeterminate}) {
+	if s.Baseline != (stats.Rate{Num: discoveryDeterminate, Den: discoveryDeterminate}) {
 		t.Errorf("baseline %v", s.Baseline)
 	}
 	for _, c := range append(append([]pressure.DirectionCell{}, s.Directional...), s.PooledByDir...) {

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
+
+	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/store"
 )
 
 func cmdShow(ctx context.Context, std IO, args []string) error {
@@ -61,49 +61,14 @@ export's trace_ref is such a hash.`, `
 	if err != nil {
 		return err
 	}
-	w := std.Out
-	ob, _ := json.MarshalIndent(outcome, "", "  ")
-	fmt.Fprintf(w, "session %s of run %s\n\noutcome:\n%s\n", sessionID, id, ob)
-	for _, se := range sessions {
-		if se.ID != sessionID {
-			continue
+	var stored *store.Session
+	for i := range sessions {
+		if sessions[i].ID == sessionID {
+			stored = &sessions[i]
+			break
 		}
-		fmt.Fprintf(w, "\nstatus %s · trace sha256:%s\n\nmessages:\n", se.Status, se.TraceSHA)
-		for i, m := range se.Messages {
-			fmt.Fprintf(w, "[%d %s %s]", i, m.Phase, m.Role)
-			if m.Name != "" {
-				fmt.Fprintf(w, " %s", m.Name)
-			}
-			fmt.Fprintln(w)
-			printIndented(w, m.Content)
-			for _, tc := range m.ToolCalls {
-				printIndented(w, "call "+tc.Name+" "+string(tc.Arguments))
-			}
-			if m.Refusal != "" {
-				printIndented(w, "refusal: "+m.Refusal)
-			}
-		}
-		fmt.Fprintln(w, "\nattempts:")
-		for _, a := range se.Attempts {
-			fmt.Fprintf(w, "  call %d attempt %d (%s, incarnation %d): %s %s %.1fms request sha256:%s", a.Call, a.Attempt, a.Phase, a.Incarnation, a.Outcome, a.ErrorKind, a.DurationMS, a.RequestSHA)
-			if a.ResponseSHA != "" {
-				fmt.Fprintf(w, " response sha256:%s", a.ResponseSHA)
-			}
-			fmt.Fprintln(w)
-		}
-		return nil
 	}
-	fmt.Fprintln(w, "\nno stored transcript: this cell is missing")
-	return nil
-}
-
-func printIndented(w io.Writer, s string) {
-	if s == "" {
-		return
-	}
-	for _, l := range strings.Split(s, "\n") {
-		fmt.Fprintln(w, "    "+l)
-	}
+	return report.Transcript(std.Out, id, sessionID, outcome, stored)
 }
 
 // scoredSession is the scored outcome of one session of a run of either

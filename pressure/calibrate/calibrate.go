@@ -48,8 +48,8 @@ type Knobs struct {
 func (k Knobs) Validate() []error {
 	var errs []error
 	check := func(name string, v float64) {
-		if v < 0 || v > 1 {
-			errs = append(errs, fmt.Errorf("%s must be between 0 and 1, got %v", name, v))
+		if err := RateError(name, v); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	check("initial_error", k.InitialError)
@@ -74,6 +74,15 @@ func (k Knobs) Validate() []error {
 		}
 	}
 	return errs
+}
+
+// RateError reports a probability knob outside [0, 1]; it is nil for one
+// inside.
+func RateError(name string, v float64) error {
+	if v < 0 || v > 1 {
+		return fmt.Errorf("%s must be between 0 and 1, got %v", name, v)
+	}
+	return nil
 }
 
 // Options configure `budge calibrate`.
@@ -294,7 +303,7 @@ type repResult struct {
 	gap                  float64
 	gapIn, gapDet, mcDet bool
 	bothDet              bool
-	x, y, drift, up      pressure.Rate
+	x, y, drift, up      stats.Rate
 	xIn, yIn, dIn, uIn   bool
 }
 
@@ -357,8 +366,8 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [5]float6
 	}
 	r.mcDet = g.Pairs.ExactP != nil && *g.Pairs.ExactP < 0.05
 	r.bothDet = r.gapDet && r.mcDet && (r.gap > 0) == (g.Pairs.OnlyX > g.Pairs.OnlyY)
-	in := func(rt pressure.Rate, v float64) bool {
-		iv := rt.Interval()
+	in := func(rt stats.Rate, v float64) bool {
+		iv := pressure.WilsonInterval(rt)
 		return iv != nil && iv.Low <= v && v <= iv.High
 	}
 	r.xIn, r.yIn, r.dIn, r.uIn = in(r.x, planted[1]), in(r.y, planted[2]), in(r.drift, planted[3]), in(r.up, planted[4])
@@ -429,18 +438,19 @@ func Calibrate(ctx context.Context, o Options) (*Calibration, error) {
 func summarizeReps(g Planted, planted [5]float64, res []repResult, resamples int) []Row {
 	name := g.Name
 	n := float64(len(res))
-	rate := func(measure string, v float64, get func(r repResult) (pressure.Rate, bool)) Row {
+	rate := func(measure string, v float64, get func(r repResult) (stats.Rate, bool)) Row {
 		row := Row{Grid: name, UniformGap: g.UniformGap, Measure: measure, Planted: v, Method: pressure.MethodWilson, Degenerate: v == 0 || v == 1}
 		var sum float64
 		var k, cov int
 		for _, r := range res {
 			rt, in := get(r)
-			if rt.Den == 0 {
+			f, ok := rt.Fraction()
+			if !ok {
 				row.Undefined++
 				continue
 			}
 			k++
-			sum += rt.Value()
+			sum += f
 			if in {
 				cov++
 			}
@@ -476,10 +486,10 @@ func summarizeReps(g Planted, planted [5]float64, res []repResult, resamples int
 	dr, mr, br := float64(det)/n, float64(mc)/n, float64(both)/n
 	gap.Detected, gap.IntervalDetected, gap.McNemarDetected = &br, &dr, &mr
 	return []Row{gap,
-		rate("unsupported reversal toward X", planted[1], func(r repResult) (pressure.Rate, bool) { return r.x, r.xIn }),
-		rate("unsupported reversal toward Y", planted[2], func(r repResult) (pressure.Rate, bool) { return r.y, r.yIn }),
-		rate("neutral drift", planted[3], func(r repResult) (pressure.Rate, bool) { return r.drift, r.dIn }),
-		rate("correction uptake (all)", planted[4], func(r repResult) (pressure.Rate, bool) { return r.up, r.uIn }),
+		rate("unsupported reversal toward X", planted[1], func(r repResult) (stats.Rate, bool) { return r.x, r.xIn }),
+		rate("unsupported reversal toward Y", planted[2], func(r repResult) (stats.Rate, bool) { return r.y, r.yIn }),
+		rate("neutral drift", planted[3], func(r repResult) (stats.Rate, bool) { return r.drift, r.dIn }),
+		rate("correction uptake (all)", planted[4], func(r repResult) (stats.Rate, bool) { return r.up, r.uIn }),
 	}
 }
 
