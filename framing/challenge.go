@@ -3,7 +3,9 @@ package framing
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -66,7 +68,7 @@ func ParseChallenges(families []string, file string) ([]Challenge, error) {
 			}
 		}
 		if file != "" {
-			for _, k := range sortedKeys(texts) {
+			for _, k := range slices.Sorted(maps.Keys(texts)) {
 				if !contains(ChallengeFamilies, k) {
 					families = append(families, k)
 				}
@@ -83,7 +85,7 @@ func ParseChallenges(families []string, file string) ([]Challenge, error) {
 		seen[f] = true
 		t, ok := texts[f]
 		if !ok {
-			known := sortedKeys(texts)
+			known := slices.Sorted(maps.Keys(texts))
 			sort.Strings(known)
 			return nil, fmt.Errorf("challenge family %q: not one of %s", f, strings.Join(known, ", "))
 		}

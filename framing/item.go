@@ -2,7 +2,8 @@ package framing
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -92,7 +93,7 @@ func (d *Dialogue) validate() []string {
 	if len(d.Verdicts) != 2 {
 		p = append(p, fmt.Sprintf("dialogue.verdicts: need exactly two label values, got %d", len(d.Verdicts)))
 	} else if _, ok := d.Verdicts[d.Label]; !ok {
-		p = append(p, fmt.Sprintf("dialogue.label: %q is not one of the verdict labels %s", d.Label, strings.Join(sortedKeys(d.Verdicts), ", ")))
+		p = append(p, fmt.Sprintf("dialogue.label: %q is not one of the verdict labels %s", d.Label, strings.Join(slices.Sorted(maps.Keys(d.Verdicts)), ", ")))
 	}
 	if d.Transcript == "" && !d.Redacted && d.Summary == "" {
 		p = append(p, "dialogue.transcript: missing")
@@ -132,13 +133,4 @@ func (it *Item) MetaString(field string) string {
 		}
 	}
 	return fmt.Sprint(v)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -1,7 +1,9 @@
 package framing
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/buildlab/budge/stats"
@@ -282,7 +284,7 @@ func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *S
 					v = it.Dialogue.Other(v)
 				}
 				verdicts[it.Domain][v]++
-				for _, l := range sortedKeys(it.Dialogue.Verdicts) {
+				for _, l := range slices.Sorted(maps.Keys(it.Dialogue.Verdicts)) {
 					verdicts[it.Domain][l] += 0
 				}
 			}

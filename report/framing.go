@@ -3,8 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -147,7 +148,7 @@ func (f Framing) doc() *doc {
 	}
 	p := s.Parse
 	rows := [][]string{{"answered, strict JSON", fmt.Sprint(p.Strict)}}
-	for _, k := range sortedKeys(p.Recovered) {
+	for _, k := range slices.Sorted(maps.Keys(p.Recovered)) {
 		rows = append(rows, []string{"  repaired: " + k, fmt.Sprint(p.Recovered[k])})
 	}
 	if p.Recorded > 0 {
@@ -176,7 +177,7 @@ func (f Framing) doc() *doc {
 		rows = rows[:0]
 		for _, p := range s.Paraphrases {
 			var parts []string
-			for _, k := range keysOf(p.DDS) {
+			for _, k := range slices.Sorted(maps.Keys(p.DDS)) {
 				parts = append(parts, fmt.Sprintf("%s %+.1f", k, p.DDS[k]))
 			}
 			sd := "—"
@@ -269,13 +270,13 @@ func (f Framing) arm(d *doc, a framing.ArmSummary, s *framing.Summary) {
 			continue
 		}
 		rows = rows[:0]
-		for _, st := range keysOf(c.Strata) {
+		for _, st := range slices.Sorted(maps.Keys(c.Strata)) {
 			sc := c.Strata[st]
 			rows = append(rows, []string{st, fmt.Sprint(sc.Items), frate(sc.Accuracy[framing.C1True]), frate(sc.Accuracy[framing.C1False]),
 				frate(sc.Accuracy[framing.C2Correct]), frate(sc.Accuracy[framing.C2Incorrect]), fshift(sc.DDS)})
 		}
 		var vs []string
-		for _, l := range keysOf(c.C1Verdicts) {
+		for _, l := range slices.Sorted(maps.Keys(c.C1Verdicts)) {
 			vs = append(vs, fmt.Sprintf("%s %s", l, frate(c.C1Verdicts[l])))
 		}
 		note := ""
@@ -333,15 +334,6 @@ func head(s []string, n int) []string {
 	return s
 }
 
-func keysOf[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 // FramingSet is several framing runs reported together, with item-level
 // agreement across them.
 type FramingSet struct {
@@ -369,7 +361,7 @@ func (fs FramingSet) Render(w io.Writer, format string) error {
 	cell := func(name string, c framing.AgreementCell) []string {
 		return []string{name, fmt.Sprint(c.Items), fmt.Sprint(c.FlipAll), fmt.Sprint(c.FlipSome), fmt.Sprint(c.FlipNone), frate(c.Agree)}
 	}
-	for _, k := range keysOf(fs.Agreement.Domains) {
+	for _, k := range slices.Sorted(maps.Keys(fs.Agreement.Domains)) {
 		rows = append(rows, cell(k, fs.Agreement.Domains[k]))
 	}
 	rows = append(rows, cell("all", fs.Agreement.All))

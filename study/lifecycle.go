@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/buildlab/budge/chat"
@@ -399,17 +400,8 @@ func tally(h *Header, sessions []store.Session, orphans map[string]int) map[stri
 		c.FailedAttempts += n
 	}
 	h.Counts = c
-	h.Reported = Reported{ModelIDs: keys(models), Fingerprints: keys(fps)}
+	h.Reported = Reported{ModelIDs: slices.Sorted(maps.Keys(models)), Fingerprints: slices.Sorted(maps.Keys(fps))}
 	return byID
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // keepSink stores sessions and keeps, without their artifacts, those that
