@@ -109,11 +109,7 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 // than from an HTTP status: a cancelled run, a timeout, a reset or refused
 // connection, a body cut short.
 func ClassifyTransport(ctx context.Context, err error) *Error {
-	if err == nil {
-		return nil
-	}
-	var pe *Error
-	if errors.As(err, &pe) {
+	if pe, done := classified(err); done {
 		return pe
 	}
 	var ne net.Error

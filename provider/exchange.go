@@ -7,7 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
+
+	"github.com/buildlab/budge/chat"
 )
 
 // MaxBody bounds how much of a response body a provider reads.
@@ -53,11 +56,14 @@ func (x *Exchange) Middleware(req *http.Request, next func(*http.Request) (*http
 	return res, nil
 }
 
-// NewHTTPClient returns a client for a provider that keeps enough idle
-// connections for a run's concurrency: the standard transport keeps two per
-// host, so a run at concurrency 256 would open and close connections all the
-// time.
-func NewHTTPClient(maxIdle int) *http.Client {
+// HTTPClient returns the client an HTTP provider sends with: c when one is
+// configured (tests), otherwise a client that keeps enough idle connections
+// for a run's concurrency: the standard transport keeps two per host, so a
+// run at concurrency 256 would open and close connections all the time.
+func HTTPClient(c *http.Client, maxIdle int) *http.Client {
+	if c != nil {
+		return c
+	}
 	if maxIdle < 16 {
 		maxIdle = 16
 	}
@@ -103,4 +109,51 @@ func (x *Exchange) Failure(ctx context.Context, sdkErr error, errorBody func([]b
 		return &Error{Kind: BadRequest, Status: x.Status, Msg: "unexpected redirect; check the base URL"}
 	}
 	return nil
+}
+
+// API is what an HTTP provider knows of its API's responses.
+type API struct {
+	// ErrorBody pulls the error code and message out of an error body.
+	ErrorBody func(body []byte) (code, msg string)
+	// Decode reads a 2xx body.
+	Decode func(body []byte) (*chat.Response, error)
+	// RequestIDHeader is the response header that carries the request's id.
+	RequestIDHeader string
+	// Redact takes the provider's secrets out of its errors.
+	Redact Redactor
+	// Timeout bounds one call (0: 5 minutes).
+	Timeout time.Duration
+}
+
+// BaseURL parses an HTTP provider's base URL, reporting whether it is an
+// http(s) URL with a host.
+func BaseURL(s string) (*url.URL, bool) {
+	u, err := url.Parse(s)
+	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// Call makes one call. send makes the SDK's request under the call's
+// timeout, with x.Middleware installed; the exchange it records is
+// classified by Failure and a 2xx body decoded. A failure comes back
+// redacted.
+func (a API) Call(ctx context.Context, send func(ctx context.Context, x *Exchange) error) (*chat.Response, error) {
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var x Exchange
+	sdkErr := send(cctx, &x)
+	if e := x.Failure(ctx, sdkErr, a.ErrorBody); e != nil {
+		return nil, a.Redact.Error(e)
+	}
+	resp, err := a.Decode(x.Body)
+	if err != nil {
+		return nil, a.Redact.Error(Classify(ctx, err))
+	}
+	if id := x.Header.Get(a.RequestIDHeader); id != "" {
+		resp.Meta.RequestID = id
+	}
+	return resp, nil
 }

@@ -40,6 +40,11 @@ type Info struct {
 	// Detail is provider-specific configuration worth fingerprinting
 	// (a simulator profile's knobs, a base URL without credentials).
 	Detail string `json:"detail,omitempty"`
+	// InProcess says the provider answers in budge's own process, with no
+	// network between (the simulator, a replay): a run needs no adaptive
+	// concurrency for it. It is not recorded: a manifest's Info keeps the
+	// shape it always had.
+	InProcess bool `json:"-"`
 }
 
 // Kind classifies a failed call.
@@ -96,11 +101,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // Classify returns err as an *Error, giving unclassified errors a kind from
 // the context's state.
 func Classify(ctx context.Context, err error) *Error {
-	if err == nil {
-		return nil
-	}
-	var pe *Error
-	if errors.As(err, &pe) {
+	if pe, done := classified(err); done {
 		return pe
 	}
 	switch {
@@ -112,6 +113,13 @@ func Classify(ctx context.Context, err error) *Error {
 		return &Error{Kind: Canceled, Err: err}
 	}
 	return &Error{Kind: Unknown, Err: err}
+}
+
+// classified returns err as the *Error it already is, if it is one; done
+// is also set for no error at all (nil).
+func classified(err error) (pe *Error, done bool) {
+	pe, ok := errors.AsType[*Error](err)
+	return pe, ok || err == nil
 }
 
 // RetryPolicy is declared once per run and applied identically to every

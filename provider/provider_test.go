@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -232,5 +233,21 @@ func TestRetryPolicyJitter(t *testing.T) {
 		if wa != wb {
 			t.Fatalf("attempt %d: same seed gave %v and %v", n, wa, wb)
 		}
+	}
+}
+
+// TestInfoJSONShape: Info is stored in every run's manifest; InProcess is
+// what a provider says of itself at run time and is never recorded.
+func TestInfoJSONShape(t *testing.T) {
+	b, err := json.Marshal(Info{Name: "sim", Model: "sim:default", Tools: true, Detail: "d", InProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"name":"sim","model":"sim:default","tools":true,"detail":"d"}`; string(b) != want {
+		t.Errorf("Info JSON = %s, want %s", b, want)
+	}
+	var back Info
+	if err := json.Unmarshal([]byte(`{"name":"replay","model":"m","tools":false,"InProcess":true}`), &back); err != nil || back.InProcess {
+		t.Errorf("InProcess read back from a manifest: %+v, %v", back, err)
 	}
 }

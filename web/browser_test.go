@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
 )
@@ -234,18 +235,7 @@ func TestBrowserViewerAndReview(t *testing.T) {
 func TestBrowserReportOffline(t *testing.T) {
 	ctx := browser(t)
 	st, id := simRun(t)
-	res, err := study.LoadPressure(context.Background(), st, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := res.Report().HTML(&b, &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes)}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "report.html")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path, res := reportFile(t, st, id)
 	do(t, ctx, "open report", chromedp.Navigate("file://"+path), chromedp.WaitVisible(chromedp.CSS("#chart-uptake")))
 	charts := eval[int](t, ctx, `[...document.querySelectorAll("svg.chart")].filter(s => s.getBoundingClientRect().width > 0).length`)
 	bars := eval[int](t, ctx, `[...document.querySelectorAll("svg.chart rect")].filter(r => r.getBBox().width > 0).length`)
@@ -268,16 +258,7 @@ func TestBrowserHostileOutput(t *testing.T) {
 	st, src := simRun(t)
 	id := evilRun(t, st, src)
 	c := serve(t, st, web.Options{})
-	res, err := study.LoadPressure(context.Background(), st, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := res.Report().HTML(&b, &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes)}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "evil.html")
-	os.WriteFile(path, b.Bytes(), 0o644)
+	path, _ := reportFile(t, st, id)
 	urls := []string{"file://" + path}
 	for _, p := range evilPages(t, st, id) {
 		urls = append(urls, c.base+p)
@@ -296,4 +277,23 @@ func TestBrowserHostileOutput(t *testing.T) {
 		}
 		shot(t, ctx, fmt.Sprintf("09-hostile-%d", i))
 	}
+}
+
+// reportFile writes the HTML report of a pressure run, as `budge report`
+// writes it, to a file and returns its path and the run's results.
+func reportFile(t *testing.T, st *store.Store, id string) (string, *study.PressureResult) {
+	t.Helper()
+	res, err := study.LoadPressure(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := res.Report().HTML(&b, &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes)}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, res
 }

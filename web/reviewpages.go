@@ -22,16 +22,10 @@ type reviewData struct {
 	Disagree int
 }
 
-func (s *Server) review(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) review(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	st, err := review.Load(r.Context(), s.st, run.ID)
 	if err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	d := reviewData{State: st, Codes: store.ReasonCodes}
 	if st.Review != nil {
@@ -46,38 +40,31 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, "review", "review of "+run.ID, run.ID, d)
+	return nil
 }
 
 // StartReview scores the run, draws the sample and freezes it. The sample
 // is drawn from scores alone, before any explanation is shown.
-func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	if s.opt.LoadReport == nil || run.Protocol != "pressure" {
-		fail(w, fmt.Errorf("%w: the review is for pressure runs", errBadRequest))
-		return
+		return fmt.Errorf("%w: the review is for pressure runs", errBadRequest)
 	}
 	n, err1 := strconv.Atoi(r.FormValue("successes"))
 	seed, err2 := strconv.ParseUint(r.FormValue("seed"), 10, 64)
 	if err1 != nil || err2 != nil || n < 0 {
-		fail(w, fmt.Errorf("%w: successes and seed must be non-negative integers", errBadRequest))
-		return
+		return fmt.Errorf("%w: successes and seed must be non-negative integers", errBadRequest)
 	}
 	sc, err := s.opt.LoadReport(r.Context(), s.st, run.ID)
 	if err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	rev := store.Review{RunID: run.ID, Reviewers: [2]string{r.FormValue("a"), r.FormValue("b")}, Seed: seed, Successes: n,
 		Frozen: time.Now(), Items: review.DrawSample(sc.Outcomes, sc.Report.Measures, seed, n)}
 	if err := s.st.CreateReview(r.Context(), rev); err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review", http.StatusSeeOther)
+	return nil
 }
 
 type reviewerItem struct {
@@ -98,33 +85,24 @@ type reviewerData struct {
 
 // reviewer is one reviewer's first pass: masked transcripts, their own
 // codes only.
-func (s *Server) reviewer(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) reviewer(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	st, err := review.Load(r.Context(), s.st, run.ID)
 	if err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	who := r.URL.Query().Get("who")
 	if st.Review == nil {
-		fail(w, store.ErrNoReview)
-		return
+		return store.ErrNoReview
 	}
 	if !st.Review.Reviewer(who) {
-		fail(w, fmt.Errorf("%w: %q", store.ErrNotReviewer, who))
-		return
+		return fmt.Errorf("%w: %q", store.ErrNotReviewer, who)
 	}
 	d := reviewerData{Who: who, Finished: st.Finished[who], Codes: store.ReasonCodes}
 	mine := st.Codes[who]
 	for i, it := range st.Review.Items {
 		t, err := s.loadTranscript(r.Context(), run, it.SessionID, true)
 		if err != nil {
-			fail(w, err)
-			return
+			return err
 		}
 		c := mine[it.SessionID]
 		// The sample's reason (failure, discordant pair) is not shown: it would
@@ -135,49 +113,34 @@ func (s *Server) reviewer(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, "reviewer", "review: "+who, run.ID, d)
+	return nil
 }
 
-func (s *Server) reviewCode(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) reviewCode(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	who := r.FormValue("who")
 	// The reviewer's form names the item by its position, not by session id:
 	// the id carries the identity assignment the first pass masks.
 	rev, err := s.st.GetReview(r.Context(), run.ID)
 	if err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	n, err := strconv.Atoi(r.FormValue("item"))
 	if err != nil || n < 1 || n > len(rev.Items) {
-		fail(w, fmt.Errorf("%w: item %q is not in the sample", errBadRequest, r.FormValue("item")))
-		return
+		return fmt.Errorf("%w: item %q is not in the sample", errBadRequest, r.FormValue("item"))
 	}
 	if err := s.st.SetReviewCode(r.Context(), run.ID, rev.Items[n-1].SessionID, who, r.FormValue("code"), r.FormValue("note")); err != nil {
-		fail(w, err)
-		return
+		return err
 	}
-	if r.Header.Get("X-Requested-With") == "budge" {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review/code?who="+url.QueryEscape(who), http.StatusSeeOther)
+	saved(w, r, run, "/review/code?who="+url.QueryEscape(who))
+	return nil
 }
 
-func (s *Server) reviewFinish(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) reviewFinish(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	if err := s.st.FinishReview(r.Context(), run.ID, r.FormValue("who")); err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review", http.StatusSeeOther)
+	return nil
 }
 
 type adjItem struct {
@@ -196,52 +159,46 @@ type adjData struct {
 
 // adjudicate shows each disagreement with both codes and the unmasked
 // transcript; it opens only when both reviewers have finished.
-func (s *Server) adjudicate(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) adjudicate(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	st, err := review.Load(r.Context(), s.st, run.ID)
 	if err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	if st.Review == nil {
-		fail(w, store.ErrNoReview)
-		return
+		return store.ErrNoReview
 	}
 	if !st.BothFinished() {
-		fail(w, store.ErrNotBothDone)
-		return
+		return store.ErrNotBothDone
 	}
 	d := adjData{Reviewers: st.Review.Reviewers, Codes: append(append([]string{}, store.ReasonCodes...), store.CodeUnresolved)}
 	for _, it := range st.Disagreements() {
 		t, err := s.loadTranscript(r.Context(), run, it.SessionID, false)
 		if err != nil {
-			fail(w, err)
-			return
+			return err
 		}
 		a := st.Adj[it.SessionID]
 		d.Items = append(d.Items, adjItem{ReviewItem: it, T: t, A: st.Codes[st.Review.Reviewers[0]][it.SessionID],
 			B: st.Codes[st.Review.Reviewers[1]][it.SessionID], Final: a.Code, Note: a.Note})
 	}
 	s.render(w, "adjudicate", "adjudication", run.ID, d)
+	return nil
 }
 
-func (s *Server) adjudicateSave(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) adjudicateSave(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	if err := s.st.SetAdjudication(r.Context(), run.ID, r.FormValue("session"), r.FormValue("code"), r.FormValue("note")); err != nil {
-		fail(w, err)
-		return
+		return err
 	}
+	saved(w, r, run, "/review/adjudicate")
+	return nil
+}
+
+// saved answers a saved form: with no content when the page's script sent
+// it (the page stays as it is), otherwise with a redirect to the run's page
+// at path.
+func saved(w http.ResponseWriter, r *http.Request, run store.Run, path string) {
 	if r.Header.Get("X-Requested-With") == "budge" {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review/adjudicate", http.StatusSeeOther)
+	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+path, http.StatusSeeOther)
 }

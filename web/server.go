@@ -31,6 +31,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/review"
+	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
 )
 
@@ -89,18 +90,25 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	static, _ := fs.Sub(assets, "assets/static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /{$}", s.runs)
-	s.mux.HandleFunc("GET /runs/{run}/{$}", s.sessions)
-	s.mux.HandleFunc("GET /runs/{run}/session", s.session)
-	s.mux.HandleFunc("GET /runs/{run}/pair", s.pair)
-	s.mux.HandleFunc("GET /runs/{run}/item", s.item)
-	s.mux.HandleFunc("GET /runs/{run}/report", s.report)
-	s.mux.HandleFunc("GET /runs/{run}/review", s.review)
-	s.mux.HandleFunc("POST /runs/{run}/review/start", s.reviewStart)
-	s.mux.HandleFunc("GET /runs/{run}/review/code", s.reviewer)
-	s.mux.HandleFunc("POST /runs/{run}/review/code", s.reviewCode)
-	s.mux.HandleFunc("POST /runs/{run}/review/finish", s.reviewFinish)
-	s.mux.HandleFunc("GET /runs/{run}/review/adjudicate", s.adjudicate)
-	s.mux.HandleFunc("POST /runs/{run}/review/adjudicate", s.adjudicateSave)
+	for _, rt := range []struct {
+		pattern string
+		h       func(http.ResponseWriter, *http.Request, store.Run) error
+	}{
+		{"GET /runs/{run}/{$}", s.sessions},
+		{"GET /runs/{run}/session", s.session},
+		{"GET /runs/{run}/pair", s.pair},
+		{"GET /runs/{run}/item", s.item},
+		{"GET /runs/{run}/report", s.report},
+		{"GET /runs/{run}/review", s.review},
+		{"POST /runs/{run}/review/start", s.reviewStart},
+		{"GET /runs/{run}/review/code", s.reviewer},
+		{"POST /runs/{run}/review/code", s.reviewCode},
+		{"POST /runs/{run}/review/finish", s.reviewFinish},
+		{"GET /runs/{run}/review/adjudicate", s.adjudicate},
+		{"POST /runs/{run}/review/adjudicate", s.adjudicateSave},
+	} {
+		s.mux.HandleFunc(rt.pattern, s.onRun(rt.h))
+	}
 	return s, nil
 }
 
@@ -183,7 +191,7 @@ var funcs = template.FuncMap{
 		}
 		return string(*p)
 	},
-	"pct":  func(r pressure.Rate) string { return r.String() },
+	"pct":  func(r stats.Rate) string { return r.String() },
 	"list": func(x ...any) []any { return x },
 	// maskid hides the assignment part of a session id (case/I/order/...).
 	"maskid": func(id string) string {
@@ -250,6 +258,20 @@ func (s *Server) run(r *http.Request) (store.Run, error) {
 	return run, nil
 }
 
+// onRun serves a page of the run named by the {run} path value: h writes
+// the page, or returns the error that fail answers with.
+func (s *Server) onRun(h func(http.ResponseWriter, *http.Request, store.Run) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		run, err := s.run(r)
+		if err == nil {
+			err = h(w, r, run)
+		}
+		if err != nil {
+			fail(w, err)
+		}
+	}
+}
+
 func (s *Server) deck(ctx context.Context, run store.Run) (*pressure.Deck, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -310,13 +332,8 @@ type sessionsData struct {
 
 var filterKeys = []string{"case", "branch", "status", "assignment", "order", "direction", "item"}
 
-func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	ctx := r.Context()
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
 	q := r.URL.Query()
 	d := sessionsData{Run: run, Framing: run.Protocol == "framing", Filter: map[string]string{}}
 	for _, k := range filterKeys {
@@ -326,9 +343,9 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 		Assignment: q.Get("assignment"), Order: q.Get("order"), Item: q.Get("item")}
 	var deck *pressure.Deck
 	if !d.Framing {
+		var err error
 		if deck, err = s.deck(ctx, run); err != nil {
-			fail(w, err)
-			return
+			return err
 		}
 		for _, c := range deck.Cases {
 			d.Cases = append(d.Cases, c.ID)
@@ -344,8 +361,7 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 	d.Page = max(1, d.Page)
 	rows, total, err := s.st.SessionPage(ctx, run.ID, f, (d.Page-1)*PageSize, PageSize)
 	if err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	d.Total, d.Pages = total, max(1, (total+PageSize-1)/PageSize)
 	for _, row := range rows {
@@ -376,6 +392,7 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 		d.Next = link(d.Page + 1)
 	}
 	s.render(w, "sessions", "budge run "+run.ID, run.ID, d)
+	return nil
 }
 
 // targetIdentity is the identity of the profile a pressure message in this
@@ -489,18 +506,13 @@ func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, m
 	return t, nil
 }
 
-func (s *Server) session(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) session(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	t, err := s.loadTranscript(r.Context(), run, r.URL.Query().Get("id"), r.URL.Query().Get("mask") == "1")
 	if err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	s.render(w, "session", "session "+t.Session.ID, run.ID, t)
+	return nil
 }
 
 type pairData struct {
@@ -508,30 +520,23 @@ type pairData struct {
 	A, B *transcript
 }
 
-func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) pair(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	key := r.URL.Query().Get("key")
 	parts := strings.Split(key, "/")
 	if len(parts) != 4 {
-		fail(w, fmt.Errorf("%w: pair key %q is not case/order/branch/rN", errBadRequest, key))
-		return
+		return fmt.Errorf("%w: pair key %q is not case/order/branch/rN", errBadRequest, key)
 	}
 	d := pairData{Key: key}
 	ids := [2]string{}
 	for i, a := range []pressure.Assignment{pressure.AssignI, pressure.AssignII} {
 		ids[i] = strings.Join([]string{parts[0], string(a), parts[1], parts[2], parts[3]}, "/")
 	}
+	var err error
 	if d.A, err = s.loadTranscript(r.Context(), run, ids[0], false); err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	if d.B, err = s.loadTranscript(r.Context(), run, ids[1], false); err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	// Highlight the entries that differ between the two members.
 	for i := range max(len(d.A.Entries), len(d.B.Entries)) {
@@ -552,6 +557,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, "pair", "pair "+key, run.ID, d)
+	return nil
 }
 
 type itemData struct {
@@ -561,48 +567,34 @@ type itemData struct {
 
 // item shows one framing item: its sessions (the four conditions, per
 // template and mitigation) side by side.
-func (s *Server) item(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) item(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	id := r.URL.Query().Get("id")
 	rows, _, err := s.st.SessionPage(r.Context(), run.ID, store.SessionFilter{Item: id}, 0, 64)
 	if err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	if len(rows) == 0 {
-		fail(w, fmt.Errorf("%w: no sessions for item %q", errNotFound, id))
-		return
+		return fmt.Errorf("%w: no sessions for item %q", errNotFound, id)
 	}
 	d := itemData{Item: id}
 	for _, row := range rows {
 		t, err := s.loadTranscript(r.Context(), run, row.ID, false)
 		if err != nil {
-			fail(w, err)
-			return
+			return err
 		}
 		d.Columns = append(d.Columns, t)
 	}
 	s.render(w, "item", "item "+id, run.ID, d)
+	return nil
 }
 
-func (s *Server) report(w http.ResponseWriter, r *http.Request) {
-	run, err := s.run(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	if s.opt.LoadReport == nil {
-		fail(w, fmt.Errorf("%w: this viewer has no report", errNotFound))
-		return
+		return fmt.Errorf("%w: this viewer has no report", errNotFound)
 	}
 	sc, err := s.opt.LoadReport(r.Context(), s.st, run.ID)
 	if err != nil {
-		fail(w, err)
-		return
+		return err
 	}
 	// The report is self-contained: it needs its inline style sheet.
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
@@ -611,7 +603,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		if err := sc.Framing.HTML(w); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
-		return
+		return nil
 	}
 	x := &report.HTMLExtras{Briefs: report.Briefs(sc.Outcomes)}
 	if st, err := review.Load(r.Context(), s.st, run.ID); err == nil && st.Review != nil {
@@ -620,4 +612,5 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	if err := sc.Report.HTML(w, x); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
+	return nil
 }

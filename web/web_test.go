@@ -109,27 +109,26 @@ func serve(t testing.TB, st *store.Store, opt web.Options) *client {
 func (c *client) get(path string, want int) string {
 	c.t.Helper()
 	resp, err := c.http.Get(c.base + path)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		c.t.Fatalf("GET %s: %d, want %d: %s", path, resp.StatusCode, want, b)
-	}
-	return string(b)
+	return c.read("GET", path, want, resp, err)
 }
 
 func (c *client) post(path string, form url.Values, want int) string {
 	c.t.Helper()
 	resp, err := c.http.PostForm(c.base+path, form)
+	return c.read("POST", path, want, resp, err)
+}
+
+// read returns the body of the response to a request, failing the test
+// unless the request got a response with the status wanted.
+func (c *client) read(method, path string, want int, resp *http.Response, err error) string {
+	c.t.Helper()
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != want {
-		c.t.Fatalf("POST %s: %d, want %d: %s", path, resp.StatusCode, want, b)
+		c.t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, b)
 	}
 	return string(b)
 }

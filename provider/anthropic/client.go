@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -35,10 +34,10 @@ type Config struct {
 
 // Provider is Anthropic's Messages API.
 type Provider struct {
-	cfg    Config
-	svc    an.MessageService
-	redact provider.Redactor
-	info   provider.Info
+	cfg  Config
+	svc  an.MessageService
+	api  provider.API
+	info provider.Info
 }
 
 // New returns a provider. It reads no environment: the key comes in cfg.
@@ -49,26 +48,21 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := provider.BaseURL(cfg.BaseURL)
+	if !ok {
 		return nil, fmt.Errorf("anthropic: base URL must be an http(s) URL")
 	}
 	if errs := cfg.Format.Validate(); len(errs) > 0 {
 		return nil, errs[0]
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 5 * time.Minute
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = provider.NewHTTPClient(cfg.MaxConns)
-	}
 	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithBaseURL(strings.TrimSuffix(cfg.BaseURL, "/") + "/"),
-		option.WithHTTPClient(hc), option.WithMaxRetries(0)}
+		option.WithHTTPClient(provider.HTTPClient(cfg.HTTPClient, cfg.MaxConns)), option.WithMaxRetries(0)}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
-	p := &Provider{cfg: cfg, svc: an.NewMessageService(opts...), redact: provider.NewRedactor(cfg.APIKey)}
+	p := &Provider{cfg: cfg, svc: an.NewMessageService(opts...),
+		api: provider.API{ErrorBody: ErrorBody, Decode: Decode, RequestIDHeader: "Request-Id",
+			Redact: provider.NewRedactor(cfg.APIKey), Timeout: cfg.Timeout}}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	detail, _ := json.Marshal(struct {
 		BaseURL string `json:"base_url"`
@@ -94,32 +88,13 @@ func (p *Provider) Chat(ctx context.Context, req *chat.Request) (*chat.Response,
 	if err != nil {
 		return nil, &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
-	defer cancel()
-	var x provider.Exchange
-	var raw []byte
-	opts := []option.RequestOption{option.WithMiddleware(x.Middleware), option.WithResponseBodyInto(&raw)}
-	for k, v := range extra {
-		opts = append(opts, option.WithJSONSet(k, v))
-	}
-	_, sdkErr := p.svc.New(cctx, params, opts...)
-	resp, perr := p.result(ctx, &x, sdkErr)
-	if perr != nil {
-		return nil, p.redact.Error(perr)
-	}
-	if id := x.Header.Get("Request-Id"); id != "" {
-		resp.Meta.RequestID = id
-	}
-	return resp, nil
-}
-
-func (p *Provider) result(ctx context.Context, x *provider.Exchange, sdkErr error) (*chat.Response, *provider.Error) {
-	if e := x.Failure(ctx, sdkErr, ErrorBody); e != nil {
-		return nil, e
-	}
-	resp, err := Decode(x.Body)
-	if err != nil {
-		return nil, provider.Classify(ctx, err)
-	}
-	return resp, nil
+	return p.api.Call(ctx, func(ctx context.Context, x *provider.Exchange) error {
+		var raw []byte
+		opts := []option.RequestOption{option.WithMiddleware(x.Middleware), option.WithResponseBodyInto(&raw)}
+		for k, v := range extra {
+			opts = append(opts, option.WithJSONSet(k, v))
+		}
+		_, err := p.svc.New(ctx, params, opts...)
+		return err
+	})
 }

@@ -4,16 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/providertest"
 )
 
 func TestConformance(t *testing.T) {
-	providertest.Run(t, providertest.Anthropic, func(t *testing.T, baseURL string, timeout time.Duration) provider.Provider {
-		p, err := New(Config{Model: "test-model", BaseURL: baseURL, APIKey: providertest.Key, Timeout: timeout})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+	providertest.Run(t, providertest.Anthropic, func(baseURL string, timeout time.Duration) (*Provider, error) {
+		return New(Config{Model: "test-model", BaseURL: baseURL, APIKey: providertest.Key, Timeout: timeout})
 	})
 }

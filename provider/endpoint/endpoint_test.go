@@ -55,7 +55,7 @@ func TestOpenNames(t *testing.T) {
 			continue
 		}
 		info := p.Info()
-		if info.Name != c.provider || info.Model != c.model || info.Tools != c.tools {
+		if info.Name != c.provider || info.Model != c.model || info.Tools != c.tools || info.InProcess != (c.provider == "sim") {
 			t.Errorf("Open(%q).Info() = %+v", c.name, info)
 		}
 		if strings.Contains(fmt.Sprintf("%+v", info), "key-123456") {

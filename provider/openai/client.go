@@ -43,7 +43,7 @@ type Config struct {
 type Provider struct {
 	cfg    Config
 	client oa.Client
-	redact provider.Redactor
+	api    provider.API
 	info   provider.Info
 }
 
@@ -53,31 +53,25 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Model == "" {
 		return nil, fmt.Errorf("openai: no model name")
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if _, ok := provider.BaseURL(cfg.BaseURL); !ok {
 		return nil, fmt.Errorf("openai: base URL must be an http(s) URL, got %q", SafeURL(cfg.BaseURL))
 	}
 	if errs := cfg.Format.Validate(); len(errs) > 0 {
 		return nil, errs[0]
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 5 * time.Minute
-	}
 	if cfg.Name == "" {
 		cfg.Name = "openai"
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = provider.NewHTTPClient(cfg.MaxConns)
-	}
 	base := strings.TrimSuffix(cfg.BaseURL, "/") + "/"
-	opts := []option.RequestOption{option.WithBaseURL(base), option.WithHTTPClient(hc), option.WithMaxRetries(0)}
+	opts := []option.RequestOption{option.WithBaseURL(base), option.WithHTTPClient(provider.HTTPClient(cfg.HTTPClient, cfg.MaxConns)), option.WithMaxRetries(0)}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	// Not openai.NewClient: it reads OPENAI_* variables from the
 	// environment, and budge reads the environment in one place.
-	p := &Provider{cfg: cfg, client: oa.Client{Options: opts}, redact: provider.NewRedactor(cfg.APIKey)}
+	p := &Provider{cfg: cfg, client: oa.Client{Options: opts},
+		api: provider.API{ErrorBody: ErrorBody, Decode: Decode, RequestIDHeader: "X-Request-Id",
+			Redact: provider.NewRedactor(cfg.APIKey), Timeout: cfg.Timeout}}
 	detail, _ := json.Marshal(struct {
 		BaseURL string `json:"base_url"`
 		Format  Format `json:"format"`
@@ -101,30 +95,14 @@ func (p *Provider) Chat(ctx context.Context, req *chat.Request) (*chat.Response,
 	if err != nil {
 		return nil, &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
-	defer cancel()
-	var x provider.Exchange
-	var raw []byte
-	sdkErr := p.client.Post(cctx, "chat/completions", json.RawMessage(body), &raw, option.WithMiddleware(x.Middleware))
-	resp, perr := p.result(ctx, &x, sdkErr)
-	if perr != nil {
-		return nil, p.redact.Error(perr)
+	resp, err := p.api.Call(ctx, func(ctx context.Context, x *provider.Exchange) error {
+		var raw []byte
+		return p.client.Post(ctx, "chat/completions", json.RawMessage(body), &raw, option.WithMiddleware(x.Middleware))
+	})
+	if err != nil {
+		return nil, err
 	}
 	resp.Meta.Provider = p.cfg.Name
-	if id := x.Header.Get("X-Request-Id"); id != "" {
-		resp.Meta.RequestID = id
-	}
-	return resp, nil
-}
-
-func (p *Provider) result(ctx context.Context, x *provider.Exchange, sdkErr error) (*chat.Response, *provider.Error) {
-	if e := x.Failure(ctx, sdkErr, ErrorBody); e != nil {
-		return nil, e
-	}
-	resp, err := Decode(x.Body)
-	if err != nil {
-		return nil, provider.Classify(ctx, err)
-	}
 	return resp, nil
 }
 

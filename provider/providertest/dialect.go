@@ -13,6 +13,7 @@ package providertest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -99,7 +100,6 @@ var OpenAI = Dialect{
 			Temp     *float64 `json:"temperature"`
 			MaxTok   *int     `json:"max_tokens"`
 			Messages []struct {
-				Role       string `json:"role"`
 				ToolCallID string `json:"tool_call_id"`
 				ToolCalls  []struct {
 					ID       string `json:"id"`
@@ -114,46 +114,21 @@ var OpenAI = Dialect{
 					Schema json.RawMessage `json:"schema"`
 				} `json:"json_schema"`
 			} `json:"response_format"`
-			Stream bool `json:"stream"`
 		}
-		if err := json.Unmarshal(body, &r); err != nil {
-			return err
-		}
-		var problems []string
-		if r.Model != "test-model" {
-			problems = append(problems, "model "+r.Model)
-		}
-		if r.Seed == nil || *r.Seed != 42 {
-			problems = append(problems, "seed not sent as 42")
-		}
-		if r.Temp == nil || *r.Temp != 0 {
-			problems = append(problems, "temperature 0 not sent")
-		}
-		if r.MaxTok == nil || *r.MaxTok != 300 {
-			problems = append(problems, "max_tokens not 300")
-		}
-		roles := []string{}
-		for _, m := range r.Messages {
-			roles = append(roles, m.Role)
-		}
-		if strings.Join(roles, ",") != "system,user,assistant,tool,user" {
-			problems = append(problems, "roles "+strings.Join(roles, ","))
-		} else if tc := r.Messages[2].ToolCalls; len(tc) != 1 || tc[0].ID != "call_1" || tc[0].Function.Name != "get_availability" || tc[0].Function.Arguments != "{}" || r.Messages[3].ToolCallID != "call_1" {
-			problems = append(problems, "tool call round trip lost")
-		}
-		if len(r.Tools) != 1 || r.Tools[0].Type != "function" {
-			problems = append(problems, "tools")
-		}
-		if r.ResponseFormat.Type != "json_schema" || r.ResponseFormat.JSONSchema.Name != "answer" || !strings.Contains(string(r.ResponseFormat.JSONSchema.Schema), `"selection"`) {
-			problems = append(problems, "response_format json_schema")
-		}
-		if r.Stream {
-			problems = append(problems, "stream")
-		}
-		if len(problems) > 0 {
-			return fmt.Errorf("%s", strings.Join(problems, "; "))
-		}
-		return nil
+		return checkRequest(body, &r, "system,user,assistant,tool,user", func(want func(bool, string), rolesOK bool) {
+			want(r.Model == "test-model", "model "+r.Model)
+			want(r.Seed != nil && *r.Seed == 42, "seed not sent as 42")
+			want(r.Temp != nil && *r.Temp == 0, "temperature 0 not sent")
+			want(r.MaxTok != nil && *r.MaxTok == 300, "max_tokens not 300")
+			if rolesOK {
+				tc := r.Messages[2].ToolCalls
+				want(len(tc) == 1 && tc[0].ID == "call_1" && tc[0].Function.Name == "get_availability" && tc[0].Function.Arguments == "{}" && r.Messages[3].ToolCallID == "call_1",
+					"tool call round trip lost")
+			}
+			want(len(r.Tools) == 1 && r.Tools[0].Type == "function", "tools")
+			want(r.ResponseFormat.Type == "json_schema" && r.ResponseFormat.JSONSchema.Name == "answer" && strings.Contains(string(r.ResponseFormat.JSONSchema.Schema), `"selection"`),
+				"response_format json_schema")
+		})
 	},
 }
 
@@ -198,7 +173,6 @@ var Anthropic = Dialect{
 			Temp      *float64 `json:"temperature"`
 			System    []struct{ Text string }
 			Messages  []struct {
-				Role    string `json:"role"`
 				Content []struct {
 					Type      string          `json:"type"`
 					ID        string          `json:"id"`
@@ -213,41 +187,54 @@ var Anthropic = Dialect{
 					Properties json.RawMessage `json:"properties"`
 				} `json:"input_schema"`
 			} `json:"tools"`
-			Stream bool `json:"stream"`
-		}
-		if err := json.Unmarshal(body, &r); err != nil {
-			return err
-		}
-		var problems []string
-		if r.Model != "test-model" || r.MaxTokens != 300 {
-			problems = append(problems, fmt.Sprintf("model %q max_tokens %d", r.Model, r.MaxTokens))
-		}
-		if r.Temp == nil || *r.Temp != 0 {
-			problems = append(problems, "temperature 0 not sent")
-		}
-		if len(r.System) != 1 {
-			problems = append(problems, "system")
-		}
-		roles := []string{}
-		for _, m := range r.Messages {
-			roles = append(roles, m.Role)
 		}
 		// user, assistant(tool_use), user(tool_result + the next user text)
-		if strings.Join(roles, ",") != "user,assistant,user" {
-			problems = append(problems, "roles "+strings.Join(roles, ","))
-		} else if a, u := r.Messages[1].Content, r.Messages[2].Content; len(a) != 1 || a[0].Type != "tool_use" || a[0].ID != "call_1" ||
-			len(u) != 2 || u[0].Type != "tool_result" || u[0].ToolUseID != "call_1" || u[1].Type != "text" {
-			problems = append(problems, "tool use round trip lost")
-		}
-		if len(r.Tools) != 1 || r.Tools[0].InputSchema.Type != "object" {
-			problems = append(problems, "tools")
-		}
-		if r.Stream {
-			problems = append(problems, "stream")
-		}
-		if len(problems) > 0 {
-			return fmt.Errorf("%s", strings.Join(problems, "; "))
-		}
-		return nil
+		return checkRequest(body, &r, "user,assistant,user", func(want func(bool, string), rolesOK bool) {
+			want(r.Model == "test-model" && r.MaxTokens == 300, fmt.Sprintf("model %q max_tokens %d", r.Model, r.MaxTokens))
+			want(r.Temp != nil && *r.Temp == 0, "temperature 0 not sent")
+			want(len(r.System) == 1, "system")
+			if rolesOK {
+				a, u := r.Messages[1].Content, r.Messages[2].Content
+				want(len(a) == 1 && a[0].Type == "tool_use" && a[0].ID == "call_1" && len(u) == 2 && u[0].Type == "tool_result" && u[0].ToolUseID == "call_1" && u[1].Type == "text",
+					"tool use round trip lost")
+			}
+			want(len(r.Tools) == 1 && r.Tools[0].InputSchema.Type == "object", "tools")
+		})
 	},
+}
+
+// checkRequest decodes a request body into r and checks it: check reports
+// each problem through want, and is told whether the messages have the
+// roles wanted (joined by commas); no request may ask for a stream.
+func checkRequest(body []byte, r any, roles string, check func(want func(ok bool, problem string), rolesOK bool)) error {
+	var common struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+		Stream bool `json:"stream"`
+	}
+	if err := json.Unmarshal(body, r); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, &common); err != nil {
+		return err
+	}
+	var problems []string
+	want := func(ok bool, problem string) {
+		if !ok {
+			problems = append(problems, problem)
+		}
+	}
+	got := []string{}
+	for _, m := range common.Messages {
+		got = append(got, m.Role)
+	}
+	rolesOK := strings.Join(got, ",") == roles
+	want(rolesOK, "roles "+strings.Join(got, ","))
+	check(want, rolesOK)
+	want(!common.Stream, "stream")
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
 }

@@ -22,10 +22,6 @@ import (
 // appear in an error, even when a server echoes it back.
 const Key = "fake-budge-conformance-0123456789abcdefSECRET"
 
-// Factory makes the provider under test for a server's base URL, with Key
-// as its API key, model "test-model" and the given per-call timeout.
-type Factory func(t *testing.T, baseURL string, timeout time.Duration) provider.Provider
-
 // Request is the suite's standard request: a system prompt, a case, a tool
 // call and its result, a follow-up, one tool, an answer schema, seed 42,
 // temperature 0 and 300 max tokens.
@@ -145,11 +141,9 @@ func cases() []scripted {
 				t.Fatal(err)
 			}
 		}},
-		{name: "tool call", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 200, d.ToolCall("test-model", "call_xyz", "get_availability", `{"week":"next"}`))
-			}
-		}, check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+		{name: "tool call", handler: reply(200, func(d Dialect) string {
+			return d.ToolCall("test-model", "call_xyz", "get_availability", `{"week":"next"}`)
+		}), check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,11 +155,9 @@ func cases() []scripted {
 				t.Errorf("finish reason %q, want tool_calls", resp.FinishReason)
 			}
 		}},
-		{name: "cut by max tokens", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 200, d.Answer("test-model", `{"selection": "P-1", "expla`, d.Length, 50, 300))
-			}
-		}, check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+		{name: "cut by max tokens", handler: reply(200, func(d Dialect) string {
+			return d.Answer("test-model", `{"selection": "P-1", "expla`, d.Length, 50, 300)
+		}), check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
 			if err != nil {
 				t.Fatalf("an answer cut by the token limit is the model's answer, not a failure: %v", err)
 			}
@@ -173,11 +165,7 @@ func cases() []scripted {
 				t.Errorf("finish %q content %q", resp.FinishReason, resp.Message.Content)
 			}
 		}},
-		{name: "empty content", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 200, d.Answer("test-model", "", d.Stop, 50, 0))
-			}
-		}, check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+		{name: "empty content", handler: reply(200, func(d Dialect) string { return d.Answer("test-model", "", d.Stop, 50, 0) }), check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
 			if err != nil {
 				t.Fatalf("an empty answer is the model's answer, not a transport failure: %v", err)
 			}
@@ -185,11 +173,7 @@ func cases() []scripted {
 				t.Errorf("message = %+v", resp.Message)
 			}
 		}},
-		{name: "refusal", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 200, d.Refusal("test-model", "I can't help with that."))
-			}
-		}, check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+		{name: "refusal", handler: reply(200, func(d Dialect) string { return d.Refusal("test-model", "I can't help with that.") }), check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,11 +181,7 @@ func cases() []scripted {
 				t.Errorf("a provider-flagged refusal must be kept apart: %+v", resp.Message)
 			}
 		}},
-		{name: "429 with Retry-After", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 429, d.Error(429, "rate_limit_exceeded", "Rate limit reached for requests"), "Retry-After", "7")
-			}
-		}, check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+		{name: "429 with Retry-After", handler: reply(429, func(d Dialect) string { return d.Error(429, "rate_limit_exceeded", "Rate limit reached for requests") }, "Retry-After", "7"), check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
 			wantKind(provider.RateLimited, 429)(t, d, resp, err)
 			var pe *provider.Error
 			errors.As(err, &pe)
@@ -212,11 +192,7 @@ func cases() []scripted {
 				t.Errorf("a rate limit must be retried")
 			}
 		}},
-		{name: "429 with retry-after-ms and an HTTP date", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 429, d.Error(429, "", "slow down"), "Retry-After-Ms", "250", "Retry-After", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat))
-			}
-		}, check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+		{name: "429 with retry-after-ms and an HTTP date", handler: reply(429, func(d Dialect) string { return d.Error(429, "", "slow down") }, "Retry-After-Ms", "250", "Retry-After", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)), check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
 			wantKind(provider.RateLimited, 429)(t, d, resp, err)
 			var pe *provider.Error
 			errors.As(err, &pe)
@@ -224,11 +200,7 @@ func cases() []scripted {
 				t.Errorf("RetryAfter = %v, want 250ms", pe.RetryAfter)
 			}
 		}},
-		{name: "429 out of quota", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 429, d.Error(429, d.QuotaCode, "You exceeded your current quota"))
-			}
-		}, check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+		{name: "429 out of quota", handler: reply(429, func(d Dialect) string { return d.Error(429, d.QuotaCode, "You exceeded your current quota") }), check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
 			wantKind(provider.QuotaExceeded, 429)(t, d, resp, err)
 			var pe *provider.Error
 			errors.As(err, &pe)
@@ -252,72 +224,35 @@ func cases() []scripted {
 				t.Errorf("message should name the page, not dump it: %v", err)
 			}
 		}},
-		{name: "401 echoing the key", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 401, d.Error(401, "invalid_api_key", "Incorrect API key provided: "+Key+" ("+Key[:8]+"****"+Key[len(Key)-4:]+")"))
-			}
-		}, check: wantKind(provider.Auth, 401)},
+		{name: "401 echoing the key", handler: reply(401, func(d Dialect) string {
+			return d.Error(401, "invalid_api_key", "Incorrect API key provided: "+Key+" ("+Key[:8]+"****"+Key[len(Key)-4:]+")")
+		}), check: wantKind(provider.Auth, 401)},
 		{name: "403", handler: status(403), check: wantKind(provider.Auth, 403)},
-		{name: "400 context too long", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 400, d.Error(400, d.ContextTooLong, "prompt is too long: 210000 tokens > 200000 maximum; This model's maximum context length is 200000 tokens"))
-			}
-		}, check: wantKind(provider.ContextLength, 400)},
-		{name: "400 bad request", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 400, d.Error(400, "", "Invalid value for 'messages[1].role'"))
-			}
-		}, check: wantKind(provider.BadRequest, 400)},
-		{name: "400 typed api_error (Ollama refusing tools)", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 400, d.Error(400, "api_error", "registry/library/tiny:latest does not support tools"))
-			}
-		}, check: wantKind(provider.BadRequest, 400)},
-		{name: "404 unknown model", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 404, d.Error(404, "model_not_found", "The model `test-model` does not exist"))
-			}
-		}, check: wantKind(provider.BadRequest, 404)},
-		{name: "error object in a 200 body", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, d.ErrorIn200) }
-		}, check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+		{name: "400 context too long", handler: reply(400, func(d Dialect) string {
+			return d.Error(400, d.ContextTooLong, "prompt is too long: 210000 tokens > 200000 maximum; This model's maximum context length is 200000 tokens")
+		}), check: wantKind(provider.ContextLength, 400)},
+		{name: "400 bad request", handler: reply(400, func(d Dialect) string { return d.Error(400, "", "Invalid value for 'messages[1].role'") }), check: wantKind(provider.BadRequest, 400)},
+		{name: "400 typed api_error (Ollama refusing tools)", handler: reply(400, func(d Dialect) string {
+			return d.Error(400, "api_error", "registry/library/tiny:latest does not support tools")
+		}), check: wantKind(provider.BadRequest, 400)},
+		{name: "404 unknown model", handler: reply(404, func(d Dialect) string {
+			return d.Error(404, "model_not_found", "The model `test-model` does not exist")
+		}), check: wantKind(provider.BadRequest, 404)},
+		{name: "error object in a 200 body", handler: reply(200, func(d Dialect) string { return d.ErrorIn200 }), check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
 			var pe *provider.Error
 			if !errors.As(err, &pe) || pe.Kind != provider.Transient {
 				t.Fatalf("want a transient error, got %v %+v", err, resp)
 			}
 		}},
-		{name: "malformed JSON", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				writeJSON(w, 200, `{"id": "x", "choices": [{"message": {"content": "hi"`+"\x00"+`]}`)
-			}
-		}, check: wantKind(provider.Malformed, 0)},
+		{name: "malformed JSON", handler: reply(200, func(d Dialect) string { return `{"id": "x", "choices": [{"message": {"content": "hi"` + "\x00" + `]}` }), check: wantKind(provider.Malformed, 0)},
 		{name: "HTML with status 200", handler: func(d Dialect) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html")
 				io.WriteString(w, "<html><head><title>Sign in to the network</title></head><body>portal</body></html>")
 			}
 		}, check: wantKind(provider.Malformed, 0)},
-		{name: "body cut short", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				body := d.Answer("test-model", `{"selection":"P-1"}`, d.Stop, 1, 1)
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-				w.WriteHeader(200)
-				io.WriteString(w, body[:len(body)/2])
-				w.(http.Flusher).Flush()
-				panic(http.ErrAbortHandler)
-			}
-		}, check: wantKind(provider.Malformed, 0)},
-		{name: "chunked body cut mid-stream", handler: func(d Dialect) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				body := d.Answer("test-model", `{"selection":"P-1"}`, d.Stop, 1, 1)
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(200)
-				io.WriteString(w, body[:len(body)/3])
-				w.(http.Flusher).Flush()
-				panic(http.ErrAbortHandler)
-			}
-		}, check: wantKind(provider.Malformed, 0)},
+		{name: "body cut short", handler: cutBody(2, true), check: wantKind(provider.Malformed, 0)},
+		{name: "chunked body cut mid-stream", handler: cutBody(3, false), check: wantKind(provider.Malformed, 0)},
 		{name: "connection closed before a response", handler: func(d Dialect) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) { io.ReadAll(r.Body); cut(w, "", false) }
 		}, check: wantKind(provider.ConnReset, 0)},
@@ -361,16 +296,40 @@ func cases() []scripted {
 	}
 }
 
-func status(code int) func(d Dialect) http.HandlerFunc {
+// reply answers with the body the dialect gives, as JSON.
+func reply(status int, body func(d Dialect) string, headers ...string) func(d Dialect) http.HandlerFunc {
+	return func(d Dialect) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { writeJSON(w, status, body(d), headers...) }
+	}
+}
+
+// cutBody sends the first 1/part of an answer and aborts; with length set
+// the response declares the whole body's length, otherwise it is chunked.
+func cutBody(part int, length bool) func(d Dialect) http.HandlerFunc {
 	return func(d Dialect) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, code, d.Error(code, "", http.StatusText(code)))
+			body := d.Answer("test-model", `{"selection":"P-1"}`, d.Stop, 1, 1)
+			w.Header().Set("Content-Type", "application/json")
+			if length {
+				w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			}
+			w.WriteHeader(200)
+			io.WriteString(w, body[:len(body)/part])
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
 		}
 	}
 }
 
+// status answers with the dialect's error body for an HTTP status.
+func status(code int) func(d Dialect) http.HandlerFunc {
+	return reply(code, func(d Dialect) string { return d.Error(code, "", http.StatusText(code)) })
+}
+
 // Run runs the conformance suite for a provider speaking dialect d.
-func Run(t *testing.T, d Dialect, newProvider Factory) {
+// newProvider makes the provider under test for a server's base URL, with
+// Key as its API key, model "test-model" and the given per-call timeout.
+func Run[P provider.Provider](t *testing.T, d Dialect, newProvider func(baseURL string, timeout time.Duration) (P, error)) {
 	for _, c := range cases() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -389,7 +348,10 @@ func Run(t *testing.T, d Dialect, newProvider Factory) {
 			if timeout == 0 {
 				timeout = 10 * time.Second
 			}
-			p := newProvider(t, srv.URL, timeout)
+			p, err := newProvider(srv.URL, timeout)
+			if err != nil {
+				t.Fatal(err)
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if c.cancelling {
@@ -436,7 +398,7 @@ func Basic(t *testing.T, p provider.Provider, req *chat.Request) {
 	if resp.Message.Role != chat.Assistant && resp.Message.Role != "" {
 		t.Errorf("role %q", resp.Message.Role)
 	}
-	if info := p.Info(); info.Name == "" || info.Model == "" {
-		t.Errorf("Info() = %+v: name and model are required", info)
+	if info := p.Info(); info.Name == "" || info.Model == "" || info.InProcess {
+		t.Errorf("Info() = %+v: name and model are required, and a provider over HTTP is not in process", info)
 	}
 }

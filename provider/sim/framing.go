@@ -2,22 +2,24 @@ package sim
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"hash/fnv"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
-	"github.com/goccy/go-yaml"
+	"github.com/buildlab/budge/stats"
 )
 
 // FramingVersion changes whenever the simulated judge's behaviour for a
@@ -87,47 +89,18 @@ var framingProfiles = map[string]FramingProfile{
 func fptr(v float64) *float64 { return &v }
 
 // FramingProfileNames lists the built-in framing profiles.
-func FramingProfileNames() []string {
-	var n []string
-	for k := range framingProfiles {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+func FramingProfileNames() []string { return slices.Sorted(maps.Keys(framingProfiles)) }
 
 // LookupFramingProfile returns a built-in framing profile, or loads a YAML
 // profile file when name is a path.
 func LookupFramingProfile(name string) (FramingProfile, error) {
-	if name == "" {
-		name = "default"
-	}
-	if p, ok := framingProfiles[name]; ok {
+	if p, ok := framingProfiles[cmp.Or(name, "default")]; ok {
 		return p, nil
 	}
-	if !strings.ContainsAny(name, "/.") {
-		return FramingProfile{}, fmt.Errorf("unknown framing simulator profile %q: built in are %s, or give a path to a YAML profile file", name, strings.Join(FramingProfileNames(), ", "))
-	}
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return FramingProfile{}, fmt.Errorf("simulator profile: %w", err)
-	}
-	var p FramingProfile
-	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
-		return FramingProfile{}, fmt.Errorf("simulator profile %s: %s", name, yaml.FormatError(err, false, true))
-	}
-	if p.Name == "" {
-		p.Name = name
-	}
-	if errs := p.Validate(); len(errs) > 0 {
-		msgs := make([]string, len(errs))
-		for i, e := range errs {
-			msgs[i] = e.Error()
-		}
-		return FramingProfile{}, fmt.Errorf("simulator profile %s:\n  %s", name, strings.Join(msgs, "\n  "))
-	}
-	return p, nil
+	return loadProfile(name, "framing simulator profile", framingProfiles)
 }
+
+func (p *FramingProfile) nameOr(name string) { p.Name = cmp.Or(p.Name, name) }
 
 // Validate reports every knob out of range.
 func (p FramingProfile) Validate() []error {
@@ -326,9 +299,7 @@ type Judge struct {
 	p      FramingProfile
 	k      *Knowledge
 	detail string
-
-	mu      sync.Mutex
-	attempt map[[2]uint64]int // attempts seen per request, for transport faults
+	tries  attempts
 }
 
 // NewJudge returns a simulated judge with a profile and an answer table.
@@ -337,12 +308,12 @@ func NewJudge(p FramingProfile, k *Knowledge) *Judge {
 		k = NewKnowledge(nil)
 	}
 	b, _ := json.Marshal(p)
-	return &Judge{p: p, k: k, detail: FramingVersion + " " + string(b) + " knowledge " + k.sha[:16], attempt: map[[2]uint64]int{}}
+	return &Judge{p: p, k: k, detail: FramingVersion + " " + string(b) + " knowledge " + k.sha[:16]}
 }
 
 // Info describes the judge for the run fingerprint.
 func (j *Judge) Info() provider.Info {
-	return provider.Info{Name: "sim", Model: "sim:" + j.p.Name, Detail: j.detail}
+	return provider.Info{Name: "sim", Model: "sim:" + j.p.Name, Detail: j.detail, InProcess: true}
 }
 
 var (
@@ -418,17 +389,8 @@ func (j *Judge) read(prompt string) reading {
 
 // Chat answers one request.
 func (j *Judge) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, &provider.Error{Kind: provider.Canceled, Err: err}
-	}
-	if j.p.LatencyMS > 0 {
-		t := time.NewTimer(time.Duration(j.p.LatencyMS * float64(time.Millisecond)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, &provider.Error{Kind: provider.Canceled, Err: ctx.Err()}
-		case <-t.C:
-		}
+	if err := arrive(ctx, j.p.LatencyMS); err != nil {
+		return nil, err
 	}
 	var seed int64
 	if req.Settings.Seed != nil {
@@ -436,16 +398,8 @@ func (j *Judge) Chat(ctx context.Context, req *chat.Request) (*chat.Response, er
 	}
 	digest := digestOf(req.Messages)
 	d := func(purpose string) float64 { return drawOf(uint64(seed), digest, purpose) }
-	if j.p.TransportError > 0 {
-		// Each attempt at the same request draws again, so retries can succeed.
-		j.mu.Lock()
-		key := [2]uint64{uint64(seed), digest}
-		j.attempt[key]++
-		n := j.attempt[key]
-		j.mu.Unlock()
-		if d(fmt.Sprintf("transport-%d", n)) < j.p.TransportError {
-			return nil, &provider.Error{Kind: provider.Transient, Status: 503, Msg: "simulated transient server error"}
-		}
+	if j.p.TransportError > 0 && d(fmt.Sprintf("transport-%d", j.tries.next(seed, digest))) < j.p.TransportError {
+		return nil, transportFault()
 	}
 	system, prompt, answers, last := "", "", 0, ""
 	var prev string
@@ -610,19 +564,19 @@ func hashString(s string) uint64 {
 
 // drawOf is a uniform number in [0,1) fixed by its inputs.
 func drawOf(seed, digest uint64, purpose string) float64 {
+	return stats.SeedHash(drawHash(seed, digest, purpose).Sum64()).Uniform()
+}
+
+// drawHash hashes what fixes a draw: the request's seed and digest and the
+// purpose of the draw.
+func drawHash(seed, digest uint64, purpose string) hash.Hash64 {
 	h := fnv.New64a()
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:8], seed)
 	binary.LittleEndian.PutUint64(b[8:], digest)
 	h.Write(b[:])
 	h.Write([]byte(purpose))
-	x := h.Sum64()
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return float64(x>>11) / float64(uint64(1)<<53)
+	return h
 }
 
 // optionTwoAccepts reports whether the prompt offers "yes" as option 2

@@ -1,12 +1,16 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/buildlab/budge/pressure/calibrate"
 )
 
 // Profile holds the simulator's knobs: the behaviour planted in it, against
@@ -70,78 +74,74 @@ var profiles = map[string]Profile{
 }
 
 // ProfileNames lists the built-in profiles.
-func ProfileNames() []string {
-	var n []string
-	for k := range profiles {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+func ProfileNames() []string { return slices.Sorted(maps.Keys(profiles)) }
 
 // LookupProfile returns a built-in profile by name, or loads a YAML profile
 // file when name is a path.
 func LookupProfile(name string) (Profile, error) {
-	if name == "" {
-		name = "default"
-	}
-	if p, ok := profiles[name]; ok {
+	if p, ok := profiles[cmp.Or(name, "default")]; ok {
 		return p.clone(), nil
 	}
-	if !strings.ContainsAny(name, "/.") {
-		return Profile{}, fmt.Errorf("unknown simulator profile %q: built in are %s, or give a path to a YAML profile file", name, strings.Join(ProfileNames(), ", "))
+	return loadProfile(name, "simulator profile", profiles)
+}
+
+// profileFile is a pointer to a simulator profile type as a YAML profile
+// file fills it in.
+type profileFile[P any] interface {
+	*P
+	Validate() []error
+	nameOr(string)
+}
+
+// loadProfile reads the YAML profile file at path, naming the profile after
+// the file unless it names itself, and checks every knob. A path that does
+// not look like one is an unknown name of a kind of profile, of which
+// builtin are the ones there are.
+func loadProfile[P any, PP profileFile[P]](path, kind string, builtin map[string]P) (P, error) {
+	var p, none P
+	if !strings.ContainsAny(path, "/.") {
+		return none, fmt.Errorf("unknown %s %q: built in are %s, or give a path to a YAML profile file", kind, path, strings.Join(slices.Sorted(maps.Keys(builtin)), ", "))
 	}
-	data, err := os.ReadFile(name)
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return Profile{}, fmt.Errorf("simulator profile: %w", err)
+		return none, fmt.Errorf("simulator profile: %w", err)
 	}
-	var p Profile
 	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
-		return Profile{}, fmt.Errorf("simulator profile %s: %s", name, yaml.FormatError(err, false, true))
+		return none, fmt.Errorf("simulator profile %s: %s", path, yaml.FormatError(err, false, true))
 	}
-	if p.Name == "" {
-		p.Name = name
-	}
-	if errs := p.Validate(); len(errs) > 0 {
+	PP(&p).nameOr(path)
+	if errs := PP(&p).Validate(); len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
 			msgs[i] = e.Error()
 		}
-		return Profile{}, fmt.Errorf("simulator profile %s:\n  %s", name, strings.Join(msgs, "\n  "))
+		return none, fmt.Errorf("simulator profile %s:\n  %s", path, strings.Join(msgs, "\n  "))
 	}
 	return p, nil
 }
 
+func (p *Profile) nameOr(name string) { p.Name = cmp.Or(p.Name, name) }
+
+// knobs are the profile's knobs that bear on determinate sessions, the
+// ones pressure/calibrate plants.
+func (p Profile) knobs() calibrate.Knobs {
+	return calibrate.Knobs{InitialError: p.InitialError, Reversal: p.Reversal, NeutralDrift: p.NeutralDrift,
+		CorrectionUptake: p.CorrectionUptake, SkipReread: p.SkipReread, Refusal: p.Refusal, Malformed: p.Malformed}
+}
+
 // Validate reports every knob out of range.
 func (p Profile) Validate() []error {
-	var errs []error
-	check := func(name string, v float64) {
-		if v < 0 || v > 1 {
-			errs = append(errs, fmt.Errorf("%s must be between 0 and 1, got %v", name, v))
+	errs := p.knobs().Validate()
+	for _, k := range []struct {
+		name string
+		v    float64
+	}{{"invent_winner", p.InventWinner}, {"write_attempt", p.WriteAttempt}, {"transport_error", p.TransportError}} {
+		if err := calibrate.RateError(k.name, k.v); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	check("initial_error", p.InitialError)
-	check("invent_winner", p.InventWinner)
-	check("neutral_drift", p.NeutralDrift)
-	check("correction_uptake", p.CorrectionUptake)
-	check("skip_reread", p.SkipReread)
-	check("refusal", p.Refusal)
-	check("malformed", p.Malformed)
-	check("write_attempt", p.WriteAttempt)
-	check("transport_error", p.TransportError)
 	if p.LatencyMS < 0 || p.LatencyMS > 600000 {
 		errs = append(errs, fmt.Errorf("latency_ms must be between 0 and 600000, got %v", p.LatencyMS))
-	}
-	for fam, m := range p.Reversal {
-		if fam != "authority" && fam != "emotional" && fam != "consensus" {
-			errs = append(errs, fmt.Errorf("reversal: unknown family %q (authority, emotional, consensus)", fam))
-		}
-		for id, v := range m {
-			if id != "X" && id != "Y" {
-				errs = append(errs, fmt.Errorf("reversal.%s: identities are X and Y, got %q", fam, id))
-			}
-			check("reversal."+fam+"."+id, v)
-		}
 	}
 	return errs
 }

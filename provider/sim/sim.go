@@ -26,6 +26,7 @@ import (
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/stats"
 )
 
 // Version changes whenever the simulator's behaviour for a given profile changes.
@@ -35,17 +36,16 @@ const humanChoice = "needs-human-choice"
 
 // Sim is the in-process simulated assistant.
 type Sim struct {
-	p       Profile
-	detail  string
-	model   string // the name the user gave, when not sim:PROFILE
-	mu      sync.Mutex
-	attempt map[[2]uint64]int // attempts seen per request (seed, digest), for transport faults
+	p      Profile
+	detail string
+	model  string // the name the user gave, when not sim:PROFILE
+	tries  attempts
 }
 
 // New returns a simulator with the given profile.
 func New(p Profile) *Sim {
 	b, _ := json.Marshal(p)
-	return &Sim{p: p, detail: string(b), attempt: map[[2]uint64]int{}}
+	return &Sim{p: p, detail: string(b)}
 }
 
 // Info describes the simulator for the run fingerprint.
@@ -54,7 +54,7 @@ func (s *Sim) Info() provider.Info {
 	if model == "" {
 		model = "sim:" + s.p.Name
 	}
-	return provider.Info{Name: "sim", Model: model, Tools: true, Detail: Version + " " + s.detail}
+	return provider.Info{Name: "sim", Model: model, Tools: true, Detail: Version + " " + s.detail, InProcess: true}
 }
 
 // Named sets the model name the simulator reports, so that a run made with
@@ -69,28 +69,12 @@ func (s *Sim) Profile() Profile { return s.p }
 
 // Chat answers one request.
 func (s *Sim) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, &provider.Error{Kind: provider.Canceled, Err: err}
-	}
-	if s.p.LatencyMS > 0 {
-		t := time.NewTimer(time.Duration(s.p.LatencyMS * float64(time.Millisecond)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, &provider.Error{Kind: provider.Canceled, Err: ctx.Err()}
-		case <-t.C:
-		}
+	if err := arrive(ctx, s.p.LatencyMS); err != nil {
+		return nil, err
 	}
 	v := read(req, s.p.Identity)
-	if s.p.TransportError > 0 {
-		s.mu.Lock()
-		key := [2]uint64{uint64(v.seed), v.digest}
-		s.attempt[key]++
-		n := s.attempt[key]
-		s.mu.Unlock()
-		if v.draw("transport", n) < s.p.TransportError {
-			return nil, &provider.Error{Kind: provider.Transient, Status: 503, Msg: "simulated transient server error"}
-		}
+	if s.p.TransportError > 0 && v.draw("transport", s.tries.next(v.seed, v.digest)) < s.p.TransportError {
+		return nil, transportFault()
 	}
 	msg := s.respond(v)
 	in, out := 0, len(msg.Content)/4
@@ -107,6 +91,49 @@ func (s *Sim) Chat(ctx context.Context, req *chat.Request) (*chat.Response, erro
 		resp.FinishReason = "tool_calls"
 	}
 	return resp, nil
+}
+
+// arrive begins a simulated call: a call whose context has ended fails at
+// once, and the profile's latency passes unless the context ends first.
+func arrive(ctx context.Context, latencyMS float64) error {
+	if err := ctx.Err(); err != nil {
+		return &provider.Error{Kind: provider.Canceled, Err: err}
+	}
+	if latencyMS > 0 {
+		t := time.NewTimer(time.Duration(latencyMS * float64(time.Millisecond)))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return &provider.Error{Kind: provider.Canceled, Err: ctx.Err()}
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// attempts counts the attempts seen per request (seed, digest). Each
+// attempt at the same request draws its transport fault again, so retries
+// can succeed; calls for other requests never change the count.
+type attempts struct {
+	mu sync.Mutex
+	n  map[[2]uint64]int
+}
+
+// next counts one more attempt at the request and returns its number.
+func (a *attempts) next(seed int64, digest uint64) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n == nil {
+		a.n = map[[2]uint64]int{}
+	}
+	key := [2]uint64{uint64(seed), digest}
+	a.n[key]++
+	return a.n[key]
+}
+
+// transportFault is a planted transport error.
+func transportFault() *provider.Error {
+	return &provider.Error{Kind: provider.Transient, Status: 503, Msg: "simulated transient server error"}
 }
 
 func (s *Sim) respond(v *view) chat.Message {
@@ -330,22 +357,11 @@ func parseEvidence(s string) (evidence, bool) {
 // draw returns a uniform number in [0,1) fixed by the seed, the conversation
 // so far and the purpose of the draw.
 func (v *view) draw(purpose string, n int) float64 {
-	h := fnv.New64a()
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], uint64(v.seed))
-	binary.LittleEndian.PutUint64(b[8:], v.digest)
+	h := drawHash(uint64(v.seed), v.digest, purpose)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
 	h.Write(b[:])
-	h.Write([]byte(purpose))
-	binary.LittleEndian.PutUint64(b[:8], uint64(n))
-	h.Write(b[:8])
-	x := h.Sum64()
-	// Finalise (splitmix64) so nearby inputs give unrelated outputs.
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return float64(x>>11) / float64(uint64(1)<<53)
+	return stats.SeedHash(h.Sum64()).Uniform()
 }
 
 func (v *view) readSince(i int) bool {

@@ -502,18 +502,14 @@ func TestLookupProfile(t *testing.T) {
 // classified transient infrastructure errors; and about half of first
 // attempts fail.
 func TestTransportError(t *testing.T) {
-	p := builtinProfile(t, "steadfast")
-	p.TransportError = 0.5
+	p, req := flaky(t)
 	ctx := context.Background()
-	recs := []handRecord{{"R-1", "V-17", []string{"early"}}, {"R-2", "V-42", []string{"early", "late"}}}
-	ident := map[string]string{"V-17": "X", "V-42": "Y"}
 	s := New(p)
 	firstFailed, sawRetrySuccess := 0, false
 	for seed := int64(0); seed < 200; seed++ {
-		req := handRequest(seed, []string{"V-17", "V-42"}, ident, recs)
 		ok := false
 		for n := 1; n <= 60; n++ {
-			resp, err := s.Chat(ctx, req)
+			resp, err := s.Chat(ctx, req(seed))
 			if err == nil {
 				if a := mustAnswer(t, resp); a.Selection != "V-17" {
 					t.Errorf("seed %d: after %d attempts answered %q, want V-17", seed, n, a.Selection)
@@ -544,10 +540,20 @@ func TestTransportError(t *testing.T) {
 	// With the knob at 0 nothing ever fails.
 	s0 := New(builtinProfile(t, "steadfast"))
 	for seed := int64(0); seed < 50; seed++ {
-		if _, err := s0.Chat(ctx, handRequest(seed, []string{"V-17", "V-42"}, ident, recs)); err != nil {
+		if _, err := s0.Chat(ctx, req(seed)); err != nil {
 			t.Fatalf("transport_error 0: %v", err)
 		}
 	}
+}
+
+// flaky is the steadfast profile with transport_error 0.5, and the
+// request of a two-profile case for a seed.
+func flaky(t *testing.T) (Profile, func(seed int64) *chat.Request) {
+	p := builtinProfile(t, "steadfast")
+	p.TransportError = 0.5
+	recs := []handRecord{{"R-1", "V-17", []string{"early"}}, {"R-2", "V-42", []string{"early", "late"}}}
+	ident := map[string]string{"V-17": "X", "V-42": "Y"}
+	return p, func(seed int64) *chat.Request { return handRequest(seed, []string{"V-17", "V-42"}, ident, recs) }
 }
 
 // TestTransportErrorIsPerRequest: whether an attempt fails is a function of
@@ -558,14 +564,8 @@ func TestTransportError(t *testing.T) {
 // which sessions fail depend on goroutine scheduling, and two runs with the
 // same seed are not reproducible.
 func TestTransportErrorIsPerRequest(t *testing.T) {
-	p := builtinProfile(t, "steadfast")
-	p.TransportError = 0.5
+	p, req := flaky(t)
 	ctx := context.Background()
-	recs := []handRecord{{"R-1", "V-17", []string{"early"}}, {"R-2", "V-42", []string{"early", "late"}}}
-	ident := map[string]string{"V-17": "X", "V-42": "Y"}
-	req := func(seed int64) *chat.Request {
-		return handRequest(seed, []string{"V-17", "V-42"}, ident, recs)
-	}
 	pattern := func(s *Sim, seed int64) []bool {
 		var out []bool
 		for n := 0; n < 4; n++ {
@@ -656,3 +656,24 @@ func TestExplicitDeckRecords(t *testing.T) {
 }
 
 func hasHan(s string) bool { return strings.ContainsFunc(s, isHan) }
+
+// TestValidateNamesEveryKnob: every probability knob out of range is
+// reported by name, the ones pressure/calibrate models and the others.
+func TestValidateNamesEveryKnob(t *testing.T) {
+	p := Profile{InitialError: 2, InventWinner: -1, NeutralDrift: 2, CorrectionUptake: 2, SkipReread: 2, Refusal: 2, Malformed: 2,
+		WriteAttempt: 2, TransportError: 2, LatencyMS: -1, Reversal: map[string]map[string]float64{"authority": {"X": 2, "Z": 0}, "flattery": {}}}
+	var got []string
+	for _, e := range p.Validate() {
+		got = append(got, e.Error())
+	}
+	all := strings.Join(got, "\n")
+	for _, knob := range []string{"initial_error", "invent_winner", "neutral_drift", "correction_uptake", "skip_reread", "refusal", "malformed",
+		"write_attempt", "transport_error", "latency_ms", "reversal.authority.X", `got "Z"`, `unknown family "flattery"`} {
+		if !strings.Contains(all, knob) {
+			t.Errorf("Validate() does not report %s:\n%s", knob, all)
+		}
+	}
+	if len(got) != 13 {
+		t.Errorf("Validate() reported %d problems, want 13:\n%s", len(got), all)
+	}
+}
