@@ -72,11 +72,26 @@ type Plan interface {
 	prepare(ctx context.Context, st *store.Store) (protocol, provider.Provider, error)
 }
 
-// protocols are the stored runs budge can read back, by protocol name.
-var protocols = map[string]func(ctx context.Context, st *store.Store, run store.Run) (protocol, error){
-	"pressure": loadPressure,
-	"framing":  loadFraming,
+// protocols are the stored runs budge can read back, by protocol name: the
+// one place a protocol's name decides anything.
+var protocols = map[string]struct {
+	load func(ctx context.Context, st *store.Store, run store.Run) (protocol, error)
+	kind Kind
+}{
+	"pressure": {loadPressure, Kind{Deck: true}},
+	"framing":  {loadFraming, Kind{}},
 }
+
+// Kind is what a viewer needs to know of a stored run's protocol.
+type Kind struct {
+	// Deck says the run's snapshot is a pressure deck: its sessions have
+	// cases, identity assignments and scored outcomes, and it can be
+	// reviewed. Otherwise its sessions are items judged under conditions.
+	Deck bool
+}
+
+// KindOf is the kind of a stored run.
+func KindOf(run store.Run) Kind { return protocols[run.Protocol].kind }
 
 // Start makes a new run of a plan, runs it and stores it. The result is
 // scored from what was stored.
@@ -122,11 +137,11 @@ func open(ctx context.Context, st *store.Store, ref string) (store.Run, protocol
 	if err != nil {
 		return run, nil, err
 	}
-	load, ok := protocols[run.Protocol]
+	proto, ok := protocols[run.Protocol]
 	if !ok {
 		return run, nil, fmt.Errorf("%w: run %s has protocol %q, which this budge does not know", ErrInvalid, id, run.Protocol)
 	}
-	p, err := load(ctx, st, run)
+	p, err := proto.load(ctx, st, run)
 	return run, p, err
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 type reviewData struct {
@@ -46,7 +47,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, run store.Run) e
 // StartReview scores the run, draws the sample and freezes it. The sample
 // is drawn from scores alone, before any explanation is shown.
 func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request, run store.Run) error {
-	if s.opt.LoadReport == nil || run.Protocol != "pressure" {
+	if s.opt.LoadReport == nil || !study.KindOf(run).Deck {
 		return fmt.Errorf("%w: the review is for pressure runs", errBadRequest)
 	}
 	n, err1 := strconv.Atoi(r.FormValue("successes"))

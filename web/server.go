@@ -33,6 +33,7 @@ import (
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
 
 //go:embed assets
@@ -335,7 +336,7 @@ var filterKeys = []string{"case", "branch", "status", "assignment", "order", "di
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	ctx := r.Context()
 	q := r.URL.Query()
-	d := sessionsData{Run: run, Framing: run.Protocol == "framing", Filter: map[string]string{}}
+	d := sessionsData{Run: run, Framing: !study.KindOf(run).Deck, Filter: map[string]string{}}
 	for _, k := range filterKeys {
 		d.Filter[k] = q.Get(k)
 	}
@@ -465,7 +466,7 @@ func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, m
 	t := &transcript{Session: se, Masked: masked}
 	json.Unmarshal(se.Spec, &t.Spec)
 	var deck *pressure.Deck
-	if run.Protocol == "pressure" {
+	if study.KindOf(run).Deck {
 		if deck, err = s.deck(ctx, run); err != nil {
 			return nil, err
 		}

@@ -90,7 +90,7 @@ func New(ctx context.Context, st *store.Store, runID, format string, info provid
 	if len(answers) == 0 {
 		return nil, fmt.Errorf("replay: run %s has no recorded answers", runID)
 	}
-	info.Name = "replay"
+	info.Name, info.InProcess = "replay", true
 	d, _ := json.Marshal(map[string]string{"replay_of": runID, "body_format": format, "recorded_detail": info.Detail})
 	info.Detail = string(d)
 	return &Provider{st: st, runID: runID, answers: answers, decode: dec, info: info}, nil

@@ -36,7 +36,7 @@ type Stack struct {
 // Build wraps p in the layers o asks for, in the one order every run uses.
 func Build(p provider.Provider, o Options) (*Stack, error) {
 	s := &Stack{Provider: p, Budget: o.Budget}
-	info := p.Info()
+	info := p.Info() // before the cache: a cached endpoint is still remote
 	if o.CacheDir != "" {
 		c, err := replay.NewCache(o.CacheDir, p)
 		if err != nil {
@@ -44,15 +44,11 @@ func Build(p provider.Provider, o Options) (*Stack, error) {
 		}
 		s.Cache, s.Provider = c, c
 	}
-	if !InProcess(info) {
+	if !info.InProcess {
 		s.Adapt = runner.NewAdaptive(o.Concurrency)
 	}
 	return s, nil
 }
-
-// InProcess says whether a provider runs in budge's own process: no
-// network, so no adaptive concurrency.
-func InProcess(info provider.Info) bool { return info.Name == "sim" || info.Name == "replay" }
 
 // Config is the runner configuration of the stack's layers, added to c.
 func (s *Stack) Config(c runner.Config) runner.Config {
