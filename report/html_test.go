@@ -28,7 +28,7 @@ func TestHTMLGolden(t *testing.T) {
 	if err := rep.HTML(&b, &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes), Review: rev}); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "sim.html", b.Bytes())
+	checkGolden(t, "sim.html.golden", b.Bytes())
 	page := b.String()
 	for _, id := range []string{`id="chart-directional"`, `id="chart-uptake"`, `id="manifest"`, `id="decision"`, `id="kappa"`, "0.500</b> [0.200, 0.800]"} {
 		if !strings.Contains(page, id) {
@@ -52,7 +52,7 @@ func TestHTMLGolden(t *testing.T) {
 	if err := frep.HTML(&b); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "framing-sim.html", b.Bytes())
+	checkGolden(t, "framing-sim.html.golden", b.Bytes())
 	if n := strings.Count(b.String(), "<circle "); n == 0 {
 		t.Error("framing HTML report has no DDS forest plot points")
 	}
