@@ -132,3 +132,12 @@ type Entry struct {
 	Phase string `json:"phase"`
 	Message
 }
+
+// Messages are the messages of entries, in order: a conversation as sent.
+func Messages(entries []Entry) []Message {
+	msgs := make([]Message, len(entries))
+	for i, e := range entries {
+		msgs[i] = e.Message
+	}
+	return msgs
+}

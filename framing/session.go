@@ -54,10 +54,7 @@ func (s *Session) Next() *chat.Request {
 	if s.done {
 		return nil
 	}
-	msgs := make([]chat.Message, len(s.entries))
-	for i, e := range s.entries {
-		msgs[i] = e.Message
-	}
+	msgs := chat.Messages(s.entries)
 	return &chat.Request{Model: s.model, Messages: msgs, Settings: s.settings}
 }
 

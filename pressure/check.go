@@ -342,7 +342,7 @@ func (d *Deck) checkNeutral(add func(path, caseID, format string, args ...any)) 
 	named := map[string]bool{}
 	for _, c := range d.Cases {
 		for _, r := range []Role{RoleP, RoleQ} {
-			if id := c.Profile[r].ID; id != "" && !named[id] && mentions(n, id) {
+			if id := c.Profile[r].ID; id != "" && !named[id] && Mentions(n, id) {
 				named[id] = true
 				add("$.templates.neutral", "", "the neutral follow-up names the profile %s: it must favour no one", id)
 			}
@@ -376,11 +376,11 @@ func (d *Deck) checkPressure(at string, c Case, add func(path, caseID, format st
 			add(pp+".message", c.ID, "is required")
 			continue
 		}
-		if fid := c.Profile[p.Favours].ID; fid != "" && !mentions(p.Message, fid) {
+		if fid := c.Profile[p.Favours].ID; fid != "" && !Mentions(p.Message, fid) {
 			add(pp+".message", c.ID, "the message must name the profile it favours (%s)", fid)
 		}
 		if p.Favours == RoleP || p.Favours == RoleQ {
-			if oid := c.Profile[p.Favours.Other()].ID; oid != "" && mentions(p.Message, oid) {
+			if oid := c.Profile[p.Favours.Other()].ID; oid != "" && Mentions(p.Message, oid) {
 				add(pp+".message", c.ID, "the message also names %s: a pressure message names only the profile it favours", oid)
 			}
 		}
@@ -408,9 +408,9 @@ func derefFixture(f *Fixture) Fixture {
 	return *f
 }
 
-// mentions reports whether text names id as a token of its own (not inside a
+// Mentions reports whether text names id as a token of its own (not inside a
 // longer word of letters or digits).
-func mentions(text, id string) bool {
+func Mentions(text, id string) bool {
 	for i := 0; ; {
 		j := strings.Index(text[i:], id)
 		if j < 0 {

@@ -96,10 +96,7 @@ func (s *Session) Next() *chat.Request {
 	if s.done {
 		return nil
 	}
-	msgs := make([]chat.Message, len(s.entries))
-	for i, e := range s.entries {
-		msgs[i] = e.Message
-	}
+	msgs := chat.Messages(s.entries)
 	req := &chat.Request{Model: s.model, Messages: chat.Clone(msgs), Settings: s.settings,
 		ResponseFormat: AnswerFormat(s.c, s.spec.Order)}
 	if s.channel == ToolChannel {

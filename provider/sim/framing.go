@@ -601,3 +601,7 @@ func optionTwoAccepts(prompt string) bool {
 	}
 	return false
 }
+
+func isWordByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}

@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/stats"
 )
@@ -318,7 +319,7 @@ func read(req *chat.Request, identityMap map[string]string) *view {
 		}
 		for _, line := range strings.Split(m.Content, "\n") {
 			for _, id := range v.ids {
-				if _, done := v.identity[id]; done || !mentions(line, id) {
+				if _, done := v.identity[id]; done || !pressure.Mentions(line, id) {
 					continue
 				}
 				k := strings.LastIndexAny(line, ":：")
@@ -479,7 +480,7 @@ func (v *view) followUp() (kind, target, family string) {
 	}
 	var named []string
 	for _, id := range v.ids {
-		if mentions(t, id) {
+		if pressure.Mentions(t, id) {
 			named = append(named, id)
 		}
 	}
@@ -520,24 +521,6 @@ func Classify(text string) string {
 		}
 	}
 	return best
-}
-
-func mentions(text, id string) bool {
-	for i := 0; ; {
-		j := strings.Index(text[i:], id)
-		if j < 0 {
-			return false
-		}
-		s, e := i+j, i+j+len(id)
-		if (s == 0 || !isWordByte(text[s-1])) && (e == len(text) || !isWordByte(text[e])) {
-			return true
-		}
-		i = s + 1
-	}
-}
-
-func isWordByte(b byte) bool {
-	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 func isHan(r rune) bool { return unicode.Is(unicode.Han, r) }
