@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -11,9 +10,7 @@ import (
 	"github.com/buildlab/budge/report"
 )
 
-func cmdCalibrate(ctx context.Context, std IO, args []string) error {
-	def := calibrate.DefaultOptions()
-	fs := newFlags(std, "calibrate", "[--deck NAME|PATH] [--cases N --repeats R] [--replications N] [flags]", `
+const calibrateAbout = `
 Checks the instrument itself. For every point of a grid of planted effects
 (no asymmetry; gaps of 5, 10, 20 and 30 points; the default simulator
 profile; pure neutral drift; stubbornness) it replicates the deck's design
@@ -31,13 +28,19 @@ P, half Q) and R repeats, to answer "how big must my deck be to detect a
 names the smallest that reaches --power for --target-gap. What is simulated is stated in the output:
 sessions are drawn from the planted probabilities; conversations, the
 checker and the store are not exercised (budge run --model sim:PROFILE
-checks those end to end).`, `
+checks those end to end).`
+
+const calibrateExamples = `
   budge calibrate
   budge calibrate --replications 2000 --seed 7
   budge calibrate --cases 24 --repeats 3
   budge calibrate --sweep --target-gap 0.10 --power 0.8
   budge calibrate --format json -o calibration.json
-  budge calibrate --svg calibration.svg`)
+  budge calibrate --svg calibration.svg`
+
+func cmdCalibrate(ctx context.Context, std IO, args []string) error {
+	def := calibrate.DefaultOptions()
+	fs := newFlags(std, "calibrate", "[--deck NAME|PATH] [--cases N --repeats R] [--replications N] [flags]", calibrateAbout, calibrateExamples)
 	deck := fs.String("deck", def.Deck, "deck whose design is calibrated")
 	cases := fs.Int("cases", 0, "number of determinate cases of the design (default: the deck's)")
 	repeats := fs.Int("repeats", 0, "repeats of the design (default: the deck's)")
@@ -47,7 +50,7 @@ checks those end to end).`, `
 	sweep := fs.Bool("sweep", false, "instead of the grid: the power of designs with 8 to 96 determinate cases (and --repeats) to detect --target-gap")
 	target := fs.Float64("target-gap", 0.10, "with --sweep: the planted gap (toward-X minus toward-Y reversal rate)")
 	power := fs.Float64("power", 0.80, "with --sweep: the power wanted")
-	format := fs.String("format", "text", "text, md or json")
+	format := formatFlag(fs, "format", "text", "text, md or json", "text", "md", "json")
 	out := fs.String("o", "", "write to this file instead of stdout")
 	svg := fs.String("svg", "", "also write a plot (SVG) of gap detection and interval coverage against the planted gap to this file")
 	pos, err := parse(fs, args)
@@ -57,9 +60,6 @@ checks those end to end).`, `
 	if len(pos) > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
-	if *format != "text" && *format != "md" && *format != "json" {
-		return usageError{fmt.Sprintf("--format must be text, md or json, got %q", *format)}
-	}
 	o := def
 	o.Deck, o.Cases, o.Repeats, o.Replications, o.Seed, o.Resamples = *deck, *cases, *repeats, *reps, *seed, *resamples
 	if *sweep {
@@ -68,7 +68,7 @@ checks those end to end).`, `
 		}
 		pts, err := calibrate.PowerSweep(ctx, o, *target, []int{8, 12, 16, 24, 32, 48, 64, 96})
 		if err != nil {
-			return calibrateError(err)
+			return err
 		}
 		rep := report.PowerSweep{Points: pts, Gap: *target, Power: *power, Replications: o.Replications}
 		return writeOut(std, *out, func(w io.Writer) error { return rep.Render(w, *format) })
@@ -76,7 +76,7 @@ checks those end to end).`, `
 	start := time.Now()
 	cal, err := calibrate.Calibrate(ctx, o)
 	if err != nil {
-		return calibrateError(err)
+		return err
 	}
 	rep := report.Calibration{Result: cal, Took: time.Since(start)}
 	if *svg != "" {
@@ -85,12 +85,4 @@ checks those end to end).`, `
 		}
 	}
 	return writeOut(std, *out, func(w io.Writer) error { return rep.Render(w, *format) })
-}
-
-// calibrateError gives invalid calibration input its exit code.
-func calibrateError(err error) error {
-	if errors.Is(err, calibrate.ErrInvalid) {
-		return codedError{ExitInvalid, err}
-	}
-	return err
 }

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -94,37 +95,17 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	for _, c := range cmds {
 		if c.name == args[0] {
 			err := c.run(ctx, streams, args[1:])
-			if err == flag.ErrHelp {
+			if errors.Is(err, flag.ErrHelp) {
 				return ExitOK
 			}
-			if ce, ok := err.(codedError); ok {
-				if ce.err != nil {
-					fmt.Fprintln(stderr, "budge "+c.name+":", ce.err)
-				}
-				return ce.code
-			}
-			if err != nil {
-				fmt.Fprintln(stderr, "budge "+c.name+":", err)
+			if msg := errorMessage(err); msg != "" {
+				fmt.Fprintln(stderr, "budge "+c.name+":", msg)
 			}
 			return exitCode(err)
 		}
 	}
 	fmt.Fprintf(stderr, "budge: unknown command %q; run budge --help for the list\n", args[0])
 	return ExitInvalid
-}
-
-// codedError carries an exit code decided by a command (an incomplete run,
-// a blocked decision) with an optional message.
-type codedError struct {
-	code int
-	err  error
-}
-
-func (e codedError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
 }
 
 // newFlags makes a FlagSet whose usage text has a description and examples.
@@ -134,7 +115,7 @@ func newFlags(std IO, name, usage, description, examples string) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(std.Out, "Usage: budge %s %s\n\n%s\n\nFlags:\n", name, usage, strings.TrimSpace(description))
 		fs.SetOutput(std.Out)
-		fs.PrintDefaults()
+		printDefaults(fs)
 		fs.SetOutput(std.Err)
 		fmt.Fprintf(std.Out, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
 	}
@@ -154,14 +135,25 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, nil
+			return pos, checkChoices(fs)
 		}
 		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
+			return append(pos, args[1:]...), checkChoices(fs)
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// oneRun is the one run named in pos, "latest" without one.
+func oneRun(pos []string) (string, error) {
+	switch len(pos) {
+	case 0:
+		return "latest", nil
+	case 1:
+		return pos[0], nil
+	}
+	return "", usageError{fmt.Sprintf("one run at a time, got %d", len(pos))}
 }
 
 // flagSet reports whether the command line set the named flag.
@@ -181,6 +173,33 @@ func dirFlag(fs *flag.FlagSet) *string {
 }
 
 func openStore(dir string) (*store.Store, error) { return store.Open(dir) }
+
+// withStore opens the store at dir for f and closes it after: a command
+// opens it once and passes it down.
+func withStore(dir string, f func(st *store.Store) error) error {
+	st, err := openStore(dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return f(st)
+}
+
+// withRun opens the store at dir and loads the one run pos names
+// ("latest" without one), of either protocol, for f.
+func withRun(ctx context.Context, dir string, pos []string, f func(st *store.Store, res study.Result) error) error {
+	ref, err := oneRun(pos)
+	if err != nil {
+		return err
+	}
+	return withStore(dir, func(st *store.Store) error {
+		res, err := study.Load(ctx, st, ref)
+		if err != nil {
+			return err
+		}
+		return f(st, res)
+	})
+}
 
 // writeOut writes to stdout, or atomically to a file when path is set, so a
 // failed render never leaves half a file.

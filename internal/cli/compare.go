@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
 
@@ -31,7 +32,7 @@ exit code is 2.`, `
   budge compare BEFORE AFTER --format md -o compare.md
   budge compare DISCOVERY_BEFORE DISCOVERY_AFTER CONFIRMATION_BEFORE CONFIRMATION_AFTER`)
 	dir := dirFlag(fs)
-	format := fs.String("format", "text", "text, md or json")
+	format := formatFlag(fs, "format", "text", "text, md or json", "text", "md", "json")
 	out := fs.String("o", "", "write to this file instead of stdout")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -40,31 +41,19 @@ exit code is 2.`, `
 	if len(pos) < 2 || len(pos)%2 != 0 {
 		return usageError{"usage: budge compare BEFORE AFTER [BEFORE AFTER ...]"}
 	}
-	if *format != "text" && *format != "md" && *format != "json" {
-		return usageError{fmt.Sprintf("--format must be text, md or json, got %q", *format)}
-	}
-	st, err := openStore(*dir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	ids := make([]string, len(pos))
-	for i, ref := range pos {
-		if ids[i], err = st.Resolve(ctx, ref); err != nil {
+	return withStore(*dir, func(st *store.Store) error {
+		cmp, err := study.Compare(ctx, st, pos)
+		if err != nil {
 			return err
 		}
-	}
-	cmp, err := study.Compare(ctx, st, ids)
-	if err != nil {
-		return err
-	}
-	if err := writeOut(std, *out, func(w io.Writer) error { return cmp.Render(w, *format) }); err != nil {
-		return err
-	}
-	for _, s := range cmp.Sections {
-		if s.Comparison == nil {
-			return codedError{ExitInvalid, fmt.Errorf("not compared: %s", s.Refused)}
+		if err := writeOut(std, *out, func(w io.Writer) error { return cmp.Render(w, *format) }); err != nil {
+			return err
 		}
-	}
-	return nil
+		for _, s := range cmp.Sections {
+			if s.Comparison == nil {
+				return codedError{ExitInvalid, fmt.Errorf("not compared: %s", s.Refused)}
+			}
+		}
+		return nil
+	})
 }

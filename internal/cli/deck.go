@@ -32,25 +32,12 @@ func cmdDeck(ctx context.Context, std IO, args []string) error {
 	case "freeze":
 		return deckFreeze(ctx, std, args[1:])
 	}
-	fs := newFlags(std, "deck check", "[NAME|FILE|DIR ...]", `
-Checks decks before anything is run: every case's declared reference against
-the deck's rule (before and after the correction), counterbalancing (half the
-determinate cases P, half Q; both identity assignments and both orders are
-crossed by budge), pressure messages that favour the less eligible profile,
-name it and carry no evidence (English and Chinese availability words, record
-ids, the deck's evidence.terms), a neutral follow-up that names no one, unique
-ids, missing fields and unknown fields. Every problem is reported at once with
-file, line, field and case id, and the exit code is 2. A folder means every
-*.yaml file in it. Without arguments every built-in deck is checked.
+	return deckCheck(std, args[1:])
+}
 
-A deck with rule "explicit" declares its references itself: check then warns
-that no deterministic rule verified them, and so does every report of a run
-on it.`, `
-  budge deck check
-  budge deck check discovery-zh
-  budge deck check ./my-deck.yaml
-  budge deck check ./decks/`)
-	pos, err := parse(fs, args[1:])
+func deckCheck(std IO, args []string) error {
+	fs := newFlags(std, "deck check", "[NAME|FILE|DIR ...]", deckCheckAbout, deckCheckExamples)
+	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -87,6 +74,27 @@ on it.`, `
 	}
 	return nil
 }
+
+const deckCheckAbout = `
+Checks decks before anything is run: every case's declared reference against
+the deck's rule (before and after the correction), counterbalancing (half the
+determinate cases P, half Q; both identity assignments and both orders are
+crossed by budge), pressure messages that favour the less eligible profile,
+name it and carry no evidence (English and Chinese availability words, record
+ids, the deck's evidence.terms), a neutral follow-up that names no one, unique
+ids, missing fields and unknown fields. Every problem is reported at once with
+file, line, field and case id, and the exit code is 2. A folder means every
+*.yaml file in it. Without arguments every built-in deck is checked.
+
+A deck with rule "explicit" declares its references itself: check then warns
+that no deterministic rule verified them, and so does every report of a run
+on it.`
+
+const deckCheckExamples = `
+  budge deck check
+  budge deck check discovery-zh
+  budge deck check ./my-deck.yaml
+  budge deck check ./decks/`
 
 const deckUsage = `Usage:
   budge deck check [NAME|FILE|DIR ...]   check decks against the rule and the design

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/pressure/calibrate"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -23,16 +25,47 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// codedError carries an exit code decided by a command (an incomplete run,
+// a blocked decision) with an optional message.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e codedError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e codedError) Unwrap() error { return e.err }
+
+// exitCode is the exit code of a command's error, from its type alone.
 func exitCode(err error) int {
+	var ce codedError
 	var ue usageError
 	var probs pressure.Problems
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &ue), errors.Is(err, study.ErrInvalid), errors.As(err, &probs), errors.Is(err, store.ErrNoRun):
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.As(err, &ue), errors.Is(err, study.ErrInvalid), errors.As(err, &probs), errors.Is(err, store.ErrNoRun),
+		errors.Is(err, calibrate.ErrInvalid):
 		return ExitInvalid
 	case errors.Is(err, study.ErrSelfTest):
 		return ExitSelfTest
 	}
 	return ExitError
+}
+
+// errorMessage is what is printed for a command's error: nothing for none,
+// or for an exit code without a message.
+func errorMessage(err error) string {
+	var ce codedError
+	if err == nil || errors.As(err, &ce) && ce.err == nil {
+		return ""
+	}
+	return err.Error()
 }

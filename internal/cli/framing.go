@@ -2,16 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/buildlab/budge/dataset"
 	"github.com/buildlab/budge/framing"
-	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
@@ -64,30 +62,7 @@ func cmdFraming(ctx context.Context, std IO, args []string) error {
 	return usageError{fmt.Sprintf("unknown framing subcommand %q", args[0])}
 }
 
-// listFlag collects a repeatable flag; with split set, each value may also
-// be a comma-separated list.
-type listFlag struct {
-	vals  []string
-	split bool
-}
-
-func (l *listFlag) String() string { return strings.Join(l.vals, ",") }
-func (l *listFlag) Set(s string) error {
-	if l.split {
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				l.vals = append(l.vals, p)
-			}
-		}
-		return nil
-	}
-	l.vals = append(l.vals, s)
-	return nil
-}
-
-func cmdFramingRun(ctx context.Context, std IO, args []string) error {
-	def := study.DefaultFramingOptions()
-	fs := newFlags(std, "framing run", "[flags]", `
+const framingRunAbout = `
 Runs the DialDefer protocol: for every item, the four conditions C1-True,
 C1-False, C2-Correct and C2-Incorrect, each in a fresh session, for every
 template set × speaker label set × mitigation given. Prints "run: <id>", shows
@@ -124,7 +99,9 @@ Endpoints and execution are as for budge run: --base-url, --config (or
 $BUDGE_CONFIG) named endpoints and prices, --call-timeout, --max-cost,
 --cache, the retry policy, adaptive concurrency on rate limiting. --resume RUN
 continues an interrupted run (completed sessions are not sent again);
---replay RUN re-runs a run from its recorded responses as a new run.`, `
+--replay RUN re-runs a run from its recorded responses as a new run.`
+
+const framingRunExamples = `
   budge framing run
   budge framing run --data sample --model sim:neutral --resamples 2000
   budge framing run --data items.jsonl --templates ../prompts --labels speakers,user-llm
@@ -133,154 +110,140 @@ continues an interrupted run (completed sessions are not sent again);
   budge framing run --model openai-compatible:qwen2.5 --base-url http://127.0.0.1:8000/v1 --data sample
   budge framing run --model openai:gpt-4o-mini --max-cost 2 --cache --config budge.yaml
   budge framing run --resume latest          (after Ctrl-C, a crash or kill -9)
-  budge framing run --replay RUN             (re-score recorded answers, no network)`)
-	dir := dirFlag(fs)
-	data := fs.String("data", def.Data, `items: "sample", a file or a directory`)
-	dataFormat := fs.String("data-format", dataset.FormatAuto, "layout of the data files: auto, budge, dialdefer, aio, truthfulqa, bbq, mapped")
-	columns := fs.String("columns", "", "column mapping for other CSV/JSONL: question=COL,correct=COL,incorrect=COL[,id=,context=,domain=,split=,meta=A|B]")
-	domain := fs.String("domain", "", "domain name for mapped files without a domain column (default: the file name)")
-	sampleN := fs.Int("sample", 0, "use a seeded sample of this many items (0: all)")
-	stratify := fs.String("stratify", "", "stratify the sample by this metadata field (or domain)")
-	sampleSeed := fs.Uint64("sample-seed", def.SampleSeed, "seed of the sample")
-	templates := &listFlag{split: true}
-	fs.Var(templates, "templates", "template set(s) to cross: built-in name or directory (repeatable; default budge)")
-	labels := &listFlag{split: true}
-	fs.Var(labels, "labels", "speaker label set(s) to cross (repeatable; default speakers)")
-	mitigations := &listFlag{}
-	fs.Var(mitigations, "mitigation", "a mitigation to run besides the unmitigated baseline (repeatable)")
-	mode := fs.String("mitigation-mode", def.Design.Mode, "where C1 comes from for mitigated arms: baseline-c1 or joint")
-	challenge := fs.String("challenge", "", "multi-turn challenge families, comma-separated or all: "+strings.Join(framing.ChallengeFamilies, ", "))
-	challengeFile := fs.String("challenge-file", "", "JSON object of challenge messages by family (DialDefer's push_prompts.json works)")
-	reverse := fs.Bool("reverse-perspective", false, "naturalistic items: the first speaker judges the second instead")
-	noInvert := fs.Bool("no-invert-truth", false, "naturalistic items: take a label about the other speaker as the judgee's own")
-	policy := fs.String("unparseable", def.Design.Policy, "unparseable answers: wrong (count as wrong, DialDefer) or exclude (drop the item)")
-	strict := fs.Bool("strict-parse", false, "no near-JSON repair: only one valid JSON object counts as an answer")
-	model := fs.String("model", def.Model, "model to test: sim, sim:PROFILE, sim:profile.yaml, or PROVIDER:MODEL as for budge run (openai, anthropic, ollama, openrouter, openai-compatible with --base-url, or a name from --config)")
-	knowledge := fs.String("knowledge", "", "simulator answer table (JSONL of {question, correct, incorrect}); default: the run's own items")
-	seed := fs.Uint64("seed", def.Seed, "run seed: fixes the schedule and the per-session generation seeds")
-	conc := fs.Int("concurrency", def.Concurrency, "sessions in flight at once")
-	temp := fs.String("temperature", "0", "sampling temperature sent with every request (0, as the paper used; recorded in the fingerprint; \"none\" sends none)")
-	maxTok := fs.Int("max-tokens", def.MaxTokens, "max output tokens per call")
-	attempts := fs.Int("max-attempts", def.Retry.MaxAttempts, "attempts per call for infrastructure failures (every attempt is stored)")
-	backoff := fs.Duration("retry-base", def.Retry.BaseDelay, "first retry delay; doubles per attempt with full jitter")
-	resamples := fs.Int("resamples", def.Bootstrap.Resamples, "bootstrap resamples for the intervals of the deltas and DDS")
-	bootSeed := fs.Uint64("bootstrap-seed", def.Bootstrap.Seed, "bootstrap seed")
-	format := fs.String("format", "text", "summary format printed at the end: text, md, json")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	nf := addNetFlags(fs)
-	pos, err := parse(fs, args)
+  budge framing run --replay RUN             (re-score recorded answers, no network)`
+
+// framingRun is budge framing run.
+var framingRun = runCommand{name: "framing run", about: framingRunAbout, examples: framingRunExamples, hint: "use --data to choose items",
+	model:       "model to test: sim, sim:PROFILE, sim:profile.yaml, or PROVIDER:MODEL as for budge run (openai, anthropic, ollama, openrouter, openai-compatible with --base-url, or a name from --config)",
+	temperature: "0",
+	noTemp:      "none",
+	tempHelp:    "sampling temperature sent with every request (0, as the paper used; recorded in the fingerprint; \"none\" sends none)",
+	fixed:       fixedByFramingRun,
+}
+
+func cmdFramingRun(ctx context.Context, std IO, args []string) error {
+	o := study.DefaultFramingOptions()
+	rf := framingRun.flags(std, runFields{&o.Model, &o.Seed, &o.MaxTokens, &o.Retry, &o.Temperature, &o.Control})
+	data, design := addDataFlags(rf.fs, &o), addDesignFlags(rf.fs, o.Design)
+	rf.fs.StringVar(&o.Knowledge, "knowledge", "", "simulator answer table (JSONL of {question, correct, incorrect}); default: the run's own items")
+	rf.fs.IntVar(&o.Bootstrap.Resamples, "resamples", o.Bootstrap.Resamples, "bootstrap resamples for the intervals of the deltas and DDS")
+	rf.fs.Uint64Var(&o.Bootstrap.Seed, "bootstrap-seed", o.Bootstrap.Seed, "bootstrap seed")
+	if err := rf.parse(args); err != nil {
+		return err
+	}
+	if err := data.mapping(&o.DataOptions); err != nil {
+		return err
+	}
+	var err error
+	if o.Design, err = design.build(); err != nil {
+		return err
+	}
+	_, err = rf.execute(ctx, std, func() study.Plan { return o })
+	return err
+}
+
+// dataFlags are budge framing run's flags for its items.
+type dataFlags struct{ columns, domain *string }
+
+func addDataFlags(fs *flag.FlagSet, o *study.FramingOptions) *dataFlags {
+	fs.StringVar(&o.Data, "data", o.Data, `items: "sample", a file or a directory`)
+	fs.StringVar(&o.DataOptions.Format, "data-format", dataset.FormatAuto, "layout of the data files: auto, budge, dialdefer, aio, truthfulqa, bbq, mapped")
+	d := &dataFlags{
+		columns: fs.String("columns", "", "column mapping for other CSV/JSONL: question=COL,correct=COL,incorrect=COL[,id=,context=,domain=,split=,meta=A|B]"),
+		domain:  fs.String("domain", "", "domain name for mapped files without a domain column (default: the file name)"),
+	}
+	fs.IntVar(&o.SampleN, "sample", 0, "use a seeded sample of this many items (0: all)")
+	fs.StringVar(&o.Stratify, "stratify", "", "stratify the sample by this metadata field (or domain)")
+	fs.Uint64Var(&o.SampleSeed, "sample-seed", o.SampleSeed, "seed of the sample")
+	return d
+}
+
+// mapping puts --columns and --domain into the data options.
+func (d *dataFlags) mapping(o *dataset.Options) error {
+	if *d.columns == "" {
+		return nil
+	}
+	m, err := dataset.ParseMapping(*d.columns)
 	if err != nil {
-		return err
+		return usageError{err.Error()}
 	}
-	if len(pos) > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q (use --data to choose items)", pos[0])}
-	}
-	if *format != "text" && *format != "md" && *format != "json" {
-		return usageError{fmt.Sprintf("--format must be text, md or json, got %q", *format)}
-	}
-	o := def
-	o.Data, o.SampleN, o.Stratify, o.SampleSeed = *data, *sampleN, *stratify, *sampleSeed
-	o.DataOptions.Format = *dataFormat
-	if *columns != "" {
-		m, err := dataset.ParseMapping(*columns)
-		if err != nil {
-			return usageError{err.Error()}
-		}
-		m.Domain = *domain
-		o.DataOptions.Mapping = &m
-	}
-	o.Model, o.Knowledge, o.Seed, o.Concurrency, o.MaxTokens = *model, *knowledge, *seed, *conc, *maxTok
-	o.Retry.MaxAttempts, o.Retry.BaseDelay = *attempts, *backoff
-	o.Bootstrap.Resamples, o.Bootstrap.Seed = *resamples, *bootSeed
-	o.Temperature = nil
-	if *temp != "none" {
-		t, err := strconv.ParseFloat(*temp, 64)
-		if err != nil || t < 0 || t > 2 {
-			return usageError{fmt.Sprintf("--temperature must be a number between 0 and 2 or none, got %q", *temp)}
-		}
-		o.Temperature = &t
-	}
-	if err := nf.apply(fs, fixedByFramingRun, &o.NetOptions, &o.Concurrency, *dir, endpoint.FromOS()); err != nil {
-		return err
-	}
-	if o.Design, err = buildDesign(templates.vals, labels.vals, mitigations.vals, *mode, *challenge, *challengeFile, *policy); err != nil {
-		return err
-	}
-	o.Design.Reverse, o.Design.InvertTruth, o.Design.Tolerant = *reverse, !*noInvert, !*strict
-	st, err := openStore(*dir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	hard, drain, stop := interruptible(ctx, std)
-	defer stop()
-	o.Drain = drain
-	o.Started = func(id string) { fmt.Fprintln(std.Out, "run: "+id) }
-	if !*quiet {
-		o.Progress = progressPrinter(std)
-	}
-	res, err := nf.runFraming(hard, st, o)
-	if err != nil {
-		return err
-	}
-	if !*quiet {
-		fmt.Fprintln(std.Err)
-	}
-	if err := res.Report().Render(std.Out, *format); err != nil {
-		return err
-	}
-	if res.Run.Status != store.RunComplete {
-		return codedError{ExitIncomplete, fmt.Errorf("run %s is %s: %d failed and %d missing session(s); their items are left out of the measures above",
-			res.Run.ID, res.Run.Status, res.Manifest.Counts.Failed, res.Manifest.Counts.Missing)}
-	}
+	m.Domain = *d.domain
+	o.Mapping = &m
 	return nil
+}
+
+// designFlags are budge framing run's flags for its design.
+type designFlags struct {
+	templates, labels, mitigations         *listFlag
+	mode, challenge, challengeFile, policy *string
+	reverse, noInvert, strict              *bool
+}
+
+func addDesignFlags(fs *flag.FlagSet, def framing.Design) *designFlags {
+	return &designFlags{
+		templates:     listVar(fs, "templates", true, "template set(s) to cross: built-in name or directory (repeatable; default budge)"),
+		labels:        listVar(fs, "labels", true, "speaker label set(s) to cross (repeatable; default speakers)"),
+		mitigations:   listVar(fs, "mitigation", false, "a mitigation to run besides the unmitigated baseline (repeatable)"),
+		mode:          fs.String("mitigation-mode", def.Mode, "where C1 comes from for mitigated arms: baseline-c1 or joint"),
+		challenge:     fs.String("challenge", "", "multi-turn challenge families, comma-separated or all: "+strings.Join(framing.ChallengeFamilies, ", ")),
+		challengeFile: fs.String("challenge-file", "", "JSON object of challenge messages by family (DialDefer's push_prompts.json works)"),
+		reverse:       fs.Bool("reverse-perspective", false, "naturalistic items: the first speaker judges the second instead"),
+		noInvert:      fs.Bool("no-invert-truth", false, "naturalistic items: take a label about the other speaker as the judgee's own"),
+		policy:        fs.String("unparseable", def.Policy, "unparseable answers: wrong (count as wrong, DialDefer) or exclude (drop the item)"),
+		strict:        fs.Bool("strict-parse", false, "no near-JSON repair: only one valid JSON object counts as an answer"),
+	}
+}
+
+// build is the design the flags describe.
+func (f *designFlags) build() (framing.Design, error) {
+	d, err := buildDesign(f.templates.vals, f.labels.vals, f.mitigations.vals, *f.mode, *f.challenge, *f.challengeFile, *f.policy)
+	d.Reverse, d.InvertTruth, d.Tolerant = *f.reverse, !*f.noInvert, !*f.strict
+	return d, err
 }
 
 func buildDesign(templates, labels, mitigations []string, mode, challenge, challengeFile, policy string) (framing.Design, error) {
 	d := framing.DefaultDesign()
 	d.Mode, d.Policy = mode, policy
+	var err error
 	if len(templates) > 0 {
-		d.Templates = nil
-		for _, t := range templates {
-			ts, err := framing.OpenTemplates(t)
-			if err != nil {
-				return d, usageError{err.Error()}
-			}
-			d.Templates = append(d.Templates, ts)
+		if d.Templates, err = each(templates, framing.OpenTemplates); err != nil {
+			return d, err
 		}
 	}
 	if len(labels) > 0 {
-		d.Labels = nil
-		for _, l := range labels {
-			ls, err := framing.ParseLabels(l)
-			if err != nil {
-				return d, usageError{err.Error()}
-			}
-			d.Labels = append(d.Labels, ls)
+		if d.Labels, err = each(labels, framing.ParseLabels); err != nil {
+			return d, err
 		}
 	}
-	for _, m := range mitigations {
-		mi, err := framing.ParseMitigation(m)
-		if err != nil {
-			return d, usageError{err.Error()}
-		}
-		d.Mitigations = append(d.Mitigations, mi)
+	if d.Mitigations, err = each(mitigations, framing.ParseMitigation); err != nil {
+		return d, err
 	}
 	if challenge != "" || challengeFile != "" {
 		fams := strings.Split(challenge, ",")
 		if challenge == "" {
 			fams = []string{"all"}
 		}
-		cs, err := framing.ParseChallenges(fams, challengeFile)
-		if err != nil {
+		if d.Challenges, err = framing.ParseChallenges(fams, challengeFile); err != nil {
 			return d, usageError{err.Error()}
 		}
-		d.Challenges = cs
 	}
 	if errs := d.Validate(); len(errs) > 0 {
 		return d, usageError{strings.Join(errs, "; ")}
 	}
 	return d, nil
+}
+
+// each opens every one of names; a bad one is a usage error.
+func each[T any](names []string, open func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, n := range names {
+		v, err := open(n)
+		if err != nil {
+			return nil, usageError{err.Error()}
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func cmdFramingReport(ctx context.Context, std IO, args []string) error {
@@ -295,48 +258,59 @@ other.`, `
   budge framing report latest --format json -o report.json
   budge framing report RUN_A RUN_B --format md`)
 	dir := dirFlag(fs)
-	format := fs.String("format", "text", "text, md, json or html (one run)")
+	format := formatFlag(fs, "format", "text", "text, md, json or html (one run)", "text", "md", "json", "html")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if *format != "text" && *format != "md" && *format != "json" && !(*format == "html" && len(pos) <= 1) {
+	if *format == "html" && len(pos) > 1 {
 		return usageError{fmt.Sprintf("--format must be text, md or json (or html for one run), got %q", *format)}
 	}
 	if len(pos) == 0 {
 		pos = []string{"latest"}
 	}
-	st, err := openStore(*dir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	var reps []report.Framing
+	return withStore(*dir, func(st *store.Store) error {
+		runs := make([]*study.FramingResult, len(pos))
+		for i, ref := range pos {
+			res, err := study.Load(ctx, st, ref)
+			if runs[i], err = as[*study.FramingResult](res, err, "a framing run"); err != nil {
+				return err
+			}
+		}
+		return writeOut(std, *out, func(w io.Writer) error {
+			if len(runs) == 1 {
+				return writeReport(ctx, st, w, runs[0], *format)
+			}
+			return framingSet(runs).Render(w, *format)
+		})
+	})
+}
+
+// framingSet is the report of several framing runs, with the item-level
+// agreement across them.
+func framingSet(runs []*study.FramingResult) report.FramingSet {
+	var set report.FramingSet
 	var names []string
 	var sums []*framing.Summary
-	for _, ref := range pos {
-		id, err := st.Resolve(ctx, ref)
-		if err != nil {
-			return err
-		}
-		res, err := study.LoadFraming(ctx, st, id)
-		if err != nil {
-			return err
-		}
-		reps = append(reps, res.Report())
-		names = append(names, id+" ("+res.Manifest.Model+")")
-		sums = append(sums, res.Summary)
+	for _, r := range runs {
+		set.Reports = append(set.Reports, r.Report())
+		names = append(names, r.Run.ID+" ("+r.Manifest.Model+")")
+		sums = append(sums, r.Summary)
 	}
-	return writeOut(std, *out, func(w io.Writer) error {
-		if len(reps) == 1 && *format == "html" {
-			return reps[0].HTML(w)
-		}
-		if len(reps) == 1 {
-			return reps[0].Render(w, *format)
-		}
-		return report.FramingSet{Reports: reps, Agreement: framing.AgreementOf(names, sums)}.Render(w, *format)
-	})
+	set.Agreement = framing.AgreementOf(names, sums)
+	return set
+}
+
+// as narrows a loaded run to one protocol's result R; want says what R is
+// in the error for a run of another protocol.
+func as[R study.Result](res study.Result, err error, want string) (R, error) {
+	r, ok := res.(R)
+	if err == nil && !ok {
+		h := res.Head()
+		err = fmt.Errorf("%w: run %s is a %s run, not %s", study.ErrInvalid, h.RunID, h.Protocol, want)
+	}
+	return r, err
 }
 
 func cmdFramingImport(ctx context.Context, std IO, args []string) error {
@@ -360,7 +334,7 @@ a file is malformed or a prompt differs. Prints "run: <id>" and the report.`, `
 	strict := fs.Bool("strict-parse", false, "no near-JSON repair")
 	resamples := fs.Int("resamples", def.Bootstrap.Resamples, "bootstrap resamples")
 	bootSeed := fs.Uint64("bootstrap-seed", def.Bootstrap.Seed, "bootstrap seed")
-	format := fs.String("format", "text", "report format: text, md, json")
+	format := formatFlag(fs, "format", "text", "report format: text, md, json", "text", "md", "json")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -368,23 +342,17 @@ a file is malformed or a prompt differs. Prints "run: <id>" and the report.`, `
 	if len(pos) != 1 {
 		return usageError{"usage: budge framing import DIR"}
 	}
-	if *format != "text" && *format != "md" && *format != "json" {
-		return usageError{fmt.Sprintf("--format must be text, md or json, got %q", *format)}
-	}
 	o := study.DefaultImportOptions(pos[0])
 	o.Templates, o.Model, o.AllowPromptMismatch, o.Policy, o.Tolerant = *templates, *model, *allow, *policy, !*strict
 	o.Bootstrap.Resamples, o.Bootstrap.Seed = *resamples, *bootSeed
 	o.Started = func(id string) { fmt.Fprintln(std.Out, "run: "+id) }
-	st, err := openStore(*dir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	res, err := study.ImportFraming(ctx, st, o)
-	if err != nil {
-		return err
-	}
-	return res.Report().Render(std.Out, *format)
+	return withStore(*dir, func(st *store.Store) error {
+		res, err := study.ImportFraming(ctx, st, o)
+		if err != nil {
+			return err
+		}
+		return res.Report().Render(std.Out, *format)
+	})
 }
 
 func cmdFramingExport(ctx context.Context, std IO, args []string) error {
@@ -400,14 +368,12 @@ lands in the same split in every export.`, `
   budge framing export-training latest --format sft -o sft.jsonl
   budge framing export-training sample --format dpo --test-fraction 0.3`)
 	dir := dirFlag(fs)
-	format := fs.String("format", "", "sft or dpo")
+	format := formatFlag(fs, "format", "", "sft or dpo", framing.FormatSFT, framing.FormatDPO)
 	out := fs.String("o", "", "write to this file instead of standard output")
 	frac := fs.Float64("test-fraction", 0.2, "share of unsplit items assigned to the test split (never exported)")
 	splitSeed := fs.Uint64("split-seed", 42, "seed of the train/test assignment")
-	templates := &listFlag{split: true}
-	fs.Var(templates, "templates", "template set for DATA (default budge)")
-	labels := &listFlag{split: true}
-	fs.Var(labels, "labels", "label set for DATA (default speakers)")
+	templates := listVar(fs, "templates", true, "template set for DATA (default budge)")
+	labels := listVar(fs, "labels", true, "label set for DATA (default speakers)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -415,78 +381,41 @@ lands in the same split in every export.`, `
 	if len(pos) != 1 {
 		return usageError{"usage: budge framing export-training RUN|DATA --format sft|dpo"}
 	}
-	if *format != framing.FormatSFT && *format != framing.FormatDPO {
-		return usageError{fmt.Sprintf("--format must be sft or dpo, got %q", *format)}
-	}
 	if *frac < 0 || *frac >= 1 {
 		return usageError{fmt.Sprintf("--test-fraction must be in [0, 1), got %v", *frac)}
 	}
-	var items []framing.Item
-	var d framing.Design
-	ref := pos[0]
-	if _, statErr := os.Stat(ref); statErr == nil || ref == dataset.SampleName {
-		if items, err = dataset.Open(ref, dataset.Options{}); err != nil {
-			return fmt.Errorf("%w: %w", study.ErrInvalid, err)
-		}
-		if d, err = buildDesign(templates.vals, labels.vals, nil, framing.ModeBaseline, "", "", framing.PolicyWrong); err != nil {
-			return err
-		}
-	} else {
-		st, err := openStore(*dir)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		id, err := st.Resolve(ctx, ref)
-		if err != nil {
-			return err
-		}
-		res, err := study.LoadFraming(ctx, st, id)
-		if err != nil {
-			return err
-		}
-		items, d = res.Snapshot.Items, res.Snapshot.Design
+	items, d, err := trainingSource(ctx, *dir, pos[0], templates.vals, labels.vals)
+	if err != nil {
+		return err
 	}
 	dataset.AssignSplit(items, *frac, *splitSeed)
 	recs, withheld, err := framing.TrainingRecords(&d, items, *format)
 	if err != nil {
 		return fmt.Errorf("%w: %w", study.ErrInvalid, err)
 	}
-	if err := writeOut(std, *out, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for _, r := range recs {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
+	if err := writeJSONL(std, *out, recs); err != nil {
 		return err
 	}
 	fmt.Fprintf(std.Err, "wrote %d %s records from %d training items; withheld %d evaluation (test) items\n", len(recs), *format, len(recs)/2, withheld)
 	return nil
 }
 
-// isFramingRun reports whether the run named by the positional arguments is
-// a framing run, so that `budge report` renders it too.
-func isFramingRun(ctx context.Context, dir string, pos []string) bool {
-	if len(pos) > 1 {
-		return false
+// trainingSource is the items and design fine-tuning data is made from:
+// a data set (a file, a directory or "sample") with the design of
+// templates and labels, or a stored framing run's own.
+func trainingSource(ctx context.Context, dir, ref string, templates, labels []string) ([]framing.Item, framing.Design, error) {
+	if _, statErr := os.Stat(ref); statErr == nil || ref == dataset.SampleName {
+		items, err := dataset.Open(ref, dataset.Options{})
+		if err != nil {
+			return nil, framing.Design{}, fmt.Errorf("%w: %w", study.ErrInvalid, err)
+		}
+		d, err := buildDesign(templates, labels, nil, framing.ModeBaseline, "", "", framing.PolicyWrong)
+		return items, d, err
 	}
-	ref := "latest"
-	if len(pos) == 1 {
-		ref = pos[0]
-	}
-	st, err := openStore(dir)
+	res, err := loadOne(ctx, dir, []string{ref})
+	fr, err := as[*study.FramingResult](res, err, "a framing run")
 	if err != nil {
-		return false
+		return nil, framing.Design{}, err
 	}
-	defer st.Close()
-	id, err := st.Resolve(ctx, ref)
-	if err != nil {
-		return false
-	}
-	r, err := st.GetRun(ctx, id)
-	return err == nil && r.Protocol == "framing"
+	return fr.Snapshot.Items, fr.Snapshot.Design, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
 
@@ -32,19 +33,16 @@ than one.`, `
 	if len(pos) != 1 {
 		return usageError{"usage: budge deck freeze NAME|FILE"}
 	}
-	st, err := openStore(*dir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	rec, already, deck, err := study.FreezeDeck(ctx, st, pos[0])
-	if err != nil {
-		return err
-	}
-	if already {
-		fmt.Fprintf(std.Out, "deck %s (%s deck, sha256 %s) was already frozen at %s; nothing changed\n", deck.Name, deck.Kind, deck.Hash[:12], rec.FrozenAt.Format(time.RFC3339))
+	return withStore(*dir, func(st *store.Store) error {
+		rec, already, deck, err := study.FreezeDeck(ctx, st, pos[0])
+		if err != nil {
+			return err
+		}
+		if already {
+			fmt.Fprintf(std.Out, "deck %s (%s deck, sha256 %s) was already frozen at %s; nothing changed\n", deck.Name, deck.Kind, deck.Hash[:12], rec.FrozenAt.Format(time.RFC3339))
+			return nil
+		}
+		fmt.Fprintf(std.Out, "frozen: deck %s (%s deck, sha256 %s) at %s in %s\n", deck.Name, deck.Kind, deck.Hash, rec.FrozenAt.Format(time.RFC3339), *dir)
 		return nil
-	}
-	fmt.Fprintf(std.Out, "frozen: deck %s (%s deck, sha256 %s) at %s in %s\n", deck.Name, deck.Kind, deck.Hash, rec.FrozenAt.Format(time.RFC3339), *dir)
-	return nil
+	})
 }

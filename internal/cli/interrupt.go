@@ -8,18 +8,14 @@ import (
 	"syscall"
 )
 
-// interruptible returns the contexts of a run: the first Ctrl-C (or SIGTERM)
-// cancels drain, so no new session starts and those in flight finish; the
-// second cancels hard, stopping calls in flight too. Either way what was
-// observed is stored. stop releases the signal handler.
-func interruptible(ctx context.Context, std IO) (hard, drain context.Context, stop func()) {
+// interruptible returns contexts that signals cancel: the first signal
+// cancels drain (and prints note, unless empty), the second cancels hard.
+// stop releases the signal handler.
+func interruptible(ctx context.Context, std IO, note string, sigs ...os.Signal) (hard, drain context.Context, stop func()) {
 	hard, cancelHard := context.WithCancel(ctx)
 	drain, cancelDrain := context.WithCancel(hard)
 	sig := make(chan os.Signal, 2)
-	// SIGPIPE (stdout closed by a reader such as head) is caught too, so
-	// that writes fail instead of killing the process: the run then stops
-	// like any interrupted run and is marked so, never left running.
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	signal.Notify(sig, sigs...)
 	done := make(chan struct{})
 	go func() {
 		n := 0
@@ -30,7 +26,9 @@ func interruptible(ctx context.Context, std IO) (hard, drain context.Context, st
 			case <-sig:
 				n++
 				if n == 1 {
-					fmt.Fprintln(std.Err, "\ninterrupt: finishing sessions in flight; press Ctrl-C again to stop now")
+					if note != "" {
+						fmt.Fprintln(std.Err, note)
+					}
 					cancelDrain()
 				} else {
 					cancelHard()
@@ -45,4 +43,23 @@ func interruptible(ctx context.Context, std IO) (hard, drain context.Context, st
 		cancelDrain()
 		cancelHard()
 	}
+}
+
+// runInterrupts are the contexts of a run: the first Ctrl-C (or SIGTERM)
+// cancels drain, so no new session starts and those in flight finish; the
+// second cancels hard, stopping calls in flight too. Either way what was
+// observed is stored. SIGPIPE (stdout closed by a reader such as head) is
+// caught too, so that writes fail instead of killing the process: the run
+// then stops like any interrupted run and is marked so, never left running.
+func runInterrupts(ctx context.Context, std IO) (hard, drain context.Context, stop func()) {
+	return interruptible(ctx, std, "\ninterrupt: finishing sessions in flight; press Ctrl-C again to stop now",
+		os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+}
+
+// serverInterrupts is the context of a server: the first Ctrl-C (or
+// SIGTERM) ends it, and the server shuts down gracefully. SIGPIPE is left
+// alone: a client that hangs up must not stop the server.
+func serverInterrupts(ctx context.Context, std IO) (context.Context, func()) {
+	_, drain, stop := interruptible(ctx, std, "", os.Interrupt, syscall.SIGTERM)
+	return drain, stop
 }

@@ -41,7 +41,7 @@ var (
 	fixedByPressureRun = []string{"deck", "lang", "model", "seed", "channel", "temperature", "max-tokens", "prompt", "max-attempts", "retry-base"}
 	fixedByFramingRun  = []string{"data", "data-format", "columns", "domain", "sample", "stratify", "sample-seed", "templates", "labels",
 		"mitigation", "mitigation-mode", "challenge", "challenge-file", "reverse-perspective", "no-invert-truth", "unparseable",
-		"strict-parse", "model", "seed", "temperature", "max-tokens", "max-attempts", "retry-base"}
+		"strict-parse", "model", "knowledge", "seed", "temperature", "max-tokens", "max-attempts", "retry-base"}
 )
 
 // apply puts the flags into the options of either protocol: fixed lists
@@ -96,25 +96,14 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOpti
 	return nil
 }
 
-// dispatch starts, resumes or replays a run of either protocol, as the
-// flags say.
-func dispatch[O, R any](n *netFlags, ctx context.Context, st *store.Store, o O,
-	start func(context.Context, *store.Store, O) (R, error), resume, replay func(context.Context, *store.Store, string, O) (R, error)) (R, error) {
+// dispatch starts a new run of plan, or resumes or replays a stored run of
+// either protocol, as the flags say. plan is called only for a new run.
+func (n *netFlags) dispatch(ctx context.Context, st *store.Store, c study.Control, plan func() study.Plan) (study.Result, error) {
 	switch {
 	case *n.resume != "":
-		return resume(ctx, st, *n.resume, o)
+		return study.Resume(ctx, st, *n.resume, c)
 	case *n.replay != "":
-		return replay(ctx, st, *n.replay, o)
+		return study.Replay(ctx, st, *n.replay, c)
 	}
-	return start(ctx, st, o)
-}
-
-// runFraming starts, resumes or replays a framing run.
-func (n *netFlags) runFraming(ctx context.Context, st *store.Store, o study.FramingOptions) (*study.FramingResult, error) {
-	return dispatch(n, ctx, st, o, study.RunFraming, study.ResumeFraming, study.ReplayFraming)
-}
-
-// run starts, resumes or replays a pressure run.
-func (n *netFlags) run(ctx context.Context, st *store.Store, o study.PressureOptions) (*study.PressureResult, error) {
-	return dispatch(n, ctx, st, o, study.RunPressure, study.ResumePressure, study.ReplayPressure)
+	return study.Start(ctx, st, plan())
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
@@ -24,68 +25,47 @@ one, or "latest" (the default).`, `
   budge report latest --format html -o report.html
   budge report 20261202-150455-a1b2c3 --format json -o report.json`)
 	dir := dirFlag(fs)
-	format := fs.String("format", "text", "text, md, json or html (one self-contained page)")
+	format := formatFlag(fs, "format", "text", "text, md, json or html (one self-contained page)", "text", "md", "json", "html")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if isFramingRun(ctx, *dir, pos) {
-		return cmdFramingReport(ctx, std, args)
+	return withRun(ctx, *dir, pos, func(st *store.Store, res study.Result) error {
+		return writeOut(std, *out, func(w io.Writer) error { return writeReport(ctx, st, w, res, *format) })
+	})
+}
+
+// writeReport renders a scored run of either protocol as text, md, json or
+// html (one page; a pressure run's shows its review's agreement).
+func writeReport(ctx context.Context, st *store.Store, w io.Writer, res study.Result, format string) error {
+	switch r := res.(type) {
+	case *study.PressureResult:
+		if format == "html" {
+			return pressurePage(ctx, st, r, w)
+		}
+		return r.Report().Render(w, format)
+	case *study.FramingResult:
+		if format == "html" {
+			return r.Report().HTML(w)
+		}
+		return r.Report().Render(w, format)
 	}
-	res, err := loadRun(ctx, *dir, pos)
+	return fmt.Errorf("run %s: this budge cannot report it", res.Head().RunID)
+}
+
+// pressurePage renders a pressure run as one HTML page, with the review's
+// agreement when the run has a review.
+func pressurePage(ctx context.Context, st *store.Store, res *study.PressureResult, w io.Writer) error {
+	x := &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes)}
+	rs, err := review.Load(ctx, st, res.Run.ID)
 	if err != nil {
 		return err
 	}
-	rep := res.Report()
-	if *format == "html" {
-		return writeOut(std, *out, func(w io.Writer) error { return htmlReport(ctx, *dir, res, w) })
+	if rs.Review != nil {
+		x.Review = rs.Summary()
 	}
-	if *format != "text" && *format != "md" && *format != "json" {
-		return usageError{fmt.Sprintf("--format must be text, md, json or html, got %q", *format)}
-	}
-	return writeOut(std, *out, func(w io.Writer) error { return rep.Render(w, *format) })
-}
-
-// resolveRun resolves the one run named in pos ("latest" without one) and
-// calls load with the open store.
-func resolveRun[T any](ctx context.Context, dir string, pos []string, load func(*store.Store, string) (T, error)) (T, error) {
-	var zero T
-	if len(pos) > 1 {
-		return zero, usageError{fmt.Sprintf("one run at a time, got %d", len(pos))}
-	}
-	ref := "latest"
-	if len(pos) == 1 {
-		ref = pos[0]
-	}
-	st, err := openStore(dir)
-	if err != nil {
-		return zero, err
-	}
-	defer st.Close()
-	id, err := st.Resolve(ctx, ref)
-	if err != nil {
-		return zero, err
-	}
-	return load(st, id)
-}
-
-func loadRun(ctx context.Context, dir string, pos []string) (*study.PressureResult, error) {
-	return resolveRun(ctx, dir, pos, func(st *store.Store, id string) (*study.PressureResult, error) {
-		return study.LoadPressure(ctx, st, id)
-	})
-}
-
-// loadFramingRun loads the run named in pos when it is a framing run, and
-// returns nil for a run of another protocol.
-func loadFramingRun(ctx context.Context, dir string, pos []string) (*study.FramingResult, error) {
-	return resolveRun(ctx, dir, pos, func(st *store.Store, id string) (*study.FramingResult, error) {
-		run, err := st.GetRun(ctx, id)
-		if err != nil || run.Protocol != "framing" {
-			return nil, err
-		}
-		return study.LoadFraming(ctx, st, id)
-	})
+	return res.Report().HTML(w, x)
 }
 
 func cmdExport(ctx context.Context, std IO, args []string) error {
@@ -108,55 +88,87 @@ a challenge, and trace_ref.`, `
   budge export latest --format jsonl > log.jsonl
   budge export 20261202-150455-a1b2c3 -o log.jsonl`)
 	dir := dirFlag(fs)
-	format := fs.String("format", "jsonl", "jsonl")
+	formatFlag(fs, "format", "jsonl", "jsonl", "jsonl") // the one format
 	out := fs.String("o", "", "write to this file instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if *format != "jsonl" {
-		return usageError{fmt.Sprintf("--format must be jsonl, got %q", *format)}
-	}
-	if fr, err := loadFramingRun(ctx, *dir, pos); err != nil || fr != nil {
-		if err != nil {
-			return err
-		}
-		return writeOut(std, *out, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetEscapeHTML(false)
-			for _, o := range fr.Observations {
-				if err := enc.Encode(framing.Export(fr.Manifest.RunID, fr.Manifest.Fingerprint, o, fr.Traces[o.Session])); err != nil {
-					return err
-				}
+	return withRun(ctx, *dir, pos, func(st *store.Store, res study.Result) error {
+		switch r := res.(type) {
+		case *study.PressureResult:
+			recs, err := pressureRecords(ctx, st, r)
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-	}
-	res, err := loadRun(ctx, *dir, pos)
+			return writeJSONL(std, *out, recs)
+		case *study.FramingResult:
+			return writeJSONL(std, *out, framingRecords(r))
+		}
+		return fmt.Errorf("run %s: this budge cannot export it", res.Head().RunID)
+	})
+}
+
+// pressureRecords are a pressure run's export records, one per planned
+// session, with the review's code and status.
+func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResult) ([]pressure.ExportRecord, error) {
+	fields, err := review.Fields(ctx, st, r.Run.ID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	st, err := openStore(*dir)
-	if err != nil {
-		return err
+	recs := make([]pressure.ExportRecord, len(r.Outcomes))
+	for i, o := range r.Outcomes {
+		recs[i] = pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, o, r.Traces[o.ID()])
+		recs[i].SetReview(fields(o.ID()))
 	}
-	defer st.Close()
-	fields, err := review.Fields(ctx, st, res.Manifest.RunID)
-	if err != nil {
-		return err
+	return recs, nil
+}
+
+// framingRecords are a framing run's export records, one per session.
+func framingRecords(r *study.FramingResult) []framing.Record {
+	recs := make([]framing.Record, len(r.Observations))
+	for i, o := range r.Observations {
+		recs[i] = framing.Export(r.Manifest.RunID, r.Manifest.Fingerprint, o, r.Traces[o.Session])
 	}
-	return writeOut(std, *out, func(w io.Writer) error {
+	return recs
+}
+
+// writeJSONL writes one JSON line per record, to stdout or atomically to a
+// file.
+func writeJSONL[T any](std IO, path string, recs []T) error {
+	return writeOut(std, path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
-		for _, o := range res.Outcomes {
-			rec := pressure.Export(res.Manifest.RunID, res.Manifest.Fingerprint, res.Deck, o, res.Traces[o.ID()])
-			rec.SetReview(fields(o.ID()))
-			if err := enc.Encode(rec); err != nil {
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// loadOne loads the one run named in pos, of either protocol.
+func loadOne(ctx context.Context, dir string, pos []string) (res study.Result, err error) {
+	err = withRun(ctx, dir, pos, func(_ *store.Store, r study.Result) error {
+		res = r
+		return nil
+	})
+	return res, err
+}
+
+// loadRun loads the one pressure run named in pos, for show.go.
+func loadRun(ctx context.Context, dir string, pos []string) (*study.PressureResult, error) {
+	res, err := loadOne(ctx, dir, pos)
+	return as[*study.PressureResult](res, err, "a pressure run")
+}
+
+// loadFramingRun loads the run named in pos when it is a framing run, and
+// returns nil for a run of another protocol, for show.go.
+func loadFramingRun(ctx context.Context, dir string, pos []string) (*study.FramingResult, error) {
+	res, err := loadOne(ctx, dir, pos)
+	fr, _ := res.(*study.FramingResult)
+	return fr, err
 }
 
 func cmdRuns(ctx context.Context, std IO, args []string) error {
@@ -165,22 +177,19 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	st, err := openStore(*dir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	runs, err := st.ListRuns(ctx)
-	if err != nil {
-		return err
-	}
-	if len(runs) == 0 {
-		fmt.Fprintf(std.Err, "no runs in %s yet; start one with: budge run\n", *dir)
+	return withStore(*dir, func(st *store.Store) error {
+		runs, err := st.ListRuns(ctx)
+		if err != nil {
+			return err
+		}
+		if len(runs) == 0 {
+			fmt.Fprintf(std.Err, "no runs in %s yet; start one with: budge run\n", *dir)
+			return nil
+		}
+		fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
+		for _, r := range runs {
+			fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", r.ID, r.Protocol, r.Status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
+		}
 		return nil
-	}
-	fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
-	for _, r := range runs {
-		fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", r.ID, r.Protocol, r.Status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
-	}
-	return nil
+	})
 }

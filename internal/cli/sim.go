@@ -5,23 +5,13 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/study"
 )
 
-func cmdSim(ctx context.Context, std IO, args []string) error {
-	if len(args) == 0 || args[0] != "serve" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintln(std.Out, "Usage: budge sim serve [flags]\n\nRun budge sim serve --help for its flags.")
-			return nil
-		}
-		return usageError{"usage: budge sim serve [flags] (the simulator behind an OpenAI-compatible HTTP API)"}
-	}
-	fs := newFlags(std, "sim serve", "[flags]", `
+const simAbout = `
 Serves the built-in simulator behind an OpenAI-compatible chat completions API
 (POST /v1/chat/completions with tools and response_format; GET /v1/models), so
 that the network path of budge (the openai-compatible provider, retries,
@@ -39,10 +29,22 @@ carries Retry-After (whole seconds) and retry-after-ms; 5xx cycles 500, 502,
 under its full Content-Length; malformed is a 200 that is not JSON; empty is a
 200 with empty content (a bad model answer, not a transport failure). Latency
 is added to every request. Prints "listening on http://ADDR/v1" once ready;
-stops on Ctrl-C.`, `
+stops on Ctrl-C.`
+
+const simExamples = `
   budge sim serve --addr 127.0.0.1:8088
   budge sim serve --addr 127.0.0.1:8088 --rate-429 0.2 --rate-5xx 0.05 --rate-reset 0.02 --rate-truncate 0.02 --request-log req.jsonl
-  budge sim serve --latency 100ms --latency-dist exponential`)
+  budge sim serve --latency 100ms --latency-dist exponential`
+
+func cmdSim(ctx context.Context, std IO, args []string) error {
+	if len(args) == 0 || args[0] != "serve" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fmt.Fprintln(std.Out, "Usage: budge sim serve [flags]\n\nRun budge sim serve --help for its flags.")
+			return nil
+		}
+		return usageError{"usage: budge sim serve [flags] (the simulator behind an OpenAI-compatible HTTP API)"}
+	}
+	fs := newFlags(std, "sim serve", "[flags]", simAbout, simExamples)
 	addr := fs.String("addr", "127.0.0.1:8088", "address to listen on (port 0 picks a free port)")
 	r429 := fs.Float64("rate-429", 0, "share of requests answered 429 with Retry-After")
 	retryAfter := fs.Duration("retry-after", time.Second, "Retry-After sent with each 429")
@@ -81,7 +83,7 @@ stops on Ctrl-C.`, `
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := serverInterrupts(ctx, std)
 	defer stop()
 	return srv.Serve(ctx, *addr, func(a net.Addr) {
 		fmt.Fprintf(std.Out, "listening on http://%s/v1\n", a)

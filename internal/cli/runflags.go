@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/runner"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
+)
+
+// runFields point at the fields the options of both protocols have, so
+// that the shared run flags write into them.
+type runFields struct {
+	model       *string
+	seed        *uint64
+	maxTokens   *int
+	retry       *provider.RetryPolicy
+	temperature **float64
+	control     *study.Control
+}
+
+// runCommand is what the two run commands differ in: their help and that
+// of the shared flags.
+type runCommand struct {
+	name, about, examples string
+	hint                  string // what to use instead of a positional argument
+	model                 string // --model's help
+	temperature           string // --temperature's default
+	noTemp                string // the --temperature value that sends none
+	tempHelp              string // --temperature's help
+	// fixed lists the flags a resumed or replayed run takes from the
+	// recorded run.
+	fixed []string
+}
+
+// runFlags are the flags budge run and budge framing run share: the model
+// and how it is asked, the output, the store and the network flags.
+type runFlags struct {
+	fs     *flag.FlagSet
+	to     runFields
+	cmd    runCommand
+	dir    *string
+	temp   *string
+	format *string
+	quiet  *bool
+	net    *netFlags
+}
+
+// flags makes the command's flag set with the shared run flags, whose
+// defaults are the options' values; the command adds its own to r.fs.
+func (c runCommand) flags(std IO, to runFields) *runFlags {
+	fs := newFlags(std, c.name, "[flags]", c.about, c.examples)
+	r := &runFlags{fs: fs, to: to, cmd: c, dir: dirFlag(fs)}
+	fs.StringVar(to.model, "model", *to.model, c.model)
+	fs.Uint64Var(to.seed, "seed", *to.seed, "run seed: fixes the schedule and the per-session generation seeds")
+	fs.IntVar(&to.control.Concurrency, "concurrency", to.control.Concurrency, "sessions in flight at once")
+	r.temp = fs.String("temperature", c.temperature, c.tempHelp)
+	fs.IntVar(to.maxTokens, "max-tokens", *to.maxTokens, "max output tokens per call")
+	fs.IntVar(&to.retry.MaxAttempts, "max-attempts", to.retry.MaxAttempts, "attempts per call for infrastructure failures (every attempt is stored)")
+	fs.DurationVar(&to.retry.BaseDelay, "retry-base", to.retry.BaseDelay, "first retry delay; doubles per attempt with full jitter")
+	r.format = formatFlag(fs, "format", "text", "summary format printed at the end: text, md, json", "text", "md", "json")
+	r.quiet = fs.Bool("quiet", false, "no progress on stderr")
+	r.net = addNetFlags(fs)
+	return r
+}
+
+// parse parses a run command's arguments, which take no positional ones,
+// into the options.
+func (r *runFlags) parse(args []string) error {
+	pos, err := parse(r.fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q (%s)", pos[0], r.cmd.hint)}
+	}
+	*r.to.temperature = nil
+	if t := *r.temp; t != r.cmd.noTemp {
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil || v < 0 || v > 2 {
+			or := ""
+			if r.cmd.noTemp != "" {
+				or = " or " + r.cmd.noTemp
+			}
+			return usageError{fmt.Sprintf("--temperature must be a number between 0 and 2%s, got %q", or, t)}
+		}
+		*r.to.temperature = &v
+	}
+	c := r.to.control
+	return r.net.apply(r.fs, r.cmd.fixed, &c.NetOptions, &c.Concurrency, *r.dir, endpoint.FromOS())
+}
+
+// execute makes the run the flags ask for: a new run of plan, or a resume
+// or a replay of a stored run of either protocol. It prints "run: <id>"
+// once the run exists and progress unless --quiet; the first Ctrl-C starts
+// no new session, the second stops calls in flight (either way what was
+// observed is stored). It renders the result, and an unfinished run is
+// exit 3.
+func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) (study.Result, error) {
+	st, err := openStore(*r.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	hard, drain, stop := runInterrupts(ctx, std)
+	defer stop()
+	c := r.to.control
+	c.Drain = drain
+	c.Started = func(id string) { fmt.Fprintln(std.Out, "run: "+id) }
+	if !*r.quiet {
+		c.Progress = progressPrinter(std)
+	}
+	res, err := r.net.dispatch(hard, st, *c, plan)
+	if err != nil {
+		return nil, err
+	}
+	if !*r.quiet {
+		fmt.Fprintln(std.Err)
+	}
+	if err := writeReport(ctx, st, std.Out, res, *r.format); err != nil {
+		return nil, err
+	}
+	return res, unfinished(res)
+}
+
+// unfinished is exit 3 for a run with failed or missing sessions.
+func unfinished(res study.Result) error {
+	run, h := res.Stored(), res.Head()
+	if run.Status == store.RunComplete {
+		return nil
+	}
+	how := "the measures above count them as not observed"
+	if _, ok := res.(*study.FramingResult); ok {
+		how = "their items are left out of the measures above"
+	}
+	return codedError{ExitIncomplete, fmt.Errorf("run %s is %s: %d failed and %d missing session(s); %s",
+		run.ID, run.Status, h.Counts.Failed, h.Counts.Missing, how)}
+}
+
+// progressPrinter redraws one line on a terminal and prints a line every few
+// seconds elsewhere (CI logs).
+func progressPrinter(std IO) func(runner.Progress) {
+	tty := false
+	if f, ok := std.Err.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	var last time.Time
+	return func(p runner.Progress) {
+		if !tty && time.Since(last) < 2*time.Second && p.Done+p.Interrupted < p.Total {
+			return
+		}
+		last = time.Now()
+		rate := 0.0
+		if s := p.Elapsed.Seconds(); s > 0 {
+			rate = float64(p.Done) / s
+		}
+		line := fmt.Sprintf("sessions %d/%d (%.0f%%) · %d failed · %d interrupted · calls %d (%d failed) · %.0f sessions/s · %s",
+			p.Done, p.Total, 100*float64(p.Done)/float64(max(p.Total, 1)), p.Failed, p.Interrupted, p.Attempts, p.Failures, rate, p.Elapsed.Round(time.Millisecond))
+		if tty {
+			fmt.Fprint(std.Err, "\r\033[K"+line)
+		} else {
+			fmt.Fprintln(std.Err, line)
+		}
+	}
+}
