@@ -157,20 +157,6 @@ func loadOne(ctx context.Context, dir string, pos []string) (res study.Result, e
 	return res, err
 }
 
-// loadRun loads the one pressure run named in pos, for show.go.
-func loadRun(ctx context.Context, dir string, pos []string) (*study.PressureResult, error) {
-	res, err := loadOne(ctx, dir, pos)
-	return as[*study.PressureResult](res, err, "a pressure run")
-}
-
-// loadFramingRun loads the run named in pos when it is a framing run, and
-// returns nil for a run of another protocol, for show.go.
-func loadFramingRun(ctx context.Context, dir string, pos []string) (*study.FramingResult, error) {
-	res, err := loadOne(ctx, dir, pos)
-	fr, _ := res.(*study.FramingResult)
-	return fr, err
-}
-
 func cmdRuns(ctx context.Context, std IO, args []string) error {
 	fs := newFlags(std, "runs", "[flags]", "Lists stored runs, newest first.", "  budge runs\n  budge runs --dir /data/budge")
 	dir := dirFlag(fs)
