@@ -259,16 +259,11 @@ func newFramingRun(data string, d framing.Design, items []framing.Item, b stats.
 }
 
 // loadFraming reads a stored framing run's manifest and snapshot.
-func loadFraming(ctx context.Context, st *store.Store, run store.Run) (protocol, error) {
-	p := &framingRun{m: &FramingManifest{}}
-	if err := json.Unmarshal(run.Manifest, p.m); err != nil {
-		return nil, fmt.Errorf("run %s: stored manifest is unreadable: %w", run.ID, err)
-	}
-	_, content, err := st.Deck(ctx, run.DeckHash)
-	if err != nil {
+func loadFraming(run store.Run, _ string, content []byte) (protocol, error) {
+	p := &framingRun{m: &FramingManifest{}, snap: &FramingSnapshot{}}
+	if err := readManifest(run, p.m); err != nil {
 		return nil, err
 	}
-	p.snap = &FramingSnapshot{}
 	if err := json.Unmarshal(content, p.snap); err != nil {
 		return nil, fmt.Errorf("run %s: stored items are unreadable: %w", run.ID, err)
 	}

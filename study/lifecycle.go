@@ -75,7 +75,8 @@ type Plan interface {
 // protocols are the stored runs budge can read back, by protocol name: the
 // one place a protocol's name decides anything.
 var protocols = map[string]struct {
-	load func(ctx context.Context, st *store.Store, run store.Run) (protocol, error)
+	// load reads a stored run's protocol from its row and its snapshot.
+	load func(run store.Run, source string, snapshot []byte) (protocol, error)
 	kind Kind
 }{
 	"pressure": {loadPressure, Kind{Deck: true}},
@@ -141,7 +142,11 @@ func open(ctx context.Context, st *store.Store, ref string) (store.Run, protocol
 	if !ok {
 		return run, nil, fmt.Errorf("%w: run %s has protocol %q, which this budge does not know", ErrInvalid, id, run.Protocol)
 	}
-	p, err := proto.load(ctx, st, run)
+	src, content, err := st.Deck(ctx, run.DeckHash)
+	if err != nil {
+		return run, nil, err
+	}
+	p, err := proto.load(run, src, content)
 	return run, p, err
 }
 
@@ -157,6 +162,14 @@ func openAskable(ctx context.Context, st *store.Store, ref string) (store.Run, p
 		}
 	}
 	return run, p, nil
+}
+
+// readManifest decodes a stored run's manifest into m.
+func readManifest(run store.Run, m any) error {
+	if err := json.Unmarshal(run.Manifest, m); err != nil {
+		return fmt.Errorf("run %s: stored manifest is unreadable: %w", run.ID, err)
+	}
+	return nil
 }
 
 // spec is a planned session of any protocol.
@@ -635,4 +648,68 @@ func remainingBudget(o NetOptions, h *Header, p protocol, prior []store.Session,
 	}
 	h.Net.Price, h.Net.MaxCost, h.Net.Projected = &price, o.MaxCost, &proj
 	return &runner.Budget{Limit: o.MaxCost - spent, PerSession: proj.Cost / float64(max(len(todo), 1)), MaxOutput: maxOutput(h.Settings), Price: price.Cost}, nil
+}
+
+// newStack sets up what a new run of any protocol needs beyond the
+// protocol: the price and the cost limit (refusing a run whose projected
+// cost exceeds it), the response cache, adaptive concurrency, and the
+// manifest's record of them.
+func newStack(o NetOptions, h *Header, p provider.Provider, proto protocol) (*stack.Stack, error) {
+	info := p.Info()
+	n := &h.Net
+	if n.BodyFormat == "" {
+		n.BodyFormat = replay.FormatOf(info.Name)
+	}
+	cfg := o.Endpoint.Config
+	if price, ok := cfg.PriceOf(h.Model); ok && info.Name != "replay" && (cfg.HasPrice(h.Model) || o.MaxCost > 0) {
+		n.Price = &price
+	}
+	var budget *runner.Budget
+	if o.MaxCost > 0 {
+		if n.Price == nil {
+			return nil, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, h.Model)
+		}
+		proj := proto.project(func(string) bool { return true }, *n.Price)
+		n.MaxCost, n.Projected = o.MaxCost, &proj
+		if proj.Cost > o.MaxCost {
+			return nil, fmt.Errorf("%w: %w: %d sessions of %s are projected to cost $%.4f (%d input and %d output tokens at $%g/$%g per million; %s), more than --max-cost $%g",
+				ErrInvalid, ErrCostLimit, proj.Sessions, h.Model, proj.Cost, proj.InputTokens, proj.OutputTokens, n.Price.Input, n.Price.Output, proj.Assumptions, o.MaxCost)
+		}
+		budget = &runner.Budget{Limit: o.MaxCost, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(h.Settings), Price: n.Price.Cost}
+	}
+	if o.CacheDir != "" {
+		n.Cache = &CacheInfo{Dir: o.CacheDir}
+	}
+	return stack.Build(p, stack.Options{CacheDir: o.CacheDir, Concurrency: h.Concurrency, Budget: budget})
+}
+
+// maxOutput is the most output tokens one call can produce, for the cost
+// limit's worst case.
+func maxOutput(s chat.Settings) int {
+	if s.MaxTokens > 0 {
+		return s.MaxTokens
+	}
+	return 4096
+}
+
+// record notes what the run's layers saw.
+func record(n *NetInfo, s *stack.Stack, stats runner.Stats) {
+	n.StoppedBy = stats.StoppedBy
+	if s.Cache != nil && n.Cache != nil {
+		n.Cache.Hits, n.Cache.Misses = s.Cache.Counts()
+	}
+	if s.Adapt != nil {
+		n.Adaptive = &AdaptInfo{Lowest: stats.LowestConcurrency, Cuts: stats.ConcurrencyCuts}
+	}
+}
+
+// baseURLOf reads the base URL a provider recorded in its detail.
+func baseURLOf(info provider.Info) string {
+	var d struct {
+		BaseURL string `json:"base_url"`
+	}
+	if json.Unmarshal([]byte(info.Detail), &d) == nil {
+		return d.BaseURL
+	}
+	return ""
 }

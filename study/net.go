@@ -6,11 +6,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/chat"
-	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
-	"github.com/buildlab/budge/provider/replay"
-	"github.com/buildlab/budge/runner"
-	"github.com/buildlab/budge/study/stack"
 )
 
 // NetInfo is what a run records about talking to a model that is not in
@@ -67,59 +63,6 @@ type Resumption struct {
 	Provider string    `json:"provider_detail,omitempty"` // when it differs from the original (a new base URL)
 }
 
-// newStack sets up what a new run of any protocol needs beyond the
-// protocol: the price and the cost limit (refusing a run whose projected
-// cost exceeds it), the response cache, adaptive concurrency, and the
-// manifest's record of them.
-func newStack(o NetOptions, h *Header, p provider.Provider, proto protocol) (*stack.Stack, error) {
-	info := p.Info()
-	n := &h.Net
-	if n.BodyFormat == "" {
-		n.BodyFormat = replay.FormatOf(info.Name)
-	}
-	cfg := o.Endpoint.Config
-	if price, ok := cfg.PriceOf(h.Model); ok && info.Name != "replay" && (cfg.HasPrice(h.Model) || o.MaxCost > 0) {
-		n.Price = &price
-	}
-	var budget *runner.Budget
-	if o.MaxCost > 0 {
-		if n.Price == nil {
-			return nil, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, h.Model)
-		}
-		proj := proto.project(func(string) bool { return true }, *n.Price)
-		n.MaxCost, n.Projected = o.MaxCost, &proj
-		if proj.Cost > o.MaxCost {
-			return nil, fmt.Errorf("%w: %w: %d sessions of %s are projected to cost $%.4f (%d input and %d output tokens at $%g/$%g per million; %s), more than --max-cost $%g",
-				ErrInvalid, ErrCostLimit, proj.Sessions, h.Model, proj.Cost, proj.InputTokens, proj.OutputTokens, n.Price.Input, n.Price.Output, proj.Assumptions, o.MaxCost)
-		}
-		budget = &runner.Budget{Limit: o.MaxCost, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(h.Settings), Price: n.Price.Cost}
-	}
-	if o.CacheDir != "" {
-		n.Cache = &CacheInfo{Dir: o.CacheDir}
-	}
-	return stack.Build(p, stack.Options{CacheDir: o.CacheDir, Concurrency: h.Concurrency, Budget: budget})
-}
-
-// maxOutput is the most output tokens one call can produce, for the cost
-// limit's worst case.
-func maxOutput(s chat.Settings) int {
-	if s.MaxTokens > 0 {
-		return s.MaxTokens
-	}
-	return 4096
-}
-
-// record notes what the run's layers saw.
-func record(n *NetInfo, s *stack.Stack, stats runner.Stats) {
-	n.StoppedBy = stats.StoppedBy
-	if s.Cache != nil && n.Cache != nil {
-		n.Cache.Hits, n.Cache.Misses = s.Cache.Counts()
-	}
-	if s.Adapt != nil {
-		n.Adaptive = &AdaptInfo{Lowest: stats.LowestConcurrency, Cuts: stats.ConcurrencyCuts}
-	}
-}
-
 // projectSessions estimates the tokens and cost of n sessions: every
 // session's first request is measured (about 4 characters a token), each
 // later call carries the conversation so far plus about 150 tokens a turn,
@@ -146,15 +89,4 @@ func projectSessions(n int, settings chat.Settings, price endpoint.Price, sessio
 	}
 	return Projection{Sessions: n, InputTokens: in, OutputTokens: out, Cost: price.Cost(in, out),
 		Assumptions: fmt.Sprintf("first requests measured at 4 characters a token, %d tokens added per turn, %d output tokens per call", perTurn, perAnswer)}
-}
-
-// baseURLOf reads the base URL a provider recorded in its detail.
-func baseURLOf(info provider.Info) string {
-	var d struct {
-		BaseURL string `json:"base_url"`
-	}
-	if json.Unmarshal([]byte(info.Detail), &d) == nil {
-		return d.BaseURL
-	}
-	return ""
 }

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,29 +25,11 @@ import (
 	"github.com/buildlab/budge/store"
 )
 
-// requestLog keeps a simulator server's request log in memory.
-type requestLog struct {
-	mu      sync.Mutex
-	entries []sim.LogEntry
-}
-
-func (l *requestLog) add(e sim.LogEntry) {
-	l.mu.Lock()
-	l.entries = append(l.entries, e)
-	l.mu.Unlock()
-}
-
-func (l *requestLog) all() []sim.LogEntry {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]sim.LogEntry(nil), l.entries...)
-}
-
 // simServer starts the simulator server with faults; it returns its base URL.
-func simServer(t testing.TB, f sim.Faults) (string, *sim.Server, *requestLog) {
+func simServer(t testing.TB, f sim.Faults) (string, *sim.Server, *sim.RequestLog) {
 	t.Helper()
-	log := &requestLog{}
-	s, err := sim.NewServer(sim.ServerOptions{Faults: f, OnRequest: log.add})
+	log := &sim.RequestLog{}
+	s, err := sim.NewServer(sim.ServerOptions{Faults: f, OnRequest: log.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +113,7 @@ func TestHTTPSimulatorEqualsInProcess(t *testing.T) {
 	for _, spec := range pressure.Plan(res.Deck) {
 		seeds[pressure.SessionSeed(7, spec.ID())] = true
 	}
-	for _, e := range log.all() {
+	for _, e := range log.Entries() {
 		if e.Seed == nil || !seeds[*e.Seed] {
 			t.Fatalf("request %d reached the server without its session seed", e.Seq)
 		}

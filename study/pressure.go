@@ -312,13 +312,9 @@ func (o PressureOptions) appPrompt(p *pressureRun) (string, error) {
 }
 
 // loadPressure reads a stored pressure run's manifest and deck snapshot.
-func loadPressure(ctx context.Context, st *store.Store, run store.Run) (protocol, error) {
+func loadPressure(run store.Run, src string, content []byte) (protocol, error) {
 	p := &pressureRun{m: &Manifest{}}
-	if err := json.Unmarshal(run.Manifest, p.m); err != nil {
-		return nil, fmt.Errorf("run %s: stored manifest is unreadable: %w", run.ID, err)
-	}
-	src, content, err := st.Deck(ctx, run.DeckHash)
-	if err != nil {
+	if err := readManifest(run, p.m); err != nil {
 		return nil, err
 	}
 	deck, probs := pressure.ParseDeck(src, content)

@@ -18,7 +18,7 @@ import (
 
 // judgeServer serves the simulated framing judge over HTTP, knowing the
 // sample items' answers, as `budge sim serve` does.
-func judgeServer(t *testing.T, latency time.Duration, log *serverLog) *httptest.Server {
+func judgeServer(t *testing.T, latency time.Duration, log *sim.RequestLog) *httptest.Server {
 	t.Helper()
 	k, err := study.FramingKnowledge("sample")
 	if err != nil {
@@ -26,7 +26,7 @@ func judgeServer(t *testing.T, latency time.Duration, log *serverLog) *httptest.
 	}
 	o := sim.ServerOptions{Judge: k, Faults: sim.Faults{Latency: latency}}
 	if log != nil {
-		o.OnRequest = log.add
+		o.OnRequest = log.Add
 	}
 	srv, err := sim.NewServer(o)
 	if err != nil {
@@ -125,7 +125,7 @@ func TestFramingKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	log := &serverLog{}
+	log := &sim.RequestLog{}
 	hs := judgeServer(t, 3*time.Millisecond, log)
 	dir := t.TempDir()
 	seed := uint64(time.Now().UnixNano())
@@ -152,5 +152,5 @@ func TestFramingKillAndResume(t *testing.T) {
 	for _, o := range res.Observations {
 		session[framing.SessionSeed(7, o.Session)] = o.Session
 	}
-	assertNotRequestedAgain(t, snaps, log.all(), session)
+	assertNotRequestedAgain(t, snaps, log.Entries(), session)
 }

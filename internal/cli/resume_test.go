@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,23 +21,6 @@ import (
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
-
-type serverLog struct {
-	mu      sync.Mutex
-	entries []sim.LogEntry
-}
-
-func (l *serverLog) add(e sim.LogEntry) {
-	l.mu.Lock()
-	l.entries = append(l.entries, e)
-	l.mu.Unlock()
-}
-
-func (l *serverLog) all() []sim.LogEntry {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]sim.LogEntry(nil), l.entries...)
-}
 
 // startChild starts budge in a child process and returns it with the run
 // id it printed.
@@ -77,8 +59,8 @@ func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	log := &serverLog{}
-	srv, err := sim.NewServer(sim.ServerOptions{Faults: sim.Faults{Latency: 4 * time.Millisecond}, OnRequest: log.add})
+	log := &sim.RequestLog{}
+	srv, err := sim.NewServer(sim.ServerOptions{Faults: sim.Faults{Latency: 4 * time.Millisecond}, OnRequest: log.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +124,7 @@ func TestKillAndResume(t *testing.T) {
 	for _, spec := range pressure.Plan(res.Deck) {
 		session[pressure.SessionSeed(7, spec.ID())] = spec.ID()
 	}
-	assertNotRequestedAgain(t, snaps, log.all(), session)
+	assertNotRequestedAgain(t, snaps, log.Entries(), session)
 
 	// The log holds every stored session's final record once, and every
 	// stored attempt once.
@@ -219,7 +201,7 @@ type killSnapshot struct {
 // random 30 ms to maxSleepMS, resumes it and kills the resume, kills times
 // in all, then lets a last resume finish. It returns the run id and what
 // was stored at each kill.
-func killResumeLoop(t *testing.T, dir string, log *serverLog, rng *rand.Rand, kills, maxSleepMS int, first []string, resume func(id string) []string) (string, []killSnapshot) {
+func killResumeLoop(t *testing.T, dir string, log *sim.RequestLog, rng *rand.Rand, kills, maxSleepMS int, first []string, resume func(id string) []string) (string, []killSnapshot) {
 	t.Helper()
 	var snaps []killSnapshot
 	id := ""
@@ -251,8 +233,8 @@ func killResumeLoop(t *testing.T, dir string, log *serverLog, rng *rand.Rand, ki
 		if err != nil {
 			t.Fatal(err)
 		}
-		snaps = append(snaps, killSnapshot{stored, len(log.all())})
-		t.Logf("kill %d: %d sessions stored, %d requests so far", round+1, len(stored), len(log.all()))
+		snaps = append(snaps, killSnapshot{stored, len(log.Entries())})
+		t.Logf("kill %d: %d sessions stored, %d requests so far", round+1, len(stored), len(log.Entries()))
 	}
 }
 
