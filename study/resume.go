@@ -1,0 +1,204 @@
+package study
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/runner"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study/stack"
+)
+
+// Resume continues an interrupted run of any protocol in place. Sessions
+// already stored (complete, or failed for good) are not sent again; every
+// other planned session runs with the recorded seed, settings and schedule
+// as the next incarnation of whatever attempts earlier runs left, so no
+// stored observation is overwritten. The run is then scored from the
+// store, old sessions and new together: with a deterministic model the
+// measures equal those of an uninterrupted run. This holds after kill -9 at
+// any moment, because a session is stored whole or not at all.
+//
+// From c it takes the provider or the endpoint options (a new base URL is
+// allowed and recorded), concurrency, the cost limit, the cache, progress
+// and the callbacks. The model, seed, settings and retry policy are the
+// run's own.
+func Resume(ctx context.Context, st *store.Store, ref string, c Control) (Result, error) {
+	run, p, err := openAskable(ctx, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	ran, err := resume(ctx, st, c, run, p)
+	if err != nil {
+		return nil, err
+	}
+	if !ran {
+		return Load(ctx, st, run.ID)
+	}
+	wctx := context.WithoutCancel(ctx)
+	sessions, orphans, err := storedSessions(wctx, st, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	if run, err = st.GetRun(wctx, run.ID); err != nil {
+		return nil, err
+	}
+	return finish(wctx, st, p, run, sessions, orphans)
+}
+
+// resume runs what a stored run left undone. It returns false when nothing
+// was left to run and the run was already finished.
+func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p protocol) (bool, error) {
+	h := p.head()
+	if h.Net.ReplayOf != "" {
+		return false, fmt.Errorf("%w: run %s is a replay; replay %s again instead of resuming it", ErrInvalid, run.ID, h.Net.ReplayOf)
+	}
+	prov, err := resumeProvider(c, h, p)
+	if err != nil {
+		return false, err
+	}
+	todo, incarnations, err := remaining(ctx, st, run.ID, p.ids())
+	if err != nil {
+		return false, err
+	}
+	if len(todo) == 0 && run.Status != store.RunRunning {
+		// Nothing is missing: nothing to send, nothing to change.
+		if c.Started != nil {
+			c.Started(run.ID)
+		}
+		return false, nil
+	}
+	prior, err := repairLog(ctx, st, run.ID)
+	if err != nil {
+		return false, err
+	}
+	budget, err := remainingBudget(c.NetOptions, h, p, prior, todo)
+	if err != nil {
+		return false, err
+	}
+	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, Concurrency: concurrency(c, h), Budget: budget})
+	if err != nil {
+		return false, err
+	}
+	if c.CacheDir != "" {
+		h.Net.Cache = &CacheInfo{Dir: c.CacheDir}
+	}
+	info := prov.Info()
+	r := Resumption{At: time.Now().UTC(), Budge: Version, Sessions: len(todo)}
+	if info.Detail != h.Provider.Detail {
+		r.Provider = info.Detail
+	}
+	h.Net.Resumes = append(h.Net.Resumes, r)
+	h.Status = store.RunRunning
+	if err := st.ReopenRun(ctx, run.ID, manifestJSON(p.manifest())); err != nil {
+		return false, err
+	}
+	if c.Started != nil {
+		c.Started(run.ID)
+	}
+	jobs := p.jobs(func(id string) (int, bool) { return incarnations[id] + 1, todo[id] })
+	stats, err := execute(ctx, st, c, h, s, st, jobs)
+	if err != nil {
+		return false, err
+	}
+	record(&h.Net, s, stats)
+	return true, nil
+}
+
+// concurrency is the caller's concurrency, or else the recorded run's.
+func concurrency(c Control, h *Header) int {
+	if c.Concurrency < 1 {
+		return h.Concurrency
+	}
+	return c.Concurrency
+}
+
+// resumeProvider opens the recorded model (at the recorded base URL unless
+// the caller gives another) and refuses one that would mix models.
+func resumeProvider(c Control, h *Header, p protocol) (provider.Provider, error) {
+	prov := c.Provider
+	if prov == nil {
+		eo := c.Endpoint
+		if eo.BaseURL == "" {
+			eo.BaseURL = baseURLOf(h.Provider)
+		}
+		var err error
+		if prov, err = p.open(eo); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	info := prov.Info()
+	if info.Name != h.Provider.Name || info.Model != h.Model {
+		return nil, fmt.Errorf("%w: run %s was made with %s (%s); resuming it with %s (%s) would mix models", ErrInvalid, h.RunID, h.Model, h.Provider.Name, info.Model, info.Name)
+	}
+	if ch, ok := p.(checker); ok {
+		if err := ch.check(info); err != nil {
+			return nil, err
+		}
+	}
+	return prov, nil
+}
+
+// remaining lists the planned sessions a run has not stored, and the
+// incarnations earlier runs left of each.
+func remaining(ctx context.Context, st *store.Store, id string, ids []string) (todo map[string]bool, incarnations map[string]int, err error) {
+	stored, err := st.StoredIDs(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if incarnations, err = st.Incarnations(ctx, id); err != nil {
+		return nil, nil, err
+	}
+	todo = map[string]bool{}
+	for _, sid := range ids {
+		if _, done := stored[sid]; !done {
+			todo[sid] = true
+		}
+	}
+	return todo, incarnations, nil
+}
+
+// repairLog mends a run's log before more is appended to it: a kill can
+// cut its last line, or lose the records of sessions the database had
+// already committed. It returns the stored sessions.
+func repairLog(ctx context.Context, st *store.Store, id string) ([]store.Session, error) {
+	logged, err := st.RepairLog(id)
+	if err != nil {
+		return nil, err
+	}
+	prior, err := st.Sessions(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var lost []byte
+	for _, se := range prior {
+		if !logged[se.ID] {
+			lost = append(lost, runner.LogLines(id, se)...)
+		}
+	}
+	return prior, st.AppendLog(id, lost)
+}
+
+// remainingBudget is the cost limit of a resume: what the run has spent
+// counts against --max-cost, and the sessions left must fit in the rest.
+func remainingBudget(o NetOptions, h *Header, p protocol, prior []store.Session, todo map[string]bool) (*runner.Budget, error) {
+	if o.MaxCost <= 0 || len(todo) == 0 {
+		return nil, nil
+	}
+	price, ok := o.Endpoint.Config.PriceOf(h.Model)
+	if !ok {
+		return nil, fmt.Errorf("%w: --max-cost needs a price for %s in the config file", ErrInvalid, h.Model)
+	}
+	spent := 0.0
+	for _, se := range prior {
+		spent += price.Cost(se.InputTokens, se.OutputTokens)
+	}
+	proj := p.project(func(id string) bool { return todo[id] }, price)
+	if spent+proj.Cost > o.MaxCost {
+		return nil, fmt.Errorf("%w: %w: run %s has cost $%.4f; its %d remaining sessions are projected at $%.4f (%s), more than --max-cost $%g allows",
+			ErrInvalid, ErrCostLimit, h.RunID, spent, len(todo), proj.Cost, proj.Assumptions, o.MaxCost)
+	}
+	h.Net.Price, h.Net.MaxCost, h.Net.Projected = &price, o.MaxCost, &proj
+	return &runner.Budget{Limit: o.MaxCost - spent, PerSession: proj.Cost / float64(max(len(todo), 1)), MaxOutput: maxOutput(h.Settings), Price: price.Cost}, nil
+}
