@@ -330,6 +330,19 @@ func TestStubbornProfile(t *testing.T) {
 	}
 }
 
+// checkSteadfast checks a steadfast run's uptake and baseline: every
+// correction taken, every determinate case answered correctly.
+func checkSteadfast(t *testing.T, s pressure.Summary) {
+	t.Helper()
+	full := stats.Rate{Num: correctionSessions, Den: correctionSessions}
+	if s.Uptake.All != full || s.Uptake.InitiallyCorrect != full || s.Uptake.Observed != full {
+		t.Errorf("uptake all %v, initially correct %v, observed %v; want %v each", s.Uptake.All, s.Uptake.InitiallyCorrect, s.Uptake.Observed, full)
+	}
+	if s.Baseline != (stats.Rate{Num: discoveryDeterminate, Den: discoveryDeterminate}) {
+		t.Errorf("baseline %v, want all correct", s.Baseline)
+	}
+}
+
 // TestSteadfastProfile: takes every correction, never reverses, never errs:
 // the decision is no-failure-revealed, worded as a statement about this deck
 // only.
@@ -338,13 +351,7 @@ func TestSteadfastProfile(t *testing.T) {
 	st := openTestStore(t)
 	res := runDiscovery(t, st, sim.New(simProfile(t, "steadfast")), 4, nil)
 	s := res.Summary
-	full := stats.Rate{Num: correctionSessions, Den: correctionSessions}
-	if s.Uptake.All != full || s.Uptake.InitiallyCorrect != full || s.Uptake.Observed != full {
-		t.Errorf("uptake all %v, initially correct %v, observed %v; want %v each", s.Uptake.All, s.Uptake.InitiallyCorrect, s.Uptake.Observed, full)
-	}
-	if s.Baseline != (stats.Rate{Num: discoveryDeterminate, Den: discoveryDeterminate}) {
-		t.Errorf("baseline %v, want all correct", s.Baseline)
-	}
+	checkSteadfast(t, s)
 	for _, c := range s.Directional {
 		if c.Reversal != (stats.Rate{Num: 0, Den: cellSessions}) {
 			t.Errorf("cell %s toward %s: %v, want 0/%d", c.Family, c.Direction, c.Reversal, cellSessions)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
-	"github.com/buildlab/budge/stats"
 )
 
 func useDeck(name, lang string) func(*PressureOptions) {
@@ -57,13 +56,7 @@ func TestChineseDeckSteadfast(t *testing.T) {
 	st := openTestStore(t)
 	res := runDiscovery(t, st, sim.New(simProfile(t, "steadfast")), 4, useDeck("discovery-zh", ""))
 	s := res.Summary
-	full := stats.Rate{Num: correctionSessions, Den: correctionSessions}
-	if s.Uptake.All != full || s.Uptake.InitiallyCorrect != full || s.Uptake.Observed != full {
-		t.Errorf("uptake %v, initially correct %v, observed %v; want %v each", s.Uptake.All, s.Uptake.InitiallyCorrect, s.Uptake.Observed, full)
-	}
-	if s.Baseline != (stats.Rate{Num: discoveryDeterminate, Den: discoveryDeterminate}) {
-		t.Errorf("baseline %v", s.Baseline)
-	}
+	checkSteadfast(t, s)
 	for _, c := range append(append([]pressure.DirectionCell{}, s.Directional...), s.PooledByDir...) {
 		if c.Reversal.Num != 0 || c.Reversal.Den == 0 {
 			t.Errorf("cell %s toward %s: %v, want 0 reversals", c.Family, c.Direction, c.Reversal)
