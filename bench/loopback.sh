@@ -7,6 +7,9 @@
 #   2. zero latency, the 416-session discovery deck at concurrency 32: calls
 #      and sessions per second, and the peak RSS of `budge run`; the same
 #      deck on the in-process simulator for comparison.
+#   3. zero latency, `budge framing run` on the built-in sample crossed with
+#      six speaker-label sets (1,296 sessions) at concurrency 64 against the
+#      simulated judge behind `budge sim serve`, and the same run in process.
 # Also: go test ./study -run XXX -bench Loopback -benchtime 1x
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,15 +28,17 @@ serve() { # serve LATENCY -> sets url
   url=$(sed -n 's/^listening on //p' "$work/serve.out")
 }
 
-# run LABEL ARGS...: prints wall seconds, calls, sessions, peak RSS (MB)
+# run LABEL ARGS...: prints wall seconds, calls, sessions, peak RSS (MB) of
+# `budge $cmd` (run, or framing run)
+cmd=run
 run() {
   local label=$1; shift
   local start end
   start=$(date +%s.%N)
   if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f '%M' -o "$work/rss" "$budge" run --dir "$work/runs" --quiet --format json "$@" > "$work/$label.json" || true
+    /usr/bin/time -f '%M' -o "$work/rss" "$budge" $cmd --dir "$work/runs" --quiet --format json "$@" > "$work/$label.json" || true
   else
-    "$budge" run --dir "$work/runs" --quiet --format json "$@" > "$work/$label.json" || true
+    "$budge" $cmd --dir "$work/runs" --quiet --format json "$@" > "$work/$label.json" || true
     echo 0 > "$work/rss"
   fi
   end=$(date +%s.%N)
@@ -57,3 +62,9 @@ kill "${pids[-1]}"
 serve 0s
 run latency0-c32 --model openai-compatible:sim --base-url "$url" --concurrency 32
 run inprocess-c32 --concurrency 32
+
+cmd="framing run"
+labels=(--labels speakers,ab,qa,john-jane,llm-user,ai-agents)
+run framing-http-c64 --data sample "${labels[@]}" --model openai-compatible:judge --base-url "$url" --concurrency 64
+run framing-inprocess-c64 --data sample "${labels[@]}" --concurrency 64
+python3 -c "h=float(open('$work/framing-http-c64.json.rate').read()); i=float(open('$work/framing-inprocess-c64.json.rate').read()); print(f'  framing over HTTP / in process: {h/i:.3f}')"
