@@ -15,7 +15,6 @@ import (
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
-	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
@@ -271,43 +270,22 @@ func loadFraming(run store.Run, _ string, content []byte) (protocol, error) {
 	return p, nil
 }
 
-// OpenFramingModel turns a model name into a provider for framing prompts:
-// "sim", "sim:PROFILE" or "sim:profile.yaml" is the simulated judge with
-// the given answer table; every other name is opened like any run's model,
-// with the endpoint options (base URL, config file, keys, timeout).
-func OpenFramingModel(name string, k *sim.Knowledge, eo endpoint.Options) (provider.Provider, error) {
-	kind, arg, _ := strings.Cut(name, ":")
-	switch kind {
-	case "", "sim":
-		p, err := sim.LookupFramingProfile(arg)
-		if err != nil {
-			return nil, err
-		}
-		return sim.NewJudge(p, k), nil
-	}
-	return endpoint.Open(name, eo)
-}
-
-// openFramingJudge opens the run's model, telling the simulated judge the
-// answers of the items (or the table in knowledge).
+// openFramingJudge opens the run's model; "sim" and "sim:PROFILE" are the
+// simulated judge, told the answers of the items (or the table in
+// knowledge).
 func openFramingJudge(model, knowledge string, d *framing.Design, items []framing.Item, eo endpoint.Options) (provider.Provider, error) {
-	k := simKnowledge(d, items)
-	if knowledge != "" {
-		var err error
-		if k, err = sim.LoadKnowledge(knowledge); err != nil {
-			return nil, err
-		}
-	}
-	return OpenFramingModel(model, k, eo)
+	eo.Judge = &endpoint.Judge{Answers: judgeAnswers(d, items), File: knowledge}
+	return endpoint.Open(model, eo)
 }
 
-func simKnowledge(d *framing.Design, items []framing.Item) *sim.Knowledge {
+// judgeAnswers are the answers of items, for the simulated judge.
+func judgeAnswers(d *framing.Design, items []framing.Item) []endpoint.Answer {
 	ks := framing.KnowledgeOf(d, items)
-	entries := make([]sim.KnowledgeEntry, len(ks))
+	answers := make([]endpoint.Answer, len(ks))
 	for i, k := range ks {
-		entries[i] = sim.KnowledgeEntry{Question: k.Question, Correct: k.Correct, Incorrect: k.Incorrect}
+		answers[i] = endpoint.Answer{Question: k.Question, Correct: k.Correct, Incorrect: k.Incorrect}
 	}
-	return sim.NewKnowledge(entries)
+	return answers
 }
 
 // LoadFramingItems reads, samples and checks the items of a run: every
@@ -392,15 +370,15 @@ func (m FramingManifest) fingerprint() string {
 	return sha(b)[:16]
 }
 
-// FramingKnowledge is the simulated judge's answer table for the items of
-// data under the default design: what `budge sim serve` tells its judge, so
-// a framing run over HTTP gets the answers of an in-process one.
-func FramingKnowledge(data string) (*sim.Knowledge, error) {
+// FramingJudge is what the simulated judge knows of the items of data under
+// the default design: what `budge sim serve` tells its judge, so a framing
+// run over HTTP gets the answers of an in-process one.
+func FramingJudge(data string) (*endpoint.Judge, error) {
 	o := DefaultFramingOptions()
 	o.Data = data
 	items, err := LoadFramingItems(o)
 	if err != nil {
 		return nil, err
 	}
-	return simKnowledge(&o.Design, items), nil
+	return &endpoint.Judge{Answers: judgeAnswers(&o.Design, items)}, nil
 }

@@ -33,8 +33,6 @@ type protocol interface {
 	// jobs are the runner jobs in schedule order of the sessions want
 	// accepts, each as the incarnation want gives.
 	jobs(want func(id string) (incarnation int, ok bool)) []runner.Job
-	// project estimates the cost of the sessions todo accepts.
-	project(todo func(id string) bool, price endpoint.Price) Projection
 	// open opens the run's model with the caller's endpoint options.
 	open(eo endpoint.Options) (provider.Provider, error)
 	// fingerprint hashes what identifies what was measured.
@@ -43,6 +41,22 @@ type protocol interface {
 	result(run store.Run, byID map[string]*store.Session) Result
 	// replayed is a new run of the same plan answered by rp.
 	replayed(rp provider.Provider, c Control) (Plan, error)
+}
+
+// projector is a protocol that can estimate what its sessions will cost;
+// --max-cost needs one.
+type projector interface {
+	// project estimates the cost of the sessions todo accepts.
+	project(todo func(id string) bool, price endpoint.Price) Projection
+}
+
+// projection asks p for the projected cost of the sessions todo accepts.
+func projection(p protocol, todo func(id string) bool, price endpoint.Price) (Projection, error) {
+	pr, ok := p.(projector)
+	if !ok {
+		return Projection{}, fmt.Errorf("%w: --max-cost: a %s run cannot project its cost", ErrInvalid, p.head().Protocol)
+	}
+	return pr.project(todo, price), nil
 }
 
 // checker is a protocol that refuses some providers for a resume.
@@ -476,7 +490,10 @@ func newStack(o NetOptions, h *Header, p provider.Provider, proto protocol) (*st
 		if n.Price == nil {
 			return nil, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, h.Model)
 		}
-		proj := proto.project(func(string) bool { return true }, *n.Price)
+		proj, err := projection(proto, func(string) bool { return true }, *n.Price)
+		if err != nil {
+			return nil, err
+		}
 		n.MaxCost, n.Projected = o.MaxCost, &proj
 		if proj.Cost > o.MaxCost {
 			return nil, fmt.Errorf("%w: %w: %d sessions of %s are projected to cost $%.4f (%d input and %d output tokens at $%g/$%g per million; %s), more than --max-cost $%g",

@@ -194,7 +194,10 @@ func remainingBudget(o NetOptions, h *Header, p protocol, prior []store.Session,
 	for _, se := range prior {
 		spent += price.Cost(se.InputTokens, se.OutputTokens)
 	}
-	proj := p.project(func(id string) bool { return todo[id] }, price)
+	proj, err := projection(p, func(id string) bool { return todo[id] }, price)
+	if err != nil {
+		return nil, err
+	}
 	if spent+proj.Cost > o.MaxCost {
 		return nil, fmt.Errorf("%w: %w: run %s has cost $%.4f; its %d remaining sessions are projected at $%.4f (%s), more than --max-cost $%g allows",
 			ErrInvalid, ErrCostLimit, h.RunID, spent, len(todo), proj.Cost, proj.Assumptions, o.MaxCost)

@@ -20,7 +20,7 @@ import (
 // sample items' answers, as `budge sim serve` does.
 func judgeServer(t *testing.T, latency time.Duration, log *sim.RequestLog) *httptest.Server {
 	t.Helper()
-	k, err := study.FramingKnowledge("sample")
+	k, err := judgeKnowledge("sample")
 	if err != nil {
 		t.Fatal(err)
 	}

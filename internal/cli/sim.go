@@ -68,7 +68,7 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 	}
 	o := sim.ServerOptions{Faults: sim.Faults{RateLimit: *r429, RetryAfter: *retryAfter, ServerErr: *r5xx, Reset: *reset,
 		Truncate: *trunc, Malformed: *malformed, Empty: *empty, Latency: *latency, Jitter: *jitter, LatencyDist: *dist, Seed: *seed}}
-	if o.Judge, err = study.FramingKnowledge(*judgeData); err != nil {
+	if o.Judge, err = judgeKnowledge(*judgeData); err != nil {
 		return err
 	}
 	if *logPath != "" {
@@ -91,4 +91,13 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 			f.Sync()
 		}
 	})
+}
+
+// judgeKnowledge is what the simulated judge knows of the items of data.
+func judgeKnowledge(data string) (*sim.Knowledge, error) {
+	j, err := study.FramingJudge(data)
+	if err != nil {
+		return nil, err
+	}
+	return j.Knowledge()
 }

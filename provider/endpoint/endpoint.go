@@ -81,6 +81,27 @@ type Options struct {
 	Concurrency int           // sizes the connection pool
 	Config      *Config       // named endpoints; may be nil
 	Env         Env
+	// Judge, when set, makes "sim" and "sim:PROFILE" the simulated
+	// framing judge (a framing profile) that knows these answers.
+	Judge *Judge
+}
+
+// Judge is what the simulated framing judge knows: the answers of the
+// run's items, or the answer table in File instead.
+type Judge struct {
+	Answers []Answer
+	File    string
+}
+
+// Answer is the simulated judge's knowledge of one question.
+type Answer = sim.KnowledgeEntry
+
+// Knowledge is the simulated judge's answer table.
+func (j *Judge) Knowledge() (*sim.Knowledge, error) {
+	if j.File != "" {
+		return sim.LoadKnowledge(j.File)
+	}
+	return sim.NewKnowledge(j.Answers), nil
 }
 
 // Names lists the model name forms, for help and error messages.
@@ -92,6 +113,9 @@ func Open(name string, o Options) (provider.Provider, error) {
 	if kind == "" || kind == "sim" {
 		if o.BaseURL != "" {
 			return nil, fmt.Errorf("model %q runs in process; to test the simulator over HTTP use --model openai-compatible:sim with --base-url", name)
+		}
+		if o.Judge != nil {
+			return openJudge(model, o.Judge)
 		}
 		p, err := sim.LookupProfile(model)
 		if err != nil {
@@ -208,4 +232,17 @@ func ollamaURL(host string) string {
 		host += ":11434"
 	}
 	return strings.TrimSuffix(host, "/") + "/v1"
+}
+
+// openJudge opens the simulated framing judge with profile name.
+func openJudge(name string, j *Judge) (provider.Provider, error) {
+	p, err := sim.LookupFramingProfile(name)
+	if err != nil {
+		return nil, err
+	}
+	k, err := j.Knowledge()
+	if err != nil {
+		return nil, err
+	}
+	return sim.NewJudge(p, k), nil
 }
