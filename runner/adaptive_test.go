@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
-	"github.com/buildlab/budge/store"
 )
 
 // nCalls is a session of n calls.
@@ -33,18 +31,6 @@ func (c *nCalls) Fail()                 { c.done = c.n }
 func (c *nCalls) Phase() string         { return "p" }
 func (c *nCalls) Entries() []chat.Entry { return c.entries }
 func (c *nCalls) Stop() string          { return "" }
-
-type memSink struct {
-	mu       sync.Mutex
-	sessions []store.Session
-}
-
-func (m *memSink) WriteSessions(_ context.Context, _ string, ss []store.Session) error {
-	m.mu.Lock()
-	m.sessions = append(m.sessions, ss...)
-	m.mu.Unlock()
-	return nil
-}
 
 func nJobs(n, calls int) []Job {
 	var js []Job
@@ -99,7 +85,7 @@ func testAdaptiveConcurrency(t *testing.T) {
 	p := &limited{cap: 4}
 	p.limiting.Store(true)
 	a := NewAdaptive(32)
-	sink := &memSink{}
+	sk := &sink{}
 	var peakLate atomic.Int64
 	stats, err := Run(context.Background(), context.Background(), Config{RunID: "r", Concurrency: 32, Adapt: a,
 		Retry: provider.RetryPolicy{MaxAttempts: 50, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond},
@@ -109,12 +95,12 @@ func testAdaptiveConcurrency(t *testing.T) {
 					peakLate.Store(int64(l))
 				}
 			}
-		}}, p, sink, nJobs(600, 4))
+		}}, p, sk, nJobs(600, 4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sink.sessions) != 600 || stats.Failed != 0 {
-		t.Fatalf("%d sessions, %d failed", len(sink.sessions), stats.Failed)
+	if n := len(sk.all()); n != 600 || stats.Failed != 0 {
+		t.Fatalf("%d sessions, %d failed", n, stats.Failed)
 	}
 	// On the bubble's fake clock every call of a round is in flight for the
 	// whole 200µs at once, whatever the machine's load, so the bound must

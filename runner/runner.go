@@ -50,7 +50,7 @@ type Job struct {
 
 // Sink is where results go: the store, or something that wraps it.
 type Sink interface {
-	WriteSessions(ctx context.Context, runID string, sessions []store.Session) error
+	store.SessionWriter
 }
 
 // Logger receives the JSONL log: one line per attempt and per session,
@@ -209,14 +209,7 @@ func logLines(cfg Config, se store.Session) []byte {
 	if cfg.Log == nil {
 		return nil
 	}
-	var b []byte
-	for _, a := range se.Attempts {
-		line, _ := json.Marshal(attemptRecord{Type: "attempt", Run: cfg.RunID, Session: se.ID, Attempt: a})
-		b = append(append(b, line...), '\n')
-	}
-	line, _ := json.Marshal(sessionRecord{Type: "session", Run: cfg.RunID, Session: se.ID, Status: se.Status,
-		Trace: se.TraceSHA, Failure: se.FailureKind, Stop: se.Stop})
-	return append(append(b, line...), '\n')
+	return store.LogLines(cfg.RunID, se)
 }
 
 func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result, stats *Stats, attempts, failures *atomic.Int64, start time.Time) error {
@@ -285,23 +278,6 @@ func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result,
 			flush()
 		}
 	}
-}
-
-type attemptRecord struct {
-	Type    string `json:"type"`
-	Run     string `json:"run_id"`
-	Session string `json:"session_id"`
-	store.Attempt
-}
-
-type sessionRecord struct {
-	Type    string `json:"type"`
-	Run     string `json:"run_id"`
-	Session string `json:"session_id"`
-	Status  string `json:"status"`
-	Trace   string `json:"trace_sha256"`
-	Failure string `json:"failure_kind,omitempty"`
-	Stop    string `json:"stop_reason,omitempty"`
 }
 
 // runOne drives one session to its end. The returned error is only for

@@ -736,6 +736,46 @@ func waitStarted(t *testing.T, b *blocker, n int) []string {
 	return keys
 }
 
+// blockedRun is a Run of six two-call sessions against a blocker, started
+// in a goroutine of the test's synctest bubble.
+type blockedRun struct {
+	b    *blocker
+	p    plan
+	sl   sleeps
+	sk   sink
+	jobs []Job
+	done chan struct{}
+	st   Stats
+	err  error
+}
+
+func startBlocked(ctx, drain context.Context, concurrency int, callErr func(context.Context) error) *blockedRun {
+	r := &blockedRun{b: newBlocker(), done: make(chan struct{})}
+	r.b.err = callErr
+	r.jobs = r.p.jobs(2, 2, 2, 2, 2, 2)
+	cfg := config(&r.sl)
+	cfg.Concurrency = concurrency
+	go func() {
+		r.st, r.err = Run(ctx, drain, cfg, r.b, &r.sk, r.jobs)
+		close(r.done)
+	}()
+	return r
+}
+
+// wait waits for Run to return and fails the test if it is stuck or failed.
+func (r *blockedRun) wait(t *testing.T, after string) Stats {
+	t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(5 * time.Second): // on the fake clock: fires only if Run is stuck
+		t.Fatalf("Run did not return after %s", after)
+	}
+	if r.err != nil {
+		t.Fatalf("Run: %v", r.err)
+	}
+	return r.st
+}
+
 // TestRunCancelInterruptsSessionsInFlight runs each case in a synctest
 // bubble, so it can wait until the dispatcher is blocked on a free slot
 // (synctest.Wait) instead of sleeping and hoping it got there.
@@ -752,23 +792,10 @@ func TestRunCancelInterruptsSessionsInFlight(t *testing.T) {
 	} {
 		// Each case runs in its own bubble.
 		body := func(t *testing.T) {
-			b := newBlocker()
-			b.err = tc.err
-			var p plan
-			jobs := p.jobs(2, 2, 2, 2, 2, 2)
-			var sl sleeps
-			cfg := config(&sl)
-			cfg.Concurrency = 3
-			sk := &sink{}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			done := make(chan struct{})
-			var st Stats
-			var runErr error
-			go func() {
-				st, runErr = Run(ctx, context.Background(), cfg, b, sk, jobs)
-				close(done)
-			}()
+			r := startBlocked(ctx, context.Background(), 3, tc.err)
+			b, p, jobs := r.b, &r.p, r.jobs
 			waitStarted(t, b, 3)
 			// Every goroutine of the bubble is now blocked: the three calls
 			// on their release, the writer on its results, and the
@@ -778,15 +805,8 @@ func TestRunCancelInterruptsSessionsInFlight(t *testing.T) {
 				t.Fatalf("%d sessions started, %d calls in flight before cancelling, want 3 and 3", n, in)
 			}
 			cancel()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second): // on the fake clock: fires only if Run is stuck
-				t.Fatal("Run did not return after cancellation")
-			}
-			if runErr != nil {
-				t.Fatalf("Run: %v", runErr)
-			}
-			got := sk.byID(t)
+			st := r.wait(t, "cancellation")
+			got := r.sk.byID(t)
 			if len(got) != 3 {
 				t.Errorf("stored %d sessions (%v), want the 3 in flight", len(got), keys(got))
 			}
@@ -809,8 +829,8 @@ func TestRunCancelInterruptsSessionsInFlight(t *testing.T) {
 					t.Errorf("session %s: the request of the interrupted attempt is not kept", id)
 				}
 			}
-			if len(sl.all()) != 0 {
-				t.Errorf("slept %v after cancellation: a retry was prepared", sl.all())
+			if slept := r.sl.all(); len(slept) != 0 {
+				t.Errorf("slept %v after cancellation: a retry was prepared", slept)
 			}
 			if st.Interrupted != len(got) || st.Done != 0 || st.Total != len(jobs) {
 				t.Errorf("stats %+v", st)
@@ -867,22 +887,10 @@ func TestRunDrainLetsSessionsInFlightFinish(t *testing.T) {
 }
 
 func testRunDrainLetsSessionsInFlightFinish(t *testing.T) {
-	b := newBlocker()
-	var p plan
-	jobs := p.jobs(2, 2, 2, 2, 2, 2)
-	var sl sleeps
-	cfg := config(&sl)
-	cfg.Concurrency = 2
-	sk := &sink{}
 	drain, stopNew := context.WithCancel(context.Background())
 	defer stopNew()
-	done := make(chan struct{})
-	var st Stats
-	var runErr error
-	go func() {
-		st, runErr = Run(context.Background(), drain, cfg, b, sk, jobs)
-		close(done)
-	}()
+	r := startBlocked(context.Background(), drain, 2, nil)
+	b, p, jobs := r.b, &r.p, r.jobs
 	first := waitStarted(t, b, 2)
 	// The two calls wait for their release and the dispatcher for a free
 	// slot for the third session: the bubble is blocked.
@@ -892,18 +900,11 @@ func testRunDrainLetsSessionsInFlightFinish(t *testing.T) {
 	}
 	stopNew()
 	close(b.release)
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second): // on the fake clock: fires only if Run is stuck
-		t.Fatal("Run did not return after draining")
-	}
-	if runErr != nil {
-		t.Fatal(runErr)
-	}
+	st := r.wait(t, "draining")
 	if n := p.news.Load(); n != 2 {
 		t.Errorf("%d sessions started, want the 2 in flight when draining began", n)
 	}
-	got := sk.byID(t)
+	got := r.sk.byID(t)
 	if len(got) != 2 {
 		t.Errorf("stored %v, want the 2 sessions in flight (%v)", keys(got), first)
 	}
@@ -1170,6 +1171,15 @@ func TestRunLog(t *testing.T) {
 	}
 	if lg.flushes == 0 {
 		t.Error("the log was never flushed")
+	}
+	// What Run logs is what LogLines gives a resumed run to complete a log
+	// with: the store's format, session by session in storage order.
+	var want []byte
+	for _, se := range sk.all() {
+		want = append(want, LogLines(cfg.RunID, se)...)
+	}
+	if lg.buf.String() != string(want) {
+		t.Errorf("Run logged:\n%s\nLogLines of the stored sessions:\n%s", lg.buf.String(), want)
 	}
 }
 

@@ -6,9 +6,7 @@ import (
 	"compress/flate"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,28 +50,23 @@ func (s *Store) Artifact(ctx context.Context, runID, sha string) ([]byte, error)
 	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("store: %q is not a sha256", sha)
 	}
-	var packName, enc string
-	var off, n int64
-	err := s.db.QueryRowContext(ctx, `SELECT pack, pack_offset, length, encoding FROM artifacts WHERE run_id = ? AND sha256 = ?`, runID, sha).Scan(&packName, &off, &n, &enc)
-	if errors.Is(err, sql.ErrNoRows) {
+	e, ok, err := queryOne(ctx, s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = ? AND sha256 = ?`, runID, sha)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, fmt.Errorf("store: run %s has no artifact %s", runID, sha)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("store: artifact: %w", err)
-	}
-	if packName != filepath.Base(packName) {
-		return nil, fmt.Errorf("store: artifact %s: bad pack name %q", sha, packName)
-	}
-	f, err := os.Open(filepath.Join(s.RunDir(runID), packName))
+	f, err := os.Open(filepath.Join(s.RunDir(runID), e.pack))
 	if err != nil {
 		return nil, fmt.Errorf("store: artifact: %w", err)
 	}
 	defer f.Close()
-	body := make([]byte, n)
-	if _, err := f.ReadAt(body, off); err != nil {
+	body := make([]byte, e.length)
+	if _, err := f.ReadAt(body, e.offset); err != nil {
 		return nil, fmt.Errorf("store: artifact %s: reading pack: %w", sha, err)
 	}
-	if body, err = unpack(enc, body); err != nil {
+	if body, err = unpack(e.encoding, body); err != nil {
 		return nil, fmt.Errorf("store: artifact %s: %w", sha, err)
 	}
 	if ArtifactID(body) != sha {
@@ -111,22 +104,14 @@ func (s *Store) openPack(ctx context.Context, runID string) (*pack, error) {
 		return nil, fmt.Errorf("store: pack: %w", err)
 	}
 	p := &pack{f: f, size: fi.Size(), seen: map[string]bool{}}
-	rows, err := s.db.QueryContext(ctx, `SELECT sha256 FROM artifacts WHERE run_id = ?`, runID)
+	err = queryEach(ctx, s.db, scanArtifact, func(e packEntry) { p.seen[e.sha] = true },
+		`SELECT `+artifactCols+` FROM artifacts WHERE run_id = ?`, runID)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var sha string
-		if err := rows.Scan(&sha); err != nil {
-			f.Close()
-			return nil, err
-		}
-		p.seen[sha] = true
-	}
 	s.packs[runID] = p
-	return p, rows.Err()
+	return p, nil
 }
 
 // appendArtifacts writes the sessions' new artifacts to the run's pack in

@@ -2,14 +2,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
-
-	"github.com/buildlab/budge/chat"
 )
 
 // SessionFilter selects stored sessions of one run. Empty fields match
@@ -96,85 +91,13 @@ func (s *Store) SessionPage(ctx context.Context, runID string, f SessionFilter, 
 	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE "+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, seq, spec, status, attempts, failed_attempts, failure_kind
-		FROM sessions WHERE `+where+` ORDER BY seq LIMIT ? OFFSET ?`, append(args, limit, max(0, offset))...)
+	out, err := queryAll(ctx, s.db, scanSessionRow, `SELECT `+sessionRowCols+` FROM sessions WHERE `+where+` ORDER BY seq LIMIT ? OFFSET ?`,
+		append(args, limit, max(0, offset))...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: %w", err)
+		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []SessionRow{}
-	for rows.Next() {
-		var r SessionRow
-		var spec string
-		if err := rows.Scan(&r.ID, &r.Seq, &spec, &r.Status, &r.Attempts, &r.FailedAttempts, &r.FailureKind); err != nil {
-			return nil, 0, err
-		}
-		r.Spec = json.RawMessage(spec)
-		out = append(out, r)
+	if out == nil {
+		out = []SessionRow{}
 	}
-	return out, total, rows.Err()
-}
-
-// ErrNoSession is returned by Session for an id the run does not hold.
-var ErrNoSession = errors.New("store: no such session")
-
-// Session reads one stored session with its attempts and messages.
-func (s *Store) Session(ctx context.Context, runID, id string) (Session, error) {
-	var se Session
-	var spec, started, finished string
-	err := s.db.QueryRowContext(ctx, `SELECT session_id, seq, schedule_pos, spec, status, started, finished, stop_reason,
-		failed_phase, failure_kind, failure_message, input_tokens, output_tokens, trace_sha256 FROM sessions WHERE run_id = ? AND session_id = ?`, runID, id).
-		Scan(&se.ID, &se.Seq, &se.SchedulePos, &spec, &se.Status, &started, &finished, &se.Stop,
-			&se.FailedPhase, &se.FailureKind, &se.FailureMsg, &se.InputTokens, &se.OutputTokens, &se.TraceSHA)
-	if errors.Is(err, sql.ErrNoRows) {
-		return se, fmt.Errorf("%w: %s in run %s", ErrNoSession, id, runID)
-	}
-	if err != nil {
-		return se, fmt.Errorf("store: %w", err)
-	}
-	se.Spec = json.RawMessage(spec)
-	se.Started, _ = time.Parse(time.RFC3339Nano, started)
-	se.Finished, _ = time.Parse(time.RFC3339Nano, finished)
-	se.Attempts = []Attempt{}
-	rows, err := s.db.QueryContext(ctx, `SELECT incarnation, call, attempt, phase, started, duration_ms, outcome, error_kind, error_message,
-		http_status, request_sha256, response_sha256, input_tokens, output_tokens, model_id, fingerprint, request_id, finish_reason
-		FROM attempts WHERE run_id = ? AND session_id = ? ORDER BY incarnation, call, attempt`, runID, id)
-	if err != nil {
-		return se, fmt.Errorf("store: %w", err)
-	}
-	for rows.Next() {
-		var a Attempt
-		if err := rows.Scan(&a.Incarnation, &a.Call, &a.Attempt, &a.Phase, &started, &a.DurationMS, &a.Outcome, &a.ErrorKind, &a.ErrorMsg,
-			&a.HTTPStatus, &a.RequestSHA, &a.ResponseSHA, &a.InputTokens, &a.OutputTokens, &a.ModelID, &a.Fingerprint, &a.RequestID, &a.FinishReason); err != nil {
-			rows.Close()
-			return se, err
-		}
-		a.Started, _ = time.Parse(time.RFC3339Nano, started)
-		se.Attempts = append(se.Attempts, a)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return se, err
-	}
-	rows, err = s.db.QueryContext(ctx, `SELECT phase, role, content, tool_calls, tool_call_id, name, refusal
-		FROM messages WHERE run_id = ? AND session_id = ? ORDER BY seq`, runID, id)
-	if err != nil {
-		return se, fmt.Errorf("store: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var role, calls string
-		var e chat.Entry
-		if err := rows.Scan(&e.Phase, &role, &e.Content, &calls, &e.ToolCallID, &e.Name, &e.Refusal); err != nil {
-			return se, err
-		}
-		e.Role = chat.Role(role)
-		if calls != "" {
-			if err := json.Unmarshal([]byte(calls), &e.ToolCalls); err != nil {
-				return se, fmt.Errorf("store: session %s: stored tool calls are corrupt: %w", id, err)
-			}
-		}
-		se.Messages = append(se.Messages, e)
-	}
-	return se, rows.Err()
+	return out, total, nil
 }

@@ -2,57 +2,14 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
 )
 
-// The explanation review of a run: a frozen sample, two reviewers' codes,
-// each reviewer's "finished" mark and the adjudication of disagreements.
-// Every change is its own small transaction, so nothing entered is lost if
-// the viewer or the browser goes away.
-const reviewSchema = `
-CREATE TABLE IF NOT EXISTS reviews (
-  run_id TEXT PRIMARY KEY,
-  reviewer_a TEXT NOT NULL,
-  reviewer_b TEXT NOT NULL,
-  seed TEXT NOT NULL,
-  success_sample INTEGER NOT NULL,
-  frozen TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS review_items (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  pos INTEGER NOT NULL,
-  why TEXT NOT NULL,
-  failure_type TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id)
-);
-CREATE TABLE IF NOT EXISTS review_codes (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  reviewer TEXT NOT NULL,
-  code TEXT NOT NULL,
-  note TEXT NOT NULL,
-  updated TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id, reviewer)
-);
-CREATE TABLE IF NOT EXISTS review_finished (
-  run_id TEXT NOT NULL,
-  reviewer TEXT NOT NULL,
-  finished TEXT NOT NULL,
-  PRIMARY KEY (run_id, reviewer)
-);
-CREATE TABLE IF NOT EXISTS review_adjudications (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  code TEXT NOT NULL,
-  note TEXT NOT NULL,
-  updated TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id)
-);
-`
+// The explanation review of a run (see schema): every change is its own
+// small transaction, so nothing entered is lost if the viewer or the
+// browser goes away.
 
 // Reason codes a reviewer gives a stated justification.
 const (
@@ -105,19 +62,9 @@ var (
 	ErrNoDisagreement = errors.New("the reviewers agree on this session")
 )
 
-func (s *Store) reviewTables(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, reviewSchema); err != nil {
-		return fmt.Errorf("store: review tables: %w", err)
-	}
-	return nil
-}
-
 // CreateReview freezes a review sample. It fails if the run already has one:
 // a sample is drawn once, before any explanation is shown.
 func (s *Store) CreateReview(ctx context.Context, r Review) error {
-	if err := s.reviewTables(ctx); err != nil {
-		return err
-	}
 	if r.Reviewers[0] == "" || r.Reviewers[1] == "" || r.Reviewers[0] == r.Reviewers[1] {
 		return fmt.Errorf("store: a review needs two different reviewer names, got %q and %q", r.Reviewers[0], r.Reviewers[1])
 	}
@@ -148,34 +95,17 @@ func (s *Store) CreateReview(ctx context.Context, r Review) error {
 
 // GetReview reads a run's review sample; ErrNoReview when there is none.
 func (s *Store) GetReview(ctx context.Context, runID string) (*Review, error) {
-	if err := s.reviewTables(ctx); err != nil {
+	r, ok, err := queryOne(ctx, s.db, scanReview, `SELECT `+reviewCols+` FROM reviews WHERE run_id = ?`, runID)
+	if err != nil {
 		return nil, err
 	}
-	r := &Review{RunID: runID}
-	var seed, frozen string
-	err := s.db.QueryRowContext(ctx, `SELECT reviewer_a, reviewer_b, seed, success_sample, frozen FROM reviews WHERE run_id = ?`, runID).
-		Scan(&r.Reviewers[0], &r.Reviewers[1], &seed, &r.Successes, &frozen)
-	if errors.Is(err, sql.ErrNoRows) {
+	if !ok {
 		return nil, ErrNoReview
 	}
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+	if r.Items, err = queryAll(ctx, s.db, scanReviewItem, `SELECT `+reviewItemCols+` FROM review_items WHERE run_id = ? ORDER BY pos`, runID); err != nil {
+		return nil, err
 	}
-	fmt.Sscan(seed, &r.Seed)
-	r.Frozen, _ = time.Parse(time.RFC3339Nano, frozen)
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, why, failure_type FROM review_items WHERE run_id = ? ORDER BY pos`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var it ReviewItem
-		if err := rows.Scan(&it.SessionID, &it.Why, &it.FailureType); err != nil {
-			return nil, err
-		}
-		r.Items = append(r.Items, it)
-	}
-	return r, rows.Err()
+	return r, nil
 }
 
 // Reviewer reports whether name is one of the review's two reviewers.
@@ -237,28 +167,17 @@ func (s *Store) SetReviewCode(ctx context.Context, runID, sessionID, reviewer, c
 // Callers decide who may see what; see package review for the blinding
 // rules.
 func (s *Store) ReviewCodes(ctx context.Context, runID string) (map[string]map[string]ReviewCode, error) {
-	if err := s.reviewTables(ctx); err != nil {
-		return nil, err
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, reviewer, code, note, updated FROM review_codes WHERE run_id = ?`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]map[string]ReviewCode{}
-	for rows.Next() {
-		var c ReviewCode
-		var up string
-		if err := rows.Scan(&c.SessionID, &c.Reviewer, &c.Code, &c.Note, &up); err != nil {
-			return nil, err
-		}
-		c.Updated, _ = time.Parse(time.RFC3339Nano, up)
+	err := queryEach(ctx, s.db, scanReviewCode, func(c ReviewCode) {
 		if out[c.Reviewer] == nil {
 			out[c.Reviewer] = map[string]ReviewCode{}
 		}
 		out[c.Reviewer][c.SessionID] = c
+	}, `SELECT `+reviewCodeCols+` FROM review_codes WHERE run_id = ?`, runID)
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // FinishReview marks a reviewer as finished. Every sampled session must
@@ -288,23 +207,13 @@ func (s *Store) FinishReview(ctx context.Context, runID, reviewer string) error 
 
 // ReviewFinished returns when each finished reviewer finished.
 func (s *Store) ReviewFinished(ctx context.Context, runID string) (map[string]time.Time, error) {
-	if err := s.reviewTables(ctx); err != nil {
+	out := map[string]time.Time{}
+	err := queryEach(ctx, s.db, scanReviewFinished, func(f pair[time.Time]) { out[f.key] = f.val },
+		`SELECT `+reviewFinishedCols+` FROM review_finished WHERE run_id = ?`, runID)
+	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT reviewer, finished FROM review_finished WHERE run_id = ?`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]time.Time{}
-	for rows.Next() {
-		var who, at string
-		if err := rows.Scan(&who, &at); err != nil {
-			return nil, err
-		}
-		out[who], _ = time.Parse(time.RFC3339Nano, at)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SetAdjudication records the adjudicated code of a disagreement, or
@@ -346,23 +255,11 @@ func (s *Store) SetAdjudication(ctx context.Context, runID, sessionID, code, not
 
 // Adjudications returns the adjudicated codes of a run by session.
 func (s *Store) Adjudications(ctx context.Context, runID string) (map[string]ReviewCode, error) {
-	if err := s.reviewTables(ctx); err != nil {
+	out := map[string]ReviewCode{}
+	err := queryEach(ctx, s.db, scanReviewCode, func(c ReviewCode) { out[c.SessionID] = c },
+		`SELECT `+adjudicationCols+` FROM review_adjudications WHERE run_id = ?`, runID)
+	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, code, note, updated FROM review_adjudications WHERE run_id = ?`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]ReviewCode{}
-	for rows.Next() {
-		var c ReviewCode
-		var up string
-		if err := rows.Scan(&c.SessionID, &c.Code, &c.Note, &up); err != nil {
-			return nil, err
-		}
-		c.Updated, _ = time.Parse(time.RFC3339Nano, up)
-		out[c.SessionID] = c
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/buildlab/budge/chat"
 )
 
 // WriteSessions stores finished sessions, their attempts, messages and
@@ -148,126 +147,87 @@ func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 // Sessions loads every stored session of a run with attempts and messages,
 // in canonical (plan) order.
 func (s *Store) Sessions(ctx context.Context, runID string) ([]Session, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, seq, schedule_pos, spec, status, started, finished, stop_reason,
-		failed_phase, failure_kind, failure_message, input_tokens, output_tokens, trace_sha256 FROM sessions WHERE run_id = ? ORDER BY seq`, runID)
+	return s.loadSessions(ctx, `run_id = ?`, runID)
+}
+
+// ErrNoSession is returned by Session for an id the run does not hold.
+var ErrNoSession = errors.New("store: no such session")
+
+// Session reads one stored session with its attempts and messages.
+func (s *Store) Session(ctx context.Context, runID, id string) (Session, error) {
+	out, err := s.loadSessions(ctx, `run_id = ? AND session_id = ?`, runID, id)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return Session{}, err
 	}
-	var out []Session
-	index := map[string]int{}
-	for rows.Next() {
-		var se Session
-		var spec, started, finished string
-		if err := rows.Scan(&se.ID, &se.Seq, &se.SchedulePos, &spec, &se.Status, &started, &finished, &se.Stop,
-			&se.FailedPhase, &se.FailureKind, &se.FailureMsg, &se.InputTokens, &se.OutputTokens, &se.TraceSHA); err != nil {
-			rows.Close()
-			return nil, err
+	if len(out) == 0 {
+		return Session{}, fmt.Errorf("%w: %s in run %s", ErrNoSession, id, runID)
+	}
+	return out[0], nil
+}
+
+// loadSessions reads the sessions a condition on run_id and session_id
+// selects, in plan order, with their attempts and messages (which have
+// those columns too).
+func (s *Store) loadSessions(ctx context.Context, cond string, args ...any) ([]Session, error) {
+	out, err := queryAll(ctx, s.db, scanSession, `SELECT `+sessionCols+` FROM sessions WHERE `+cond+` ORDER BY seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[string]*Session, len(out))
+	for i := range out {
+		index[out[i].ID] = &out[i]
+	}
+	err = queryEach(ctx, s.db, scanAttempt, func(a sessionAttempt) {
+		if se := index[a.session]; se != nil {
+			se.Attempts = append(se.Attempts, a.Attempt)
 		}
-		se.Spec = json.RawMessage(spec)
-		se.Started, _ = time.Parse(time.RFC3339Nano, started)
-		se.Finished, _ = time.Parse(time.RFC3339Nano, finished)
-		se.Attempts = []Attempt{}
-		index[se.ID] = len(out)
-		out = append(out, se)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	}, `SELECT `+attemptCols+` FROM attempts WHERE `+cond+` ORDER BY session_id, incarnation, call, attempt`, args...)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.loadAttempts(ctx, runID, out, index); err != nil {
-		return nil, err
-	}
-	if err := s.loadMessages(ctx, runID, out, index); err != nil {
+	err = queryEach(ctx, s.db, scanMessage, func(m sessionMessage) {
+		if se := index[m.session]; se != nil {
+			se.Messages = append(se.Messages, m.Entry)
+		}
+	}, `SELECT `+messageCols+` FROM messages WHERE `+cond+` ORDER BY session_id, seq`, args...)
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (s *Store) loadAttempts(ctx context.Context, runID string, out []Session, index map[string]int) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, incarnation, call, attempt, phase, started, duration_ms, outcome, error_kind, error_message,
-		http_status, request_sha256, response_sha256, input_tokens, output_tokens, model_id, fingerprint, request_id, finish_reason
-		FROM attempts WHERE run_id = ? ORDER BY session_id, incarnation, call, attempt`, runID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, started string
-		var a Attempt
-		if err := rows.Scan(&id, &a.Incarnation, &a.Call, &a.Attempt, &a.Phase, &started, &a.DurationMS, &a.Outcome, &a.ErrorKind, &a.ErrorMsg,
-			&a.HTTPStatus, &a.RequestSHA, &a.ResponseSHA, &a.InputTokens, &a.OutputTokens, &a.ModelID, &a.Fingerprint, &a.RequestID, &a.FinishReason); err != nil {
-			return err
-		}
-		a.Started, _ = time.Parse(time.RFC3339Nano, started)
-		if i, ok := index[id]; ok {
-			out[i].Attempts = append(out[i].Attempts, a)
-		}
-	}
-	return rows.Err()
-}
-
-func (s *Store) loadMessages(ctx context.Context, runID string, out []Session, index map[string]int) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, phase, role, content, tool_calls, tool_call_id, name, refusal
-		FROM messages WHERE run_id = ? ORDER BY session_id, seq`, runID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, role, calls string
-		var e chat.Entry
-		if err := rows.Scan(&id, &e.Phase, &role, &e.Content, &calls, &e.ToolCallID, &e.Name, &e.Refusal); err != nil {
-			return err
-		}
-		e.Role = chat.Role(role)
-		if calls != "" {
-			if err := json.Unmarshal([]byte(calls), &e.ToolCalls); err != nil {
-				return fmt.Errorf("store: session %s: stored tool calls are corrupt: %w", id, err)
-			}
-		}
-		if i, ok := index[id]; ok {
-			out[i].Messages = append(out[i].Messages, e)
-		}
-	}
-	return rows.Err()
-}
-
-// StoredIDs returns the ids of sessions already stored for a run.
+// StoredIDs returns the ids of sessions already stored for a run, with
+// their status.
 func (s *Store) StoredIDs(ctx context.Context, runID string) (map[string]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, status FROM sessions WHERE run_id = ?`, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ids := map[string]string{}
-	for rows.Next() {
-		var id, st string
-		if err := rows.Scan(&id, &st); err != nil {
-			return nil, err
-		}
-		ids[id] = st
-	}
-	return ids, rows.Err()
+	return queryMap[string](ctx, s.db, `SELECT session_id, status FROM sessions WHERE run_id = ?`, runID)
 }
 
 // OrphanAttempts counts attempts stored for sessions that have no session
 // row (interrupted sessions), by session id.
 func (s *Store) OrphanAttempts(ctx context.Context, runID string) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT a.session_id, COUNT(*) FROM attempts a
+	return queryMap[int](ctx, s.db, `SELECT a.session_id, COUNT(*) FROM attempts a
 		LEFT JOIN sessions s ON s.run_id = a.run_id AND s.session_id = a.session_id
 		WHERE a.run_id = ? AND s.session_id IS NULL GROUP BY a.session_id`, runID)
+}
+
+// Incarnations returns, for every session of a run with stored attempts,
+// the highest incarnation stored: a resumed run starts a session again as
+// the next incarnation, so no stored attempt is ever overwritten.
+func (s *Store) Incarnations(ctx context.Context, runID string) (map[string]int, error) {
+	return queryMap[int](ctx, s.db, `SELECT session_id, MAX(incarnation) FROM attempts WHERE run_id = ? GROUP BY session_id`, runID)
+}
+
+// Responses returns the successful attempts of a run by the sha256 of their
+// request: what a replay answers from. When a request was answered more
+// than once (a session resumed after its call had been answered), the
+// latest incarnation's answer is kept, which is the one its stored
+// transcript holds.
+func (s *Store) Responses(ctx context.Context, runID string) (map[string]Attempt, error) {
+	out := map[string]Attempt{}
+	err := queryEach(ctx, s.db, scanAttempt, func(a sessionAttempt) { out[a.RequestSHA] = a.Attempt },
+		`SELECT `+attemptCols+` FROM attempts WHERE run_id = ? AND outcome = 'ok' ORDER BY incarnation, session_id, call, attempt`, runID)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var id string
-		var n int
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, err
-		}
-		out[id] = n
-	}
-	return out, rows.Err()
+	return out, nil
 }

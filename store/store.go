@@ -35,93 +35,6 @@ type Store struct {
 	stmts  map[string]*sql.Stmt // prepared bulk inserts
 }
 
-const schema = `
-CREATE TABLE IF NOT EXISTS runs (
-  id TEXT PRIMARY KEY,
-  protocol TEXT NOT NULL,
-  created TEXT NOT NULL,
-  finished TEXT,
-  status TEXT NOT NULL,
-  deck_name TEXT NOT NULL,
-  deck_hash TEXT NOT NULL,
-  model TEXT NOT NULL,
-  seed TEXT NOT NULL,
-  sessions_planned INTEGER NOT NULL,
-  manifest TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS decks (
-  hash TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  source TEXT NOT NULL,
-  content TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sessions (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  schedule_pos INTEGER NOT NULL,
-  spec TEXT NOT NULL,
-  status TEXT NOT NULL,
-  started TEXT NOT NULL,
-  finished TEXT NOT NULL,
-  stop_reason TEXT NOT NULL,
-  failed_phase TEXT NOT NULL,
-  failure_kind TEXT NOT NULL,
-  failure_message TEXT NOT NULL,
-  attempts INTEGER NOT NULL,
-  failed_attempts INTEGER NOT NULL,
-  input_tokens INTEGER NOT NULL,
-  output_tokens INTEGER NOT NULL,
-  trace_sha256 TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id)
-);
-CREATE TABLE IF NOT EXISTS attempts (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  incarnation INTEGER NOT NULL,
-  call INTEGER NOT NULL,
-  attempt INTEGER NOT NULL,
-  phase TEXT NOT NULL,
-  started TEXT NOT NULL,
-  duration_ms REAL NOT NULL,
-  outcome TEXT NOT NULL,
-  error_kind TEXT NOT NULL,
-  error_message TEXT NOT NULL,
-  http_status INTEGER NOT NULL,
-  request_sha256 TEXT NOT NULL,
-  response_sha256 TEXT NOT NULL,
-  input_tokens INTEGER NOT NULL,
-  output_tokens INTEGER NOT NULL,
-  model_id TEXT NOT NULL,
-  fingerprint TEXT NOT NULL,
-  request_id TEXT NOT NULL,
-  finish_reason TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id, incarnation, call, attempt)
-);
-CREATE TABLE IF NOT EXISTS artifacts (
-  run_id TEXT NOT NULL,
-  sha256 TEXT NOT NULL,
-  pack TEXT NOT NULL,
-  pack_offset INTEGER NOT NULL,
-  length INTEGER NOT NULL,
-  encoding TEXT NOT NULL,
-  PRIMARY KEY (run_id, sha256)
-);
-CREATE TABLE IF NOT EXISTS messages (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  phase TEXT NOT NULL,
-  role TEXT NOT NULL,
-  content TEXT NOT NULL,
-  tool_calls TEXT NOT NULL,
-  tool_call_id TEXT NOT NULL,
-  name TEXT NOT NULL,
-  refusal TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id, seq)
-);
-`
-
 // Open opens (creating if needed) the store in dir. The directory and
 // everything budge writes in it are owner-only.
 func Open(dir string) (*Store, error) {
@@ -138,9 +51,9 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	if _, err := db.Exec(schema); err != nil {
+	if err := migrate(context.Background(), db, path); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store: creating tables in %s: %w", path, err)
+		return nil, err
 	}
 	return &Store{Dir: dir, db: db, packs: map[string]*pack{}, stmts: map[string]*sql.Stmt{}}, nil
 }
@@ -195,9 +108,8 @@ func (s *Store) CreateRun(ctx context.Context, r Run, deckSource string, deck []
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO decks (hash, name, source, content) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
-		r.DeckHash, r.DeckName, deckSource, string(deck)); err != nil {
-		return fmt.Errorf("store: saving deck: %w", err)
+	if err := saveDeck(ctx, tx, r.DeckHash, r.DeckName, deckSource, deck); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, protocol, created, status, deck_name, deck_hash, model, seed, sessions_planned, manifest)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Protocol, ts(r.Created), r.Status,
@@ -207,14 +119,37 @@ func (s *Store) CreateRun(ctx context.Context, r Run, deckSource string, deck []
 	return tx.Commit()
 }
 
+// saveDeck keeps a deck snapshot once by its hash.
+func saveDeck(ctx context.Context, tx *sql.Tx, hash, name, source string, content []byte) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO decks (hash, name, source, content) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
+		hash, name, source, string(content)); err != nil {
+		return fmt.Errorf("store: saving deck: %w", err)
+	}
+	return nil
+}
+
 // FinishRun sets a run's final status and manifest, and writes the manifest
 // file beside its log.
 func (s *Store) FinishRun(ctx context.Context, id, status string, manifest json.RawMessage) error {
-	now := ts(time.Now())
-	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, finished = ?, manifest = ? WHERE id = ?`, status, now, string(manifest), id); err != nil {
-		return fmt.Errorf("store: finishing run %s: %w", id, err)
+	if err := s.setRun(ctx, "finishing", id, status, ts(time.Now()), manifest); err != nil {
+		return err
 	}
 	return WriteFileAtomic(filepath.Join(s.RunDir(id), "manifest.json"), append(manifest, '\n'))
+}
+
+// ReopenRun marks a run as running again, for a resumed run, and stores its
+// manifest as it stands (with the resumption recorded, so that a resume
+// killed in turn is on record too).
+func (s *Store) ReopenRun(ctx context.Context, id string, manifest json.RawMessage) error {
+	return s.setRun(ctx, "reopening", id, RunRunning, nil, manifest)
+}
+
+// setRun updates a run's status, finish time (nil for none) and manifest.
+func (s *Store) setRun(ctx context.Context, doing, id, status string, finished any, manifest json.RawMessage) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, finished = ?, manifest = ? WHERE id = ?`, status, finished, string(manifest), id); err != nil {
+		return fmt.Errorf("store: %s run %s: %w", doing, id, err)
+	}
+	return nil
 }
 
 // ErrNoRun is returned when a run id matches nothing.
@@ -222,24 +157,17 @@ var ErrNoRun = errors.New("no such run")
 
 // Resolve turns "latest", a full id or a unique prefix into a run id.
 func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
-	var rows *sql.Rows
-	var err error
 	latest := ref == "" || ref == "latest"
-	if latest {
-		rows, err = s.db.QueryContext(ctx, `SELECT id FROM runs ORDER BY created DESC, id DESC LIMIT 1`)
-	} else {
-		rows, err = s.db.QueryContext(ctx, `SELECT id FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id LIMIT 3`, ref, escapeLike(ref)+"%")
+	q, args := `SELECT id FROM runs ORDER BY created DESC, id DESC LIMIT 1`, []any(nil)
+	if !latest {
+		q, args = `SELECT id FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id LIMIT 3`, []any{ref, escapeLike(ref) + "%"}
 	}
+	found, err := queryAll(ctx, s.db, scanString, q, args...)
 	if err != nil {
 		return "", err
 	}
-	defer rows.Close()
 	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return "", err
-		}
+	for _, id := range found {
 		if id == ref {
 			return id, nil
 		}
@@ -265,62 +193,36 @@ func escapeLike(s string) string {
 
 // GetRun loads one run.
 func (s *Store) GetRun(ctx context.Context, id string) (Run, error) {
-	var r Run
-	var created string
-	var finished sql.NullString
-	var manifest string
-	err := s.db.QueryRowContext(ctx, `SELECT id, protocol, created, finished, status, deck_name, deck_hash, model, seed, sessions_planned, manifest
-		FROM runs WHERE id = ?`, id).Scan(&r.ID, &r.Protocol, &created, &finished, &r.Status, &r.DeckName, &r.DeckHash, &r.Model, &r.Seed, &r.Planned, &manifest)
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("%w %q", ErrNoRun, id)
+	r, ok, err := queryOne(ctx, s.db, scanRun, `SELECT `+runCols+` FROM runs WHERE id = ?`, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w %q", ErrNoRun, id)
 	}
-	if err != nil {
-		return r, err
-	}
-	r.Created, _ = time.Parse(time.RFC3339Nano, created)
-	if finished.Valid {
-		t, _ := time.Parse(time.RFC3339Nano, finished.String)
-		r.Finished = &t
-	}
-	r.Manifest = json.RawMessage(manifest)
-	return r, nil
+	return r, err
 }
 
 // ListRuns returns runs, newest first.
 func (s *Store) ListRuns(ctx context.Context) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM runs ORDER BY created DESC, id DESC`)
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	var runs []Run
-	for _, id := range ids {
-		r, err := s.GetRun(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
+	return s.runs(ctx, `ORDER BY created DESC, id DESC`)
+}
+
+// RunsOnDeck lists the runs made with a deck hash, oldest first, with their
+// manifests.
+func (s *Store) RunsOnDeck(ctx context.Context, hash string) ([]Run, error) {
+	return s.runs(ctx, `WHERE deck_hash = ? ORDER BY created, id`, hash)
+}
+
+// runs lists the runs a WHERE and ORDER BY clause select.
+func (s *Store) runs(ctx context.Context, clause string, args ...any) ([]Run, error) {
+	return queryAll(ctx, s.db, scanRun, `SELECT `+runCols+` FROM runs `+clause, args...)
 }
 
 // Deck returns the deck snapshot a run was made with.
 func (s *Store) Deck(ctx context.Context, hash string) (source string, content []byte, err error) {
-	var c string
-	err = s.db.QueryRowContext(ctx, `SELECT source, content FROM decks WHERE hash = ?`, hash).Scan(&source, &c)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil, fmt.Errorf("store: deck %s is not in the store", hash)
+	d, ok, err := queryOne(ctx, s.db, scanDeck, `SELECT `+deckCols+` FROM decks WHERE hash = ?`, hash)
+	if err == nil && !ok {
+		err = fmt.Errorf("store: deck %s is not in the store", hash)
 	}
-	return source, []byte(c), err
+	return d.source, d.content, err
 }
 
 // Session is everything stored about one session.

@@ -206,9 +206,7 @@ func TestOpenIsOwnerOnly(t *testing.T) {
 	// database's journal files, the pack, the log and the manifest.
 	ctx := context.Background()
 	createRun(t, s, "r1", base)
-	if err := s.WriteSessions(ctx, "r1", []Session{testSession("s1", 0)}); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, s, "r1", testSession("s1", 0))
 	l, err := s.OpenLog("r1")
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +292,24 @@ func TestCreateRunGetRunRoundTrip(t *testing.T) {
 	}
 }
 
+// listedRuns returns the ids ListRuns lists, checking each run is loaded
+// whole.
+func listedRuns(t *testing.T, s *Store) []string {
+	t.Helper()
+	runs, err := s.ListRuns(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.ID)
+		if r.DeckName != "deck-"+r.ID || string(r.Manifest) != `{"run_id":"`+r.ID+`"}` || r.Planned != 7 {
+			t.Errorf("run %s loaded as %+v", r.ID, r)
+		}
+	}
+	return got
+}
+
 func TestListRunsNewestFirst(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
@@ -304,18 +320,7 @@ func TestListRunsNewestFirst(t *testing.T) {
 	createRun(t, s, "a", base.Add(3*time.Hour))
 	createRun(t, s, "c", base)
 	createRun(t, s, "d", base.Add(2*time.Hour))
-	runs, err := s.ListRuns(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range runs {
-		got = append(got, r.ID)
-		if r.DeckName != "deck-"+r.ID {
-			t.Errorf("run %s loaded with deck name %q", r.ID, r.DeckName)
-		}
-	}
-	if want := []string{"a", "d", "b", "c"}; !reflect.DeepEqual(got, want) {
+	if got, want := listedRuns(t, s), []string{"a", "d", "b", "c"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("ListRuns order = %v, want %v", got, want)
 	}
 }
@@ -329,15 +334,7 @@ func TestListRunsNewestFirstWithinASecond(t *testing.T) {
 	createRun(t, s, "r1-whole-second", sec)
 	createRun(t, s, "r2-half", sec.Add(500*time.Millisecond))
 	createRun(t, s, "r3-later", sec.Add(550*time.Millisecond))
-	runs, err := s.ListRuns(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range runs {
-		got = append(got, r.ID)
-	}
-	if want := []string{"r3-later", "r2-half", "r1-whole-second"}; !reflect.DeepEqual(got, want) {
+	if got, want := listedRuns(t, s), []string{"r3-later", "r2-half", "r1-whole-second"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("ListRuns order = %v, want %v", got, want)
 	}
 	if id, err := s.Resolve(ctx, "latest"); err != nil || id != "r3-later" {
@@ -400,12 +397,8 @@ func TestWriteSessionsRoundTrip(t *testing.T) {
 	createRun(t, s, "run", base)
 	// Written out of plan order, in two batches; ids sort differently from seq.
 	a, b, c := testSession("zeta", 0), failedSession("alpha", 1), testSession("mid", 2)
-	if err := s.WriteSessions(ctx, "run", []Session{c, a}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.WriteSessions(ctx, "run", []Session{b}); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, s, "run", c, a)
+	mustWrite(t, s, "run", b)
 	got := sessions(t, s, "run")
 	if want := []string{"zeta", "alpha", "mid"}; !reflect.DeepEqual(ids(got), want) {
 		t.Fatalf("Sessions order = %v, want %v (by seq)", ids(got), want)
@@ -446,13 +439,9 @@ func TestWriteSessionsRoundTrip(t *testing.T) {
 }
 
 func TestWriteSessionsNeverOverwrites(t *testing.T) {
-	s := openStore(t)
-	ctx := context.Background()
-	createRun(t, s, "run", base)
 	first := testSession("s1", 0)
-	if err := s.WriteSessions(ctx, "run", []Session{first}); err != nil {
-		t.Fatal(err)
-	}
+	s := storeWithRun(t, first)
+	ctx := context.Background()
 
 	// The same id again, with different content and different attempts.
 	again := failedSession("s1", 5)
@@ -500,9 +489,7 @@ func TestWriteSessionsNeverOverwrites(t *testing.T) {
 	}
 
 	// The failed sessions can still be written later, artifacts included.
-	if err := s.WriteSessions(ctx, "run", []Session{fresh, twice}); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, s, "run", fresh, twice)
 	got = sessions(t, s, "run")
 	if want := []string{"s1", "s2", "s3"}; !reflect.DeepEqual(ids(got), want) {
 		t.Fatalf("stored sessions %v, want %v", ids(got), want)
@@ -528,14 +515,10 @@ func interruptedSession(id string, seq int) Session {
 }
 
 func TestInterruptedSessionsKeepOnlyAttempts(t *testing.T) {
-	s := openStore(t)
-	ctx := context.Background()
-	createRun(t, s, "run", base)
 	done := testSession("done", 0)
 	cut := interruptedSession("cut", 1)
-	if err := s.WriteSessions(ctx, "run", []Session{cut, done}); err != nil {
-		t.Fatal(err)
-	}
+	s := storeWithRun(t, cut, done)
+	ctx := context.Background()
 	got := sessions(t, s, "run")
 	if len(got) != 1 || got[0].ID != "done" {
 		t.Fatalf("Sessions = %v, want only the complete session", ids(got))
@@ -564,9 +547,7 @@ func TestInterruptedSessionsKeepOnlyAttempts(t *testing.T) {
 	for i := range rerun.Attempts {
 		rerun.Attempts[i].Incarnation = 2
 	}
-	if err := s.WriteSessions(ctx, "run", []Session{rerun}); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, s, "run", rerun)
 	if orphans, _ := s.OrphanAttempts(ctx, "run"); len(orphans) != 0 {
 		t.Errorf("OrphanAttempts after the rerun = %v, want none", orphans)
 	}
@@ -579,14 +560,49 @@ func TestInterruptedSessionsKeepOnlyAttempts(t *testing.T) {
 	sameSession(t, got[1], want)
 }
 
-func TestArtifacts(t *testing.T) {
+// storeWithRun opens a store with a run "run" holding sessions.
+func storeWithRun(t *testing.T, ss ...Session) *Store {
+	t.Helper()
 	s := openStore(t)
-	ctx := context.Background()
 	createRun(t, s, "run", base)
-	one := testSession("one", 0)
-	if err := s.WriteSessions(ctx, "run", []Session{one}); err != nil {
+	mustWrite(t, s, "run", ss...)
+	return s
+}
+
+// mustWrite stores sessions of a run.
+func mustWrite(t *testing.T, s *Store, runID string, ss ...Session) {
+	t.Helper()
+	if err := s.WriteSessions(context.Background(), runID, ss); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// withArtifacts is a session with the artifacts of testSession(like, seq)
+// and extra ones.
+func withArtifacts(id, like string, seq int, extra ...[]byte) Session {
+	se := testSession(like, seq)
+	se.ID = id
+	for _, b := range extra {
+		sha, blob := Pack(b)
+		se.Artifacts[sha] = blob
+	}
+	return se
+}
+
+// writeGrowsPack writes sessions and checks the run's pack then holds want
+// bytes: artifacts already stored are not written again.
+func writeGrowsPack(t *testing.T, s *Store, runID string, want int64, ss ...Session) {
+	t.Helper()
+	mustWrite(t, s, runID, ss...)
+	if got := packSize(t, s, runID); got != want {
+		t.Fatalf("pack holds %d bytes after writing %v, want %d", got, ids(ss), want)
+	}
+}
+
+func TestArtifacts(t *testing.T) {
+	one := testSession("one", 0)
+	s := storeWithRun(t, one)
+	ctx := context.Background()
 	pack := filepath.Join(s.RunDir("run"), "artifacts.pack")
 	checkMode(t, pack, 0o600)
 	size := packSize(t, s, "run")
@@ -600,28 +616,10 @@ func TestArtifacts(t *testing.T) {
 
 	// The same bytes in another session, another batch: stored once.
 	shared := []byte("shared evidence")
-	sharedSHA, sharedBlob := Pack(shared)
-	two := testSession("one", 1) // identical artifacts to one's
-	two.ID = "two"
-	two.Artifacts[sharedSHA] = sharedBlob
-	three := testSession("one", 2)
-	three.ID = "three"
-	three.Artifacts[sharedSHA] = sharedBlob
-	if err := s.WriteSessions(ctx, "run", []Session{two, three}); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := packSize(t, s, "run"), size+int64(len(shared)); got != want {
-		t.Fatalf("pack holds %d bytes after writing known artifacts, want %d", got, want)
-	}
-	four := testSession("one", 3)
-	four.ID = "four"
-	four.Artifacts[sharedSHA] = sharedBlob
-	if err := s.WriteSessions(ctx, "run", []Session{four}); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := packSize(t, s, "run"), size+int64(len(shared)); got != want {
-		t.Fatalf("pack grew to %d bytes for artifacts already stored, want %d", got, want)
-	}
+	sharedSHA := ArtifactID(shared)
+	// two and three have artifacts identical to one's, and shared.
+	writeGrowsPack(t, s, "run", size+int64(len(shared)), withArtifacts("two", "one", 1, shared), withArtifacts("three", "one", 2, shared))
+	writeGrowsPack(t, s, "run", size+int64(len(shared)), withArtifacts("four", "one", 3, shared))
 	mustArtifact(t, s, "run", sharedSHA, shared)
 
 	// Bad and unknown addresses.
@@ -641,9 +639,7 @@ func TestArtifacts(t *testing.T) {
 	victim := []byte("the exact request that was sent")
 	vsha, vblob := Pack(victim)
 	se := Session{ID: "v", Status: SessionComplete, Started: base, Finished: base, Artifacts: map[string]Blob{vsha: vblob}}
-	if err := s.WriteSessions(ctx, "bad", []Session{se}); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, s, "bad", se)
 	mustArtifact(t, s, "bad", vsha, victim)
 	badPack := filepath.Join(s.RunDir("bad"), "artifacts.pack")
 	raw, err := os.ReadFile(badPack)
@@ -673,16 +669,13 @@ func TestArtifacts(t *testing.T) {
 
 func TestArtifactsAfterReopen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	ctx := context.Background()
 	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	createRun(t, s, "run", base)
 	first := testSession("first", 0)
-	if err := s.WriteSessions(ctx, "run", []Session{first}); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, s, "run", first)
 	size := packSize(t, s, "run")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -697,25 +690,16 @@ func TestArtifactsAfterReopen(t *testing.T) {
 		mustArtifact(t, s, "run", sha, b.Data)
 	}
 	// The second session repeats first's artifacts and adds new ones.
-	second := testSession("first", 1)
-	second.ID = "second"
 	extra := []byte("new after reopening")
-	extraSHA, extraBlob := Pack(extra)
-	second.Artifacts[extraSHA] = extraBlob
-	if err := s.WriteSessions(ctx, "run", []Session{second}); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := packSize(t, s, "run"), size+int64(len(extra)); got != want {
-		t.Errorf("pack holds %d bytes, want %d: already indexed artifacts were written again", got, want)
-	}
+	extraSHA := ArtifactID(extra)
+	second := withArtifacts("second", "first", 1, extra)
+	writeGrowsPack(t, s, "run", size+int64(len(extra)), second)
 	mustArtifact(t, s, "run", extraSHA, extra)
 	for sha, b := range first.Artifacts {
 		mustArtifact(t, s, "run", sha, b.Data)
 	}
 	third := testSession("third", 2)
-	if err := s.WriteSessions(ctx, "run", []Session{third}); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, s, "run", third)
 	for _, se := range []Session{first, second, third} {
 		for sha, b := range se.Artifacts {
 			mustArtifact(t, s, "run", sha, b.Data)

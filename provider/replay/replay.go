@@ -66,7 +66,7 @@ func DecoderFor(format string) (Decoder, error) {
 
 // Provider answers from the stored responses of one run.
 type Provider struct {
-	st      *store.Store
+	st      store.AnswerReader
 	runID   string
 	answers map[string]store.Attempt
 	decode  Decoder
@@ -75,10 +75,10 @@ type Provider struct {
 	missed  atomic.Int64
 }
 
-// New loads the index of a stored run's answers. info describes the
-// replayed model; its Model must be the model name of the recorded run, as
-// requests carry it.
-func New(ctx context.Context, st *store.Store, runID, format string, info provider.Info) (*Provider, error) {
+// New loads the index of a stored run's answers (a *store.Store holds
+// them). info describes the replayed model; its Model must be the model
+// name of the recorded run, as requests carry it.
+func New(ctx context.Context, st store.AnswerReader, runID, format string, info provider.Info) (*Provider, error) {
 	dec, err := DecoderFor(format)
 	if err != nil {
 		return nil, err

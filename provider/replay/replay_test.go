@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,30 +75,49 @@ func TestCache(t *testing.T) {
 	}
 }
 
-func TestReplayProvider(t *testing.T) {
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+// recorded is a run's answers in memory: what New reads from a store.
+type recorded struct {
+	answers   map[string]store.Attempt
+	artifacts map[string][]byte
+	err       error // from Responses
+}
+
+func (r *recorded) Responses(_ context.Context, runID string) (map[string]store.Attempt, error) {
+	if runID != "r1" {
+		return nil, r.err
 	}
-	defer st.Close()
+	return r.answers, r.err
+}
+
+func (r *recorded) Artifact(_ context.Context, runID, sha string) ([]byte, error) {
+	b, ok := r.artifacts[sha]
+	if runID != "r1" || !ok {
+		return nil, errors.New("no artifact " + sha)
+	}
+	return b, nil
+}
+
+// record keeps the answer to a request as a store would.
+func (r *recorded) record(req *chat.Request, resp chat.Response, a store.Attempt) store.Attempt {
+	reqBody, _ := json.Marshal(req)
+	respBody, _ := json.Marshal(resp)
+	a.RequestSHA, a.ResponseSHA = store.ArtifactID(reqBody), store.ArtifactID(respBody)
+	r.answers[a.RequestSHA] = a
+	r.artifacts[a.ResponseSHA] = respBody
+	return a
+}
+
+func TestReplayProvider(t *testing.T) {
 	ctx := context.Background()
 	req := providertest.Request()
-	reqBody, _ := json.Marshal(req)
-	resp := chat.Response{Message: chat.Message{Role: chat.Assistant, Content: "recorded"}, FinishReason: "stop"}
-	respBody, _ := json.Marshal(resp)
-	reqSHA, reqBlob := store.Pack(reqBody)
-	respSHA, respBlob := store.Pack(respBody)
-	if err := st.CreateRun(ctx, store.Run{ID: "r1", Protocol: "pressure", Created: time.Now(), Status: "complete", DeckName: "d", DeckHash: "h", Model: "fake:m", Seed: "1", Manifest: []byte("{}")}, "x", []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	se := store.Session{ID: "s1", Status: store.SessionComplete, Spec: []byte(`{}`), Started: time.Now(), Finished: time.Now(),
-		Attempts: []store.Attempt{{Incarnation: 1, Call: 1, Attempt: 1, Outcome: "ok", RequestSHA: reqSHA, ResponseSHA: respSHA,
-			InputTokens: 7, OutputTokens: 5, ModelID: "model-2026", Fingerprint: "fp", RequestID: "req-9", FinishReason: "stop"}},
-		Artifacts: map[string]store.Blob{reqSHA: reqBlob, respSHA: respBlob}, TraceSHA: respSHA}
-	if err := st.WriteSessions(ctx, "r1", []store.Session{se}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := New(ctx, st, "r1", FormatChat, provider.Info{Name: "fake", Model: "fake:m"})
+	rec := &recorded{answers: map[string]store.Attempt{}, artifacts: map[string][]byte{}}
+	rec.record(req, chat.Response{Message: chat.Message{Role: chat.Assistant, Content: "recorded"}, FinishReason: "stop"},
+		store.Attempt{Outcome: "ok", InputTokens: 7, OutputTokens: 5, ModelID: "model-2026", Fingerprint: "fp", RequestID: "req-9", FinishReason: "stop"})
+	lost := providertest.Request()
+	lost.Messages[1].Content += " (answer lost)"
+	delete(rec.artifacts, rec.record(lost, chat.Response{}, store.Attempt{Outcome: "ok"}).ResponseSHA)
+
+	p, err := New(ctx, rec, "r1", FormatChat, provider.Info{Name: "fake", Model: "fake:m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,20 +129,59 @@ func TestReplayProvider(t *testing.T) {
 	if got.Message.Content != "recorded" || got.Meta.ModelID != "model-2026" || got.Meta.RequestID != "req-9" || got.Usage.InputTokens != 7 {
 		t.Errorf("replayed %+v", got)
 	}
+	if info := p.Info(); info.Name != "replay" || !strings.Contains(info.Detail, `"replay_of":"r1"`) {
+		t.Errorf("info %+v", info)
+	}
 	other := providertest.Request()
 	other.Messages[1].Content += " (changed)"
-	_, err = p.Chat(ctx, other)
 	var pe *provider.Error
-	if !errors.As(err, &pe) || pe.Kind != provider.NotRecorded || pe.Kind.Infrastructure() {
-		t.Errorf("an unrecorded request: %v", err)
+	for _, r := range []*chat.Request{other, lost} {
+		if _, err = p.Chat(ctx, r); !errors.As(err, &pe) || pe.Kind != provider.NotRecorded || pe.Kind.Infrastructure() {
+			t.Errorf("a request without a readable answer: %v", err)
+		}
 	}
 	if served, missed := p.Counts(); served != 2 || missed != 1 {
 		t.Errorf("served %d missed %d", served, missed)
 	}
-	if _, err := New(ctx, st, "nope", FormatChat, provider.Info{}); err == nil {
+	if _, err := New(ctx, rec, "nope", FormatChat, provider.Info{}); err == nil {
 		t.Errorf("a run without answers cannot be replayed")
+	}
+	rec.err = errors.New("database is locked")
+	if _, err := New(ctx, rec, "r1", FormatChat, provider.Info{}); !errors.Is(err, rec.err) {
+		t.Errorf("New = %v, want the store's error", err)
 	}
 	if _, err := DecoderFor("xml"); err == nil {
 		t.Errorf("unknown format accepted")
+	}
+}
+
+// A replay reads a finished run from the store itself.
+func TestReplayFromStore(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	req := providertest.Request()
+	reqBody, _ := json.Marshal(req)
+	respBody, _ := json.Marshal(chat.Response{Message: chat.Message{Role: chat.Assistant, Content: "stored"}, FinishReason: "stop"})
+	reqSHA, reqBlob := store.Pack(reqBody)
+	respSHA, respBlob := store.Pack(respBody)
+	if err := st.CreateRun(ctx, store.Run{ID: "r1", Protocol: "pressure", Created: time.Now(), Status: "complete", DeckName: "d", DeckHash: "h", Model: "fake:m", Seed: "1", Manifest: []byte("{}")}, "x", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	se := store.Session{ID: "s1", Status: store.SessionComplete, Spec: []byte(`{}`), Started: time.Now(), Finished: time.Now(),
+		Attempts:  []store.Attempt{{Incarnation: 1, Call: 1, Attempt: 1, Outcome: "ok", RequestSHA: reqSHA, ResponseSHA: respSHA, RequestID: "req-1"}},
+		Artifacts: map[string]store.Blob{reqSHA: reqBlob, respSHA: respBlob}, TraceSHA: respSHA}
+	if err := st.WriteSessions(ctx, "r1", []store.Session{se}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(ctx, st, "r1", FormatChat, provider.Info{Name: "fake", Model: "fake:m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.Chat(ctx, req); err != nil || got.Message.Content != "stored" || got.Meta.RequestID != "req-1" {
+		t.Errorf("replayed %+v, %v", got, err)
 	}
 }

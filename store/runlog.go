@@ -1,0 +1,196 @@
+package store
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// The run log, log.jsonl in a run's directory, is the append-only JSONL
+// companion of the database, never its source. For every stored session it
+// holds one record per attempt, then the session's record: a group written
+// whole after the session is stored. Its format (LogLines, ParseLogLine),
+// its file (OpenLog, AppendLog) and its repair after a crash (RepairLog)
+// are all here.
+
+// Log record types.
+const (
+	LogAttempt = "attempt"
+	LogSession = "session"
+)
+
+// LogRecord is one line of a run log read back: an attempt record (with
+// its Attempt) or a session record (with Status, Trace, Failure and Stop).
+type LogRecord struct {
+	Type      string `json:"type"`
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	Status    string `json:"status,omitempty"`
+	Trace     string `json:"trace_sha256,omitempty"`
+	Failure   string `json:"failure_kind,omitempty"`
+	Stop      string `json:"stop_reason,omitempty"`
+	Attempt
+}
+
+// ParseLogLine decodes one line of a run log.
+func ParseLogLine(line []byte) (LogRecord, error) {
+	var rec LogRecord
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return LogRecord{}, fmt.Errorf("store: log record: %w", err)
+	}
+	return rec, nil
+}
+
+// logHead starts every record.
+type logHead struct {
+	Type    string `json:"type"`
+	Run     string `json:"run_id"`
+	Session string `json:"session_id"`
+}
+
+type attemptRecord struct {
+	logHead
+	Attempt
+}
+
+type sessionRecord struct {
+	logHead
+	Status  string `json:"status"`
+	Trace   string `json:"trace_sha256"`
+	Failure string `json:"failure_kind,omitempty"`
+	Stop    string `json:"stop_reason,omitempty"`
+}
+
+// LogLines encodes the log records of a stored session: its attempts, then
+// the session, one JSON object a line.
+func LogLines(runID string, se Session) []byte {
+	var b []byte
+	for _, a := range se.Attempts {
+		b = appendRecord(b, attemptRecord{logHead{LogAttempt, runID, se.ID}, a})
+	}
+	return appendRecord(b, sessionRecord{logHead{LogSession, runID, se.ID}, se.Status, se.TraceSHA, se.FailureKind, se.Stop})
+}
+
+func appendRecord(b []byte, rec any) []byte {
+	// Only a time outside years 0 to 9999 fails to encode, and runs record
+	// the clock's times.
+	line, _ := json.Marshal(rec)
+	return append(append(b, line...), '\n')
+}
+
+func (s *Store) logPath(runID string) string { return filepath.Join(s.RunDir(runID), "log.jsonl") }
+
+// Log appends JSON lines to a run's log.jsonl. Each record is written whole.
+type Log struct {
+	f *os.File
+	w *bufio.Writer
+}
+
+// OpenLog opens the run's log for appending.
+func (s *Store) OpenLog(runID string) (*Log, error) {
+	f, err := os.OpenFile(s.logPath(runID), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: log: %w", err)
+	}
+	return &Log{f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+}
+
+// Write appends one record.
+func (l *Log) Write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return l.WriteLines(append(b, '\n'))
+}
+
+// WriteLines appends already encoded lines, each ending in a newline.
+func (l *Log) WriteLines(b []byte) error {
+	_, err := l.w.Write(b)
+	return err
+}
+
+// Flush pushes buffered records to the file.
+func (l *Log) Flush() error { return l.w.Flush() }
+
+// Close flushes and closes the log.
+func (l *Log) Close() error {
+	if err := l.w.Flush(); err != nil {
+		l.f.Close()
+		return err
+	}
+	return l.f.Close()
+}
+
+// AppendLog appends already encoded lines to a run's log.
+func (s *Store) AppendLog(runID string, lines []byte) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	l, err := s.OpenLog(runID)
+	if err != nil {
+		return err
+	}
+	if err := l.WriteLines(lines); err != nil {
+		l.Close()
+		return err
+	}
+	return l.Close()
+}
+
+// RepairLog makes a run's log whole after a crash. The log is written in
+// groups, the attempt records of a session followed by its session record;
+// everything after the last whole session record (a line cut short, the
+// attempts of a session whose record was lost) is removed. It returns the
+// ids of sessions whose final record (complete or failed) the log holds, so
+// a resumed run can add, once, the records of sessions the database has and
+// the log lost.
+func (s *Store) RepairLog(runID string) (map[string]bool, error) {
+	f, err := os.OpenFile(s.logPath(runID), os.O_RDWR, 0o600)
+	if os.IsNotExist(err) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: log: %w", err)
+	}
+	defer f.Close()
+	logged, good, err := scanLog(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Truncate(good); err != nil {
+		return nil, fmt.Errorf("store: log: %w", err)
+	}
+	return logged, nil
+}
+
+// scanLog reads a log up to its first torn record and returns the sessions
+// with a final record and the length of the log up to the last whole group.
+func scanLog(r io.Reader) (logged map[string]bool, good int64, err error) {
+	logged = map[string]bool{}
+	var pos int64
+	br := bufio.NewReaderSize(r, 1<<16)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			return logged, good, nil // a last line without its newline is cut short: dropped
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("store: log: %w", err)
+		}
+		rec, err := ParseLogLine(line)
+		if err != nil {
+			return logged, good, nil // a torn record: everything after it goes
+		}
+		pos += int64(len(line))
+		if rec.Type == LogSession {
+			good = pos
+			if rec.Status != SessionInterrupted {
+				logged[rec.SessionID] = true
+			}
+		}
+	}
+}

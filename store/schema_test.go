@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rawDB opens a store's database directly, as another program would, and
+// closes it when the test ends.
+func rawDB(t *testing.T, dir string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "budge.db")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func exec(t *testing.T, db *sql.DB, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+func schemaVersionOf(t *testing.T, db *sql.DB) int {
+	t.Helper()
+	v, err := userVersion(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// newStoreWithRun makes a store in a new directory holding one run with one
+// session, and closes it.
+func newStoreWithRun(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createRun(t, s, "r1", base)
+	if err := s.WriteSessions(context.Background(), "r1", []Session{testSession("s1", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestNewStoreRecordsSchemaVersion(t *testing.T) {
+	dir := newStoreWithRun(t)
+	if v := schemaVersionOf(t, rawDB(t, dir)); v != SchemaVersion {
+		t.Errorf("a new store has schema version %d, want %d", v, SchemaVersion)
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	dir := newStoreWithRun(t)
+	exec(t, rawDB(t, dir), fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion+1))
+	s, err := Open(dir)
+	if err == nil {
+		s.Close()
+		t.Fatal("a store written by a newer budge was opened")
+	}
+	if !errors.Is(err, ErrNewerSchema) {
+		t.Errorf("error %v does not wrap ErrNewerSchema", err)
+	}
+	for _, want := range []string{"budge.db", fmt.Sprintf("schema version %d", SchemaVersion+1), "newer budge", "upgrade budge", "another store directory"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	// Nothing was changed.
+	if v := schemaVersionOf(t, rawDB(t, dir)); v != SchemaVersion+1 {
+		t.Errorf("refusing the store changed its version to %d", v)
+	}
+}
+
+// A store written before budge recorded a schema version has version 1
+// tables, or some of them (the review and freeze tables were created when
+// first used): it is adopted as version 1 and its runs are readable.
+func TestOpenAdoptsUnversionedStore(t *testing.T) {
+	dir := newStoreWithRun(t)
+	exec(t, rawDB(t, dir), "PRAGMA user_version = 0", "DROP TABLE review_items", "DROP TABLE reviews", "DROP TABLE deck_freezes")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v := schemaVersionOf(t, s.db); v != SchemaVersion {
+		t.Errorf("adopted store has schema version %d, want %d", v, SchemaVersion)
+	}
+	ctx := context.Background()
+	got, err := s.Sessions(ctx, "r1")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("sessions of the adopted store: %v, %v", ids(got), err)
+	}
+	sameSession(t, got[0], testSession("s1", 0))
+	// The missing tables were created.
+	if err := s.CreateReview(ctx, Review{RunID: "r1", Reviewers: [2]string{"a", "b"}, Frozen: base, Items: []ReviewItem{{SessionID: "s1"}}}); err != nil {
+		t.Errorf("review in the adopted store: %v", err)
+	}
+	if _, _, err := s.FreezeDeck(ctx, Freeze{Hash: "h", Name: "d", FrozenAt: base}, []byte("d")); err != nil {
+		t.Errorf("freezing in the adopted store: %v", err)
+	}
+}
+
+func TestOpenRefusesUnversionedForeignTables(t *testing.T) {
+	for name, stmts := range map[string][]string{
+		"a missing column": {"ALTER TABLE sessions DROP COLUMN trace_sha256"},
+		"an extra column":  {"ALTER TABLE runs ADD COLUMN owner TEXT"},
+		"another type":     {"DROP TABLE decks", "CREATE TABLE decks (hash TEXT PRIMARY KEY, name TEXT NOT NULL, source TEXT NOT NULL, content BLOB NOT NULL)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := newStoreWithRun(t)
+			exec(t, rawDB(t, dir), append([]string{"PRAGMA user_version = 0"}, stmts...)...)
+			s, err := Open(dir)
+			if err == nil {
+				s.Close()
+				t.Fatal("a store with foreign tables was opened")
+			}
+			if !errors.Is(err, ErrUnknownSchema) || !strings.Contains(err.Error(), "another store directory") {
+				t.Errorf("error %v: want ErrUnknownSchema saying what to do", err)
+			}
+			if v := schemaVersionOf(t, rawDB(t, dir)); v != 0 {
+				t.Errorf("refusing the store recorded version %d", v)
+			}
+		})
+	}
+}
+
+// Stores opened at once on a new directory all see it created once.
+func TestOpenConcurrently(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	errs := make(chan error, 8)
+	for range cap(errs) {
+		go func() {
+			s, err := Open(dir)
+			if err == nil {
+				err = s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
