@@ -10,7 +10,6 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
-	"github.com/buildlab/budge/provider/replay"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study/stack"
@@ -273,11 +272,7 @@ func Replay(ctx context.Context, st *store.Store, ref string, c Control) (Result
 		return nil, err
 	}
 	h := p.head()
-	format := h.Net.BodyFormat
-	if format == "" {
-		format = replay.FormatOf(h.Provider.Name)
-	}
-	rp, err := replay.New(ctx, st, run.ID, format, h.Provider)
+	rp, format, err := stack.Recorded(ctx, st, run.ID, h.Net.BodyFormat, h.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -479,7 +474,7 @@ func newStack(o NetOptions, h *Header, p provider.Provider, proto protocol) (*st
 	info := p.Info()
 	n := &h.Net
 	if n.BodyFormat == "" {
-		n.BodyFormat = replay.FormatOf(info.Name)
+		n.BodyFormat = stack.BodyFormat(info)
 	}
 	cfg := o.Endpoint.Config
 	if price, ok := cfg.PriceOf(h.Model); ok && info.Name != "replay" && (cfg.HasPrice(h.Model) || o.MaxCost > 0) {

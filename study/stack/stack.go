@@ -6,9 +6,12 @@
 package stack
 
 import (
+	"context"
+
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/replay"
 	"github.com/buildlab/budge/runner"
+	"github.com/buildlab/budge/store"
 )
 
 // Options say which layers a run gets.
@@ -55,3 +58,18 @@ func (s *Stack) Config(c runner.Config) runner.Config {
 	c.Adapt, c.Budget = s.Adapt, s.Budget
 	return c
 }
+
+// Recorded answers from a stored run's recorded responses, with zero
+// network calls (a replay). format is how the responses were written; ""
+// guesses it from the recorded provider. It returns the format used.
+func Recorded(ctx context.Context, src store.AnswerReader, runID, format string, recorded provider.Info) (provider.Provider, string, error) {
+	if format == "" {
+		format = BodyFormat(recorded)
+	}
+	p, err := replay.New(ctx, src, runID, format, recorded)
+	return p, format, err
+}
+
+// BodyFormat is how the responses of a provider are recorded, so that a
+// replay can decode them.
+func BodyFormat(info provider.Info) string { return replay.FormatOf(info.Name) }
