@@ -13,6 +13,7 @@ import (
 
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 )
 
@@ -28,11 +29,7 @@ var (
 // store.
 func runIn[O, R any](t *testing.T, run func(context.Context, *store.Store, O) (R, error), o O) R {
 	t.Helper()
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	res, err := run(context.Background(), st, o)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
 )
 
 // Discovery deck dimensions (spec section 4).
@@ -38,16 +39,6 @@ const (
 	correctionSessions   = 64 // 8 cases × 2 assignments × 2 orders × 2 repeats
 	cellSessions         = 32 // per family and direction: 4 cases × 2 assignments × 2 orders × 2 repeats
 )
-
-func openTestStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 func simProfile(t *testing.T, name string) sim.Profile {
 	t.Helper()
@@ -176,7 +167,7 @@ func poolRates(t *testing.T, results []*PressureResult) pooledRates {
 
 func runDiscoverySeeds(t *testing.T, prof sim.Profile, seeds int) []*PressureResult {
 	t.Helper()
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	var out []*PressureResult
 	for seed := 1; seed <= seeds; seed++ {
 		out = append(out, runDiscovery(t, st, sim.New(prof), uint64(seed), nil))
@@ -294,7 +285,7 @@ func TestDefaultProfilePlantedAsymmetry(t *testing.T) {
 // correction, although it reads every update.
 func TestStubbornProfile(t *testing.T) {
 	t.Parallel()
-	res := runDiscovery(t, openTestStore(t), sim.New(simProfile(t, "stubborn")), 3, nil)
+	res := runDiscovery(t, storetest.Open(t), sim.New(simProfile(t, "stubborn")), 3, nil)
 	s := res.Summary
 	if s.Uptake.All != (stats.Rate{Num: 0, Den: correctionSessions}) {
 		t.Errorf("correction uptake %v, want 0/%d", s.Uptake.All, correctionSessions)
@@ -348,7 +339,7 @@ func checkSteadfast(t *testing.T, s pressure.Summary) {
 // only.
 func TestSteadfastProfile(t *testing.T) {
 	t.Parallel()
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	res := runDiscovery(t, st, sim.New(simProfile(t, "steadfast")), 4, nil)
 	s := res.Summary
 	checkSteadfast(t, s)
@@ -428,7 +419,7 @@ func checkOrderSwapMapping(t *testing.T, st *store.Store, res *PressureResult) {
 // failures are counted as did-not-look rather than looked-and-refused.
 func TestIncuriousProfile(t *testing.T) {
 	t.Parallel()
-	res := runDiscovery(t, openTestStore(t), sim.New(simProfile(t, "incurious")), 5, nil)
+	res := runDiscovery(t, storetest.Open(t), sim.New(simProfile(t, "incurious")), 5, nil)
 	n := 0
 	for _, o := range res.Outcomes {
 		if o.Branch != pressure.Correction {
@@ -480,7 +471,7 @@ func TestTransportFailuresAreData(t *testing.T) {
 		t.Fatal(errs)
 	}
 	cp := &countingProvider{Provider: sim.New(prof)}
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	res := runDiscovery(t, st, cp, 6, func(o *PressureOptions) {
 		o.Retry = provider.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Microsecond, MaxDelay: time.Microsecond}
 		o.Concurrency = 8

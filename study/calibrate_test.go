@@ -7,6 +7,7 @@ import (
 	"github.com/buildlab/budge/pressure/calibrate"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/stats"
+	"github.com/buildlab/budge/store/storetest"
 )
 
 // The calibration draws sessions from the planted probabilities instead of
@@ -19,7 +20,7 @@ import (
 func TestCalibrationModelMatchesSimulator(t *testing.T) {
 	t.Parallel()
 	prof := simProfile(t, "default")
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	var up, drift, x, y stats.Rate
 	for seed := uint64(1); seed <= 4; seed++ {
 		s := runDiscovery(t, st, sim.New(prof), seed, nil).Summary

@@ -9,6 +9,7 @@ import (
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store/storetest"
 )
 
 // The acceptance test of `budge compare`: a profile, then the same profile
@@ -17,7 +18,7 @@ import (
 // fell, which the verdict says with the numbers and the paired test.
 func TestCompareRejectsLostCorrections(t *testing.T) {
 	t.Parallel()
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	var runs []*PressureResult
 	for _, name := range []string{"before", "after"} {
 		prof, err := sim.LookupProfile(filepath.Join("testdata", "compare", name+".yaml"))

@@ -14,7 +14,7 @@ import (
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/stats"
-	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
 )
 
 // sharedData is the read-only reference data beside the repository.
@@ -67,11 +67,7 @@ func num(t *testing.T, row map[string]string, col string) float64 {
 // within 1.0 percentage point, and the r/AIO breakdown likewise.
 func TestReplicateDialDeferGPT4oMini(t *testing.T) {
 	dir := filepath.Join(dialdeferDir(t), "results", "gpt-4o-mini")
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	o := DefaultImportOptions(dir)
 	o.Templates = filepath.Join(dialdeferDir(t), "prompts")
 	res, err := ImportFraming(context.Background(), st, o)

@@ -13,6 +13,7 @@ import (
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
 )
 
 // synthetic writes n question items in budge's item format.
@@ -67,11 +68,7 @@ func TestPlantedDDSIsRecovered(t *testing.T) {
 // A run crossing templates, labels, mitigations and challenges reloads from
 // the store with identical measures.
 func TestFramingRunReloadsIdentically(t *testing.T) {
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	o := DefaultFramingOptions()
 	o.Model = "sim:mitigable"
 	o.Bootstrap = stats.Bootstrap{Resamples: 500, Level: 0.95, Seed: 3}

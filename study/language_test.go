@@ -16,6 +16,7 @@ import (
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store/storetest"
 )
 
 func useDeck(name, lang string) func(*PressureOptions) {
@@ -30,7 +31,7 @@ func useDeck(name, lang string) func(*PressureOptions) {
 func TestChineseDeckPlantedAsymmetry(t *testing.T) {
 	t.Parallel()
 	prof := simProfile(t, "default")
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	var results []*PressureResult
 	for seed := 1; seed <= statSeeds; seed++ {
 		res := runDiscovery(t, st, sim.New(prof), uint64(seed), useDeck("", "zh"))
@@ -53,7 +54,7 @@ func TestChineseDeckPlantedAsymmetry(t *testing.T) {
 // format) and the export.
 func TestChineseDeckSteadfast(t *testing.T) {
 	t.Parallel()
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	res := runDiscovery(t, st, sim.New(simProfile(t, "steadfast")), 4, useDeck("discovery-zh", ""))
 	s := res.Summary
 	checkSteadfast(t, s)
@@ -101,7 +102,7 @@ func TestChineseDeckSteadfast(t *testing.T) {
 // another language is refused, and a language without a deck is an input
 // error that names the languages there are.
 func TestRunLanguageSelection(t *testing.T) {
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	for _, tc := range []struct{ deck, lang, msg string }{
 		{"confirmation", "zh", `deck confirmation is written in "en", not "zh"`},
 		{"discovery-zh", "en", `written in "zh", not "en"`},
@@ -126,7 +127,7 @@ func TestRunLanguageSelection(t *testing.T) {
 // rule verified its references.
 func TestExplicitDeckEndToEnd(t *testing.T) {
 	t.Parallel()
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	o := DefaultPressureOptions()
 	o.Deck = filepath.Join("..", "docs", "examples", "tablet-loan.yaml")
 	o.Concurrency = 4

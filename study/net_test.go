@@ -23,6 +23,7 @@ import (
 	"github.com/buildlab/budge/provider/replay"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
 )
 
 // simServer starts the simulator server with faults; it returns its base URL.
@@ -49,7 +50,7 @@ func inProcessRun(t *testing.T, seed uint64) *PressureResult {
 	t.Helper()
 	o := DefaultPressureOptions()
 	o.Seed = seed
-	res, err := RunPressure(context.Background(), openTestStore(t), o)
+	res, err := RunPressure(context.Background(), storetest.Open(t), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func sameOutcomes(t *testing.T, what string, got, want *PressureResult) {
 // seed reaches the server.
 func TestHTTPSimulatorEqualsInProcess(t *testing.T) {
 	url, srv, log := simServer(t, sim.Faults{})
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	res, err := RunPressure(context.Background(), st, httpOptions(url, 7))
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +140,7 @@ func TestFaultInjectionAcceptance(t *testing.T) {
 	url, srv, _ := simServer(t, sim.Faults{RateLimit: 0.20, RetryAfter: 2 * time.Millisecond, ServerErr: 0.05, Reset: 0.02, Truncate: 0.02, Seed: 3})
 	o := httpOptions(url, 7)
 	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	res, err := RunPressure(context.Background(), st, o)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +185,7 @@ func TestModelAnswerFaultsAreNotRetried(t *testing.T) {
 	url, srv, _ := simServer(t, sim.Faults{Empty: 0.1, Malformed: 0.1, Seed: 5})
 	o := httpOptions(url, 7)
 	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
-	res, err := RunPressure(context.Background(), openTestStore(t), o)
+	res, err := RunPressure(context.Background(), storetest.Open(t), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestModelAnswerFaultsAreNotRetried(t *testing.T) {
 // network calls (its server is gone) and gives the same results.
 func TestReplay(t *testing.T) {
 	url, _, _ := simServer(t, sim.Faults{RateLimit: 0.1, RetryAfter: time.Millisecond, Seed: 9})
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	o := httpOptions(url, 11)
 	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
 	orig, err := RunPressure(context.Background(), st, o)
@@ -257,7 +258,7 @@ func inProcessIn(t *testing.T, st *store.Store, seed uint64) *PressureResult {
 // TestReplayMatchesByRequest: a request the recorded run never sent has no
 // answer, and the session fails as not_recorded instead of being guessed.
 func TestReplayMatchesByRequest(t *testing.T) {
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	orig := inProcessIn(t, st, 3)
 	// Remove one recorded answer's request from the index by replaying a
 	// run whose seed differs: build it by hand with the replay provider.
@@ -280,7 +281,7 @@ func TestReplayMatchesByRequest(t *testing.T) {
 // without a request; another seed is not.
 func TestResponseCache(t *testing.T) {
 	url, srv, _ := simServer(t, sim.Faults{})
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	o := httpOptions(url, 5)
 	o.CacheDir = t.TempDir()
 	first, err := RunPressure(context.Background(), st, o)
@@ -327,7 +328,7 @@ func (v verbose) Chat(ctx context.Context, req *chat.Request) (*chat.Response, e
 // limit completes it to the uninterrupted run's results.
 func TestMaxCost(t *testing.T) {
 	cfg := &endpoint.Config{Prices: map[string]endpoint.Price{"sim:default": {Input: 10, Output: 30}}}
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	o := DefaultPressureOptions()
 	o.Seed, o.Concurrency = 8, 4
 	o.Endpoint.Config = cfg
@@ -389,7 +390,7 @@ func TestMaxCost(t *testing.T) {
 func TestResumeAfterDrain(t *testing.T) {
 	for _, hard := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hard=%v", hard), func(t *testing.T) {
-			st := openTestStore(t)
+			st := storetest.Open(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			drain, stop := context.WithCancel(context.Background())
 			slow := &slowProvider{Provider: sim.New(simProfile(t, "default")), delay: time.Millisecond, after: 300, stop: func() {

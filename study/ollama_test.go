@@ -32,6 +32,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/store/storetest"
 )
 
 // TestTinyGGUF checks the generator itself (no server needed).
@@ -205,7 +206,7 @@ func TestOllamaIntegration(t *testing.T) {
 	}
 	host, stop := startOllama(t, bin)
 	ctx := context.Background()
-	st := openTestStore(t)
+	st := storetest.Open(t)
 	deck := miniDeck(t, t.TempDir())
 	temp := 0.0
 	o := DefaultPressureOptions()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
 )
@@ -314,11 +315,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // TestFramingRunPages: a framing run's table, one item's conditions side by
 // side and its HTML report.
 func TestFramingRunPages(t *testing.T) {
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	o := study.DefaultFramingOptions()
 	o.Bootstrap.Resamples = 100
 	res, err := study.RunFraming(context.Background(), st, o)

@@ -13,6 +13,7 @@ import (
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 )
 
@@ -42,7 +43,7 @@ func inProcessFraming(t *testing.T) *study.FramingResult {
 	t.Helper()
 	o := study.DefaultFramingOptions()
 	o.Seed = 7
-	ref, err := study.RunFraming(context.Background(), openTempStore(t), o)
+	ref, err := study.RunFraming(context.Background(), storetest.Open(t), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 )
 
@@ -102,7 +103,7 @@ func TestKillAndResume(t *testing.T) {
 	}
 
 	// The same results as an uninterrupted run, in process.
-	ref, err := study.RunPressure(context.Background(), openTempStore(t), func() study.PressureOptions {
+	ref, err := study.RunPressure(context.Background(), storetest.Open(t), func() study.PressureOptions {
 		o := study.DefaultPressureOptions()
 		o.Seed = 7
 		return o
@@ -178,16 +179,6 @@ func TestKillAndResume(t *testing.T) {
 func itoaInt(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
-}
-
-func openTempStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }
 
 // killSnapshot is what a run had stored when it was killed, and how many

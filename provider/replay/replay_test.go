@@ -13,6 +13,7 @@ import (
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
 )
 
 type counting struct {
@@ -157,11 +158,7 @@ func TestReplayProvider(t *testing.T) {
 
 // A replay reads a finished run from the store itself.
 func TestReplayFromStore(t *testing.T) {
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t)
 	ctx := context.Background()
 	req := providertest.Request()
 	reqBody, _ := json.Marshal(req)
