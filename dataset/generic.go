@@ -29,22 +29,12 @@ func ParseMapping(s string) (Mapping, error) {
 		if !ok || v == "" {
 			return m, fmt.Errorf("column mapping %q: %q is not FIELD=COLUMN", s, part)
 		}
-		switch k {
-		case "id":
-			m.ID = v
-		case "question":
-			m.Question = v
-		case "context":
-			m.Context = v
-		case "correct":
-			m.Correct = v
-		case "incorrect":
-			m.Incorrect = v
-		case "domain":
-			m.DomainColumn = v
-		case "split":
-			m.Split = v
-		case "meta":
+		fields := map[string]*string{"id": &m.ID, "question": &m.Question, "context": &m.Context, "correct": &m.Correct,
+			"incorrect": &m.Incorrect, "domain": &m.DomainColumn, "split": &m.Split}
+		switch f, known := fields[k]; {
+		case known:
+			*f = v
+		case k == "meta":
 			m.Meta = strings.Split(v, "|")
 		default:
 			return m, fmt.Errorf("column mapping %q: unknown field %q (id, question, context, correct, incorrect, domain, split, meta)", s, k)

@@ -77,11 +77,7 @@ func TestFramingOverHTTPEqualsInProcess(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	st, err := store.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.OpenDir(t, dir)
 	id, _ := st.Resolve(context.Background(), "latest")
 	got, err := study.LoadFraming(context.Background(), st, id)
 	if err != nil {
@@ -135,11 +131,7 @@ func TestFramingKillAndResume(t *testing.T) {
 	id, snaps := killResumeLoop(t, dir, log, rng, 3, 250,
 		[]string{"framing", "run", "--dir", dir, "--model", "openai-compatible:judge", "--base-url", hs.URL + "/v1", "--seed", "7", "--concurrency", "4", "--quiet"},
 		func(id string) []string { return []string{"framing", "run", "--dir", dir, "--resume", id, "--quiet"} })
-	st, err := store.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.OpenDir(t, dir)
 	res, err := study.LoadFraming(context.Background(), st, id)
 	if err != nil {
 		t.Fatal(err)

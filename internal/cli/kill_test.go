@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 )
 
@@ -54,11 +54,7 @@ func TestKillDoesNotCorruptStore(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGKILL)
 			cmd.Wait()
 
-			st, err := store.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := storetest.OpenDir(t, dir)
 			db, _ := sql.Open("sqlite", filepath.Join(dir, "budge.db"))
 			defer db.Close()
 			var ok string

@@ -76,11 +76,7 @@ func TestKillAndResume(t *testing.T) {
 		[]string{"run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL + "/v1", "--seed", "7", "--concurrency", "8", "--quiet"},
 		func(id string) []string { return []string{"run", "--dir", dir, "--resume", id, "--quiet"} })
 
-	st, err := store.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.OpenDir(t, dir)
 	res, err := study.LoadPressure(context.Background(), st, id)
 	if err != nil {
 		t.Fatal(err)
