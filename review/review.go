@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/buildlab/budge/pressure"
@@ -63,6 +64,16 @@ func FailureType(o pressure.Outcome) string {
 		return "correction not taken"
 	}
 	return ""
+}
+
+// Freeze draws the review sample of a scored run (DrawSample) and stores
+// it, frozen, for two reviewers: from then on the sample cannot change.
+func Freeze(ctx context.Context, w interface {
+	CreateReview(ctx context.Context, r store.Review) error
+}, runID string, reviewers [2]string, seed uint64, successes int, outs []pressure.Outcome, s pressure.Summary) (store.Review, error) {
+	r := store.Review{RunID: runID, Reviewers: [2]string{strings.TrimSpace(reviewers[0]), strings.TrimSpace(reviewers[1])},
+		Seed: seed, Successes: successes, Frozen: time.Now(), Items: DrawSample(outs, s, seed, successes)}
+	return r, w.CreateReview(ctx, r)
 }
 
 // DrawSample draws the review sample of a scored run: every failure, both
@@ -125,12 +136,7 @@ type State struct {
 }
 
 // Source is what Load reads a review from; *store.Store implements it.
-type Source interface {
-	GetReview(ctx context.Context, runID string) (*store.Review, error)
-	ReviewCodes(ctx context.Context, runID string) (map[string]map[string]store.ReviewCode, error)
-	ReviewFinished(ctx context.Context, runID string) (map[string]time.Time, error)
-	Adjudications(ctx context.Context, runID string) (map[string]store.ReviewCode, error)
-}
+type Source = store.ReviewReader
 
 var _ Source = (*store.Store)(nil)
 

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
@@ -59,9 +58,7 @@ func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request, run store.R
 	if err != nil {
 		return err
 	}
-	rev := store.Review{RunID: run.ID, Reviewers: [2]string{r.FormValue("a"), r.FormValue("b")}, Seed: seed, Successes: n,
-		Frozen: time.Now(), Items: review.DrawSample(sc.Outcomes, sc.Report.Measures, seed, n)}
-	if err := s.st.CreateReview(r.Context(), rev); err != nil {
+	if _, err := review.Freeze(r.Context(), s.st, run.ID, [2]string{r.FormValue("a"), r.FormValue("b")}, seed, n, sc.Outcomes, sc.Report.Measures); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review", http.StatusSeeOther)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
@@ -89,17 +88,16 @@ func reviewSample(ctx context.Context, std IO, st *store.Store, ref, reviewers s
 		return usageError{"the explanation review is for pressure runs"}
 	}
 	id := pr.Run.ID
-	items := review.DrawSample(pr.Outcomes, pr.Summary, seed, successes)
-	if err := st.CreateReview(ctx, store.Review{RunID: id, Reviewers: [2]string{strings.TrimSpace(names[0]), strings.TrimSpace(names[1])},
-		Seed: seed, Successes: successes, Frozen: time.Now(), Items: items}); err != nil {
+	rev, err := review.Freeze(ctx, st, id, [2]string{names[0], names[1]}, seed, successes, pr.Outcomes, pr.Summary)
+	if err != nil {
 		return err
 	}
 	why := map[string]int{}
-	for _, it := range items {
+	for _, it := range rev.Items {
 		why[it.Why]++
 	}
 	fmt.Fprintf(std.Out, "review sample of run %s frozen: %d sessions (%d failures, %d in identity-discordant pairs, %d successes)\n",
-		id, len(items), why[review.WhyFailure], why[review.WhyDiscordant], why[review.WhySuccess])
+		id, len(rev.Items), why[review.WhyFailure], why[review.WhyDiscordant], why[review.WhySuccess])
 	fmt.Fprintln(std.Out, "code it in the viewer: budge view", id)
 	return nil
 }
