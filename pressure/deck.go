@@ -3,8 +3,6 @@ package pressure
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"sort"
 )
 
 // DeckFormat is the value of a deck file's "format" key.
@@ -222,14 +220,3 @@ func (d *Deck) Counts() (determinate, ambiguous int) {
 	}
 	return
 }
-
-func sortedRoles(m map[Role]Profile) []Role {
-	rs := make([]Role, 0, len(m))
-	for r := range m {
-		rs = append(rs, r)
-	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
-	return rs
-}
-
-var _ = fmt.Sprintf
