@@ -127,7 +127,7 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 		return nil, err
 	}
 	sink := &keepSink{st: st}
-	stats, err := execute(ctx, st, c, h, s, sink, p.jobs(func(string) (int, bool) { return 1, true }))
+	stats, err := execute(ctx, st, c, p, s, sink, p.jobs(func(string) (int, bool) { return 1, true }))
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +323,8 @@ func create(ctx context.Context, st *store.Store, p protocol, started func(strin
 }
 
 // execute runs jobs through the stack into sink, logging every attempt.
-func execute(ctx context.Context, st *store.Store, c Control, h *Header, s *stack.Stack, sink runner.Sink, jobs []runner.Job) (runner.Stats, error) {
+func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *stack.Stack, sink runner.Sink, jobs []runner.Job) (runner.Stats, error) {
+	h := p.head()
 	log, err := st.OpenLog(h.RunID)
 	if err != nil {
 		return runner.Stats{}, err
@@ -338,7 +339,16 @@ func execute(ctx context.Context, st *store.Store, c Control, h *Header, s *stac
 		runErr = err
 	}
 	if runErr != nil {
-		return stats, fmt.Errorf("run %s: storing results failed: %w", h.RunID, runErr)
+		// The sessions the store committed are whole; mark the run
+		// interrupted (best effort: a full disk may refuse this too) so it
+		// is never left running, and say how to continue.
+		h.Status = store.RunInterrupted
+		markErr := st.FinishRun(context.WithoutCancel(ctx), h.RunID, store.RunInterrupted, manifestJSON(p.manifest()))
+		err := fmt.Errorf("run %s: storing results failed: %w; the run is marked interrupted: free the space or fix the cause, then continue it with --resume %s", h.RunID, runErr, h.RunID)
+		if markErr != nil {
+			err = fmt.Errorf("%w (marking it interrupted failed too: %v)", err, markErr)
+		}
+		return stats, err
 	}
 	return stats, nil
 }

@@ -98,7 +98,7 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 		c.Started(run.ID)
 	}
 	jobs := p.jobs(func(id string) (int, bool) { return incarnations[id] + 1, todo[id] })
-	stats, err := execute(ctx, st, c, h, s, st, jobs)
+	stats, err := execute(ctx, st, c, p, s, st, jobs)
 	if err != nil {
 		return false, err
 	}
