@@ -193,3 +193,27 @@ func TestSelftest(t *testing.T) {
 		t.Errorf("selftest: exit %d: %s", code, out)
 	}
 }
+
+// Beyond loopback a guessable token is refused; on loopback none is needed;
+// without one a long one is generated.
+func TestViewToken(t *testing.T) {
+	for _, c := range []struct {
+		addr, token string
+		ok          bool
+		wantLen     int
+	}{
+		{"0.0.0.0:0", "a", false, 0},
+		{"0.0.0.0:0", "0123456789abcdef", true, 16},
+		{"0.0.0.0:0", "", true, 32},
+		{"127.0.0.1:0", "", true, 0},
+		{"localhost:0", "a", true, 1},
+	} {
+		got, err := viewToken(c.addr, c.token)
+		if (err == nil) != c.ok || (c.ok && len(got) != c.wantLen) {
+			t.Errorf("viewToken(%q, %q) = %q, %v", c.addr, c.token, got, err)
+		}
+	}
+	if code, _, stderr := budge(t, "view", "--dir", t.TempDir(), "--addr", "0.0.0.0:0", "--token", "a"); code != ExitInvalid || !strings.Contains(stderr, "at least 16") {
+		t.Errorf("budge view --token a on 0.0.0.0: exit %d, %s", code, stderr)
+	}
+}

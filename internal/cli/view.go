@@ -67,17 +67,29 @@ func cmdView(ctx context.Context, std IO, args []string) error {
 	})
 }
 
+// minToken is the shortest token accepted beyond loopback: one that can be
+// guessed protects nothing.
+const minToken = 16
+
 // viewToken is the token the viewer requires: the given one, none on a
-// loopback address, or else a generated one.
+// loopback address, or else a generated one. Beyond loopback a given token
+// must be at least minToken characters.
 func viewToken(addr, token string) (string, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", usageError{fmt.Sprintf("--addr: %v", err)}
 	}
-	if ip := net.ParseIP(host); token == "" && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+	ip := net.ParseIP(host)
+	if (ip != nil && ip.IsLoopback()) || host == "localhost" {
+		return token, nil
+	}
+	if token == "" {
 		b := make([]byte, 16)
 		rand.Read(b)
-		token = hex.EncodeToString(b)
+		return hex.EncodeToString(b), nil
+	}
+	if len(token) < minToken {
+		return "", usageError{fmt.Sprintf("--token must be at least %d characters on %s, which is reachable beyond this machine (leave it out to have one generated)", minToken, host)}
 	}
 	return token, nil
 }
