@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/buildlab/budge/chat"
@@ -118,7 +120,7 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 		return nil, err
 	}
 	h := p.head()
-	s, err := newStack(c.NetOptions, h, prov, p)
+	s, err := newStack(c.NetOptions, journalDir(st, h.RunID), h, prov, p)
 	if err != nil {
 		return nil, err
 	}
@@ -363,6 +365,12 @@ func finish(ctx context.Context, st *store.Store, p protocol, run store.Run, ses
 	if err := st.FinishRun(ctx, h.RunID, h.Status, manifestJSON(p.manifest())); err != nil {
 		return nil, err
 	}
+	if h.Status == store.RunComplete {
+		// Every session is stored: the journal has nothing left to save.
+		if err := os.RemoveAll(journalDir(st, h.RunID)); err != nil {
+			return nil, err
+		}
+	}
 	res := p.result(run, byID)
 	if l, ok := p.(loaded); ok {
 		if err := l.afterScore(ctx, st, res); err != nil {
@@ -480,7 +488,7 @@ func (k *keepSink) WriteSessions(ctx context.Context, runID string, ss []store.S
 // protocol: the price and the cost limit (refusing a run whose projected
 // cost exceeds it), the response cache, adaptive concurrency, and the
 // manifest's record of them.
-func newStack(o NetOptions, h *Header, p provider.Provider, proto protocol) (*stack.Stack, error) {
+func newStack(o NetOptions, journal string, h *Header, p provider.Provider, proto protocol) (*stack.Stack, error) {
 	info := p.Info()
 	n := &h.Net
 	if n.BodyFormat == "" {
@@ -509,7 +517,12 @@ func newStack(o NetOptions, h *Header, p provider.Provider, proto protocol) (*st
 	if o.CacheDir != "" {
 		n.Cache = &CacheInfo{Dir: o.CacheDir}
 	}
-	return stack.Build(p, stack.Options{CacheDir: o.CacheDir, Concurrency: h.Concurrency, Budget: budget})
+	return stack.Build(p, stack.Options{CacheDir: o.CacheDir, JournalDir: journal, Concurrency: h.Concurrency, Budget: budget})
+}
+
+// journalDir is where a run keeps its journal of answers (stack.Options).
+func journalDir(st *store.Store, runID string) string {
+	return filepath.Join(st.RunDir(runID), "journal")
 }
 
 // maxOutput is the most output tokens one call can produce, for the cost
@@ -529,6 +542,10 @@ func record(n *NetInfo, s *stack.Stack, stats runner.Stats) {
 	}
 	if s.Adapt != nil {
 		n.Adaptive = &AdaptInfo{Lowest: stats.LowestConcurrency, Cuts: stats.ConcurrencyCuts}
+	}
+	if s.Journal != nil {
+		hits, _ := s.Journal.Counts()
+		n.JournalHits += hits
 	}
 }
 

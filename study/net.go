@@ -27,10 +27,13 @@ type NetInfo struct {
 	ReplayOf  string `json:"replay_of,omitempty"`
 	// AppPrompt is the application prompt's text when it came from a file,
 	// so that a resume or a replay asks exactly the same questions.
-	AppPrompt string       `json:"application_prompt,omitempty"`
-	Cache     *CacheInfo   `json:"cache,omitempty"`
-	Adaptive  *AdaptInfo   `json:"adaptive_concurrency,omitempty"`
-	Resumes   []Resumption `json:"resumes,omitempty"`
+	AppPrompt string     `json:"application_prompt,omitempty"`
+	Cache     *CacheInfo `json:"cache,omitempty"`
+	// JournalHits counts the calls a resume answered from the run's journal:
+	// answered before a kill, never paid for twice.
+	JournalHits int64        `json:"journal_hits,omitempty"`
+	Adaptive    *AdaptInfo   `json:"adaptive_concurrency,omitempty"`
+	Resumes     []Resumption `json:"resumes,omitempty"`
 }
 
 // Projection is the cost a run is expected to have, and how it was guessed.

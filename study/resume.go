@@ -77,7 +77,7 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 	if err != nil {
 		return false, err
 	}
-	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, Concurrency: concurrency(c, h), Budget: budget})
+	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h), Budget: budget})
 	if err != nil {
 		return false, err
 	}

@@ -122,6 +122,7 @@ func TestKillAndResume(t *testing.T) {
 		session[pressure.SessionSeed(7, spec.ID())] = spec.ID()
 	}
 	assertNotRequestedAgain(t, snaps, log.Entries(), session)
+	assertPaidOnce(t, log.Entries(), len(snaps), 8)
 
 	// The log holds every stored session's final record once, and every
 	// stored attempt once.
@@ -227,6 +228,35 @@ func killResumeLoop(t *testing.T, dir string, log *sim.RequestLog, rng *rand.Ran
 
 // assertNotRequestedAgain fails when a session stored before a kill was
 // requested after it; session maps a request's seed to its session.
+// repeatedAnswers counts the requests the server answered (200, no fault)
+// that it had answered before: calls paid for twice.
+func repeatedAnswers(entries []sim.LogEntry) int {
+	seen, n := map[string]bool{}, 0
+	for _, e := range entries {
+		if e.Status != 200 || e.Fault != "" {
+			continue
+		}
+		if seen[e.BodySHA] {
+			n++
+		}
+		seen[e.BodySHA] = true
+	}
+	return n
+}
+
+// assertPaidOnce checks that resumes after kills paid for no answered call
+// again: the run's journal answers them. A kill can still cut a response
+// the server sent before the client wrote it down, at most the calls in
+// flight once per kill.
+func assertPaidOnce(t *testing.T, entries []sim.LogEntry, kills, inFlight int) {
+	t.Helper()
+	n := repeatedAnswers(entries)
+	t.Logf("%d answered requests sent again over %d kills", n, kills)
+	if n > kills*inFlight {
+		t.Errorf("%d answered requests were sent again after %d kills (at most %d in flight each)", n, kills, inFlight)
+	}
+}
+
 func assertNotRequestedAgain(t *testing.T, snaps []killSnapshot, entries []sim.LogEntry, session map[int64]string) {
 	t.Helper()
 	for k, s := range snaps {

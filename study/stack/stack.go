@@ -1,6 +1,7 @@
 // Package stack is the one place a run's model is wrapped for execution:
 // the opened endpoint (or a replay of recorded responses) goes behind the
-// response cache, then adaptive concurrency, then the cost budget. Every
+// run's journal of answers, the response cache, then adaptive
+// concurrency, then the cost budget. Every
 // run of every protocol, new or resumed, is built here, so a capability
 // added to one reaches all.
 package stack
@@ -19,6 +20,12 @@ type Options struct {
 	// CacheDir, when set, answers repeated requests from a response cache
 	// there and records new answers.
 	CacheDir string
+	// JournalDir, when set, is the run's own journal of answers: every
+	// answer of a model that is not in process is written there before it
+	// is used, and a request already answered there (by a try of the run
+	// that was killed before it stored the session) is answered from it,
+	// so a resume never pays for a call twice.
+	JournalDir string
 	// Concurrency is the most calls in flight; a model that is not in
 	// process gets adaptive concurrency starting there.
 	Concurrency int
@@ -32,6 +39,7 @@ type Options struct {
 type Stack struct {
 	Provider provider.Provider
 	Cache    *replay.Cache    // nil without a cache
+	Journal  *replay.Cache    // nil for a model in process or without a journal
 	Adapt    *runner.Adaptive // nil for a model in process
 	Budget   *runner.Budget   // nil without a cost limit
 }
@@ -39,9 +47,16 @@ type Stack struct {
 // Build wraps p in the layers o asks for, in the one order every run uses.
 func Build(p provider.Provider, o Options) (*Stack, error) {
 	s := &Stack{Provider: p, Budget: o.Budget}
-	info := p.Info() // before the cache: a cached endpoint is still remote
+	info := p.Info() // before the layers: a cached endpoint is still remote
+	if o.JournalDir != "" && !info.InProcess {
+		j, err := replay.NewCache(o.JournalDir, p)
+		if err != nil {
+			return nil, err
+		}
+		s.Journal, s.Provider = j, j
+	}
 	if o.CacheDir != "" {
-		c, err := replay.NewCache(o.CacheDir, p)
+		c, err := replay.NewCache(o.CacheDir, s.Provider)
 		if err != nil {
 			return nil, err
 		}

@@ -63,3 +63,33 @@ func TestBuildInProcess(t *testing.T) {
 		t.Errorf("a model in process without a cache gets no layers: %+v", s)
 	}
 }
+
+// An answer is in the run's journal before it is used, so the next try of
+// the run (a new stack on the same journal, as after a kill) gets it from
+// there and the endpoint is not paid twice.
+func TestJournalAnswersAResume(t *testing.T) {
+	remote := &counting{info: provider.Info{Name: "openai-compatible", Model: "m"}}
+	dir := t.TempDir()
+	req := &chat.Request{Model: "m", Messages: []chat.Message{{Role: chat.User, Content: "hi"}}}
+	first, err := Build(remote, Options{JournalDir: dir, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Provider.Chat(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Build(remote, Options{JournalDir: dir, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again.Provider.Chat(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := again.Journal.Counts(); remote.calls != 1 || hits != 1 {
+		t.Errorf("%d calls reached the endpoint, %d journal hits; want 1 and 1", remote.calls, hits)
+	}
+	local := &counting{info: provider.Info{Name: "sim", Model: "sim", InProcess: true}}
+	if s, _ := Build(local, Options{JournalDir: t.TempDir()}); s.Journal != nil {
+		t.Errorf("a model in process costs nothing: no journal")
+	}
+}
