@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -136,12 +137,18 @@ func unfinished(res study.Result) error {
 	if run.Status == store.RunComplete {
 		return nil
 	}
-	how := "the measures above count them as not observed"
+	how, cmd := "the measures above count them as not observed", "budge run"
 	if _, ok := res.(*study.FramingResult); ok {
-		how = "their items are left out of the measures above"
+		how, cmd = "their items are left out of the measures above", "budge framing run"
 	}
-	return codedError{ExitIncomplete, fmt.Errorf("run %s is %s: %d failed and %d missing session(s); %s",
-		run.ID, run.Status, h.Counts.Failed, h.Counts.Missing, how)}
+	msg := fmt.Sprintf("run %s is %s: %d failed and %d missing session(s); %s", run.ID, run.Status, h.Counts.Failed, h.Counts.Missing, how)
+	if h.Net.StoppedBy != "" {
+		msg += "; sessions stopped starting: " + h.Net.StoppedBy
+	}
+	if run.Status == store.RunInterrupted {
+		msg += fmt.Sprintf("; continue it with: %s --resume %s", cmd, run.ID)
+	}
+	return codedError{ExitIncomplete, errors.New(msg)}
 }
 
 // progressPrinter redraws one line on a terminal and prints a line every few
