@@ -80,6 +80,23 @@ type Config struct {
 	// Budget, when set, admits sessions only while the projected cost stays
 	// under a limit.
 	Budget *Budget
+	// OutageWait bounds how long a run waits out an outage of the endpoint
+	// (see outage.go) before it stops with StoppedBy "outage". Zero means
+	// DefaultOutageWait; a negative value never pauses: connection failures
+	// then spend attempts like any other infrastructure failure.
+	OutageWait time.Duration
+	// OutageAfter is how many connection failures in a row, from at least
+	// two calls, make an outage; zero means DefaultOutageAfter.
+	OutageAfter int
+	// RateLimitWait is how long, in all, one call waits out 429 answers that
+	// say when to come back (Retry-After) without spending its attempts;
+	// past it, such answers count as attempts again. Zero means
+	// DefaultRateLimitWait; a negative value counts every 429.
+	RateLimitWait time.Duration
+	// OutageNotice, when set, is told when an outage starts (on) and when
+	// the endpoint answers again; since is when the outage started. It is
+	// called from a worker and must not block.
+	OutageNotice func(on bool, since time.Time)
 }
 
 // Progress reports how far a run has come.
@@ -95,13 +112,25 @@ type Progress struct {
 type Stats struct {
 	Progress
 	InputTokens, OutputTokens int
-	// StoppedBy says why sessions were left unstarted: "cost limit", or
-	// empty. Cost is the running cost when a Budget was set.
+	// StoppedBy says why sessions were left unstarted: "cost limit",
+	// "outage" (the endpoint stayed unreachable for Config.OutageWait; the
+	// sessions in flight were interrupted), or empty. Cost is the running
+	// cost when a Budget was set.
 	StoppedBy string
 	Cost      float64
 	// Concurrency adaptation: the lowest bound on calls in flight and how
 	// often rate limiting cut it.
 	LowestConcurrency, ConcurrencyCuts int
+	// Outages is how many outages the run waited out or stopped in;
+	// OutageStarted is when the last one started (when StoppedBy is
+	// "outage", the one that stopped the run), zero without any; OutageTime
+	// is how long they lasted in all.
+	Outages       int
+	OutageStarted time.Time
+	OutageTime    time.Duration
+	// RateLimitWaits is how many 429 answers were waited out (per their
+	// Retry-After) without spending an attempt.
+	RateLimitWaits int
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -132,9 +161,18 @@ func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink,
 	if cfg.BatchSize < 1 {
 		cfg.BatchSize = 256
 	}
+	if cfg.OutageWait == 0 {
+		cfg.OutageWait = DefaultOutageWait
+	}
+	if cfg.OutageAfter < 1 {
+		cfg.OutageAfter = DefaultOutageAfter
+	}
+	if cfg.RateLimitWait == 0 {
+		cfg.RateLimitWait = DefaultRateLimitWait
+	}
 	start := time.Now()
 	results := make(chan result, cfg.Concurrency*2)
-	var attempts, failures atomic.Int64
+	var attempts, failures, rateWaits atomic.Int64
 
 	writerErr := make(chan error, 1)
 	var stats Stats
@@ -145,8 +183,14 @@ func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink,
 	}()
 
 	g, gctx := errgroup.WithContext(ctx)
+	// Giving up on an unreachable endpoint cancels the sessions in flight,
+	// as a hard cancel does: they are kept as interrupted.
+	gctx, stopRun := context.WithCancel(gctx)
+	defer stopRun()
+	out := newOutages(cfg, stopRun)
 	// A slot is taken before a session starts, so draining or cancelling is
-	// checked again after every wait for a free slot.
+	// checked again after every wait for a free slot, and then no session
+	// starts while an outage is on.
 	slots := make(chan struct{}, cfg.Concurrency)
 dispatch:
 	for _, job := range jobs {
@@ -156,6 +200,10 @@ dispatch:
 		case <-gctx.Done():
 			break dispatch
 		case slots <- struct{}{}:
+		}
+		if err := out.clear(gctx); err != nil {
+			<-slots
+			break dispatch
 		}
 		if drain.Err() != nil || gctx.Err() != nil {
 			<-slots
@@ -174,7 +222,7 @@ dispatch:
 			}
 			// Backoff jitter depends on the session, not on scheduling.
 			rng := rand.New(rand.NewPCG(cfg.JitterSeed, uint64(job.Seq)))
-			se, err := runOne(gctx, cfg, p, job, rng, &attempts, &failures)
+			se, err := runOne(gctx, cfg, p, job, rng, out, &attempts, &failures, &rateWaits)
 			if err != nil {
 				return err
 			}
@@ -196,6 +244,12 @@ dispatch:
 	if cfg.Adapt != nil {
 		_, stats.LowestConcurrency, stats.ConcurrencyCuts = cfg.Adapt.State()
 	}
+	var gaveUp bool
+	gaveUp, stats.Outages, stats.OutageStarted, stats.OutageTime = out.state()
+	if gaveUp {
+		stats.StoppedBy = "outage"
+	}
+	stats.RateLimitWaits = int(rateWaits.Load())
 	return stats, errors.Join(gErr, wErr)
 }
 
@@ -282,7 +336,7 @@ func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result,
 
 // runOne drives one session to its end. The returned error is only for
 // storage failures; model and transport failures are data.
-func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, attempts, failures *atomic.Int64) (store.Session, error) {
+func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, out *outages, attempts, failures, rateWaits *atomic.Int64) (store.Session, error) {
 	if job.Repeat > 0 {
 		ctx = provider.WithRepeat(ctx, job.Repeat)
 	}
@@ -311,13 +365,29 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 		}
 		reqSHA := put(reqBody)
 		var resp *chat.Response
+		// What counts toward MaxAttempts: the failures of this call except
+		// the connection failures of an outage (kept by streak: a streak can
+		// become an outage after the fact) and the 429s waited out.
+		callID := fmt.Sprintf("%s/%d", job.ID, call)
+		counted := 0
+		var connFails []int
+		var rateWaited time.Duration
 		for n := 1; ; n++ {
+			probe, err := out.admit(ctx)
+			if err != nil {
+				// The run gave up on the endpoint, or was cancelled while
+				// this call waited: the call is not made.
+				se.Status = store.SessionInterrupted
+				se.Finished = time.Now()
+				return se, nil
+			}
 			a := store.Attempt{Incarnation: job.Incarnation, Call: call, Attempt: n, Phase: phase, Started: time.Now(), RequestSHA: reqSHA}
 			reserved, allowed := 0.0, true
 			if cfg.Budget != nil {
 				reserved, allowed = cfg.Budget.Call(len(reqBody))
 			}
 			if !allowed {
+				out.release(probe)
 				// The cost limit: this call is not made, and the session
 				// stops as interrupted, a cell a resumed run completes.
 				se.Status = store.SessionInterrupted
@@ -346,6 +416,7 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 					body, _ = json.Marshal(r)
 				}
 				a.ResponseSHA = put(body)
+				out.report(callID, "", probe)
 				se.InputTokens += a.InputTokens
 				se.OutputTokens += a.OutputTokens
 				se.Attempts = append(se.Attempts, a)
@@ -356,12 +427,46 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 			pe := provider.Classify(ctx, callErr)
 			a.Outcome, a.ErrorKind, a.ErrorMsg, a.HTTPStatus = "error", string(pe.Kind), pe.Error(), pe.Status
 			se.Attempts = append(se.Attempts, a)
+			kind := pe.Kind
+			if ctx.Err() != nil {
+				kind = provider.Canceled // the run's own doing, not the endpoint's
+			}
+			streak, excused := out.report(callID, kind, probe)
 			if ctx.Err() != nil || pe.Kind == provider.Canceled {
 				se.Status = store.SessionInterrupted
 				se.Finished = time.Now()
 				return se, nil
 			}
-			again, wait := cfg.Retry.Retry(n, pe, rng)
+			if connectionFailure(pe.Kind) {
+				if excused {
+					// An outage: the next attempt waits in admit.
+					continue
+				}
+				connFails = append(connFails, streak)
+			} else if pe.Kind == provider.RateLimited && pe.RetryAfter > 0 && cfg.RateLimitWait > 0 {
+				// The endpoint said when to come back: wait, within the
+				// call's budget for it, without spending an attempt.
+				policy := cfg.Retry
+				policy.MaxAttempts = n + 1
+				if _, wait := policy.Retry(n, pe, rng); rateWaited+wait <= cfg.RateLimitWait {
+					rateWaited += wait
+					rateWaits.Add(1)
+					if err := cfg.Sleep(ctx, wait); err != nil {
+						se.Status = store.SessionInterrupted
+						se.Finished = time.Now()
+						return se, nil
+					}
+					continue
+				}
+				counted++
+			} else {
+				counted++
+			}
+			used := counted + out.counted(connFails)
+			if used == 0 {
+				continue // the streak became an outage meanwhile
+			}
+			again, wait := cfg.Retry.Retry(used, pe, rng)
 			if !again {
 				se.Status = store.SessionFailed
 				se.FailedPhase, se.FailureKind, se.FailureMsg = phase, string(pe.Kind), pe.Error()
