@@ -7,8 +7,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +46,9 @@ func ArtifactID(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Artifact reads an artifact of a run back and verifies its hash.
+// Artifact reads an artifact of a run back and verifies its hash: a
+// damaged or truncated pack is an *ArtifactError naming the pack file, the
+// offset and the sha256.
 func (s *Store) Artifact(ctx context.Context, runID, sha string) ([]byte, error) {
 	sha = strings.TrimPrefix(sha, "sha256:")
 	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
@@ -59,20 +63,102 @@ func (s *Store) Artifact(ctx context.Context, runID, sha string) ([]byte, error)
 	}
 	f, err := os.Open(filepath.Join(s.RunDir(runID), e.pack))
 	if err != nil {
-		return nil, fmt.Errorf("store: artifact: %w", err)
-	}
-	defer f.Close()
-	body := make([]byte, e.length)
-	if _, err := f.ReadAt(body, e.offset); err != nil {
-		return nil, fmt.Errorf("store: artifact %s: reading pack: %w", sha, err)
-	}
-	if body, err = unpack(e.encoding, body); err != nil {
 		return nil, fmt.Errorf("store: artifact %s: %w", sha, err)
 	}
-	if ArtifactID(body) != sha {
-		return nil, fmt.Errorf("store: artifact %s is corrupt (hash mismatch)", sha)
+	defer f.Close()
+	return s.readArtifact(f, runID, e)
+}
+
+// ErrArtifactCorrupt is matched (errors.Is) by every *ArtifactError.
+var ErrArtifactCorrupt = errors.New("artifact is damaged")
+
+// ArtifactError is an artifact whose stored bytes are not what was stored:
+// they do not hash to its sha256, or the pack ends before them.
+type ArtifactError struct {
+	RunID  string
+	SHA    string // the sha256 it is stored under
+	Pack   string // the pack file
+	Offset int64  // where in the pack it starts
+	Length int64  // its stored length
+	Err    error  // what is wrong
+}
+
+func (e *ArtifactError) Error() string {
+	return fmt.Sprintf("store: artifact sha256:%s of run %s is damaged: %s holds %d bytes at offset %d that %v; "+
+		"the pack file was changed or cut short after it was written, restore it from a backup",
+		e.SHA, e.RunID, e.Pack, e.Length, e.Offset, e.Err)
+}
+
+func (e *ArtifactError) Unwrap() error { return e.Err }
+
+func (e *ArtifactError) Is(target error) bool { return target == ErrArtifactCorrupt }
+
+// readArtifact reads one indexed artifact from its open pack and verifies
+// its hash.
+func (s *Store) readArtifact(f *os.File, runID string, e packEntry) ([]byte, error) {
+	bad := func(err error) error {
+		return &ArtifactError{RunID: runID, SHA: e.sha, Pack: f.Name(), Offset: e.offset, Length: e.length, Err: err}
+	}
+	body := make([]byte, e.length)
+	if n, err := f.ReadAt(body, e.offset); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, bad(fmt.Errorf("end after %d bytes (the pack is truncated)", n))
+		}
+		return nil, fmt.Errorf("store: artifact %s: reading %s: %w", e.sha, f.Name(), err)
+	}
+	body, err := unpack(e.encoding, body)
+	if err != nil {
+		return nil, bad(fmt.Errorf("do not decode: %w", err))
+	}
+	if got := ArtifactID(body); got != e.sha {
+		return nil, bad(fmt.Errorf("hash to sha256:%s (hash mismatch)", got))
 	}
 	return body, nil
+}
+
+// VerifyArtifacts reads every artifact a run has stored and checks it
+// against its sha256, so that a damaged pack is found before a report or an
+// export is made from the run. It returns nil when all are whole, and
+// otherwise every damaged artifact (up to ten, then a count) as
+// *ArtifactErrors (errors.Is ErrArtifactCorrupt).
+func (s *Store) VerifyArtifacts(ctx context.Context, runID string) error {
+	entries, err := queryAll(ctx, s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = ? ORDER BY pack, pack_offset`, runID)
+	if err != nil {
+		return err
+	}
+	const shown = 10
+	var errs []error
+	damaged := 0
+	files := map[string]*os.File{}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f := files[e.pack]
+		if f == nil {
+			if f, err = os.Open(filepath.Join(s.RunDir(runID), e.pack)); err != nil {
+				return fmt.Errorf("store: run %s: verifying artifacts: %w", runID, err)
+			}
+			files[e.pack] = f
+		}
+		if _, err := s.readArtifact(f, runID, e); err != nil {
+			if !errors.Is(err, ErrArtifactCorrupt) {
+				return err
+			}
+			if damaged++; damaged <= shown {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if damaged > shown {
+		errs = append(errs, fmt.Errorf("store: run %s: %d more artifacts are damaged (%d of %d in all)", runID, damaged-shown, damaged, len(entries)))
+	}
+	return errors.Join(errs...)
 }
 
 // packName is the file that holds a run's artifacts.
@@ -166,18 +252,103 @@ func (s *Store) forget(runID string, entries []packEntry) {
 	}
 }
 
-// WriteFileAtomic writes data to a temporary file beside path and renames it
-// into place, owner-only, so readers never see half a file.
+// WriteFileAtomic writes data to path, for output files a user names
+// (-o FILE). What it does depends on what is at path:
+//
+//   - nothing, or a regular file: data goes to a temporary file beside it,
+//     which is synced and renamed into place, so readers never see half a
+//     file. A replaced file keeps its permissions; a new one gets 0644
+//     (less the umask).
+//   - a device, a FIFO or a socket (/dev/null, /dev/stdout, a pipe): data is
+//     written to it in place (opened write-only and truncated), never
+//     replaced by a regular file.
+//   - a symlink: data is written through to the file it points to (the
+//     link is kept), by the same rules; a link to nothing creates its
+//     target.
+//   - a directory: an error.
 func WriteFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	return writeFile(path, data, 0o644)
+}
+
+// writeFile is WriteFileAtomic with the permissions of a new file (the
+// store's own files are 0600).
+func writeFile(path string, data []byte, perm fs.FileMode) error {
+	fi, err := os.Stat(path) // through links
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Nothing there, or a link to nothing: the file is created where
+		// the last link points.
+		target, err := danglingTarget(path)
+		if err != nil {
+			return err
+		}
+		return replaceFile(target, data, perm, false)
+	case err != nil:
+		return err
+	case fi.Mode().IsRegular():
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return err
+		}
+		return replaceFile(target, data, fi.Mode().Perm(), true)
+	case fi.IsDir():
+		return fmt.Errorf("write %s: is a directory", path)
+	}
+	// A device, a FIFO or a socket (through any links, which the system
+	// follows, /dev/stdout's to /proc included): written in place.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// danglingTarget follows path while it is a symlink and returns the path
+// the last link names, which does not exist; path itself when it is not a
+// link.
+func danglingTarget(path string) (string, error) {
+	for range 255 {
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return "", fmt.Errorf("write %s: too many levels of symbolic links", path)
+}
+
+// replaceFile writes data to a new file beside path and renames it over
+// path. A replaced file's permissions are kept exactly (keep); a new file
+// is created with perm less the umask.
+func replaceFile(path string, data []byte, perm fs.FileMode, keep bool) error {
+	f, err := createTemp(path, perm)
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
+	if keep {
+		if err := f.Chmod(perm); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
@@ -191,4 +362,24 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// createTemp creates a new file beside path with perm less the umask (which
+// os.CreateTemp does not apply: it always makes 0600).
+func createTemp(path string, perm fs.FileMode) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	for range 100 {
+		name, err := newToken()
+		if err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, ".tmp-"+base+"-"+name[:12]), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("write %s: cannot create a temporary file beside it", path)
 }

@@ -26,6 +26,13 @@ type RunWriter interface {
 	ReopenRun(ctx context.Context, id string, manifest json.RawMessage) error
 }
 
+// RunLeases keeps a run to one process at a time.
+type RunLeases interface {
+	AcquireLease(ctx context.Context, runID string, h Holder) (*Lease, error)
+	CreateRunLeased(ctx context.Context, r Run, deckSource string, deck []byte, h Holder) (*Lease, error)
+	RunLease(ctx context.Context, runID string) (LeaseInfo, bool, error)
+}
+
 // SessionReader reads stored sessions.
 type SessionReader interface {
 	Sessions(ctx context.Context, runID string) ([]Session, error)
@@ -87,6 +94,7 @@ type ReviewStore interface {
 var (
 	_ RunReader      = (*Store)(nil)
 	_ RunWriter      = (*Store)(nil)
+	_ RunLeases      = (*Store)(nil)
 	_ SessionReader  = (*Store)(nil)
 	_ SessionWriter  = (*Store)(nil)
 	_ ArtifactReader = (*Store)(nil)

@@ -38,7 +38,7 @@ func (s *Store) FreezeDeck(ctx context.Context, f Freeze, content []byte) (rec F
 		f.Hash, f.Name, f.Kind, f.Source, ts(f.FrozenAt)); err != nil {
 		return Freeze{}, false, fmt.Errorf("store: freezing deck %s: %w", f.Name, err)
 	}
-	return f, false, tx.Commit()
+	return f, false, s.fail(tx.Commit())
 }
 
 // Frozen returns the freeze record of a deck hash, if there is one.

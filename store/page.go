@@ -89,7 +89,7 @@ func (s *Store) SessionPage(ctx context.Context, runID string, f SessionFilter, 
 	args = append([]any{runID}, args...)
 	var total int
 	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE "+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("store: %w", err)
+		return nil, 0, s.fail(err)
 	}
 	out, err := queryAll(ctx, s.db, scanSessionRow, `SELECT `+sessionRowCols+` FROM sessions WHERE `+where+` ORDER BY seq LIMIT ? OFFSET ?`,
 		append(args, limit, max(0, offset))...)

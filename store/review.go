@@ -70,27 +70,27 @@ func (s *Store) CreateReview(ctx context.Context, r Review) error {
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return s.fail(err)
 	}
 	defer tx.Rollback()
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM reviews WHERE run_id = ?`, r.RunID).Scan(&n); err != nil {
-		return fmt.Errorf("store: %w", err)
+		return s.fail(err)
 	}
 	if n > 0 {
 		return ErrReviewExists
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO reviews (run_id, reviewer_a, reviewer_b, seed, success_sample, frozen) VALUES (?, ?, ?, ?, ?, ?)`,
 		r.RunID, r.Reviewers[0], r.Reviewers[1], fmt.Sprint(r.Seed), r.Successes, ts(r.Frozen)); err != nil {
-		return fmt.Errorf("store: %w", err)
+		return s.fail(err)
 	}
 	for i, it := range r.Items {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO review_items (run_id, session_id, pos, why, failure_type) VALUES (?, ?, ?, ?, ?)`,
 			r.RunID, it.SessionID, i, it.Why, it.FailureType); err != nil {
-			return fmt.Errorf("store: %w", err)
+			return s.fail(err)
 		}
 	}
-	return tx.Commit()
+	return s.fail(tx.Commit())
 }
 
 // GetReview reads a run's review sample; ErrNoReview when there is none.
@@ -158,7 +158,7 @@ func (s *Store) SetReviewCode(ctx context.Context, runID, sessionID, reviewer, c
 		ON CONFLICT (run_id, session_id, reviewer) DO UPDATE SET code = excluded.code, note = excluded.note, updated = excluded.updated`,
 		runID, sessionID, reviewer, code, note, ts(time.Now()))
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return s.fail(err)
 	}
 	return nil
 }
@@ -200,7 +200,7 @@ func (s *Store) FinishReview(ctx context.Context, runID, reviewer string) error 
 	_, err = s.db.ExecContext(ctx, `INSERT INTO review_finished (run_id, reviewer, finished) VALUES (?, ?, ?) ON CONFLICT (run_id, reviewer) DO NOTHING`,
 		runID, reviewer, ts(time.Now()))
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return s.fail(err)
 	}
 	return nil
 }
@@ -248,7 +248,7 @@ func (s *Store) SetAdjudication(ctx context.Context, runID, sessionID, code, not
 		ON CONFLICT (run_id, session_id) DO UPDATE SET code = excluded.code, note = excluded.note, updated = excluded.updated`,
 		runID, sessionID, code, note, ts(time.Now()))
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return s.fail(err)
 	}
 	return nil
 }

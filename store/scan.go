@@ -47,18 +47,18 @@ type querier interface {
 func queryEach[T any](ctx context.Context, q querier, scan func(rowScanner) (T, error), fn func(T), query string, args ...any) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return failQ(q, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
-			return wrap(err)
+			return failQ(q, err)
 		}
 		fn(v)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: %w", err)
+		return failQ(q, err)
 	}
 	return nil
 }
@@ -81,16 +81,17 @@ func queryOne[T any](ctx context.Context, q querier, scan func(rowScanner) (T, e
 		return zero, false, nil
 	}
 	if err != nil {
-		return v, false, wrap(err)
+		return v, false, failQ(q, err)
 	}
 	return v, true, nil
 }
 
-// wrap marks a database error as the store's; a *ColumnError already says
-// where it comes from.
+// wrap marks a database error as the store's; a *ColumnError or a
+// *CorruptError already says where it comes from.
 func wrap(err error) error {
 	var ce *ColumnError
-	if err == nil || errors.As(err, &ce) {
+	var de *CorruptError
+	if err == nil || errors.As(err, &ce) || errors.As(err, &de) {
 		return err
 	}
 	return fmt.Errorf("store: %w", err)

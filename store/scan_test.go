@@ -76,7 +76,7 @@ func TestCorruptColumnsAreErrors(t *testing.T) {
 					t.Fatalf("%s before the damage: %v", name, err)
 				}
 			}
-			exec(t, s.db, tc.update)
+			exec(t, s.db.DB, tc.update)
 			for name, read := range tc.readers {
 				err := read(s)
 				var ce *ColumnError

@@ -14,7 +14,7 @@ import (
 // user_version); Open migrates an older database up to this version and
 // refuses a newer one. Every change to the tables below adds a migration
 // and raises the version.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // budge than this one.
@@ -24,7 +24,7 @@ var ErrNewerSchema = errors.New("written by a newer budge")
 // version whose tables are not budge's.
 var ErrUnknownSchema = errors.New("not a budge store")
 
-// schema is version 1 of the tables: runs with their deck snapshots,
+// schema is version 1 of the tables (version 2 adds leaseSchema): runs with their deck snapshots,
 // sessions, attempts, messages and the artifact index; deck freezes; and
 // the explanation review of a run (a frozen sample, two reviewers' codes,
 // each reviewer's "finished" mark and the adjudication of disagreements).
@@ -164,10 +164,33 @@ CREATE TABLE IF NOT EXISTS review_adjudications (
 
 `
 
+// leaseSchema is what version 2 adds: the lease on a run, held by the one
+// process that may run it (see AcquireLease).
+const leaseSchema = `
+CREATE TABLE IF NOT EXISTS run_leases (
+  run_id TEXT PRIMARY KEY,
+  token TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  acquired TEXT NOT NULL,
+  heartbeat TEXT NOT NULL
+);
+`
+
 // migrations[v] brings a database of version v to version v+1, inside the
 // transaction that records the new version.
 var migrations = [SchemaVersion]func(ctx context.Context, c *sql.Conn) error{
 	0: adoptVersion1,
+	1: addLeases,
+}
+
+// addLeases creates the run lease table (version 2).
+func addLeases(ctx context.Context, c *sql.Conn) error {
+	if _, err := c.ExecContext(ctx, leaseSchema); err != nil {
+		return fmt.Errorf("creating the lease table: %w", err)
+	}
+	return nil
 }
 
 // migrate brings the database at path to SchemaVersion, or says why it

@@ -99,7 +99,7 @@ func TestOpenAdoptsUnversionedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v := schemaVersionOf(t, s.db); v != SchemaVersion {
+	if v := schemaVersionOf(t, s.db.DB); v != SchemaVersion {
 		t.Errorf("adopted store has schema version %d, want %d", v, SchemaVersion)
 	}
 	ctx := context.Background()
@@ -158,5 +158,31 @@ func TestOpenConcurrently(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A version 1 store gains the lease table and keeps its runs.
+func TestOpenMigratesVersion1(t *testing.T) {
+	dir := newStoreWithRun(t)
+	exec(t, rawDB(t, dir), "DROP TABLE run_leases", "PRAGMA user_version = 1")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v := schemaVersionOf(t, s.db.DB); v != SchemaVersion {
+		t.Errorf("migrated store has schema version %d, want %d", v, SchemaVersion)
+	}
+	ctx := context.Background()
+	if _, err := s.GetRun(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	s.LeaseRenew = -1
+	l, err := s.AcquireLease(ctx, "r1", ThisProcess("test"))
+	if err != nil {
+		t.Fatalf("leasing in the migrated store: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Session) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return s.fail(err)
 	}
 	defer tx.Rollback()
 	// Artifacts go to the pack before the rows that reference them commit:
@@ -65,15 +65,22 @@ func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Sess
 	for _, b := range []*bulk{arts, sess, atts, msgs} {
 		if err := s.execBulk(ctx, tx, b); err != nil {
 			s.forget(runID, entries)
+			if errors.Is(err, ErrAlreadyStored) {
+				return fmt.Errorf("run %s: %w; is another budge writing this run? Only the holder of its lease may (AcquireLease)", runID, err)
+			}
 			return err
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		s.forget(runID, entries)
-		return fmt.Errorf("store: commit: %w", err)
+		return s.named(fmt.Errorf("store: commit: %w", err))
 	}
 	return nil
 }
+
+// ErrAlreadyStored is returned by WriteSessions for a session (or attempt)
+// that is stored already: a stored session is never overwritten.
+var ErrAlreadyStored = errors.New("already stored")
 
 // bulk collects rows for one table and inserts them with multi-row INSERT
 // statements: one statement per chunk of rows instead of one per row.
@@ -102,6 +109,12 @@ func (s *Store) execBulk(ctx context.Context, tx *sql.Tx, b *bulk) error {
 			return err
 		}
 		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, b.args[start:end]...); err != nil {
+			if c := corrupt(s.db.path, err); c != nil {
+				return c
+			}
+			if isConstraint(err) {
+				return fmt.Errorf("store: inserting into %s: %w (%v)", b.table, ErrAlreadyStored, err)
+			}
 			return fmt.Errorf("store: inserting into %s: %w", b.table, err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,20 +29,70 @@ import (
 // Store is a directory of runs with its database.
 type Store struct {
 	Dir   string
-	db    *sql.DB
+	db    *database
 	packs map[string]*pack // open pack files by run id (only the writer uses them)
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared bulk inserts
+
+	// Now is the clock of run leases; nil is time.Now. Tests set it.
+	Now func() time.Time
+	// LeaseTimeout is how old a lease's heartbeat may get before another
+	// process takes the lease over; zero is DefaultLeaseTimeout.
+	LeaseTimeout time.Duration
+	// LeaseRenew is how often a held lease's heartbeat is renewed in the
+	// background; zero is DefaultLeaseRenew, and a negative value renews
+	// only when the holder calls Lease.Renew.
+	LeaseRenew time.Duration
 }
+
+// dbName is the database file in a store directory.
+const dbName = "budge.db"
+
+// ErrNoStore is returned by OpenExisting for a directory without a store.
+var ErrNoStore = errors.New("no budge store")
+
+// ErrEmptyDatabase is returned by Open when the database file is empty or
+// missing while runs sit beside it.
+var ErrEmptyDatabase = errors.New("the database is empty but runs are on disk")
 
 // Open opens (creating if needed) the store in dir. The directory and
 // everything budge writes in it are owner-only.
+//
+// Open refuses a database file that is empty (0 bytes) or missing while the
+// runs directory holds runs: starting a new database there would hide them.
 func Open(dir string) (*Store, error) {
+	return open(dir)
+}
+
+// OpenExisting opens the store in dir like Open, but refuses, creating
+// nothing, when dir holds no store (no budge.db): commands that only read
+// runs use it, so that a mistyped --dir is an error rather than a new,
+// empty store.
+func OpenExisting(dir string) (*Store, error) {
+	path := filepath.Join(dir, dbName)
+	if _, err := os.Stat(path); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		why := "it has no " + dbName
+		if _, derr := os.Stat(dir); errors.Is(derr, fs.ErrNotExist) {
+			why = "the directory does not exist"
+		}
+		return nil, fmt.Errorf("store: %w in %s (%s): check --dir or $BUDGE_DIR; "+
+			"budge runs --dir DIR lists the runs of the store in DIR", ErrNoStore, dir, why)
+	}
+	return open(dir)
+}
+
+func open(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o700); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	path := filepath.Join(dir, "budge.db")
+	path := filepath.Join(dir, dbName)
+	if err := checkNotEmptied(dir, path); err != nil {
+		return nil, err
+	}
 	if f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600); err == nil {
 		f.Close()
 	} else {
@@ -49,13 +100,71 @@ func Open(dir string) (*Store, error) {
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size(-65536)")
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	if err := migrate(context.Background(), db, path); err != nil {
+	if err := migrateRetrying(context.Background(), db, path); err != nil {
 		db.Close()
+		if c := corrupt(path, err); c != nil {
+			return nil, c
+		}
 		return nil, err
 	}
-	return &Store{Dir: dir, db: db, packs: map[string]*pack{}, stmts: map[string]*sql.Stmt{}}, nil
+	return &Store{Dir: dir, db: &database{DB: db, path: path}, packs: map[string]*pack{}, stmts: map[string]*sql.Stmt{}}, nil
+}
+
+// migrateRetrying is migrate, tried again while SQLite reports the new
+// database busy: a connection switching a database that another process is
+// creating to WAL gets SQLITE_BUSY at once, without waiting out the busy
+// timeout.
+func migrateRetrying(ctx context.Context, db *sql.DB, path string) error {
+	for try := 0; ; try++ {
+		err := migrate(ctx, db, path)
+		if err == nil || !isBusy(err) || try == 50 {
+			return err
+		}
+		time.Sleep(time.Duration(try+1) * 5 * time.Millisecond)
+	}
+}
+
+// checkNotEmptied refuses a database file that is empty or missing while
+// the store's runs directory holds run directories: the file was truncated
+// or removed, and creating a new database would silently orphan the runs.
+// A database whose content is still in its write-ahead log is not empty.
+func checkNotEmptied(dir, path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.Size() > 0:
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("store: %w", err)
+	}
+	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "runs"))
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	var runs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			runs = append(runs, e.Name())
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	state := "is empty (0 bytes)"
+	if fi == nil {
+		state = "is missing"
+	}
+	shown := runs
+	if len(shown) > 3 {
+		shown = append(shown[:3:3], "...")
+	}
+	return fmt.Errorf("store: %s %s but %s holds %d runs (%s): %w; the database was truncated or removed, "+
+		"and a new one would hide those runs. Restore %s from a backup, or move %s aside to start a new store",
+		path, state, filepath.Join(dir, "runs"), len(runs), strings.Join(shown, ", "), ErrEmptyDatabase, dbName, filepath.Join(dir, "runs"))
 }
 
 // Close closes open pack files and the database.
@@ -105,22 +214,30 @@ func (s *Store) CreateRun(ctx context.Context, r Run, deckSource string, deck []
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return s.fail(err)
 	}
 	defer tx.Rollback()
-	if err := saveDeck(ctx, tx, r.DeckHash, r.DeckName, deckSource, deck); err != nil {
+	if err := s.insertRun(ctx, tx, r, deckSource, deck); err != nil {
 		return err
+	}
+	return s.fail(tx.Commit())
+}
+
+// insertRun inserts a run's row and its deck snapshot.
+func (s *Store) insertRun(ctx context.Context, tx execQuerier, r Run, deckSource string, deck []byte) error {
+	if err := saveDeck(ctx, tx, r.DeckHash, r.DeckName, deckSource, deck); err != nil {
+		return s.named(err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, protocol, created, status, deck_name, deck_hash, model, seed, sessions_planned, manifest)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Protocol, ts(r.Created), r.Status,
 		r.DeckName, r.DeckHash, r.Model, r.Seed, r.Planned, string(r.Manifest)); err != nil {
-		return fmt.Errorf("store: creating run %s: %w", r.ID, err)
+		return s.named(fmt.Errorf("store: creating run %s: %w", r.ID, err))
 	}
-	return tx.Commit()
+	return nil
 }
 
 // saveDeck keeps a deck snapshot once by its hash.
-func saveDeck(ctx context.Context, tx *sql.Tx, hash, name, source string, content []byte) error {
+func saveDeck(ctx context.Context, tx execQuerier, hash, name, source string, content []byte) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO decks (hash, name, source, content) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
 		hash, name, source, string(content)); err != nil {
 		return fmt.Errorf("store: saving deck: %w", err)
@@ -134,7 +251,7 @@ func (s *Store) FinishRun(ctx context.Context, id, status string, manifest json.
 	if err := s.setRun(ctx, "finishing", id, status, ts(time.Now()), manifest); err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(s.RunDir(id), "manifest.json"), append(manifest, '\n'))
+	return writeFile(filepath.Join(s.RunDir(id), "manifest.json"), append(manifest, '\n'), 0o600)
 }
 
 // ReopenRun marks a run as running again, for a resumed run, and stores its
@@ -147,7 +264,7 @@ func (s *Store) ReopenRun(ctx context.Context, id string, manifest json.RawMessa
 // setRun updates a run's status, finish time (nil for none) and manifest.
 func (s *Store) setRun(ctx context.Context, doing, id, status string, finished any, manifest json.RawMessage) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, finished = ?, manifest = ? WHERE id = ?`, status, finished, string(manifest), id); err != nil {
-		return fmt.Errorf("store: %s run %s: %w", doing, id, err)
+		return s.named(fmt.Errorf("store: %s run %s: %w", doing, id, err))
 	}
 	return nil
 }

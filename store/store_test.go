@@ -448,6 +448,8 @@ func TestWriteSessionsNeverOverwrites(t *testing.T) {
 	again.Attempts[0].Call = 9
 	if err := s.WriteSessions(ctx, "run", []Session{again}); err == nil {
 		t.Fatal("writing a stored session again: no error")
+	} else if !errors.Is(err, ErrAlreadyStored) || !strings.Contains(err.Error(), "another budge") {
+		t.Errorf("writing a stored session again: %v, want ErrAlreadyStored asking about another budge", err)
 	}
 
 	// A batch whose second session is a duplicate stores neither, and none
@@ -653,18 +655,77 @@ func TestArtifacts(t *testing.T) {
 	if err := os.WriteFile(badPack, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Artifact(ctx, "bad", vsha); err == nil || !strings.Contains(err.Error(), "hash mismatch") {
+	damaged := func(what string, err error) {
+		t.Helper()
+		var ae *ArtifactError
+		if !errors.As(err, &ae) || !errors.Is(err, ErrArtifactCorrupt) {
+			t.Fatalf("%s: %v, want an *ArtifactError", what, err)
+		}
+		if ae.Pack != badPack || ae.Offset != 0 || ae.SHA != vsha || ae.RunID != "bad" {
+			t.Errorf("%s: error names %s offset %d sha %s of run %s", what, ae.Pack, ae.Offset, ae.SHA, ae.RunID)
+		}
+		for _, want := range []string{badPack, "offset 0", vsha} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not say %q", what, err, want)
+			}
+		}
+	}
+	_, err = s.Artifact(ctx, "bad", vsha)
+	damaged("Artifact of a corrupted pack", err)
+	if !strings.Contains(err.Error(), "hash mismatch") {
 		t.Errorf("Artifact of a corrupted pack = %v, want a hash mismatch", err)
 	}
+	damaged("VerifyArtifacts of a corrupted pack", s.VerifyArtifacts(ctx, "bad"))
 	// A truncated pack is an error too, not short data.
 	if err := os.WriteFile(badPack, victim[:10], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := s.Artifact(ctx, "bad", vsha); err == nil {
+	b, err := s.Artifact(ctx, "bad", vsha)
+	if err == nil {
 		t.Errorf("Artifact of a truncated pack = %q, want an error", b)
 	}
+	damaged("Artifact of a truncated pack", err)
+	damaged("VerifyArtifacts of a truncated pack", s.VerifyArtifacts(ctx, "bad"))
 	// The other run is unaffected.
 	mustArtifact(t, s, "run", sharedSHA, shared)
+	if err := s.VerifyArtifacts(ctx, "run"); err != nil {
+		t.Errorf("VerifyArtifacts of a whole run: %v", err)
+	}
+}
+
+// VerifyArtifacts names every damaged artifact of a run, and only those.
+func TestVerifyArtifacts(t *testing.T) {
+	ctx := context.Background()
+	s := storeWithRun(t, testSession("s1", 0), testSession("s2", 1))
+	if err := s.VerifyArtifacts(ctx, "run"); err != nil {
+		t.Fatalf("a whole run: %v", err)
+	}
+	entries, err := queryAll(ctx, s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = 'run' ORDER BY pack_offset`)
+	if err != nil || len(entries) < 4 {
+		t.Fatalf("artifacts %v, %v", entries, err)
+	}
+	pack := filepath.Join(s.RunDir("run"), "artifacts.pack")
+	f, err := os.OpenFile(pack, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]bool{}
+	for _, e := range []packEntry{entries[1], entries[3]} {
+		if _, err := f.WriteAt([]byte{'#'}, e.offset+e.length-1); err != nil {
+			t.Fatal(err)
+		}
+		bad[e.sha] = true
+	}
+	f.Close()
+	err = s.VerifyArtifacts(ctx, "run")
+	for _, e := range entries {
+		if named := strings.Contains(fmt.Sprint(err), e.sha); named != bad[e.sha] {
+			t.Errorf("error %v: names artifact %s: %v, damaged: %v", err, e.sha, named, bad[e.sha])
+		}
+	}
+	if !errors.Is(err, ErrArtifactCorrupt) {
+		t.Errorf("error %v does not match ErrArtifactCorrupt", err)
+	}
 }
 
 func TestArtifactsAfterReopen(t *testing.T) {
@@ -707,39 +768,6 @@ func TestArtifactsAfterReopen(t *testing.T) {
 	}
 	if got := sessions(t, s, "run"); !reflect.DeepEqual(ids(got), []string{"first", "second", "third"}) {
 		t.Errorf("Sessions = %v", ids(got))
-	}
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "manifest.json")
-	if err := os.WriteFile(path, []byte("old, world-readable"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFileAtomic(path, []byte("first")); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFileAtomic(path, []byte(`{"second":true}`)); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil || string(b) != `{"second":true}` {
-		t.Fatalf("file holds %q, %v", b, err)
-	}
-	checkMode(t, path, 0o600)
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "x.json"), []byte("x")); err == nil {
-		t.Error("writing into a missing directory: no error")
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(entries) != 1 || entries[0].Name() != "manifest.json" {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Errorf("directory holds %v, want only manifest.json (no temporary files)", names)
 	}
 }
 

@@ -1,0 +1,173 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// An emptied or removed database beside stored runs is refused, and left
+// as it is; an empty one in a store without runs is a new store.
+func TestOpenRefusesEmptiedDatabase(t *testing.T) {
+	for name, damage := range map[string]func(path string) error{
+		"zero length": func(path string) error { return os.Truncate(path, 0) },
+		"missing":     os.Remove,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := newStoreWithRun(t)
+			path := filepath.Join(dir, "budge.db")
+			if err := damage(path); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(dir)
+			if err == nil {
+				s.Close()
+				t.Fatal("opened a store whose database was emptied beside its runs")
+			}
+			if !errors.Is(err, ErrEmptyDatabase) {
+				t.Errorf("error %v does not match ErrEmptyDatabase", err)
+			}
+			for _, want := range []string{path, "r1", "1 runs", "backup"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if fi, err := os.Stat(path); err == nil && fi.Size() != 0 {
+				t.Errorf("refusing the store wrote %d bytes to its database", fi.Size())
+			}
+			if _, err := OpenExisting(dir); !errors.Is(err, ErrEmptyDatabase) && !errors.Is(err, ErrNoStore) {
+				t.Errorf("OpenExisting: %v, want a refusal", err)
+			}
+		})
+	}
+	t.Run("no runs", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "store")
+		if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "budge.db"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		createRun(t, s, "r1", base)
+	})
+}
+
+func TestOpenExisting(t *testing.T) {
+	root := t.TempDir()
+	for name, dir := range map[string]string{
+		"a missing directory":         filepath.Join(root, "budge-runz"),
+		"a directory without a store": root,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := OpenExisting(dir)
+			if err == nil {
+				s.Close()
+				t.Fatal("opened a store that is not there")
+			}
+			if !errors.Is(err, ErrNoStore) {
+				t.Errorf("error %v does not match ErrNoStore", err)
+			}
+			for _, want := range []string{dir, "--dir", "$BUDGE_DIR", "budge runs --dir"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+		})
+	}
+	// Nothing was created.
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("OpenExisting created %v", entries)
+	}
+
+	dir := newStoreWithRun(t)
+	s, err := OpenExisting(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.GetRun(context.Background(), "r1"); err != nil {
+		t.Error(err)
+	}
+}
+
+// A file that is not a database is an error naming it.
+func TestOpenNotADatabase(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "budge.db")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("this is not a database. "), 400), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err == nil {
+		s.Close()
+		t.Fatal("opened a file that is not a database")
+	}
+	var ce *CorruptError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) || ce.Path != path {
+		t.Fatalf("error %v: want a *CorruptError for %s", err, path)
+	}
+	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "backup") {
+		t.Errorf("error %q does not name the file and what to do", err)
+	}
+}
+
+// A damaged page of a table is an error naming the database file from the
+// readers of that table.
+func TestMalformedPageNamesTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	for _, table := range []string{"runs", "sessions"} {
+		t.Run(table, func(t *testing.T) {
+			dir := newStoreWithRun(t)
+			path := filepath.Join(dir, "budge.db")
+			db := rawDB(t, dir)
+			var root, pageSize int64
+			if err := db.QueryRow(`SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&root); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt(bytes.Repeat([]byte{0xff}, int(pageSize)), (root-1)*pageSize); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+
+			s, err := Open(dir)
+			if err != nil {
+				// The damage may be found at once; it must be named then too.
+				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+					t.Fatalf("Open: %v, want a *CorruptError naming %s", err, path)
+				}
+				return
+			}
+			defer s.Close()
+			var read error
+			if table == "runs" {
+				_, read = s.ListRuns(ctx)
+			} else {
+				_, read = s.Sessions(ctx, "r1")
+			}
+			var ce *CorruptError
+			if !errors.As(read, &ce) || ce.Path != path || !strings.Contains(read.Error(), path) {
+				t.Errorf("reading a damaged %s table: %v, want a *CorruptError naming %s", table, read, path)
+			}
+		})
+	}
+}
