@@ -20,6 +20,11 @@ const (
 	QuotaExceeded Kind = "quota_exceeded"
 	// NotRecorded is a replayed request that has no stored response.
 	NotRecorded Kind = "not_recorded"
+	// ResponseTooLarge is a response body over the size limit
+	// (DefaultMaxBody unless configured). It is refused unread, not "cut
+	// short": asking again brings the same oversized answer, so it is not
+	// retried.
+	ResponseTooLarge Kind = "response_too_large"
 )
 
 // MaxRetryAfter caps what a server may ask the run to wait: a server that
@@ -171,48 +176,4 @@ func Excerpt(body []byte, n int) string {
 		s = s[:n] + "..."
 	}
 	return s
-}
-
-// Redactor removes secrets from text before it is stored or printed.
-type Redactor struct{ secrets []string }
-
-// NewRedactor redacts the given secrets (empty ones are ignored).
-func NewRedactor(secrets ...string) Redactor {
-	var r Redactor
-	for _, s := range secrets {
-		if len(s) >= 4 {
-			r.secrets = append(r.secrets, s)
-		}
-	}
-	return r
-}
-
-var bearer = regexp.MustCompile(`(?i)(bearer\s+|api[-_ ]?key["'=:\s]+|x-api-key["'=:\s]+)[A-Za-z0-9._\-*]{6,}`)
-
-// String redacts s: every known secret, and anything that looks like a
-// bearer token or an API key assignment.
-func (r Redactor) String(s string) string {
-	for _, sec := range r.secrets {
-		s = strings.ReplaceAll(s, sec, "[redacted]")
-		// Servers echo keys partly masked ("sk-abc***xyz"); drop any
-		// run of 8 or more characters of the key.
-		if len(sec) >= 16 {
-			for i := 0; i+8 <= len(sec); i += 4 {
-				s = strings.ReplaceAll(s, sec[i:i+8], "[redacted]")
-			}
-		}
-	}
-	return bearer.ReplaceAllString(s, "${1}[redacted]")
-}
-
-// Error redacts an error's message in place and returns it.
-func (r Redactor) Error(e *Error) *Error {
-	if e == nil {
-		return nil
-	}
-	e.Msg = r.String(e.Msg)
-	if e.Err != nil {
-		e.Err = plainError(r.String(e.Err.Error()))
-	}
-	return e
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,20 +14,54 @@ import (
 	"github.com/buildlab/budge/chat"
 )
 
-// MaxBody bounds how much of a response body a provider reads.
-const MaxBody = 32 << 20
-
 // Exchange records one HTTP exchange as the wire saw it, whatever the SDK on
 // top makes of it: the status, the headers and the exact body bytes, or the
 // error that cut the body short. HTTP providers install its Middleware on
 // their SDK client and classify from what it recorded, so a 502 HTML page or
 // a body cut mid-JSON is seen for what it is.
+//
+// The body is read under two limits: MaxBody, past which a 2xx body is
+// refused (ResponseTooLarge) without being read to its end, and Budget, the
+// bytes of all calls in flight, from which the body's bytes are reserved
+// before it is read. Release gives them back.
 type Exchange struct {
 	Status  int
 	Header  http.Header
 	Body    []byte
-	ReadErr error // the body could not be read to its end
+	ReadErr error // the body could not be read to its end, or was too large
 	SendErr error // no response at all
+
+	// MaxBody is the largest body accepted (DefaultMaxBody when 0).
+	MaxBody int64
+	// Budget is what the body's bytes are reserved from (ResponseBudget()
+	// when nil).
+	Budget *Budget
+
+	from *Budget
+	held int64
+}
+
+// TooLargeError is the read error of a body over the size limit.
+type TooLargeError struct {
+	Limit  int64
+	Length int64 // the declared Content-Length, or -1
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Length >= 0 {
+		return fmt.Sprintf("response body of %s is over the %s limit", size(e.Length), size(e.Limit))
+	}
+	return fmt.Sprintf("response body is over the %s limit", size(e.Limit))
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // Middleware has the shape of the OpenAI and Anthropic SDKs' middleware.
@@ -41,19 +76,104 @@ func (x *Exchange) Middleware(req *http.Request, next func(*http.Request) (*http
 		return nil, err
 	}
 	x.Status, x.Header = res.StatusCode, res.Header
-	body, err := io.ReadAll(io.LimitReader(res.Body, MaxBody))
+	body, err := x.read(req.Context(), res)
 	res.Body.Close()
 	x.Body = body
 	if err != nil {
 		x.ReadErr = err
 		return nil, err
 	}
-	if res.ContentLength > 0 && int64(len(body)) < res.ContentLength {
-		x.ReadErr = io.ErrUnexpectedEOF
-		return nil, io.ErrUnexpectedEOF
+	if res.StatusCode < 300 {
+		// The provider decodes x.Body; the SDK would only copy it.
+		res.Body = http.NoBody
+	} else {
+		res.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	res.Body = io.NopCloser(bytes.NewReader(body))
 	return res, nil
+}
+
+// read reads res's body within the size limit, reserving its bytes from
+// the budget first. An error body is cut to MaxErrorBody without error.
+func (x *Exchange) read(ctx context.Context, res *http.Response) ([]byte, error) {
+	b := x.Budget
+	if b == nil {
+		b = ResponseBudget()
+	}
+	limit := x.MaxBody
+	if limit <= 0 {
+		limit = DefaultMaxBody
+	}
+	// A body never takes more than the whole budget (one byte is kept to
+	// tell an oversized body).
+	limit = min(limit, b.Total()-1)
+	errorBody := res.StatusCode >= 300
+	if errorBody {
+		limit = min(limit, MaxErrorBody)
+	}
+	cl := res.ContentLength
+	reserve := limit + 1 // one byte past the limit tells an oversized body
+	switch {
+	case errorBody:
+		reserve = limit
+		if cl >= 0 && cl < limit {
+			reserve = cl
+		}
+	case cl > limit:
+		return nil, &TooLargeError{Limit: limit, Length: cl}
+	case cl >= 0:
+		reserve = cl
+	}
+	got, err := b.Acquire(ctx, reserve)
+	if err != nil {
+		return nil, err
+	}
+	x.from, x.held = b, got
+	body, err := readUpTo(res.Body, reserve)
+	// Keep what the body holds; give back the rest at once.
+	b.Release(x.held - int64(cap(body)))
+	x.held = int64(cap(body))
+	if err != nil {
+		return body, err
+	}
+	if !errorBody && int64(len(body)) > limit {
+		x.Release()
+		return nil, &TooLargeError{Limit: limit, Length: -1}
+	}
+	if cl > 0 && int64(len(body)) < min(cl, reserve) {
+		return body, io.ErrUnexpectedEOF
+	}
+	return body, nil
+}
+
+// readUpTo reads r to its end or to n bytes, whichever comes first, into a
+// buffer whose capacity never exceeds n.
+func readUpTo(r io.Reader, n int64) ([]byte, error) {
+	buf := make([]byte, 0, min(n, 16<<10))
+	for int64(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(n, int64(2*cap(buf))))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// Release gives the body's bytes back to the budget; the body itself is
+// left to its new owner.
+func (x *Exchange) Release() {
+	if x.from != nil {
+		x.from.Release(x.held)
+		x.from, x.held = nil, 0
+	}
 }
 
 // HTTPClient returns the client an HTTP provider sends with: c when one is
@@ -76,6 +196,8 @@ func HTTPClient(c *http.Client, maxIdle int) *http.Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   15 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// Headers are not counted in the body budget: keep them small.
+		MaxResponseHeaderBytes: 1 << 20,
 	}
 	return &http.Client{Transport: t}
 }
@@ -90,6 +212,8 @@ func (x *Exchange) Failure(ctx context.Context, sdkErr error, errorBody func([]b
 		return ClassifyTransport(ctx, ctx.Err())
 	case x.SendErr != nil:
 		return ClassifyTransport(ctx, x.SendErr)
+	case errors.As(x.ReadErr, new(*TooLargeError)):
+		return &Error{Kind: ResponseTooLarge, Status: x.Status, Msg: x.ReadErr.Error()}
 	case x.ReadErr != nil:
 		e := ClassifyTransport(ctx, x.ReadErr)
 		if e.Kind == ConnReset || e.Kind == Unknown {
@@ -119,8 +243,13 @@ type API struct {
 	Decode func(body []byte) (*chat.Response, error)
 	// RequestIDHeader is the response header that carries the request's id.
 	RequestIDHeader string
-	// Redact takes the provider's secrets out of its errors.
+	// Redact takes the provider's secrets out of its errors and responses.
 	Redact Redactor
+	// MaxBody is the largest response body accepted (DefaultMaxBody when
+	// 0); Budget bounds the response bytes of all calls in flight
+	// (ResponseBudget() when nil).
+	MaxBody int64
+	Budget  *Budget
 	// Timeout bounds one call (0: 5 minutes).
 	Timeout time.Duration
 }
@@ -134,8 +263,9 @@ func BaseURL(s string) (*url.URL, bool) {
 
 // Call makes one call. send makes the SDK's request under the call's
 // timeout, with x.Middleware installed; the exchange it records is
-// classified by Failure and a 2xx body decoded. A failure comes back
-// redacted.
+// classified by Failure and a 2xx body decoded. A failure and a response
+// both come back redacted: no secret the Redactor knows, nor anything shaped
+// like a key, is in an error, a decoded answer or its raw body.
 func (a API) Call(ctx context.Context, send func(ctx context.Context, x *Exchange) error) (*chat.Response, error) {
 	timeout := a.Timeout
 	if timeout <= 0 {
@@ -143,7 +273,8 @@ func (a API) Call(ctx context.Context, send func(ctx context.Context, x *Exchang
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var x Exchange
+	x := Exchange{MaxBody: a.MaxBody, Budget: a.Budget}
+	defer x.Release()
 	sdkErr := send(cctx, &x)
 	if e := x.Failure(ctx, sdkErr, a.ErrorBody); e != nil {
 		return nil, a.Redact.Error(e)
@@ -155,5 +286,6 @@ func (a API) Call(ctx context.Context, send func(ctx context.Context, x *Exchang
 	if id := x.Header.Get(a.RequestIDHeader); id != "" {
 		resp.Meta.RequestID = id
 	}
+	a.Redact.Response(resp)
 	return resp, nil
 }

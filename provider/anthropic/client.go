@@ -23,13 +23,22 @@ type Config struct {
 	Label   string // the model as the user named it ("anthropic:claude-...")
 	Model   string // the model id sent
 	BaseURL string // DefaultBaseURL when empty
-	// APIKey is sent as x-api-key. It is never logged, stored or returned
-	// in an error.
+	// APIKey is sent as x-api-key. It is never logged, and it is redacted
+	// from every error and response, even one that echoes it.
 	APIKey     string
 	Format     Format
 	Timeout    time.Duration // one call (0: 5 minutes)
 	HTTPClient *http.Client  // tests
 	MaxConns   int
+	// Secrets are other secret values (every key the process holds) to take
+	// out of whatever the provider returns, besides APIKey.
+	Secrets []string
+	// MaxBody is the largest response body accepted
+	// (provider.DefaultMaxBody when 0).
+	MaxBody int64
+	// Budget bounds the response bytes in flight (provider.ResponseBudget()
+	// when nil: one budget for the whole process).
+	Budget *provider.Budget
 }
 
 // Provider is Anthropic's Messages API.
@@ -62,7 +71,8 @@ func New(cfg Config) (*Provider, error) {
 	}
 	p := &Provider{cfg: cfg, svc: an.NewMessageService(opts...),
 		api: provider.API{ErrorBody: ErrorBody, Decode: Decode, RequestIDHeader: "Request-Id",
-			Redact: provider.NewRedactor(cfg.APIKey), Timeout: cfg.Timeout}}
+			Redact: provider.NewRedactor(cfg.APIKey).With(cfg.Secrets...), Timeout: cfg.Timeout,
+			MaxBody: cfg.MaxBody, Budget: cfg.Budget}}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	detail, _ := json.Marshal(struct {
 		BaseURL string `json:"base_url"`

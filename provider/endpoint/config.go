@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/buildlab/budge/provider"
 )
 
 // Config is budge's config file: named endpoints and a price table.
@@ -68,7 +72,7 @@ func (d *Duration) UnmarshalYAML(b []byte) error {
 	s := strings.Trim(strings.TrimSpace(string(b)), `"'`)
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("timeout: %q is not a duration like 90s or 2m", s)
+		return fmt.Errorf("timeout: not a duration like 90s or 2m (value hidden)")
 	}
 	*d = Duration(v)
 	return nil
@@ -76,6 +80,11 @@ func (d *Duration) UnmarshalYAML(b []byte) error {
 
 // LoadConfig reads a config file strictly: unknown fields are errors, and
 // every problem is reported with its file and line.
+//
+// An error never prints a value that could be a key: it names the field and
+// says "(value hidden)". The file's lines are not quoted, the values of
+// fields named like keys, tokens or passwords are hidden wherever they
+// would appear, and so is anything shaped like a key.
 func LoadConfig(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -83,17 +92,94 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	var c Config
 	if err := yaml.UnmarshalWithOptions(data, &c, yaml.Strict()); err != nil {
-		msg := yaml.FormatError(err, false, true)
+		// Without the source, which would quote the line, value and all:
+		// the field is named instead.
+		msg := yaml.FormatError(err, false, false)
+		msg += " " + fieldAt(msg, data)
 		if strings.Contains(msg, "api_key") && !strings.Contains(msg, "api_key_env") {
 			msg += "\n(keys are never written in the config file: name the environment variable that holds the key with api_key_env)"
 		}
-		return nil, fmt.Errorf("config %s: %s", path, msg)
+		return nil, fmt.Errorf("config %s: %s", path, hideSecrets(msg, data))
 	}
 	c.Path = path
 	if errs := c.Validate(); len(errs) > 0 {
-		return nil, fmt.Errorf("config %s:\n  %w", path, errors.Join(errs...))
+		return nil, fmt.Errorf("config %s:\n  %s", path, hideSecrets(errors.Join(errs...).Error(), data))
 	}
 	return &c, nil
+}
+
+// ValueHidden stands in for a config value an error does not print.
+const ValueHidden = "(value hidden)"
+
+var (
+	yamlField  = regexp.MustCompile(`(?m)^[\s-]*["']?([A-Za-z0-9_.-]+)["']?\s*:[ \t]*(.*)$`)
+	secretName = regexp.MustCompile(`(?i)key|token|secret|passw|credential|auth`)
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	plainWord  = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,23}$`)
+)
+
+var errorLine = regexp.MustCompile(`^\[(\d+):\d+\]`)
+
+// fieldAt names the field on the line a YAML error points at, as
+// at field "tools" (value hidden).
+func fieldAt(msg string, data []byte) string {
+	m := errorLine.FindStringSubmatch(msg)
+	if m == nil {
+		return ValueHidden
+	}
+	n, _ := strconv.Atoi(m[1])
+	lines := strings.Split(string(data), "\n")
+	if n < 1 || n > len(lines) {
+		return ValueHidden
+	}
+	f := yamlField.FindStringSubmatch(lines[n-1])
+	if f == nil {
+		return ValueHidden
+	}
+	return fmt.Sprintf("at field %q %s", f[1], ValueHidden)
+}
+
+// looksLikeKey says whether an api_key_env value is a key rather than a
+// variable's name: not a name at all, or a long run of mixed-case letters
+// and digits, as keys are and variable names are not.
+func looksLikeKey(v string) bool {
+	if strings.HasPrefix(v, "sk-") || len(v) > 64 || !envName.MatchString(v) {
+		return true
+	}
+	lower := strings.ContainsAny(v, "abcdefghijklmnopqrstuvwxyz")
+	upper := strings.ContainsAny(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	digit := strings.ContainsAny(v, "0123456789")
+	return len(v) >= 20 && lower && upper && digit
+}
+
+// hideSecrets takes out of msg the values of the file's fields that are
+// named like secrets (api_key, token, password, ...; not api_key_env, which
+// names a variable), then anything shaped like a key.
+func hideSecrets(msg string, data []byte) string {
+	for _, m := range yamlField.FindAllSubmatch(data, -1) {
+		name := string(m[1])
+		if !secretName.MatchString(name) || strings.HasSuffix(name, "_env") {
+			continue
+		}
+		v := string(m[2])
+		if i := strings.Index(v, " #"); i >= 0 {
+			v = v[:i]
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		if len(v) >= 4 {
+			msg = strings.ReplaceAll(msg, v, ValueHidden)
+		}
+	}
+	return provider.Redactor{}.String(msg)
+}
+
+// shown is v quoted when it is a plain word worth printing back ("bard"),
+// otherwise ValueHidden: a value that is not a word may be a pasted key.
+func shown(v string) string {
+	if plainWord.MatchString(v) {
+		return strconv.Quote(v)
+	}
+	return ValueHidden
 }
 
 // Validate reports every problem at once.
@@ -117,13 +203,13 @@ func (c *Config) Validate() []error {
 		switch e.Provider {
 		case "openai", "openai-compatible", "ollama", "openrouter", "anthropic":
 		default:
-			errs = append(errs, fmt.Errorf("%s.provider: must be openai, openai-compatible, ollama, openrouter or anthropic, got %q", where, e.Provider))
+			errs = append(errs, fmt.Errorf("%s.provider: must be openai, openai-compatible, ollama, openrouter or anthropic, got %s", where, shown(e.Provider)))
 		}
 		if e.BaseURL != "" {
 			u, err := url.Parse(e.BaseURL)
 			switch {
 			case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-				errs = append(errs, fmt.Errorf("%s.base_url: %q is not an http(s) URL", where, e.BaseURL))
+				errs = append(errs, fmt.Errorf("%s.base_url: not an http(s) URL %s", where, ValueHidden))
 			case u.User != nil || u.RawQuery != "":
 				errs = append(errs, fmt.Errorf("%s.base_url: put no credentials in the URL; use api_key_env", where))
 			}
@@ -137,7 +223,7 @@ func (c *Config) Validate() []error {
 				errs = append(errs, fmt.Errorf("%s.structured_output: anthropic supports json_schema or none", where))
 			}
 		default:
-			errs = append(errs, fmt.Errorf("%s.structured_output: must be json_schema, json_object or none, got %q", where, e.StructuredOutput))
+			errs = append(errs, fmt.Errorf("%s.structured_output: must be json_schema, json_object or none, got %s", where, shown(e.StructuredOutput)))
 		}
 		switch e.MaxTokensField {
 		case "", "max_tokens", "max_completion_tokens":
@@ -147,8 +233,8 @@ func (c *Config) Validate() []error {
 		if e.Timeout < 0 {
 			errs = append(errs, fmt.Errorf("%s.timeout: must not be negative", where))
 		}
-		if strings.HasPrefix(e.APIKeyEnv, "sk-") || len(e.APIKeyEnv) > 64 {
-			errs = append(errs, fmt.Errorf("%s.api_key_env: this looks like a key; give the name of the variable that holds it", where))
+		if e.APIKeyEnv != "" && looksLikeKey(e.APIKeyEnv) {
+			errs = append(errs, fmt.Errorf("%s.api_key_env: this looks like a key, not a variable name %s; give the name of the variable that holds it", where, ValueHidden))
 		}
 	}
 	for model, p := range c.Prices {

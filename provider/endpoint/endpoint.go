@@ -6,7 +6,9 @@
 // environment. FromOS is the one place in budge that reads API keys.
 //
 // Keys travel from here into the providers' HTTP headers only: Info, error
-// messages and everything else that is stored carry no key.
+// messages and everything else that is stored carry no key. Every provider
+// is also handed every key the process holds (Env.Secrets), and redacts
+// them from whatever it returns, should an endpoint echo one.
 package endpoint
 
 import (
@@ -66,6 +68,33 @@ func FromOS() Env {
 	}
 }
 
+// Secrets returns every key value the process holds: the keys of the
+// built-in providers and those named by the config's endpoints. Whatever a
+// provider returns is redacted of all of them, not only its own key.
+func (e Env) Secrets(c *Config) []string {
+	var out []string
+	for _, k := range []Secret{e.OpenAIKey, e.AnthropicKey, e.OpenRouterKey, e.CompatibleKey} {
+		if k != "" {
+			out = append(out, string(k))
+		}
+	}
+	if c != nil && e.Lookup != nil {
+		names := make([]string, 0, len(c.Endpoints))
+		for _, ep := range c.Endpoints {
+			if ep.APIKeyEnv != "" {
+				names = append(names, ep.APIKeyEnv)
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if k := e.Lookup(n); k != "" {
+				out = append(out, string(k))
+			}
+		}
+	}
+	return out
+}
+
 // Default base URLs.
 const (
 	OpenAIBaseURL     = "https://api.openai.com/v1"
@@ -79,8 +108,13 @@ type Options struct {
 	Structured  string        // --structured-output: overrides the endpoint's
 	Timeout     time.Duration // per call
 	Concurrency int           // sizes the connection pool
-	Config      *Config       // named endpoints; may be nil
-	Env         Env
+	// MaxBody is the largest response body accepted, in bytes
+	// (provider.DefaultMaxBody, 8 MiB, when 0). The bytes of all responses
+	// in flight are bounded process-wide by provider.SetResponseBudget
+	// (provider.DefaultResponseBudget, 256 MiB, by default).
+	MaxBody int64
+	Config  *Config // named endpoints; may be nil
+	Env     Env
 	// Judge, when set, makes "sim" and "sim:PROFILE" the simulated
 	// framing judge (a framing profile) that knows these answers.
 	Judge *Judge
@@ -171,7 +205,8 @@ func Open(name string, o Options) (provider.Provider, error) {
 			return nil, missingKey(name, ep, AnthropicKeyVar)
 		}
 		return anthropic.New(anthropic.Config{Label: name, Model: model, BaseURL: ep.BaseURL, APIKey: string(ep.key),
-			Format: anthropic.Format{Structured: ep.StructuredOutput}, Timeout: timeout, MaxConns: o.Concurrency})
+			Format: anthropic.Format{Structured: ep.StructuredOutput}, Timeout: timeout, MaxConns: o.Concurrency,
+			Secrets: o.Env.Secrets(o.Config), MaxBody: o.MaxBody})
 	case "openai", "openai-compatible", "ollama", "openrouter":
 		if ep.BaseURL == "" {
 			return nil, fmt.Errorf("model %q: the %s provider needs --base-url (for example http://127.0.0.1:8000/v1) or an endpoint in the config file", name, ep.Provider)
@@ -189,7 +224,8 @@ func Open(name string, o Options) (provider.Provider, error) {
 		}
 		tools := ep.Tools == nil || *ep.Tools
 		return openai.New(openai.Config{Name: ep.Provider, Label: name, Model: model, BaseURL: ep.BaseURL, APIKey: string(ep.key),
-			Format: f, Tools: tools, Timeout: timeout, MaxConns: o.Concurrency})
+			Format: f, Tools: tools, Timeout: timeout, MaxConns: o.Concurrency,
+			Secrets: o.Env.Secrets(o.Config), MaxBody: o.MaxBody})
 	}
 	return nil, fmt.Errorf("model %q: endpoint provider %q is not one of openai, openai-compatible, ollama, openrouter, anthropic", name, ep.Provider)
 }

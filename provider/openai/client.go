@@ -25,8 +25,8 @@ type Config struct {
 	// Model is the model id sent in every request.
 	Model   string
 	BaseURL string
-	// APIKey is sent as a bearer token. It is never logged, stored or
-	// returned in an error.
+	// APIKey is sent as a bearer token. It is never logged, and it is
+	// redacted from every error and response, even one that echoes it.
 	APIKey string
 	Format Format
 	// Tools says whether the endpoint can call tools.
@@ -37,6 +37,15 @@ type Config struct {
 	HTTPClient *http.Client
 	// MaxConns is the run's concurrency, to size the connection pool.
 	MaxConns int
+	// Secrets are other secret values (every key the process holds) to take
+	// out of whatever the provider returns, besides APIKey.
+	Secrets []string
+	// MaxBody is the largest response body accepted
+	// (provider.DefaultMaxBody when 0).
+	MaxBody int64
+	// Budget bounds the response bytes in flight (provider.ResponseBudget()
+	// when nil: one budget for the whole process).
+	Budget *provider.Budget
 }
 
 // Provider is an OpenAI-compatible chat completions endpoint.
@@ -71,7 +80,8 @@ func New(cfg Config) (*Provider, error) {
 	// environment, and budge reads the environment in one place.
 	p := &Provider{cfg: cfg, client: oa.Client{Options: opts},
 		api: provider.API{ErrorBody: ErrorBody, Decode: Decode, RequestIDHeader: "X-Request-Id",
-			Redact: provider.NewRedactor(cfg.APIKey), Timeout: cfg.Timeout}}
+			Redact: provider.NewRedactor(cfg.APIKey).With(cfg.Secrets...), Timeout: cfg.Timeout,
+			MaxBody: cfg.MaxBody, Budget: cfg.Budget}}
 	detail, _ := json.Marshal(struct {
 		BaseURL string `json:"base_url"`
 		Format  Format `json:"format"`

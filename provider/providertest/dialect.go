@@ -4,11 +4,11 @@
 // answers cut by the token limit, 429s with Retry-After, 5xx statuses, HTML
 // error pages from proxies, error objects inside 200 bodies (as routers send
 // them after a stream has begun), bodies cut short, malformed JSON, cut and
-// reset connections, slow servers and cancelled runs. It checks that every
-// failure is classified into the right provider.Kind, that nothing is
-// retried behind the runner's back (one HTTP request per call), that the
-// provider's metadata is read, and that the API key never appears in an
-// error.
+// reset connections, slow servers, cancelled runs and 30 MB answers. It
+// checks that every failure is classified into the right provider.Kind,
+// that nothing is retried behind the runner's back (one HTTP request per
+// call), that the provider's metadata is read, and that the API key never
+// appears in an error or a response, even one that echoes it.
 package providertest
 
 import (

@@ -226,7 +226,38 @@ func cases() []scripted {
 		}},
 		{name: "401 echoing the key", handler: reply(401, func(d Dialect) string {
 			return d.Error(401, "invalid_api_key", "Incorrect API key provided: "+Key+" ("+Key[:8]+"****"+Key[len(Key)-4:]+")")
-		}), check: wantKind(provider.Auth, 401)},
+		}), check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+			wantKind(provider.Auth, 401)(t, d, resp, err)
+			if !strings.Contains(err.Error(), "Incorrect API key provided") {
+				t.Errorf("redaction blanked words: %v", err)
+			}
+		}},
+		{name: "200 echoing the key", handler: func(d Dialect) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				writeJSON(w, 200, d.Answer("model-"+Key, "Incorrect API key provided: "+Key+"; Bearer of news", d.Stop, 1, 1), d.RequestIDHeader, "req_"+Key)
+			}
+		}, check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			noKey(t, resp)
+			if c := resp.Message.Content; !strings.HasPrefix(c, "Incorrect API key provided: ") || !strings.HasSuffix(c, "; Bearer of news") {
+				t.Errorf("redaction blanked words: %q", c)
+			}
+		}},
+		{name: "200 tool call echoing the key", handler: reply(200, func(d Dialect) string {
+			return d.ToolCall("test-model", "call_"+Key, "get_availability", `{"key":"`+Key+`"}`)
+		}), check: func(t *testing.T, d Dialect, resp *chat.Response, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			noKey(t, resp)
+			if tc := resp.Message.ToolCalls; len(tc) != 1 || !json.Valid(tc[0].Arguments) {
+				t.Errorf("tool calls = %+v", tc)
+			}
+		}},
+		{name: "30 MB answer with its length declared", handler: huge(true), check: tooLarge},
+		{name: "30 MB answer, chunked", handler: huge(false), check: tooLarge},
 		{name: "403", handler: status(403), check: wantKind(provider.Auth, 403)},
 		{name: "400 context too long", handler: reply(400, func(d Dialect) string {
 			return d.Error(400, d.ContextTooLong, "prompt is too long: 210000 tokens > 200000 maximum; This model's maximum context length is 200000 tokens")
@@ -293,6 +324,60 @@ func cases() []scripted {
 				t.Errorf("nothing is retried after cancellation")
 			}
 		}},
+	}
+}
+
+// noKey fails if the key, or a run of it, is anywhere in resp: its decoded
+// fields, its metadata or the raw body that is stored.
+func noKey(t *testing.T, resp *chat.Response) {
+	t.Helper()
+	b, _ := json.Marshal(resp)
+	for _, s := range []string{string(b), string(resp.Raw)} {
+		if strings.Contains(s, Key[8:20]) || strings.Contains(s, Key[len(Key)-16:]) {
+			t.Errorf("the API key leaked into the response: %s", s)
+		}
+	}
+	if !json.Valid(resp.Raw) {
+		t.Errorf("the raw body is no longer JSON: %s", resp.Raw)
+	}
+}
+
+// huge answers with a valid answer of 30 MB, with or without its length.
+func huge(declared bool) func(d Dialect) http.HandlerFunc {
+	return func(d Dialect) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			// Streamed, not built: the content is 30 MB of one 64 KiB chunk.
+			head, tail, _ := strings.Cut(d.Answer("test-model", "@@", d.Stop, 1, 30<<18), "@@")
+			chunk := strings.Repeat("P-1 ", 16<<10)
+			const n = 30 << 20 / (64 << 10)
+			w.Header().Set("Content-Type", "application/json")
+			if declared {
+				w.Header().Set("Content-Length", strconv.Itoa(len(head)+n*len(chunk)+len(tail)))
+			}
+			w.WriteHeader(200)
+			io.WriteString(w, head)
+			for range n {
+				if _, err := io.WriteString(w, chunk); err != nil {
+					return
+				}
+			}
+			io.WriteString(w, tail)
+		}
+	}
+}
+
+// tooLarge checks that an oversized answer is refused as too large, not
+// retried and not kept.
+func tooLarge(t *testing.T, d Dialect, resp *chat.Response, err error) {
+	t.Helper()
+	wantKind(provider.ResponseTooLarge, 200)(t, d, resp, err)
+	var pe *provider.Error
+	errors.As(err, &pe)
+	if pe.Kind.Infrastructure() {
+		t.Errorf("an oversized answer must not be retried")
+	}
+	if resp != nil || len(err.Error()) > 200 {
+		t.Errorf("an oversized answer is not kept: %d bytes of error", len(err.Error()))
 	}
 }
 
