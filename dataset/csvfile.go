@@ -18,9 +18,13 @@ type csvTable struct {
 }
 
 func readCSV(c *collector, r io.Reader) *csvTable {
-	data, err := io.ReadAll(r)
+	data, err := readAtMost(r)
 	if err != nil {
 		c.add(0, "", "reading: %v", err)
+		return nil
+	}
+	if len(data) > MaxDataFileBytes {
+		c.probs = append(c.probs, tooLargeFile(c.file, -1))
 		return nil
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
@@ -28,6 +32,7 @@ func readCSV(c *collector, r io.Reader) *csvTable {
 	cr.FieldsPerRecord = -1
 	t := &csvTable{col: map[string]int{}}
 	for {
+		start := cr.InputOffset()
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
@@ -42,6 +47,10 @@ func readCSV(c *collector, r io.Reader) *csvTable {
 			return nil
 		}
 		line, _ := cr.FieldPos(0)
+		if cr.InputOffset()-start > MaxLineBytes {
+			c.add(line, "", "%s", lineTooLong("the CSV record"))
+			return nil
+		}
 		if t.header == nil {
 			t.header = rec
 			for i, h := range rec {

@@ -7,5 +7,7 @@
 //
 // Readers check everything before returning anything: a bad file yields
 // every problem found (file, line, field, reason) and no items, so a caller
-// never writes a run from half a file.
+// never writes a run from half a file. A file over MaxDataFileBytes, a line
+// or CSV record over MaxLineBytes and a record nested deeper than
+// MaxNestingDepth are refused the same way, before they cost more memory.
 package dataset

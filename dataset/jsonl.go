@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,14 +12,12 @@ import (
 	"github.com/buildlab/budge/framing"
 )
 
-// maxLine is the longest JSONL line accepted (r/AIO transcripts and result
-// histories run to hundreds of kilobytes).
-const maxLine = 64 << 20
-
 // eachLine calls fn with every non-blank line of r and its 1-based number.
-func eachLine(r io.Reader, fn func(line int, b []byte)) error {
+// A line over MaxLineBytes ends the reading with a problem at its line; a
+// line nested deeper than MaxNestingDepth is reported and skipped.
+func eachLine(c *collector, r io.Reader, fn func(line int, b []byte)) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
 	n := 0
 	for sc.Scan() {
 		n++
@@ -26,9 +25,20 @@ func eachLine(r io.Reader, fn func(line int, b []byte)) error {
 		if len(b) == 0 {
 			continue
 		}
+		if jsonDepth(b, MaxNestingDepth) > MaxNestingDepth {
+			c.add(n, "", "%s", tooDeep("the JSON"))
+			continue
+		}
 		fn(n, b)
 	}
-	return sc.Err()
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		c.add(n+1, "", "%s", lineTooLong("the line"))
+	case errors.Is(err, errTooLarge):
+		c.probs = append(c.probs, tooLargeFile(c.file, -1))
+	case err != nil:
+		c.add(0, "", "reading: %v", err)
+	}
 }
 
 // readJSONL reads JSONL whose every line is one record T (strict: unknown
@@ -39,7 +49,7 @@ func readJSONL[T any](name string, r io.Reader, strict bool, item func(c *collec
 	c := &collector{file: name}
 	var items []framing.Item
 	var lines []int
-	err := eachLine(r, func(line int, b []byte) {
+	eachLine(c, r, func(line int, b []byte) {
 		var rec T
 		var err error
 		if strict {
@@ -58,9 +68,6 @@ func readJSONL[T any](name string, r io.Reader, strict bool, item func(c *collec
 			lines = append(lines, line)
 		}
 	})
-	if err != nil {
-		c.add(0, "", "reading: %v", err)
-	}
 	return finish(c, items, lines)
 }
 

@@ -107,9 +107,9 @@ func Open(path string, o Options) ([]framing.Item, error) {
 }
 
 func openFile(path string, o Options) ([]framing.Item, error) {
-	data, err := os.ReadFile(path)
+	data, err := readDataFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, err
 	}
 	format := o.Format
 	if format == "" || format == FormatAuto {
@@ -157,6 +157,12 @@ func Detect(path string, data []byte) (string, error) {
 	line, n := firstLine(data)
 	if line == nil {
 		return "", Problems{{File: path, Reason: "empty file"}}
+	}
+	if len(line) > MaxLineBytes {
+		return "", Problems{{File: path, Line: n, Reason: lineTooLong("the line")}}
+	}
+	if jsonDepth(line, MaxNestingDepth) > MaxNestingDepth {
+		return "", Problems{{File: path, Line: n, Reason: tooDeep("the JSON")}}
 	}
 	var rec map[string]json.RawMessage
 	if err := json.Unmarshal(line, &rec); err != nil {

@@ -25,8 +25,9 @@ func parsePyLiteral(s string) (any, error) {
 }
 
 type pyParser struct {
-	s string
-	i int
+	s     string
+	i     int
+	depth int // lists, tuples and dicts open
 }
 
 func (p *pyParser) errf(format string, args ...any) error {
@@ -43,6 +44,13 @@ func (p *pyParser) value() (any, error) {
 	p.space()
 	if p.i >= len(p.s) {
 		return nil, p.errf("unexpected end")
+	}
+	switch c := p.s[p.i]; {
+	case c == '[' || c == '(' || c == '{':
+		if p.depth++; p.depth > MaxNestingDepth {
+			return nil, p.errf("%s", tooDeep("the literal"))
+		}
+		defer func() { p.depth-- }()
 	}
 	switch c := p.s[p.i]; {
 	case c == '[' || c == '(':

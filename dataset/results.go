@@ -86,11 +86,14 @@ func readResultFile(path string) (ResultFile, error) {
 		return ResultFile{}, fmt.Errorf("results: %w", err)
 	}
 	defer f.Close()
+	if p := checkFileSize(path, f); p != nil {
+		return ResultFile{}, Problems{*p}
+	}
 	c := &collector{file: path}
 	rf := ResultFile{Path: path}
 	var items []framing.Item
 	var lines []int
-	err = eachLine(f, func(line int, b []byte) {
+	eachLine(c, &capped{r: f}, func(line int, b []byte) {
 		var raw map[string]any
 		if err := json.Unmarshal(b, &raw); err != nil {
 			c.add(line, "", "%s", jsonError(err))
@@ -104,9 +107,6 @@ func readResultFile(path string) (ResultFile, error) {
 		items = append(items, rec.Item)
 		lines = append(lines, line)
 	})
-	if err != nil {
-		c.add(0, "", "reading: %v", err)
-	}
 	if _, err := finish(c, items, lines); err != nil {
 		return ResultFile{}, err
 	}

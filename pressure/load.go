@@ -95,19 +95,30 @@ func readDeck(nameOrPath string) ([]byte, string, error) {
 				nameOrPath, strings.Join(BuiltinDecks(), ", "))
 		}
 	}
-	data, err := os.ReadFile(nameOrPath)
+	file := filepath.Clean(nameOrPath)
+	data, err := readDeckFile(file)
 	if err != nil {
-		return nil, "", fmt.Errorf("reading deck: %w", err)
+		return nil, "", err
 	}
-	return data, filepath.Clean(nameOrPath), nil
+	return data, file, nil
 }
 
 // ParseDeck decodes deck YAML strictly: every unknown key is reported with
-// its line, all at once, along with syntax and type errors.
+// its line, all at once, along with syntax and type errors. A file over one
+// of the limits (MaxDeckBytes, MaxDeckTokens, MaxDeckDepth, MaxDeckNodes,
+// MaxRepeats, MaxPlannedSessions) is refused with that one problem and no
+// deck, before it costs more memory than the limits allow.
 func ParseDeck(file string, data []byte) (*Deck, []Problem) {
-	f, err := parser.ParseBytes(data, 0)
+	tokens, lp := scanDeckLimits(file, data)
+	if lp != nil {
+		return nil, []Problem{*lp}
+	}
+	f, err := parser.Parse(tokens, 0)
 	if err != nil {
 		return nil, []Problem{yamlProblem(file, err)}
+	}
+	if lp := checkExpansion(file, f); lp != nil {
+		return nil, []Problem{*lp}
 	}
 	if len(f.Docs) != 1 || f.Docs[0].Body == nil {
 		return nil, []Problem{{File: file, Line: 1, Msg: "a deck file holds exactly one YAML document"}}
@@ -131,6 +142,9 @@ func ParseDeck(file string, data []byte) (*Deck, []Problem) {
 	d.Hash = hashBytes(data)
 	d.Path = file
 	d.lines = lines
+	if lp := checkPlanSize(&d); lp != nil {
+		return nil, append(probs, *lp)
+	}
 	return &d, probs
 }
 
