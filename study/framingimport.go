@@ -201,9 +201,11 @@ func ImportFraming(ctx context.Context, st *store.Store, o ImportOptions) (*Fram
 	m.Import = check
 	m.Counts.Planned = len(specs)
 	m.Fingerprint = m.fingerprint()
-	if err := create(ctx, st, p, o.Started); err != nil {
+	lease, err := create(ctx, st, p, o.Started)
+	if err != nil {
 		return nil, err
 	}
+	defer lease.Release()
 	for i := 0; i < len(sessions); i += 512 {
 		if err := st.WriteSessions(ctx, m.RunID, sessions[i:min(i+512, len(sessions))]); err != nil {
 			return nil, err

@@ -125,9 +125,13 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 		return nil, err
 	}
 	h.Fingerprint = p.fingerprint()
-	if err := create(ctx, st, p, c.Started); err != nil {
+	lease, err := create(ctx, st, p, c.Started)
+	if err != nil {
 		return nil, err
 	}
+	defer lease.Release()
+	ctx, stop := holding(ctx, lease)
+	defer stop()
 	sink := &keepSink{st: st}
 	stats, err := execute(ctx, st, c, p, s, sink, p.jobs(func(string) (int, bool) { return 1, true }))
 	if err != nil {
@@ -305,23 +309,43 @@ func (r replayPlan) prepare(ctx context.Context, st *store.Store) (protocol, pro
 	return p, prov, nil
 }
 
-// create stores a new run's row, manifest and snapshot.
-func create(ctx context.Context, st *store.Store, p protocol, started func(string)) error {
+// create stores a new run's row, manifest and snapshot, and leases the run
+// to this process: no other process can write it until the lease is
+// released.
+func create(ctx context.Context, st *store.Store, p protocol, started func(string)) (*store.Lease, error) {
 	h := p.head()
 	name, source, hash, content := p.snapshot()
 	seed := fmt.Sprint(h.Seed)
 	if h.Provider.Name == importedMarker {
 		seed = "imported"
 	}
-	if err := st.CreateRun(ctx, store.Run{ID: h.RunID, Protocol: h.Protocol, Created: h.Created, Status: store.RunRunning,
+	lease, err := st.CreateRunLeased(ctx, store.Run{ID: h.RunID, Protocol: h.Protocol, Created: h.Created, Status: store.RunRunning,
 		DeckName: name, DeckHash: hash, Model: h.Model, Seed: seed, Planned: len(p.ids()), Manifest: manifestJSON(p.manifest())},
-		source, content); err != nil {
-		return err
+		source, content, holder(h))
+	if err != nil {
+		return nil, err
 	}
 	if started != nil {
 		started(h.RunID)
 	}
-	return nil
+	return lease, nil
+}
+
+// holder names this process as the writer of a run.
+func holder(h *Header) store.Holder { return store.ThisProcess("budge " + h.Protocol + " run") }
+
+// holding is ctx, cancelled as well when the lease is lost (another
+// process took the run over), so this one stops calling and writing.
+func holding(ctx context.Context, lease *store.Lease) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-lease.Lost():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // execute runs jobs through the stack into sink, logging every attempt.

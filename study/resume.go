@@ -29,6 +29,15 @@ func Resume(ctx context.Context, st *store.Store, ref string, c Control) (Result
 	if err != nil {
 		return nil, err
 	}
+	// One process owns a run: a second resume (or a resume of a run still
+	// going) is refused with who holds it.
+	lease, err := st.AcquireLease(ctx, run.ID, holder(p.head()))
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release()
+	ctx, stop := holding(ctx, lease)
+	defer stop()
 	ran, err := resume(ctx, st, c, run, p)
 	if err != nil {
 		return nil, err

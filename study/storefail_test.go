@@ -31,9 +31,11 @@ func TestStoreFailureMarksRunInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := create(ctx, st, p, nil); err != nil {
+	lease, err := create(ctx, st, p, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer lease.Release()
 	id := p.head().RunID
 	_, err = execute(ctx, st, o.Control, p, s, failingSink{}, p.jobs(func(string) (int, bool) { return 1, true }))
 	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "--resume "+id) {

@@ -226,8 +226,6 @@ func killResumeLoop(t *testing.T, dir string, log *sim.RequestLog, rng *rand.Ran
 	}
 }
 
-// assertNotRequestedAgain fails when a session stored before a kill was
-// requested after it; session maps a request's seed to its session.
 // repeatedAnswers counts the requests the server answered (200, no fault)
 // that it had answered before: calls paid for twice.
 func repeatedAnswers(entries []sim.LogEntry) int {
@@ -257,6 +255,8 @@ func assertPaidOnce(t *testing.T, entries []sim.LogEntry, kills, inFlight int) {
 	}
 }
 
+// assertNotRequestedAgain fails when a session stored before a kill was
+// requested after it; session maps a request's seed to its session.
 func assertNotRequestedAgain(t *testing.T, snaps []killSnapshot, entries []sim.LogEntry, session map[int64]string) {
 	t.Helper()
 	for k, s := range snaps {

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
+)
+
+// Two resumes of one interrupted run at once: one proceeds, the other is
+// refused with who holds the run, and no answered call is paid for twice.
+func TestConcurrentResumesOneProceeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	log := &sim.RequestLog{}
+	srv, err := sim.NewServer(sim.ServerOptions{Faults: sim.Faults{Latency: 10 * time.Millisecond}, OnRequest: log.Add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	dir := t.TempDir()
+	cmd, id := startChild(t, "run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1", "--seed", "7", "--concurrency", "4", "--quiet")
+	time.Sleep(150 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	mark := len(log.Entries())
+
+	type result struct {
+		code   int
+		stderr string
+	}
+	done := make(chan result, 2)
+	for range 2 {
+		go func() {
+			c := exec.Command(os.Args[0], "run", "--dir", dir, "--resume", id, "--quiet")
+			c.Env = append(os.Environ(), "BUDGE_TEST_CHILD=1")
+			var stderr bytes.Buffer
+			c.Stderr = &stderr
+			err := c.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				code = -1
+			}
+			done <- result{code, stderr.String()}
+		}()
+	}
+	a, b := <-done, <-done
+	if a.code != 0 {
+		a, b = b, a
+	}
+	if a.code != 0 || b.code == 0 || !strings.Contains(b.stderr, "in use by") || !strings.Contains(b.stderr, "pid") {
+		t.Fatalf("want one resume to finish and the other refused naming the holder:\nfirst: exit %d %s\nsecond: exit %d %s", a.code, a.stderr, b.code, b.stderr)
+	}
+	t.Logf("refused: exit %d: %s", b.code, strings.TrimSpace(b.stderr))
+	if n := repeatedAnswers(log.Entries()[mark:]); n != 0 {
+		t.Errorf("%d answered requests were sent twice by the two resumes", n)
+	}
+	st := storetest.OpenDir(t, dir)
+	run, err := st.GetRun(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != store.RunComplete {
+		t.Errorf("status %s after the resume", run.Status)
+	}
+}
