@@ -172,12 +172,22 @@ func dirFlag(fs *flag.FlagSet) *string {
 	return fs.String("dir", def, "where runs are stored (default from $BUDGE_DIR)")
 }
 
-func openStore(dir string) (*store.Store, error) { return store.Open(dir) }
 
-// withStore opens the store at dir for f and closes it after: a command
-// opens it once and passes it down.
+// withStore opens the existing store at dir for f and closes it after: a
+// command opens it once and passes it down. A command that only reads runs
+// never creates a store, so a mistyped --dir is an error.
 func withStore(dir string, f func(st *store.Store) error) error {
-	st, err := openStore(dir)
+	return useStore(store.OpenExisting, dir, f)
+}
+
+// withNewStore is withStore for commands that create runs or freezes: the
+// store is made when dir has none.
+func withNewStore(dir string, f func(st *store.Store) error) error {
+	return useStore(store.Open, dir, f)
+}
+
+func useStore(open func(string) (*store.Store, error), dir string, f func(st *store.Store) error) error {
+	st, err := open(dir)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/buildlab/budge/store/storetest"
 )
 
 // budge runs the command line in-process and returns its exit code and output.
@@ -123,7 +125,8 @@ func TestExitCodes(t *testing.T) {
 		{"bad flag", []string{"run", "--dir", dir, "--bogus"}, ExitInvalid, "bogus"},
 		{"bad temperature", []string{"run", "--dir", dir, "--temperature", "hot"}, ExitInvalid, "temperature"},
 		{"unknown run", []string{"report", "nosuch", "--dir", dir}, ExitInvalid, "no such run"},
-		{"no runs yet", []string{"report", "--dir", t.TempDir()}, ExitInvalid, "no runs yet"},
+		{"no store there", []string{"report", "--dir", t.TempDir()}, ExitInvalid, "no budge store"},
+		{"no runs yet", []string{"report", "--dir", emptyStore(t)}, ExitInvalid, "no runs yet"},
 		{"unknown command", []string{"frobnicate"}, ExitInvalid, "unknown command"},
 		{"bad report format", []string{"report", "--dir", dir, "--format", "pdf"}, ExitInvalid, "--format"},
 	}
@@ -216,4 +219,11 @@ func TestViewToken(t *testing.T) {
 	if code, _, stderr := budge(t, "view", "--dir", t.TempDir(), "--addr", "0.0.0.0:0", "--token", "a"); code != ExitInvalid || !strings.Contains(stderr, "at least 16") {
 		t.Errorf("budge view --token a on 0.0.0.0: exit %d, %s", code, stderr)
 	}
+}
+
+// emptyStore is a directory with a store and no runs.
+func emptyStore(t *testing.T) string {
+	dir := t.TempDir()
+	storetest.OpenDir(t, dir)
+	return dir
 }

@@ -267,7 +267,7 @@ than one.`, `
 	if len(pos) != 1 {
 		return usageError{"usage: budge deck freeze NAME|FILE"}
 	}
-	return withStore(*dir, func(st *store.Store) error {
+	return withNewStore(*dir, func(st *store.Store) error {
 		rec, already, deck, err := study.FreezeDeck(ctx, st, pos[0])
 		if err != nil {
 			return err

@@ -51,7 +51,7 @@ func exitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ce):
 		return ce.code
-	case errors.As(err, &ue), errors.Is(err, study.ErrInvalid), errors.As(err, &probs), errors.Is(err, store.ErrNoRun),
+	case errors.As(err, &ue), errors.Is(err, study.ErrInvalid), errors.As(err, &probs), errors.Is(err, store.ErrNoRun), errors.Is(err, store.ErrNoStore),
 		errors.Is(err, calibrate.ErrInvalid):
 		return ExitInvalid
 	case errors.Is(err, study.ErrSelfTest):

@@ -346,7 +346,7 @@ a file is malformed or a prompt differs. Prints "run: <id>" and the report.`, `
 	o.Templates, o.Model, o.AllowPromptMismatch, o.Policy, o.Tolerant = *templates, *model, *allow, *policy, !*strict
 	o.Bootstrap.Resamples, o.Bootstrap.Seed = *resamples, *bootSeed
 	o.Started = func(id string) { fmt.Fprintln(std.Out, "run: "+id) }
-	return withStore(*dir, func(st *store.Store) error {
+	return withNewStore(*dir, func(st *store.Store) error {
 		res, err := study.ImportFraming(ctx, st, o)
 		if err != nil {
 			return err

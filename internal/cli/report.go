@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -163,7 +164,7 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	return withStore(*dir, func(st *store.Store) error {
+	err := withStore(*dir, func(st *store.Store) error {
 		runs, err := st.ListRuns(ctx)
 		if err != nil {
 			return err
@@ -178,6 +179,11 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 		}
 		return nil
 	})
+	if errors.Is(err, store.ErrNoStore) {
+		fmt.Fprintf(std.Err, "no runs in %s yet (no store there); start one with: budge run, or name the store with --dir or $BUDGE_DIR\n", *dir)
+		return nil
+	}
+	return err
 }
 
 func cmdCompare(ctx context.Context, std IO, args []string) error {

@@ -39,6 +39,10 @@ func cmdView(ctx context.Context, std IO, args []string) error {
 	if err != nil {
 		return err
 	}
+	tok, err := viewToken(*addr, *token)
+	if err != nil {
+		return err
+	}
 	return withStore(*dir, func(st *store.Store) error {
 		var runs []string
 		for _, ref := range pos {
@@ -47,10 +51,6 @@ func cmdView(ctx context.Context, std IO, args []string) error {
 				return err
 			}
 			runs = append(runs, id)
-		}
-		tok, err := viewToken(*addr, *token)
-		if err != nil {
-			return err
 		}
 		srv, err := web.New(st, web.Options{Runs: runs, Token: tok, LoadReport: loadScored})
 		if err != nil {
