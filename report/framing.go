@@ -51,6 +51,7 @@ type FramingRun struct {
 	InputTokens    int                  `json:"input_tokens"`
 	OutputTokens   int                  `json:"output_tokens"`
 	Import         *framing.ImportCheck `json:"import,omitempty"`
+	Net
 }
 
 // Render writes the report in the given format.
@@ -121,6 +122,9 @@ func (f Framing) doc() *doc {
 	}
 	d.para(fmt.Sprintf("status %s · sessions: %d planned, %d complete, %d failed (transport), %d missing · attempts %d (%d failed, %d retries) · tokens %d in / %d out",
 		r.Status, r.Planned, r.Complete, r.Failed, r.Missing, r.Attempts, r.FailedAttempts, r.Retries, r.InputTokens, r.OutputTokens))
+	if line := r.Net.line(); line != "" {
+		d.para(line)
+	}
 	if im := r.Import; im != nil {
 		d.para(fmt.Sprintf("imported from %s: %d files, %d records, %d answers · recorded prompts byte-identical to budge's rendering: %d/%d · budge's parser gives the recorded answer on %d/%d replies",
 			im.Source, im.Files, im.Records, im.Answers, im.PromptsIdentical, im.PromptsChecked, im.ParserAgrees, im.RepliesParsed))

@@ -6,10 +6,24 @@ import (
 	"strings"
 )
 
-// netLine says what the network did to a run: failed attempts by kind,
-// cost, a stop at the cost limit, replays and resumes. Empty for a run that
-// saw none of these.
-func (r RunInfo) netLine() string {
+// Net is what the network did to a run of either protocol: failed
+// attempts by kind, cost, why sessions stopped starting, replays and
+// resumes, outages waited out, and calls answered from the run's journal.
+// Its fields sit at the top level of a run's JSON; each is omitted when
+// empty.
+type Net struct {
+	FailedByKind  map[string]int `json:"failed_attempts_by_kind,omitempty"`
+	CostUSD       *float64       `json:"cost_usd,omitempty"`
+	StoppedBy     string         `json:"stopped_by,omitempty"`
+	ReplayOf      string         `json:"replay_of,omitempty"`
+	Resumes       int            `json:"resumes,omitempty"`
+	Outages       int            `json:"outages,omitempty"`
+	OutageSeconds float64        `json:"outage_seconds,omitempty"`
+	JournalHits   int64          `json:"journal_hits,omitempty"`
+}
+
+// line says it in one line; empty for a run that saw none of it.
+func (r Net) line() string {
 	var parts []string
 	if len(r.FailedByKind) > 0 {
 		kinds := make([]string, 0, len(r.FailedByKind))
@@ -25,14 +39,20 @@ func (r RunInfo) netLine() string {
 	if r.CostUSD != nil {
 		parts = append(parts, fmt.Sprintf("cost $%.4f", *r.CostUSD))
 	}
+	if r.Outages > 0 {
+		parts = append(parts, fmt.Sprintf("endpoint unreachable %d time(s), %.0f s in all: waited out, not counted against the model", r.Outages, r.OutageSeconds))
+	}
 	if r.StoppedBy != "" {
-		parts = append(parts, "stopped by the "+r.StoppedBy+": the cells not started are missing (budge run --resume completes them)")
+		parts = append(parts, "stopped by the "+r.StoppedBy+": the cells not started are missing (--resume completes them)")
 	}
 	if r.ReplayOf != "" {
 		parts = append(parts, "replay of run "+r.ReplayOf+" (answers from its recorded responses, no network calls)")
 	}
 	if r.Resumes > 0 {
 		parts = append(parts, fmt.Sprintf("resumed %d time(s)", r.Resumes))
+	}
+	if r.JournalHits > 0 {
+		parts = append(parts, fmt.Sprintf("%d call(s) answered before a kill were taken from the run's journal, not sent again", r.JournalHits))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -49,11 +49,7 @@ type RunInfo struct {
 	InputTokens   int       `json:"input_tokens"`
 	OutputTokens  int       `json:"output_tokens"`
 	// Failures by kind, cost and how the run was made (omitted when empty).
-	FailedByKind map[string]int `json:"failed_attempts_by_kind,omitempty"`
-	CostUSD      *float64       `json:"cost_usd,omitempty"`
-	StoppedBy    string         `json:"stopped_by,omitempty"`
-	ReplayOf     string         `json:"replay_of,omitempty"`
-	Resumes      int            `json:"resumes,omitempty"`
+	Net
 	// Deck freezing: whether the run is exploratory (its deck was not frozen
 	// before it), when the deck was frozen, and the revisions (fingerprints)
 	// evaluated on this deck so far. Omitted for runs that predate freezing.
@@ -131,7 +127,7 @@ func (p Pressure) doc() *doc {
 	}
 	d.para(fmt.Sprintf("status %s · sessions: %d planned, %d complete, %d failed (transport), %d missing · attempts %d (%d failed, %d retries) · tokens %d in / %d out · checker self-test %s",
 		r.Status, r.Planned, r.Complete, r.Failed, r.Missing, r.Attempts, r.FailedAttempt, r.Retries, r.InputTokens, r.OutputTokens, r.SelfTest))
-	if line := r.netLine(); line != "" {
+	if line := r.Net.line(); line != "" {
 		d.para(line)
 	}
 	for _, w := range s.Warnings {

@@ -19,7 +19,7 @@ func (r *FramingResult) Report() report.Framing {
 		Mitigations: m.Mitigations, Mode: m.Mode, Challenges: m.Challenges, Parser: m.Parser,
 		Planned: m.Counts.Planned, Complete: m.Counts.Complete, Failed: m.Counts.Failed, Missing: m.Counts.Missing,
 		Attempts: m.Counts.Attempts, FailedAttempts: m.Counts.FailedAttempts, Retries: m.Counts.Retries,
-		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens, Import: m.Import}
+		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens, Import: m.Import, Net: m.Net.summary()}
 	for _, t := range m.Templates {
 		run.Templates = append(run.Templates, t.Name+" ("+t.Source+")")
 	}

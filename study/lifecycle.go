@@ -571,6 +571,10 @@ func record(n *NetInfo, s *stack.Stack, stats runner.Stats) {
 		hits, _ := s.Journal.Counts()
 		n.JournalHits += hits
 	}
+	if stats.Outages > 0 {
+		n.Outages = append(n.Outages, Outage{Started: stats.OutageStarted.UTC(), Count: stats.Outages, Total: stats.OutageTime, Stopped: stats.StoppedBy == "outage"})
+	}
+	n.RateLimitWaits += stats.RateLimitWaits
 }
 
 // baseURLOf reads the base URL a provider recorded in its detail.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/report"
 )
 
 // NetInfo is what a run records about talking to a model that is not in
@@ -22,7 +23,8 @@ type NetInfo struct {
 	CostUSD *float64 `json:"cost_usd,omitempty"`
 	// FailedByKind counts failed attempts by error kind.
 	FailedByKind map[string]int `json:"failed_attempts_by_kind,omitempty"`
-	// StoppedBy says why sessions were left unstarted ("cost limit").
+	// StoppedBy says why sessions were left unstarted ("cost limit", or
+	// "outage": the endpoint stayed unreachable past the outage wait).
 	StoppedBy string `json:"stopped_by,omitempty"`
 	ReplayOf  string `json:"replay_of,omitempty"`
 	// AppPrompt is the application prompt's text when it came from a file,
@@ -31,9 +33,29 @@ type NetInfo struct {
 	Cache     *CacheInfo `json:"cache,omitempty"`
 	// JournalHits counts the calls a resume answered from the run's journal:
 	// answered before a kill, never paid for twice.
-	JournalHits int64        `json:"journal_hits,omitempty"`
-	Adaptive    *AdaptInfo   `json:"adaptive_concurrency,omitempty"`
-	Resumes     []Resumption `json:"resumes,omitempty"`
+	JournalHits int64      `json:"journal_hits,omitempty"`
+	Adaptive    *AdaptInfo `json:"adaptive_concurrency,omitempty"`
+	// Outages are the stretches when the endpoint was unreachable across
+	// the board (connection failures and timeouts from several calls): no
+	// session started and failing calls did not use up their attempts.
+	Outages []Outage `json:"outages,omitempty"`
+	// RateLimitWaits counts 429 answers with Retry-After that were waited
+	// out without using an attempt.
+	RateLimitWaits int          `json:"rate_limit_waits,omitempty"`
+	Resumes        []Resumption `json:"resumes,omitempty"`
+}
+
+// Outage is one stretch of a run (or of one resume) during which the
+// endpoint was unreachable.
+type Outage struct {
+	// Started is when the last outage of the try began; Count how many the
+	// try waited out or stopped in; Total their length.
+	Started time.Time     `json:"started"`
+	Count   int           `json:"count"`
+	Total   time.Duration `json:"total_ns"`
+	// Stopped is set when the endpoint did not come back in time and the
+	// run stopped, to be resumed.
+	Stopped bool `json:"stopped_run"`
 }
 
 // Projection is the cost a run is expected to have, and how it was guessed.
@@ -92,4 +114,15 @@ func projectSessions(n int, settings chat.Settings, price endpoint.Price, sessio
 	}
 	return Projection{Sessions: n, InputTokens: in, OutputTokens: out, Cost: price.Cost(in, out),
 		Assumptions: fmt.Sprintf("first requests measured at 4 characters a token, %d tokens added per turn, %d output tokens per call", perTurn, perAnswer)}
+}
+
+// summary is the network record as reports show it.
+func (n NetInfo) summary() report.Net {
+	r := report.Net{FailedByKind: n.FailedByKind, CostUSD: n.CostUSD, StoppedBy: n.StoppedBy, ReplayOf: n.ReplayOf,
+		Resumes: len(n.Resumes), JournalHits: n.JournalHits}
+	for _, o := range n.Outages {
+		r.Outages += o.Count
+		r.OutageSeconds += o.Total.Seconds()
+	}
+	return r
 }
