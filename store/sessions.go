@@ -223,6 +223,30 @@ func (s *Store) OrphanAttempts(ctx context.Context, runID string) (map[string]in
 		WHERE a.run_id = ? AND s.session_id IS NULL GROUP BY a.session_id`, runID)
 }
 
+// Orphans returns the attempts of a run's sessions that were interrupted
+// and never stored, by session id: observations all the same, counted with
+// their error kinds.
+func (s *Store) Orphans(ctx context.Context, runID string) (map[string][]Attempt, error) {
+	out := map[string][]Attempt{}
+	err := queryEach(ctx, s.db, scanAttempt, func(a sessionAttempt) { out[a.session] = append(out[a.session], a.Attempt) },
+		`SELECT `+prefixed("a.", attemptCols)+` FROM attempts a
+		LEFT JOIN sessions s ON s.run_id = a.run_id AND s.session_id = a.session_id
+		WHERE a.run_id = ? AND s.session_id IS NULL ORDER BY a.session_id, a.incarnation, a.call, a.attempt`, runID)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// prefixed qualifies each column of a column list with a table alias.
+func prefixed(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = alias + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Incarnations returns, for every session of a run with stored attempts,
 // the highest incarnation stored: a resumed run starts a session again as
 // the next incarnation, so no stored attempt is ever overwritten.

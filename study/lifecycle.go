@@ -237,12 +237,12 @@ func jobsOf[S spec](specs []S, order []int, h *Header, want func(id string) (int
 
 // storedSessions reads a run's stored sessions and the attempts of its
 // interrupted ones, by session id.
-func storedSessions(ctx context.Context, st *store.Store, id string) ([]store.Session, map[string]int, error) {
+func storedSessions(ctx context.Context, st *store.Store, id string) ([]store.Session, map[string][]store.Attempt, error) {
 	sessions, err := st.Sessions(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	orphans, err := st.OrphanAttempts(ctx, id)
+	orphans, err := st.Orphans(ctx, id)
 	return sessions, orphans, err
 }
 
@@ -381,7 +381,7 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 
 // finish scores a run from its stored sessions, sets its final status and
 // stores the scored manifest.
-func finish(ctx context.Context, st *store.Store, p protocol, run store.Run, sessions []store.Session, orphans map[string]int) (Result, error) {
+func finish(ctx context.Context, st *store.Store, p protocol, run store.Run, sessions []store.Session, orphans map[string][]store.Attempt) (Result, error) {
 	h := p.head()
 	byID := scoreHeader(p, sessions, orphans)
 	h.Status = finalStatus(h.Counts)
@@ -405,7 +405,7 @@ func finish(ctx context.Context, st *store.Store, p protocol, run store.Run, ses
 }
 
 // score scores stored sessions without changing the stored run.
-func score(p protocol, run store.Run, sessions []store.Session, orphans map[string]int) Result {
+func score(p protocol, run store.Run, sessions []store.Session, orphans map[string][]store.Attempt) Result {
 	return p.result(run, scoreHeader(p, sessions, orphans))
 }
 
@@ -413,7 +413,7 @@ func score(p protocol, run store.Run, sessions []store.Session, orphans map[stri
 // (tally), counts the planned sessions with no stored result as missing,
 // prices the tokens, and fingerprints the run with what the provider
 // reported. It returns the sessions by id.
-func scoreHeader(p protocol, sessions []store.Session, orphans map[string]int) map[string]*store.Session {
+func scoreHeader(p protocol, sessions []store.Session, orphans map[string][]store.Attempt) map[string]*store.Session {
 	h := p.head()
 	byID := tally(h, sessions, orphans)
 	ids := p.ids()
@@ -436,7 +436,7 @@ func scoreHeader(p protocol, sessions []store.Session, orphans map[string]int) m
 // sessions, attempts, retries and tokens, failed attempts by kind, and the
 // model ids and fingerprints the provider reported; orphans are the
 // attempts of interrupted sessions, by session id.
-func tally(h *Header, sessions []store.Session, orphans map[string]int) map[string]*store.Session {
+func tally(h *Header, sessions []store.Session, orphans map[string][]store.Attempt) map[string]*store.Session {
 	byID := make(map[string]*store.Session, len(sessions))
 	var c Counts
 	models, fps := map[string]bool{}, map[string]bool{}
@@ -472,10 +472,24 @@ func tally(h *Header, sessions []store.Session, orphans map[string]int) map[stri
 			}
 		}
 	}
-	for _, n := range orphans {
+	// The attempts of a session that was interrupted and never stored all
+	// count as failed: even an answered call produced no observation of
+	// the session. Each is broken down by its kind, an answered one as
+	// "interrupted_session", so the kinds add up to the failed attempts.
+	for _, atts := range orphans {
 		c.Interrupted++
-		c.Attempts += n
-		c.FailedAttempts += n
+		for _, a := range atts {
+			c.Attempts++
+			c.FailedAttempts++
+			kind := a.ErrorKind
+			if a.Outcome == "ok" || kind == "" {
+				kind = "interrupted_session"
+			}
+			if h.Net.FailedByKind == nil {
+				h.Net.FailedByKind = map[string]int{}
+			}
+			h.Net.FailedByKind[kind]++
+		}
 	}
 	h.Counts = c
 	h.Reported = Reported{ModelIDs: slices.Sorted(maps.Keys(models)), Fingerprints: slices.Sorted(maps.Keys(fps))}
@@ -487,7 +501,7 @@ func tally(h *Header, sessions []store.Session, orphans map[string]int) map[stri
 type keepSink struct {
 	st      *store.Store
 	kept    []store.Session
-	orphans map[string]int
+	orphans map[string][]store.Attempt
 }
 
 func (k *keepSink) WriteSessions(ctx context.Context, runID string, ss []store.Session) error {
@@ -497,9 +511,9 @@ func (k *keepSink) WriteSessions(ctx context.Context, runID string, ss []store.S
 	for _, se := range ss {
 		if se.Status == store.SessionInterrupted {
 			if k.orphans == nil {
-				k.orphans = map[string]int{}
+				k.orphans = map[string][]store.Attempt{}
 			}
-			k.orphans[se.ID] += len(se.Attempts)
+			k.orphans[se.ID] = append(k.orphans[se.ID], se.Attempts...)
 			continue
 		}
 		se.Artifacts = nil

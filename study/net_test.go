@@ -413,6 +413,20 @@ func TestResumeAfterDrain(t *testing.T) {
 			if hard && len(orphans) == 0 {
 				t.Fatalf("a hard stop must leave the interrupted sessions' attempts")
 			}
+			// Every failed attempt is in the breakdown by kind, the
+			// interrupted sessions' included.
+			for _, r := range []*PressureResult{first, must(LoadPressure(context.Background(), st, first.Run.ID))} {
+				sum := 0
+				for _, n := range r.Manifest.Net.FailedByKind {
+					sum += n
+				}
+				if sum != r.Manifest.Counts.FailedAttempts {
+					t.Errorf("failed attempts %d, by kind %v (sum %d)", r.Manifest.Counts.FailedAttempts, r.Manifest.Net.FailedByKind, sum)
+				}
+				if hard && r.Manifest.Net.FailedByKind["canceled"]+r.Manifest.Net.FailedByKind["interrupted_session"] == 0 {
+					t.Errorf("a hard stop's attempts must be counted by kind: %v", r.Manifest.Net.FailedByKind)
+				}
+			}
 			ro := DefaultPressureOptions()
 			ro.Provider = sim.New(simProfile(t, "default"))
 			done, err := as[*PressureResult](Resume(context.Background(), st, first.Run.ID, ro.Control))
@@ -465,4 +479,12 @@ func (s *slowProvider) Chat(ctx context.Context, req *chat.Request) (*chat.Respo
 
 func newReplayFor(ctx context.Context, st *store.Store, r *PressureResult) (provider.Provider, error) {
 	return replay.New(ctx, st, r.Run.ID, replay.FormatOf(r.Manifest.Provider.Name), r.Manifest.Provider)
+}
+
+// must is v, failing the test binary on err.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
