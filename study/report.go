@@ -26,7 +26,7 @@ func (r *PressureResult) Report() report.Pressure {
 		Planned: m.Counts.Planned, Complete: m.Counts.Complete, Failed: m.Counts.Failed, Missing: m.Counts.Missing,
 		Attempts: m.Counts.Attempts, FailedAttempt: m.Counts.FailedAttempts, Retries: m.Counts.Retries,
 		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens,
-		Net: m.Net.summary(),
+		Net:         m.Net.summary(),
 		Exploratory: m.Exploratory, DeckFrozenAt: m.DeckFrozenAt, DeckRevisions: r.Revisions,
 	}, Measures: r.Summary}
 }
