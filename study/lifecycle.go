@@ -360,7 +360,7 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 		drain = context.Background()
 	}
 	stats, runErr := runner.Run(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: concurrency(c, h), Retry: h.Retry,
-		JitterSeed: h.Seed, Progress: c.Progress, Log: log}), s.Provider, sink, jobs)
+		JitterSeed: h.Seed, Progress: c.Progress, Log: log, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait}), s.Provider, sink, jobs)
 	if err := log.Close(); err != nil && runErr == nil {
 		runErr = err
 	}

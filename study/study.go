@@ -48,6 +48,11 @@ type NetOptions struct {
 	MaxCost float64
 	// CacheDir, when set, is a response cache directory.
 	CacheDir string
+	// OutageWait bounds how long a run waits for an unreachable endpoint
+	// before it stops as interrupted; RateLimitWait how long one call waits
+	// out 429 answers with Retry-After without using an attempt. Zero is
+	// the runner's default (2m and 5m), negative turns the wait off.
+	OutageWait, RateLimitWait time.Duration
 }
 
 // Control is what a run of any protocol, new, resumed or replayed, takes

@@ -16,7 +16,8 @@ import (
 // keys, cost, the response cache, resume and replay.
 type netFlags struct {
 	baseURL, config, structured *string
-	callTimeout                 *time.Duration
+	callTimeout, outageWait     *time.Duration
+	rateLimitWait               *time.Duration
 	maxCost                     *float64
 	cache                       *bool
 	resume, replay              *string
@@ -24,14 +25,16 @@ type netFlags struct {
 
 func addNetFlags(fs *flag.FlagSet) *netFlags {
 	return &netFlags{
-		baseURL:     fs.String("base-url", "", "base URL of an OpenAI-compatible endpoint (openai-compatible:MODEL; overrides the endpoint's for the others)"),
-		config:      fs.String("config", "", "config file with named endpoints and a price table (default $BUDGE_CONFIG)"),
-		structured:  fs.String("structured-output", "", "how the answer schema is sent: json_schema, json_object (fallback) or none (default: the endpoint's)"),
-		callTimeout: fs.Duration("call-timeout", 0, "time limit of one model call (default 5m)"),
-		maxCost:     fs.Float64("max-cost", 0, "refuse to start if the projected cost passes this many US dollars, and start no session once the running cost would (prices from the config file)"),
-		cache:       fs.Bool("cache", false, "answer repeated requests from the response cache under the run directory, and record new answers there"),
-		resume:      fs.String("resume", "", "continue the interrupted run RUN: completed sessions are not sent again"),
-		replay:      fs.String("replay", "", "re-run the sessions of RUN from its recorded responses, as a new run, with no network calls"),
+		baseURL:       fs.String("base-url", "", "base URL of an OpenAI-compatible endpoint (openai-compatible:MODEL; overrides the endpoint's for the others)"),
+		config:        fs.String("config", "", "config file with named endpoints and a price table (default $BUDGE_CONFIG)"),
+		structured:    fs.String("structured-output", "", "how the answer schema is sent: json_schema, json_object (fallback) or none (default: the endpoint's)"),
+		callTimeout:   fs.Duration("call-timeout", 0, "time limit of one model call (default 5m)"),
+		outageWait:    fs.Duration("outage-wait", 0, "how long to wait for an endpoint that is unreachable across the board before stopping the run as interrupted (default 2m; failures meanwhile are not counted against the model; negative: no waiting)"),
+		rateLimitWait: fs.Duration("rate-limit-wait", 0, "how long one call waits out 429 answers with Retry-After without using an attempt (default 5m; negative: every 429 is an attempt)"),
+		maxCost:       fs.Float64("max-cost", 0, "refuse to start if the projected cost passes this many US dollars, and start no session once the running cost would (prices from the config file)"),
+		cache:         fs.Bool("cache", false, "answer repeated requests from the response cache under the run directory, and record new answers there"),
+		resume:        fs.String("resume", "", "continue the interrupted run RUN: completed sessions are not sent again"),
+		replay:        fs.String("replay", "", "re-run the sessions of RUN from its recorded responses, as a new run, with no network calls"),
 	}
 }
 
@@ -90,6 +93,7 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOpti
 	o.Endpoint = endpoint.Options{BaseURL: *n.baseURL, Structured: *n.structured, Timeout: *n.callTimeout,
 		Concurrency: *concurrency, Config: cfg, Env: env}
 	o.MaxCost = *n.maxCost
+	o.OutageWait, o.RateLimitWait = *n.outageWait, *n.rateLimitWait
 	if *n.cache {
 		o.CacheDir = filepath.Join(dir, "cache")
 	}
