@@ -49,6 +49,17 @@ func hostile(t *testing.T, next http.Handler) http.Handler {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(500)
 			fmt.Fprintf(w, "<html><head><title>500 Internal Server Error</title></head><body>Authorization: %s</body></html>", auth)
+		case k%11 == 0:
+			// A 200 answer that echoes the key: in the content, the model
+			// name and the response id.
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			answer := fmt.Sprintf(`{\"selection\": \"needs-human-choice\", \"record_ids\": [], \"explanation\": \"called with key %s\"}`, fakeKey)
+			if strings.HasSuffix(r.URL.Path, "/messages") {
+				fmt.Fprintf(w, `{"id":"msg_%s","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"%s"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}`, fakeKey, answer)
+				return
+			}
+			fmt.Fprintf(w, `{"id":"chatcmpl-%s","object":"chat.completion","created":1,"model":"sim","system_fingerprint":"%s","choices":[{"index":0,"message":{"role":"assistant","content":"%s"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, fakeKey, fakeKey, answer)
 		case k%29 == 0:
 			w.WriteHeader(401)
 			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s. Also %s...%s","type":"invalid_request_error","code":"invalid_api_key"}}`, fakeKey, fakeKey[:12], fakeKey[len(fakeKey)-6:])
@@ -90,9 +101,12 @@ func TestNoKeyOnDisk(t *testing.T) {
 	var out bytes.Buffer
 	for _, args := range [][]string{
 		{"run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", oa.URL + "/v1", "--max-attempts", "6", "--retry-base", "1ms", "--cache", "--concurrency", "16"},
+		{"show", "--dir", dir, "latest", "robotics-arm/I/P-first/authority/r1"},
+		{"report", "--dir", dir, "latest", "--format", "html"},
 		{"deck", "freeze", "--dir", dir, "confirmation"},
 		{"run", "--dir", dir, "--deck", "confirmation", "--model", "anthropic:claude-test", "--base-url", an.URL, "--max-attempts", "6", "--retry-base", "1ms", "--concurrency", "16"},
 		{"report", "--dir", dir, "latest", "--format", "json"},
+		{"report", "--dir", dir, "latest", "--format", "html"},
 		{"export", "--dir", dir, "latest", "--format", "jsonl"},
 		{"runs", "--dir", dir},
 	} {
@@ -107,6 +121,9 @@ func TestNoKeyOnDisk(t *testing.T) {
 	}
 	if leaks(out.Bytes()) {
 		t.Errorf("the key leaked into the output")
+	}
+	if !strings.Contains(out.String(), "[redacted]") {
+		t.Errorf("no answer echoing the key reached the output redacted: the test did not exercise the 200 echo")
 	}
 	files := 0
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
