@@ -172,7 +172,6 @@ func dirFlag(fs *flag.FlagSet) *string {
 	return fs.String("dir", def, "where runs are stored (default from $BUDGE_DIR)")
 }
 
-
 // withStore opens the existing store at dir for f and closes it after: a
 // command opens it once and passes it down. A command that only reads runs
 // never creates a store, so a mistyped --dir is an error.
