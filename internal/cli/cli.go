@@ -202,12 +202,23 @@ func withRun(ctx context.Context, dir string, pos []string, f func(st *store.Sto
 		return err
 	}
 	return withStore(dir, func(st *store.Store) error {
-		res, err := study.Load(ctx, st, ref)
+		res, err := loadVerified(ctx, st, ref)
 		if err != nil {
 			return err
 		}
 		return f(st, res)
 	})
+}
+
+// loadVerified loads a run for a report, an export or a transcript, after
+// checking every artifact it stored against its sha256: what is rendered
+// from a damaged run says so instead of going on.
+func loadVerified(ctx context.Context, st *store.Store, ref string) (study.Result, error) {
+	res, err := study.Load(ctx, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	return res, st.VerifyArtifacts(ctx, res.Head().RunID)
 }
 
 // writeOut writes to stdout, or atomically to a file when path is set, so a

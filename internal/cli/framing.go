@@ -273,7 +273,7 @@ other.`, `
 	return withStore(*dir, func(st *store.Store) error {
 		runs := make([]*study.FramingResult, len(pos))
 		for i, ref := range pos {
-			res, err := study.Load(ctx, st, ref)
+			res, err := loadVerified(ctx, st, ref)
 			if runs[i], err = as[*study.FramingResult](res, err, "a framing run"); err != nil {
 				return err
 			}

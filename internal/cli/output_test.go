@@ -1,9 +1,12 @@
+//go:build linux
+
 package cli
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -42,5 +45,33 @@ func TestReportOutputKeepsDevicesAndLinks(t *testing.T) {
 	}
 	if b, err := os.ReadFile(target); err != nil || len(b) == 0 {
 		t.Errorf("the link's target holds no report: %v", err)
+	}
+}
+
+// A damaged artifact pack is found before a report or an export is made
+// from the run: the command fails naming the pack.
+func TestDamagedPackIsReported(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := budge(t, "run", "--dir", dir, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("run: %s", errs)
+	}
+	id := runLine.FindStringSubmatch(out)[1]
+	packs, _ := filepath.Glob(filepath.Join(dir, "runs", id, "*.pack"))
+	if len(packs) == 0 {
+		t.Fatal("no artifact pack")
+	}
+	f, err := os.OpenFile(packs[0], os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	f.ReadAt(b, 100)
+	f.WriteAt([]byte{b[0] ^ 0xff}, 100)
+	f.Close()
+	for _, cmd := range []string{"report", "export"} {
+		if code, _, errs := budge(t, cmd, "--dir", dir, "latest"); code == ExitOK || !strings.Contains(errs, filepath.Base(packs[0])) {
+			t.Errorf("%s on a damaged pack: exit %d, %s", cmd, code, errs)
+		}
 	}
 }
