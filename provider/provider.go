@@ -132,7 +132,7 @@ type RetryPolicy struct {
 
 // DefaultRetryPolicy is what a run uses unless told otherwise.
 func DefaultRetryPolicy() RetryPolicy {
-	return RetryPolicy{MaxAttempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 30 * time.Second}
+	return RetryPolicy{MaxAttempts: 6, BaseDelay: 500 * time.Millisecond, MaxDelay: 30 * time.Second}
 }
 
 // Validate reports every problem with the policy.

@@ -20,6 +20,9 @@ type Net struct {
 	Outages       int            `json:"outages,omitempty"`
 	OutageSeconds float64        `json:"outage_seconds,omitempty"`
 	JournalHits   int64          `json:"journal_hits,omitempty"`
+	// Retried lists, per resume that ran failed sessions again, how many
+	// and when ("3 at 2026-12-03T14:00:00Z").
+	Retried []string `json:"failed_sessions_retried,omitempty"`
 }
 
 // line says it in one line; empty for a run that saw none of it.
@@ -50,6 +53,9 @@ func (r Net) line() string {
 	}
 	if r.Resumes > 0 {
 		parts = append(parts, fmt.Sprintf("resumed %d time(s)", r.Resumes))
+	}
+	if len(r.Retried) > 0 {
+		parts = append(parts, "sessions that failed for transport reasons run again on resume: "+strings.Join(r.Retried, ", ")+" (their earlier attempts stay on record)")
 	}
 	if r.JournalHits > 0 {
 		parts = append(parts, fmt.Sprintf("%d call(s) answered before a kill were taken from the run's journal, not sent again", r.JournalHits))

@@ -398,7 +398,8 @@ func testModelErrorsStillFail(t *testing.T) {
 	sk := &sink{}
 	st := run(t, cfg, f, sk, jobs)
 	got := sk.byID(t)
-	for id, want := range map[string]int{"s00": 1, "s01": 4, "s02": 4, "s03": 2 + 4, "s04": 4} {
+	n := cfg.Retry.MaxAttempts
+	for id, want := range map[string]int{"s00": 1, "s01": n, "s02": n, "s03": 2 + n, "s04": n} {
 		se := got[id]
 		if se.Status != store.SessionFailed || len(se.Attempts) != want || p.conv(id).failed != 1 {
 			t.Errorf("session %s: %s with %d attempts, want failed after %d", id, se.Status, len(se.Attempts), want)

@@ -215,6 +215,38 @@ func (s *Store) StoredIDs(ctx context.Context, runID string) (map[string]string,
 	return queryMap[string](ctx, s.db, `SELECT session_id, status FROM sessions WHERE run_id = ?`, runID)
 }
 
+// FailedKinds returns the failure kind of every session of a run stored
+// as failed, by session id.
+func (s *Store) FailedKinds(ctx context.Context, runID string) (map[string]string, error) {
+	return queryMap[string](ctx, s.db, `SELECT session_id, failure_kind FROM sessions WHERE run_id = ? AND status = ?`, runID, SessionFailed)
+}
+
+// Unstore takes stored failed sessions back out of a run, so that a resume
+// can run them again as their next incarnation: their session rows and
+// messages go, their attempts stay (every attempt is an observation). A
+// session that is not stored as failed is refused, so nothing complete is
+// ever taken out.
+func (s *Store) Unstore(ctx context.Context, runID string, ids []string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer tx.Rollback()
+	for _, id := range ids {
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE run_id = ? AND session_id = ? AND status = ?`, runID, id, SessionFailed)
+		if err != nil {
+			return fmt.Errorf("store: run %s: taking back session %s: %w", runID, id, err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("store: run %s: session %s is not stored as failed", runID, id)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE run_id = ? AND session_id = ?`, runID, id); err != nil {
+			return fmt.Errorf("store: run %s: taking back session %s: %w", runID, id, err)
+		}
+	}
+	return tx.Commit()
+}
+
 // OrphanAttempts counts attempts stored for sessions that have no session
 // row (interrupted sessions), by session id.
 func (s *Store) OrphanAttempts(ctx context.Context, runID string) (map[string]int, error) {

@@ -956,3 +956,38 @@ func TestWriteSessionsLargeBatches(t *testing.T) {
 		})
 	}
 }
+
+// A failed session can be taken back out for a rerun: its row and messages
+// go, its attempts stay as orphans, and the rerun as the next incarnation
+// is stored beside them. A complete session is never taken out.
+func TestUnstoreFailed(t *testing.T) {
+	failed := testSession("bad", 1)
+	failed.Status, failed.FailureKind = SessionFailed, "timeout"
+	s := storeWithRun(t, testSession("done", 0), failed)
+	ctx := context.Background()
+	kinds, err := s.FailedKinds(ctx, "run")
+	if err != nil || !reflect.DeepEqual(kinds, map[string]string{"bad": "timeout"}) {
+		t.Fatalf("FailedKinds = %v, %v", kinds, err)
+	}
+	if err := s.Unstore(ctx, "run", []string{"done"}); err == nil {
+		t.Fatal("a complete session must not be taken out")
+	}
+	if err := s.Unstore(ctx, "run", []string{"bad"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := sessions(t, s, "run"); len(got) != 1 || got[0].ID != "done" {
+		t.Fatalf("Sessions = %v, want only done", ids(got))
+	}
+	if orphans, _ := s.OrphanAttempts(ctx, "run"); orphans["bad"] != len(failed.Attempts) {
+		t.Errorf("the failed session's attempts must stay: %v", orphans)
+	}
+	rerun := testSession("bad", 1)
+	for i := range rerun.Attempts {
+		rerun.Attempts[i].Incarnation = 2
+	}
+	mustWrite(t, s, "run", rerun)
+	got := sessions(t, s, "run")
+	if len(got) != 2 || got[1].Status != SessionComplete || len(got[1].Attempts) != 2*len(failed.Attempts) {
+		t.Errorf("after the rerun: %+v", got)
+	}
+}

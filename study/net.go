@@ -86,6 +86,9 @@ type Resumption struct {
 	Budge    string    `json:"budge_version"`
 	Sessions int       `json:"sessions_run"`
 	Provider string    `json:"provider_detail,omitempty"` // when it differs from the original (a new base URL)
+	// RetriedFailed counts the sessions that had failed for transport
+	// reasons and were run again (--retry-failed), among Sessions.
+	RetriedFailed int `json:"failed_sessions_retried,omitempty"`
 }
 
 // projectSessions estimates the tokens and cost of n sessions: every
@@ -118,11 +121,17 @@ func projectSessions(n int, settings chat.Settings, price endpoint.Price, sessio
 
 // summary is the network record as reports show it.
 func (n NetInfo) summary() report.Net {
-	r := report.Net{FailedByKind: n.FailedByKind, CostUSD: n.CostUSD, StoppedBy: n.StoppedBy, ReplayOf: n.ReplayOf,
+	rep := report.Net{FailedByKind: n.FailedByKind, CostUSD: n.CostUSD, StoppedBy: n.StoppedBy, ReplayOf: n.ReplayOf,
 		Resumes: len(n.Resumes), JournalHits: n.JournalHits}
-	for _, o := range n.Outages {
-		r.Outages += o.Count
-		r.OutageSeconds += o.Total.Seconds()
+	for _, r := range n.Resumes {
+		if r.RetriedFailed > 0 {
+			r.At = r.At.UTC()
+			rep.Retried = append(rep.Retried, fmt.Sprintf("%d at %s", r.RetriedFailed, r.At.Format(time.RFC3339)))
+		}
 	}
-	return r
+	for _, o := range n.Outages {
+		rep.Outages += o.Count
+		rep.OutageSeconds += o.Total.Seconds()
+	}
+	return rep
 }

@@ -3,6 +3,7 @@ package study
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/buildlab/budge/provider"
@@ -71,12 +72,29 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 	if err != nil {
 		return false, err
 	}
-	if len(todo) == 0 && run.Status != store.RunRunning {
+	var retried []string
+	if c.RetryFailed {
+		if retried, err = transportFailed(ctx, st, run.ID); err != nil {
+			return false, err
+		}
+	}
+	if len(todo) == 0 && len(retried) == 0 && run.Status != store.RunRunning {
 		// Nothing is missing: nothing to send, nothing to change.
 		if c.Started != nil {
 			c.Started(run.ID)
 		}
 		return false, nil
+	}
+	if len(retried) > 0 {
+		// The failed sessions go back to be run again as their next
+		// incarnation; their attempts stay on record, and the resumption
+		// says how many were retried and when.
+		if err := st.Unstore(ctx, run.ID, retried); err != nil {
+			return false, err
+		}
+		for _, id := range retried {
+			todo[id] = true
+		}
 	}
 	prior, err := repairLog(ctx, st, run.ID)
 	if err != nil {
@@ -94,7 +112,7 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 		h.Net.Cache = &CacheInfo{Dir: c.CacheDir}
 	}
 	info := prov.Info()
-	r := Resumption{At: time.Now().UTC(), Budge: Version, Sessions: len(todo)}
+	r := Resumption{At: time.Now().UTC(), Budge: Version, Sessions: len(todo), RetriedFailed: len(retried)}
 	if info.Detail != h.Provider.Detail {
 		r.Provider = info.Detail
 	}
@@ -213,4 +231,22 @@ func remainingBudget(o NetOptions, h *Header, p protocol, prior []store.Session,
 	}
 	h.Net.Price, h.Net.MaxCost, h.Net.Projected = &price, o.MaxCost, &proj
 	return &runner.Budget{Limit: o.MaxCost - spent, PerSession: proj.Cost / float64(max(len(todo), 1)), MaxOutput: maxOutput(h.Settings), Price: price.Cost}, nil
+}
+
+// transportFailed lists the sessions of a run stored as failed for a
+// reason that says nothing about the model (rate limits, server errors,
+// timeouts, broken connections and bodies), in order.
+func transportFailed(ctx context.Context, st *store.Store, id string) ([]string, error) {
+	kinds, err := st.FailedKinds(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for sid, k := range kinds {
+		if provider.Kind(k).Infrastructure() {
+			out = append(out, sid)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }

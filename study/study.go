@@ -71,6 +71,10 @@ type Control struct {
 	Started func(runID string)
 	// Drain, when done, stops new sessions from starting.
 	Drain context.Context
+	// RetryFailed, on a resume, also runs again the sessions that failed
+	// for transport reasons, as their next incarnation (every earlier
+	// attempt stays on record).
+	RetryFailed bool
 }
 
 // Header is the part of a run's manifest that every protocol has: identity,

@@ -19,7 +19,7 @@ type netFlags struct {
 	callTimeout, outageWait     *time.Duration
 	rateLimitWait               *time.Duration
 	maxCost                     *float64
-	cache                       *bool
+	cache, retryFailed          *bool
 	resume, replay              *string
 }
 
@@ -34,6 +34,7 @@ func addNetFlags(fs *flag.FlagSet) *netFlags {
 		maxCost:       fs.Float64("max-cost", 0, "refuse to start if the projected cost passes this many US dollars, and start no session once the running cost would (prices from the config file)"),
 		cache:         fs.Bool("cache", false, "answer repeated requests from the response cache under the run directory, and record new answers there"),
 		resume:        fs.String("resume", "", "continue the interrupted run RUN: completed sessions are not sent again"),
+		retryFailed:   fs.Bool("retry-failed", false, "with --resume: also run again the sessions that failed for transport reasons (rate limits, server errors, timeouts), as new attempts on record"),
 		replay:        fs.String("replay", "", "re-run the sessions of RUN from its recorded responses, as a new run, with no network calls"),
 	}
 }
@@ -54,6 +55,9 @@ var (
 func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOptions, concurrency *int, dir string, env endpoint.Env) error {
 	if *n.resume != "" && *n.replay != "" {
 		return usageError{"--resume and --replay exclude each other"}
+	}
+	if *n.retryFailed && *n.resume == "" {
+		return usageError{"--retry-failed goes with --resume RUN"}
 	}
 	if *n.resume != "" || *n.replay != "" {
 		which := "--resume"
@@ -105,6 +109,7 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOpti
 func (n *netFlags) dispatch(ctx context.Context, st *store.Store, c study.Control, plan func() study.Plan) (study.Result, error) {
 	switch {
 	case *n.resume != "":
+		c.RetryFailed = *n.retryFailed
 		return study.Resume(ctx, st, *n.resume, c)
 	case *n.replay != "":
 		return study.Replay(ctx, st, *n.replay, c)

@@ -167,3 +167,45 @@ func TestFaultMixCompletesAtDefaults(t *testing.T) {
 	}
 	loadSame(t, dir, runLine.FindStringSubmatch(out)[1])
 }
+
+// Sessions that failed for transport reasons are run again by --resume
+// --retry-failed, as their next incarnation: the run completes with the
+// measures of a run without faults, the earlier attempts stay on record,
+// and the resumption says how many were retried.
+func TestResumeRetriesFailed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("whole runs over HTTP")
+	}
+	bad := newFlakyEndpoint(t, sim.Faults{ServerErr: 0.1, Seed: 5})
+	dir := t.TempDir()
+	code, out, errs := budge(t, "run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", bad.url(), "--seed", "7", "--max-attempts", "1", "--quiet")
+	if code != ExitIncomplete {
+		t.Fatalf("want some sessions failed: exit %d\n%s", code, errs)
+	}
+	id := runLine.FindStringSubmatch(out)[1]
+	st := storetest.OpenDir(t, dir)
+	first, err := study.LoadPressure(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, attempts := first.Manifest.Counts.Failed, first.Manifest.Counts.Attempts
+	if failed == 0 {
+		t.Fatal("no session failed")
+	}
+	if code, _, errs := budge(t, "run", "--dir", dir, "--resume", id, "--quiet"); code != ExitIncomplete {
+		t.Fatalf("a plain resume leaves failed sessions alone: exit %d %s", code, errs)
+	}
+	good := newFlakyEndpoint(t, sim.Faults{})
+	code, out, errs = budge(t, "run", "--dir", dir, "--resume", id, "--retry-failed", "--base-url", good.url(), "--quiet", "--format", "md")
+	if code != ExitOK || !strings.Contains(out, "run again on resume") {
+		t.Fatalf("resume --retry-failed: exit %d\n%s\n%s", code, out, errs)
+	}
+	res := loadSame(t, dir, id)
+	rs := res.Manifest.Net.Resumes
+	if len(rs) == 0 || rs[len(rs)-1].RetriedFailed != failed {
+		t.Errorf("resumptions %+v: the last must record %d retried sessions", rs, failed)
+	}
+	if res.Manifest.Counts.Attempts < attempts+failed {
+		t.Errorf("attempts %d after the retry, %d before: the failed attempts must stay on record", res.Manifest.Counts.Attempts, attempts)
+	}
+}
