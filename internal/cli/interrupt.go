@@ -48,12 +48,22 @@ func interruptible(ctx context.Context, std IO, note string, sigs ...os.Signal) 
 // runInterrupts are the contexts of a run: the first Ctrl-C (or SIGTERM)
 // cancels drain, so no new session starts and those in flight finish; the
 // second cancels hard, stopping calls in flight too. Either way what was
-// observed is stored. SIGPIPE (stdout closed by a reader such as head) is
-// caught too, so that writes fail instead of killing the process: the run
-// then stops like any interrupted run and is marked so, never left running.
+// observed is stored.
+//
+// SIGPIPE is ignored during a run. Go raises it for a write to any broken
+// pipe or socket once it is being listened for, so treating it as Ctrl-C
+// would let an endpoint that drops a connection stop the run. Ignored, a
+// stdout closed by its reader (such as head) makes only the writes to it
+// fail: the run finishes, is stored and marked as it ended, never left
+// running, and the command then fails on its output.
 func runInterrupts(ctx context.Context, std IO) (hard, drain context.Context, stop func()) {
-	return interruptible(ctx, std, "\ninterrupt: finishing sessions in flight; press Ctrl-C again to stop now",
-		os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	signal.Ignore(syscall.SIGPIPE)
+	hard, drain, release := interruptible(ctx, std, "\ninterrupt: finishing sessions in flight; press Ctrl-C again to stop now",
+		os.Interrupt, syscall.SIGTERM)
+	return hard, drain, func() {
+		release()
+		signal.Reset(syscall.SIGPIPE)
+	}
 }
 
 // serverInterrupts is the context of a server: the first Ctrl-C (or

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 )
@@ -101,5 +102,40 @@ func TestKillDoesNotCorruptStore(t *testing.T) {
 				t.Errorf("report of a killed run: exit %d\n%s%s", code, out, errs)
 			}
 		})
+	}
+}
+
+// A run whose stdout reader goes away (budge run | head -1) is not killed
+// by SIGPIPE: it finishes, is stored complete, and only its output fails.
+func TestClosedStdoutFinishesTheRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "run", "--dir", dir, "--quiet")
+	cmd.Env = append(os.Environ(), "BUDGE_TEST_CHILD=1")
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "run: ") {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	stdout.Close() // the reader goes away, as head does
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("the run was killed by %v", ws.Signal())
+	}
+	if err == nil {
+		t.Log("the output fit in the pipe buffer")
+	}
+	st := storetest.OpenDir(t, dir)
+	run, err := st.GetRun(context.Background(), strings.TrimSpace(strings.TrimPrefix(line, "run: ")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != store.RunComplete {
+		t.Errorf("status %s, want complete", run.Status)
 	}
 }

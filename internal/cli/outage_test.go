@@ -105,15 +105,24 @@ func loadSame(t *testing.T, dir, id string) *study.PressureResult {
 	return res
 }
 
-// A 3 s outage is waited out: the run completes with no failed session and
-// the measures of a run without one.
-func TestShortOutageIsWaitedOut(t *testing.T) {
+// A 3 s and a 30 s outage are waited out: the run completes with no failed
+// session and the measures of a run without one.
+func TestOutageIsWaitedOut(t *testing.T) {
 	if testing.Short() {
-		t.Skip("takes seconds of real time")
+		t.Skip("takes half a minute of real time")
 	}
+	for _, d := range []time.Duration{3 * time.Second, 30 * time.Second} {
+		t.Run(d.String(), func(t *testing.T) {
+			t.Parallel()
+			outageWaitedOut(t, d)
+		})
+	}
+}
+
+func outageWaitedOut(t *testing.T, d time.Duration) {
 	e := newFlakyEndpoint(t, sim.Faults{Latency: 5 * time.Millisecond})
 	dir := t.TempDir()
-	code, out, errs := outageRun(t, e, dir, 3*time.Second)
+	code, out, errs := outageRun(t, e, dir, d)
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
