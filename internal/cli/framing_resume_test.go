@@ -25,7 +25,13 @@ func judgeServer(t *testing.T, latency time.Duration, log *sim.RequestLog) *http
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := sim.ServerOptions{Judge: k, Faults: sim.Faults{Latency: latency}}
+	return simServer(t, sim.ServerOptions{Judge: k, Faults: sim.Faults{Latency: latency}}, log)
+}
+
+// simServer serves the simulator with o over HTTP until the test ends,
+// keeping its request log in log when given.
+func simServer(t *testing.T, o sim.ServerOptions, log *sim.RequestLog) *httptest.Server {
+	t.Helper()
 	if log != nil {
 		o.OnRequest = log.Add
 	}

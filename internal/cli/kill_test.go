@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -39,18 +37,7 @@ func TestKillDoesNotCorruptStore(t *testing.T) {
 	for _, after := range []time.Duration{30 * time.Millisecond, 150 * time.Millisecond, 400 * time.Millisecond} {
 		t.Run(after.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command(os.Args[0], "run", "--dir", dir, "--model", "sim:"+profile, "--concurrency", "4", "--quiet")
-			cmd.Env = append(os.Environ(), "BUDGE_TEST_CHILD=1")
-			stdout, _ := cmd.StdoutPipe()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(stdout).ReadString('\n')
-			if err != nil || !strings.HasPrefix(line, "run: ") {
-				cmd.Process.Kill()
-				t.Fatalf("child did not print its run id: %q %v", line, err)
-			}
-			id := strings.TrimSpace(strings.TrimPrefix(line, "run: "))
+			cmd, id := startChild(t, "run", "--dir", dir, "--model", "sim:"+profile, "--concurrency", "4", "--quiet")
 			time.Sleep(after)
 			cmd.Process.Signal(syscall.SIGKILL)
 			cmd.Wait()
@@ -112,18 +99,9 @@ func TestClosedStdoutFinishesTheRun(t *testing.T) {
 		t.Skip("starts a child process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "run", "--dir", dir, "--quiet")
-	cmd.Env = append(os.Environ(), "BUDGE_TEST_CHILD=1")
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "run: ") {
-		t.Fatalf("first line %q: %v", line, err)
-	}
+	cmd, stdout, id := startChildOut(t, "run", "--dir", dir, "--quiet")
 	stdout.Close() // the reader goes away, as head does
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		t.Fatalf("the run was killed by %v", ws.Signal())
 	}
@@ -131,7 +109,7 @@ func TestClosedStdoutFinishesTheRun(t *testing.T) {
 		t.Log("the output fit in the pipe buffer")
 	}
 	st := storetest.OpenDir(t, dir)
-	run, err := st.GetRun(context.Background(), strings.TrimSpace(strings.TrimPrefix(line, "run: ")))
+	run, err := st.GetRun(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

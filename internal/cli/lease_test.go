@@ -2,8 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"net/http/httptest"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -22,12 +20,7 @@ func TestConcurrentResumesOneProceeds(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	log := &sim.RequestLog{}
-	srv, err := sim.NewServer(sim.ServerOptions{Faults: sim.Faults{Latency: 10 * time.Millisecond}, OnRequest: log.Add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 10 * time.Millisecond}}, log)
 	dir := t.TempDir()
 	cmd, id := startChild(t, "run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1", "--seed", "7", "--concurrency", "4", "--quiet")
 	time.Sleep(150 * time.Millisecond)
@@ -42,8 +35,7 @@ func TestConcurrentResumesOneProceeds(t *testing.T) {
 	done := make(chan result, 2)
 	for range 2 {
 		go func() {
-			c := exec.Command(os.Args[0], "run", "--dir", dir, "--resume", id, "--quiet")
-			c.Env = append(os.Environ(), "BUDGE_TEST_CHILD=1")
+			c := childCmd("run", "--dir", dir, "--resume", id, "--quiet")
 			var stderr bytes.Buffer
 			c.Stderr = &stderr
 			err := c.Run()

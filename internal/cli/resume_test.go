@@ -5,8 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,12 +23,18 @@ import (
 	"github.com/buildlab/budge/study"
 )
 
-// startChild starts budge in a child process and returns it with the run
-// id it printed.
-func startChild(t *testing.T, args ...string) (*exec.Cmd, string) {
-	t.Helper()
+// childCmd is budge as a child process (TestMain runs it).
+func childCmd(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "BUDGE_TEST_CHILD=1")
+	return cmd
+}
+
+// startChildOut starts budge in a child process and returns it, its
+// standard output and the run id it printed first.
+func startChildOut(t *testing.T, args ...string) (*exec.Cmd, io.ReadCloser, string) {
+	t.Helper()
+	cmd := childCmd(args...)
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -41,8 +47,16 @@ func startChild(t *testing.T, args ...string) (*exec.Cmd, string) {
 		cmd.Wait()
 		t.Fatalf("child did not print its run id: %q %v\n%s", line, err, stderr.String())
 	}
+	return cmd, stdout, strings.TrimSpace(strings.TrimPrefix(line, "run: "))
+}
+
+// startChild starts budge in a child process and returns it with the run
+// id it printed; the rest of its output is read and dropped.
+func startChild(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd, stdout, id := startChildOut(t, args...)
 	go func() { bufio.NewReader(stdout).WriteTo(discard{}) }()
-	return cmd, strings.TrimSpace(strings.TrimPrefix(line, "run: "))
+	return cmd, id
 }
 
 type discard struct{}
@@ -61,12 +75,7 @@ func TestKillAndResume(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	log := &sim.RequestLog{}
-	srv, err := sim.NewServer(sim.ServerOptions{Faults: sim.Faults{Latency: 4 * time.Millisecond}, OnRequest: log.Add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 4 * time.Millisecond}}, log)
 	dir := t.TempDir()
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 7))
