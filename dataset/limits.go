@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/buildlab/budge/limits"
 )
 
 // Limits on data files, so that a hostile or broken file is refused with
@@ -26,28 +28,24 @@ const (
 // readDataFile reads a file whole, refusing one over MaxDataFileBytes
 // before reading it.
 func readDataFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	data, err := limits.ReadFile(path, MaxDataFileBytes)
+	var big *limits.TooLarge
+	var rerr *limits.ReadError
+	switch {
+	case errors.As(err, &big):
+		return nil, Problems{tooLargeFile(path, big.Size)}
+	case errors.As(err, &rerr):
+		return nil, fmt.Errorf("data: %s: %w", path, rerr.Err)
+	case err != nil:
 		return nil, fmt.Errorf("data: %w", err)
-	}
-	defer f.Close()
-	if p := checkFileSize(path, f); p != nil {
-		return nil, Problems{*p}
-	}
-	data, err := readAtMost(f)
-	if err != nil {
-		return nil, fmt.Errorf("data: %s: %w", path, err)
-	}
-	if len(data) > MaxDataFileBytes {
-		return nil, Problems{tooLargeFile(path, -1)}
 	}
 	return data, nil
 }
 
 // checkFileSize refuses an open regular file over MaxDataFileBytes.
 func checkFileSize(path string, f *os.File) *Problem {
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxDataFileBytes {
-		p := tooLargeFile(path, fi.Size())
+	if size, over := limits.Oversized(f, MaxDataFileBytes); over {
+		p := tooLargeFile(path, size)
 		return &p
 	}
 	return nil

@@ -5,32 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/buildlab/budge/limits/limitstest"
 )
-
-// maxHostileAlloc is what refusing one hostile data file may allocate.
-const maxHostileAlloc = 200 << 20
-
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // refusedWith opens path, which must fail with a problem at file:line whose
 // reason names limit, allocating under 200 MB.
 func refusedWith(t *testing.T, path string, line int, limit string) {
 	t.Helper()
 	var err error
-	n := allocated(func() { _, err = Open(path, Options{}) })
-	if n > maxHostileAlloc {
-		t.Errorf("refusing %s allocated %d MB, want under %d MB", path, n>>20, maxHostileAlloc>>20)
-	}
+	limitstest.Refuse(t, path, func() { _, err = Open(path, Options{}) })
 	var ps Problems
 	if !errors.As(err, &ps) {
 		t.Fatalf("Open(%s) = %v, want problems", path, err)
@@ -47,20 +33,20 @@ const goodLine = `{"id": "x-1", "dataset": "d", "question": "Q1?", "correct_answ
 
 func TestJSONLLineTooLong(t *testing.T) {
 	long := `{"id": "x-2", "dataset": "d", "question": "` + strings.Repeat("q", MaxLineBytes) + `", "correct_answers": ["a"], "incorrect_answers": ["b"]}` + "\n"
-	path := write(t, "long.jsonl", goodLine+goodLine+long+goodLine)
+	path := limitstest.WriteFile(t, "long.jsonl", goodLine+goodLine+long+goodLine)
 	refusedWith(t, path, 3, "MaxLineBytes")
 	// The first line, which names the format, is held to the limit too.
-	refusedWith(t, write(t, "first.jsonl", long), 1, "MaxLineBytes")
+	refusedWith(t, limitstest.WriteFile(t, "first.jsonl", long), 1, "MaxLineBytes")
 }
 
 func TestJSONLNestedTooDeep(t *testing.T) {
 	deep := `{"id": "x-2", "dataset": "d", "question": "Q?", "correct_answers": ["a"], "incorrect_answers": ["b"], "meta": {"x": ` +
 		strings.Repeat("[", 200_000) + strings.Repeat("]", 200_000) + "}}\n"
-	refusedWith(t, write(t, "deep.jsonl", goodLine+deep), 2, "MaxNestingDepth")
-	refusedWith(t, write(t, "deepfirst.jsonl", strings.Repeat("[", 200_000)+"\n"), 1, "MaxNestingDepth")
+	refusedWith(t, limitstest.WriteFile(t, "deep.jsonl", goodLine+deep), 2, "MaxNestingDepth")
+	refusedWith(t, limitstest.WriteFile(t, "deepfirst.jsonl", strings.Repeat("[", 200_000)+"\n"), 1, "MaxNestingDepth")
 	// Brackets inside strings are text.
 	text := `{"id": "x-2", "dataset": "d", "question": "` + strings.Repeat("[{", 100) + `", "correct_answers": ["a"], "incorrect_answers": ["b"]}` + "\n"
-	if items, err := Open(write(t, "text.jsonl", goodLine+text), Options{}); err != nil || len(items) != 2 {
+	if items, err := Open(limitstest.WriteFile(t, "text.jsonl", goodLine+text), Options{}); err != nil || len(items) != 2 {
 		t.Errorf("brackets in a string: %d items, %v", len(items), err)
 	}
 }
@@ -68,7 +54,7 @@ func TestJSONLNestedTooDeep(t *testing.T) {
 func TestCSVRecordTooLong(t *testing.T) {
 	csv := "ID,Type,Category,Question,Best Answer,Best Incorrect Answer\n0,A,M,Why?,Because,No\n" +
 		"1,A,M,\"" + strings.Repeat("why\n", MaxLineBytes/4+1) + "\",Yes,No\n"
-	refusedWith(t, write(t, "long.csv", csv), 3, "MaxLineBytes")
+	refusedWith(t, limitstest.WriteFile(t, "long.csv", csv), 3, "MaxLineBytes")
 }
 
 func TestDataFileTooLarge(t *testing.T) {

@@ -2,9 +2,8 @@ package pressure
 
 import (
 	"fmt"
-	"io"
-	"os"
 
+	"github.com/buildlab/budge/limits"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/token"
@@ -44,20 +43,12 @@ const (
 // readDeckFile reads a deck file, refusing one larger than MaxDeckBytes
 // before reading it whole.
 func readDeckFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	data, err := limits.ReadFile(path, MaxDeckBytes)
+	if big, ok := err.(*limits.TooLarge); ok {
+		return nil, Problems{tooLarge(path, big.Size)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading deck: %w", err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxDeckBytes {
-		return nil, Problems{tooLarge(path, fi.Size())}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxDeckBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading deck: %w", err)
-	}
-	if len(data) > MaxDeckBytes {
-		return nil, Problems{tooLarge(path, -1)}
 	}
 	return data, nil
 }

@@ -6,26 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/buildlab/budge/limits/limitstest"
 	"github.com/goccy/go-yaml/lexer"
 )
-
-// maxHostileAlloc is what refusing one hostile deck may allocate in total.
-const maxHostileAlloc = 200 << 20
-
-// allocated returns the bytes fn allocates (MemStats.TotalAlloc before and
-// after; the test runs alone in its goroutine, so the delta is fn's).
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // aliasBomb is a "billion laughs" deck of about 400 bytes: nine levels of
 // anchors, each a list of nine aliases of the one before, ending in a string
@@ -67,16 +53,6 @@ func withRepeats(t *testing.T, repeats string) string {
 	return re.ReplaceAllString(string(base), "repeats: "+repeats+" # MARK:repeats")
 }
 
-// writeDeck writes a deck file into a temporary folder.
-func writeDeck(t *testing.T, name, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // refused opens a hostile deck file and checks that it is refused with one
 // problem naming the file, the line (0 when the problem concerns the whole
 // file) and the limit, and that refusing it allocates under 200 MB.
@@ -84,10 +60,7 @@ func refused(t *testing.T, path string, line int, limit string) Problem {
 	t.Helper()
 	var d *Deck
 	var err error
-	n := allocated(func() { d, err = OpenDeck(path) })
-	if n > maxHostileAlloc {
-		t.Errorf("refusing %s allocated %d MB, want under %d MB", path, n>>20, maxHostileAlloc>>20)
-	}
+	limitstest.Refuse(t, path, func() { d, err = OpenDeck(path) })
 	if d != nil {
 		t.Errorf("OpenDeck(%s) returned a deck over a limit", path)
 	}
@@ -110,7 +83,7 @@ func TestDeckAliasBombRefused(t *testing.T) {
 	if len(src) > 450 {
 		t.Fatalf("the bomb is %d bytes, meant to be about 400", len(src))
 	}
-	path := writeDeck(t, "bomb.yaml", src)
+	path := limitstest.WriteFile(t, "bomb.yaml", src)
 	p := refused(t, path, markerLine(t, path, "bomb"), "MaxDeckNodes")
 	if !strings.Contains(p.Msg, fmt.Sprint(MaxDeckNodes)) {
 		t.Errorf("the message should state the limit: %s", p.Msg)
@@ -122,7 +95,7 @@ func TestDeckAliasBombRefused(t *testing.T) {
 func TestDeckAliasTextBombRefused(t *testing.T) {
 	long := strings.Repeat("x", 64<<10)
 	src := "title: &a \"" + long + "\"\nname: &b [*a,*a,*a,*a,*a,*a,*a,*a]\nformat: [*b,*b,*b,*b] # MARK:text\n"
-	path := writeDeck(t, "textbomb.yaml", src)
+	path := limitstest.WriteFile(t, "textbomb.yaml", src)
 	refused(t, path, markerLine(t, path, "text"), "MaxDeckBytes")
 }
 
@@ -147,7 +120,7 @@ func TestDeckSmallAliasesAccepted(t *testing.T) {
 }
 
 func TestDeckHugeRepeatsRefused(t *testing.T) {
-	path := writeDeck(t, "repeats.yaml", withRepeats(t, "100000000"))
+	path := limitstest.WriteFile(t, "repeats.yaml", withRepeats(t, "100000000"))
 	p := refused(t, path, markerLine(t, path, "repeats"), "MaxRepeats")
 	if p.Field != "repeats" || !strings.Contains(p.Msg, "100000000") || !strings.Contains(p.Msg, "1000") {
 		t.Errorf("the problem should name repeats, its value and the limit: %v", p)
@@ -155,7 +128,7 @@ func TestDeckHugeRepeatsRefused(t *testing.T) {
 }
 
 func TestDeckRepeatsAtLimitAccepted(t *testing.T) {
-	path := writeDeck(t, "repeats.yaml", withRepeats(t, fmt.Sprint(MaxRepeats)))
+	path := limitstest.WriteFile(t, "repeats.yaml", withRepeats(t, fmt.Sprint(MaxRepeats)))
 	d := mustOpen(t, path)
 	if n := len(Plan(d)); n > MaxPlannedSessions {
 		t.Errorf("a deck at MaxRepeats plans %d sessions, over MaxPlannedSessions", n)
@@ -198,7 +171,7 @@ func TestDeckNestedBracketsRefused(t *testing.T) {
 		{"block-dashes", strings.Repeat("- ", 20_000) + "x\n", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			path := writeDeck(t, c.name+".yaml", c.src)
+			path := limitstest.WriteFile(t, c.name+".yaml", c.src)
 			refused(t, path, c.line, "MaxDeckDepth")
 		})
 	}
@@ -209,18 +182,18 @@ func TestDeckNestedBlockMappingsRefused(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		fmt.Fprintf(&b, "%sk%d:\n", strings.Repeat(" ", i), i)
 	}
-	path := writeDeck(t, "block.yaml", b.String())
+	path := limitstest.WriteFile(t, "block.yaml", b.String())
 	refused(t, path, MaxDeckDepth+1, "MaxDeckDepth")
 }
 
 func TestDeckTooManyTokensRefused(t *testing.T) {
-	path := writeDeck(t, "dense.yaml", "cases: ["+strings.Repeat("[],", 100_000)+"]\n")
+	path := limitstest.WriteFile(t, "dense.yaml", "cases: ["+strings.Repeat("[],", 100_000)+"]\n")
 	refused(t, path, 1, "MaxDeckTokens")
 }
 
 func TestDeckTooLargeRefused(t *testing.T) {
 	src := strings.Repeat("# a comment line that makes the file large\n", MaxDeckBytes/40)
-	path := writeDeck(t, "large.yaml", src)
+	path := limitstest.WriteFile(t, "large.yaml", src)
 	p := refused(t, path, 0, "MaxDeckBytes")
 	if !strings.Contains(p.Msg, fmt.Sprint(len(src))) || !strings.Contains(p.Msg, "1 MiB") {
 		t.Errorf("the message should state the size and the limit: %s", p.Msg)

@@ -36,6 +36,20 @@ type endpoint struct {
 
 func (e *endpoint) Info() provider.Info { return provider.Info{Name: "fake", Model: "fake-model"} }
 
+// probes counts the calls refused after an outage began, beyond the calls
+// already in flight when it did.
+func (e *endpoint) probes(outage time.Time) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, s := range e.refused {
+		if s.After(outage.Add(e.latency)) {
+			n++
+		}
+	}
+	return n
+}
+
 func refusedErr() error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 }
@@ -196,14 +210,7 @@ func testOutageIsWaitedOut(t *testing.T, pause bool, maxAttempts int) {
 		t.Errorf("outage notices %v, want on then off", notices)
 	}
 	// One call at a time probed the endpoint during the outage.
-	e.mu.Lock()
-	probes := 0
-	for _, s := range e.refused {
-		if s.After(st.OutageStarted.Add(e.latency)) {
-			probes++
-		}
-	}
-	e.mu.Unlock()
+	probes := e.probes(st.OutageStarted)
 	if probes < 2 || probes > 6 {
 		t.Errorf("%d calls probed the endpoint during the outage, want a few spaced by a backoff", probes)
 	}
@@ -266,14 +273,7 @@ func testOutageStopsTheRun(t *testing.T) {
 	if st.Failed != 0 || interrupted == 0 || interrupted > cfg.Concurrency || st.Interrupted != interrupted || st.Done != len(got)-interrupted {
 		t.Errorf("stats %+v; %d interrupted sessions stored", st, interrupted)
 	}
-	e.mu.Lock()
-	probes := 0
-	for _, s := range e.refused {
-		if s.After(st.OutageStarted.Add(e.latency)) {
-			probes++
-		}
-	}
-	e.mu.Unlock()
+	probes := e.probes(st.OutageStarted)
 	// Probes from +0.5 s doubling: +0.5, 1.5, 3.5, 7.5, 10 s.
 	if probes < 3 || probes > 8 {
 		t.Errorf("%d probes in a %v outage, want a few spaced by a backoff", probes, cfg.OutageWait)

@@ -10,6 +10,25 @@ import (
 	"testing"
 )
 
+// wantRefused checks that open refuses the store in dir with an error that
+// matches target and says each of want.
+func wantRefused(t *testing.T, open func(dir string) (*Store, error), dir string, target error, want ...string) {
+	t.Helper()
+	s, err := open(dir)
+	if err == nil {
+		s.Close()
+		t.Fatalf("opened the store in %s, want %v", dir, target)
+	}
+	if !errors.Is(err, target) {
+		t.Errorf("error %v does not match %v", err, target)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+}
+
 // An emptied or removed database beside stored runs is refused, and left
 // as it is; an empty one in a store without runs is a new store.
 func TestOpenRefusesEmptiedDatabase(t *testing.T) {
@@ -23,19 +42,7 @@ func TestOpenRefusesEmptiedDatabase(t *testing.T) {
 			if err := damage(path); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Open(dir)
-			if err == nil {
-				s.Close()
-				t.Fatal("opened a store whose database was emptied beside its runs")
-			}
-			if !errors.Is(err, ErrEmptyDatabase) {
-				t.Errorf("error %v does not match ErrEmptyDatabase", err)
-			}
-			for _, want := range []string{path, "r1", "1 runs", "backup"} {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not say %q", err, want)
-				}
-			}
+			wantRefused(t, Open, dir, ErrEmptyDatabase, path, "r1", "1 runs", "backup")
 			if fi, err := os.Stat(path); err == nil && fi.Size() != 0 {
 				t.Errorf("refusing the store wrote %d bytes to its database", fi.Size())
 			}
@@ -68,19 +75,7 @@ func TestOpenExisting(t *testing.T) {
 		"a directory without a store": root,
 	} {
 		t.Run(name, func(t *testing.T) {
-			s, err := OpenExisting(dir)
-			if err == nil {
-				s.Close()
-				t.Fatal("opened a store that is not there")
-			}
-			if !errors.Is(err, ErrNoStore) {
-				t.Errorf("error %v does not match ErrNoStore", err)
-			}
-			for _, want := range []string{dir, "--dir", "$BUDGE_DIR", "budge runs --dir"} {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not say %q", err, want)
-				}
-			}
+			wantRefused(t, OpenExisting, dir, ErrNoStore, dir, "--dir", "$BUDGE_DIR", "budge runs --dir")
 		})
 	}
 	// Nothing was created.

@@ -3,10 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -40,6 +38,21 @@ func schemaVersionOf(t *testing.T, db *sql.DB) int {
 	return v
 }
 
+// openCurrent opens the store in dir, which must then be at the current
+// schema version, and closes it when the test ends.
+func openCurrent(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if v := schemaVersionOf(t, s.db.DB); v != SchemaVersion {
+		t.Errorf("the opened store has schema version %d, want %d", v, SchemaVersion)
+	}
+	return s
+}
+
 // newStoreWithRun makes a store in a new directory holding one run with one
 // session, and closes it.
 func newStoreWithRun(t *testing.T) string {
@@ -69,19 +82,8 @@ func TestNewStoreRecordsSchemaVersion(t *testing.T) {
 func TestOpenRefusesNewerSchema(t *testing.T) {
 	dir := newStoreWithRun(t)
 	exec(t, rawDB(t, dir), fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion+1))
-	s, err := Open(dir)
-	if err == nil {
-		s.Close()
-		t.Fatal("a store written by a newer budge was opened")
-	}
-	if !errors.Is(err, ErrNewerSchema) {
-		t.Errorf("error %v does not wrap ErrNewerSchema", err)
-	}
-	for _, want := range []string{"budge.db", fmt.Sprintf("schema version %d", SchemaVersion+1), "newer budge", "upgrade budge", "another store directory"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not say %q", err, want)
-		}
-	}
+	wantRefused(t, Open, dir, ErrNewerSchema,
+		"budge.db", fmt.Sprintf("schema version %d", SchemaVersion+1), "newer budge", "upgrade budge", "another store directory")
 	// Nothing was changed.
 	if v := schemaVersionOf(t, rawDB(t, dir)); v != SchemaVersion+1 {
 		t.Errorf("refusing the store changed its version to %d", v)
@@ -94,14 +96,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 func TestOpenAdoptsUnversionedStore(t *testing.T) {
 	dir := newStoreWithRun(t)
 	exec(t, rawDB(t, dir), "PRAGMA user_version = 0", "DROP TABLE review_items", "DROP TABLE reviews", "DROP TABLE deck_freezes")
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if v := schemaVersionOf(t, s.db.DB); v != SchemaVersion {
-		t.Errorf("adopted store has schema version %d, want %d", v, SchemaVersion)
-	}
+	s := openCurrent(t, dir)
 	ctx := context.Background()
 	got, err := s.Sessions(ctx, "r1")
 	if err != nil || len(got) != 1 {
@@ -126,14 +121,7 @@ func TestOpenRefusesUnversionedForeignTables(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := newStoreWithRun(t)
 			exec(t, rawDB(t, dir), append([]string{"PRAGMA user_version = 0"}, stmts...)...)
-			s, err := Open(dir)
-			if err == nil {
-				s.Close()
-				t.Fatal("a store with foreign tables was opened")
-			}
-			if !errors.Is(err, ErrUnknownSchema) || !strings.Contains(err.Error(), "another store directory") {
-				t.Errorf("error %v: want ErrUnknownSchema saying what to do", err)
-			}
+			wantRefused(t, Open, dir, ErrUnknownSchema, "another store directory")
 			if v := schemaVersionOf(t, rawDB(t, dir)); v != 0 {
 				t.Errorf("refusing the store recorded version %d", v)
 			}
@@ -165,14 +153,7 @@ func TestOpenConcurrently(t *testing.T) {
 func TestOpenMigratesVersion1(t *testing.T) {
 	dir := newStoreWithRun(t)
 	exec(t, rawDB(t, dir), "DROP TABLE run_leases", "PRAGMA user_version = 1")
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if v := schemaVersionOf(t, s.db.DB); v != SchemaVersion {
-		t.Errorf("migrated store has schema version %d, want %d", v, SchemaVersion)
-	}
+	s := openCurrent(t, dir)
 	ctx := context.Background()
 	if _, err := s.GetRun(ctx, "r1"); err != nil {
 		t.Fatal(err)

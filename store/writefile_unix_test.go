@@ -12,14 +12,22 @@ import (
 	"testing"
 )
 
+// special makes a special file named name with mk in a new temporary
+// folder, and skips the test when mk fails: the system does not allow it.
+func special(t *testing.T, name string, mk func(path string) error) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, name)
+	if err := mk(path); err != nil {
+		t.Skipf("cannot make %s: %v", path, err)
+	}
+	return dir, path
+}
+
 // A FIFO is written in place, never replaced by a file; through a symlink
 // too.
 func TestWriteFileAtomicFIFO(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "pipe")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	dir, fifo := special(t, "pipe", func(path string) error { return syscall.Mkfifo(path, 0o600) })
 	link := filepath.Join(dir, "to-pipe")
 	if err := os.Symlink("pipe", link); err != nil {
 		t.Fatal(err)
