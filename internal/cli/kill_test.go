@@ -108,12 +108,17 @@ func TestClosedStdoutFinishesTheRun(t *testing.T) {
 	if err == nil {
 		t.Log("the output fit in the pipe buffer")
 	}
-	st := storetest.OpenDir(t, dir)
-	run, err := st.GetRun(context.Background(), id)
+	wantStatus(t, dir, id, store.RunComplete)
+}
+
+// wantStatus checks the stored status of run id in the store at dir.
+func wantStatus(t *testing.T, dir, id, want string) {
+	t.Helper()
+	run, err := storetest.OpenDir(t, dir).GetRun(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != store.RunComplete {
-		t.Errorf("status %s, want complete", run.Status)
+	if run.Status != want {
+		t.Errorf("run %s is %s, want %s", id, run.Status, want)
 	}
 }

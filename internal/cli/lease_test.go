@@ -10,7 +10,6 @@ import (
 
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
 )
 
 // Two resumes of one interrupted run at once: one proceeds, the other is
@@ -59,12 +58,5 @@ func TestConcurrentResumesOneProceeds(t *testing.T) {
 	if n := repeatedAnswers(log.Entries()[mark:]); n != 0 {
 		t.Errorf("%d answered requests were sent twice by the two resumes", n)
 	}
-	st := storetest.OpenDir(t, dir)
-	run, err := st.GetRun(t.Context(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run.Status != store.RunComplete {
-		t.Errorf("status %s after the resume", run.Status)
-	}
+	wantStatus(t, dir, id, store.RunComplete)
 }
