@@ -12,6 +12,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
@@ -95,7 +96,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	for _, c := range cmds {
 		if c.name == args[0] {
 			err := c.run(ctx, streams, args[1:])
-			if errors.Is(err, flag.ErrHelp) {
+			if errors.Is(err, flag.ErrHelp) || errors.Is(err, syscall.EPIPE) {
+				// Help, or a reader of the output that stopped reading
+				// (| head): nothing failed.
 				return ExitOK
 			}
 			if msg := errorMessage(err); msg != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/buildlab/budge/provider"
@@ -125,7 +126,9 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	if !*r.quiet {
 		fmt.Fprintln(std.Err)
 	}
-	if err := writeReport(ctx, st, std.Out, res, *r.format); err != nil {
+	// A reader that went away (budge run | grep -q) takes nothing from the
+	// run: it is stored, and its exit code still says how it ended.
+	if err := writeReport(ctx, st, std.Out, res, *r.format); err != nil && !errors.Is(err, syscall.EPIPE) {
 		return nil, err
 	}
 	return res, unfinished(res)
