@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
@@ -121,4 +122,27 @@ func wantStatus(t *testing.T, dir, id, want string) {
 	if run.Status != want {
 		t.Errorf("run %s is %s, want %s", id, run.Status, want)
 	}
+}
+
+// A run killed while running is listed as stopped (its process is gone),
+// so it is resumed rather than waited for.
+func TestRunsShowsKilledRunStopped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	log := &sim.RequestLog{}
+	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 10 * time.Millisecond}}, log)
+	cmd, id := startChild(t, "run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1", "--concurrency", "2", "--quiet")
+	time.Sleep(100 * time.Millisecond)
+	code, out, _ := budge(t, "runs", "--dir", dir)
+	if code != ExitOK || !strings.Contains(out, id) || !strings.Contains(out, "running") {
+		t.Fatalf("while it runs: %s", out)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, out, _ := budge(t, "runs", "--dir", dir); !strings.Contains(out, "stopped") || strings.Contains(out, "running") {
+		t.Errorf("after the kill the run must be listed as stopped:\n%s", out)
+	}
+	wantStatus(t, dir, id, store.RunRunning) // as stored: a resume finishes it
 }

@@ -175,7 +175,11 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 		}
 		fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
 		for _, r := range runs {
-			fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", r.ID, r.Protocol, r.Status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
+			status, err := liveStatus(ctx, st, r)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", r.ID, r.Protocol, status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
 		}
 		return nil
 	})
@@ -233,4 +237,18 @@ exit code is 2.`, `
 		}
 		return nil
 	})
+}
+
+// liveStatus is a run's status for the runs list: a run stored as running
+// whose process is gone (no lease, or a stale one) says so, so that it is
+// resumed rather than waited for.
+func liveStatus(ctx context.Context, st *store.Store, r store.Run) (string, error) {
+	if r.Status != store.RunRunning {
+		return r.Status, nil
+	}
+	lease, held, err := st.RunLease(ctx, r.ID)
+	if err != nil || (held && !lease.Stale) {
+		return r.Status, err
+	}
+	return "stopped", nil
 }
