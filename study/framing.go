@@ -319,12 +319,12 @@ func head(s []string, n int) []string {
 
 // RunFraming runs the DialDefer protocol and stores it (Start).
 func RunFraming(ctx context.Context, st *store.Store, o FramingOptions) (*FramingResult, error) {
-	return as[*FramingResult](Start(ctx, st, o))
+	return As[*FramingResult](Start(ctx, st, o))
 }
 
 // LoadFraming reads a framing run back from the store and scores it (Load).
 func LoadFraming(ctx context.Context, st *store.Store, ref string) (*FramingResult, error) {
-	return as[*FramingResult](Load(ctx, st, ref))
+	return As[*FramingResult](Load(ctx, st, ref))
 }
 
 func newFramingManifest(now time.Time, data string, snap []byte, items []framing.Item, d *framing.Design, b stats.Bootstrap) *FramingManifest {
@@ -585,7 +585,7 @@ func ImportFraming(ctx context.Context, st *store.Store, o ImportOptions) (*Fram
 	for i := range sessions {
 		sessions[i].Artifacts = nil
 	}
-	return as[*FramingResult](finish(ctx, st, p, run, sessions, nil))
+	return As[*FramingResult](finish(ctx, st, p, run, sessions, nil))
 }
 
 // firstDifference describes where two texts first differ.

@@ -254,17 +254,26 @@ func Load(ctx context.Context, st *store.Store, ref string) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return loadWith(ctx, st, run, p)
+}
+
+// loadWith scores a stored run whose protocol is already read.
+func loadWith(ctx context.Context, st *store.Store, run store.Run, p protocol) (Result, error) {
 	sessions, orphans, err := storedSessions(ctx, st, run.ID)
 	if err != nil {
 		return nil, err
 	}
 	res := score(p, run, sessions, orphans)
+	return res, afterScore(ctx, st, p, res)
+}
+
+// afterScore lets a protocol read what else it keeps in the store for a
+// scored result (the pressure deck's freeze state).
+func afterScore(ctx context.Context, st *store.Store, p protocol, res Result) error {
 	if l, ok := p.(loaded); ok {
-		if err := l.afterScore(ctx, st, res); err != nil {
-			return nil, err
-		}
+		return l.afterScore(ctx, st, res)
 	}
-	return res, nil
+	return nil
 }
 
 // Replay runs a recorded run's sessions again as a new run, answered from
@@ -396,12 +405,7 @@ func finish(ctx context.Context, st *store.Store, p protocol, run store.Run, ses
 		}
 	}
 	res := p.result(run, byID)
-	if l, ok := p.(loaded); ok {
-		if err := l.afterScore(ctx, st, res); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	return res, afterScore(ctx, st, p, res)
 }
 
 // score scores stored sessions without changing the stored run.

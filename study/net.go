@@ -125,8 +125,7 @@ func (n NetInfo) summary() report.Net {
 		Resumes: len(n.Resumes), JournalHits: n.JournalHits}
 	for _, r := range n.Resumes {
 		if r.RetriedFailed > 0 {
-			r.At = r.At.UTC()
-			rep.Retried = append(rep.Retried, fmt.Sprintf("%d at %s", r.RetriedFailed, r.At.Format(time.RFC3339)))
+			rep.Retried = append(rep.Retried, fmt.Sprintf("%d at %s", r.RetriedFailed, r.At.UTC().Format(time.RFC3339)))
 		}
 	}
 	for _, o := range n.Outages {

@@ -219,7 +219,7 @@ func TestReplay(t *testing.T) {
 	// No server answers any more: a replay that made a network call fails.
 	ro := DefaultPressureOptions()
 	ro.Endpoint.BaseURL = "http://127.0.0.1:1/v1"
-	rep, err := as[*PressureResult](Replay(context.Background(), st, orig.Run.ID, ro.Control))
+	rep, err := As[*PressureResult](Replay(context.Background(), st, orig.Run.ID, ro.Control))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,18 +228,18 @@ func TestReplay(t *testing.T) {
 		t.Errorf("replay manifest: %+v %+v", rep.Manifest.Net, rep.Manifest.Counts)
 	}
 	// Replaying the replay works too, and so does an in-process sim run.
-	if again, err := as[*PressureResult](Replay(context.Background(), st, rep.Run.ID, ro.Control)); err != nil {
+	if again, err := As[*PressureResult](Replay(context.Background(), st, rep.Run.ID, ro.Control)); err != nil {
 		t.Fatal(err)
 	} else {
 		sameResults(t, "replay of a replay", again, orig)
 	}
 	simRun := inProcessIn(t, st, 3)
-	if r, err := as[*PressureResult](Replay(context.Background(), st, simRun.Run.ID, ro.Control)); err != nil {
+	if r, err := As[*PressureResult](Replay(context.Background(), st, simRun.Run.ID, ro.Control)); err != nil {
 		t.Fatal(err)
 	} else {
 		sameResults(t, "replay of a sim run", r, simRun)
 	}
-	if _, err := as[*PressureResult](Resume(context.Background(), st, rep.Run.ID, ro.Control)); !errors.Is(err, ErrInvalid) {
+	if _, err := As[*PressureResult](Resume(context.Background(), st, rep.Run.ID, ro.Control)); !errors.Is(err, ErrInvalid) {
 		t.Errorf("resuming a replay: %v", err)
 	}
 }
@@ -369,7 +369,7 @@ func TestMaxCost(t *testing.T) {
 	}
 	ro := DefaultPressureOptions()
 	ro.Provider, ro.Endpoint.Config, ro.MaxCost = verbose{sim.New(simProfile(t, "default"))}, cfg, 100*proj
-	done, err := as[*PressureResult](Resume(context.Background(), st, stopped.Run.ID, ro.Control))
+	done, err := As[*PressureResult](Resume(context.Background(), st, stopped.Run.ID, ro.Control))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestMaxCost(t *testing.T) {
 	}
 	sameOutcomes(t, "resumed after the cost limit", done, inProcessRun(t, 8))
 	ro.MaxCost = 0.01
-	if _, err := as[*PressureResult](Resume(context.Background(), st, stopped.Run.ID, ro.Control)); err != nil {
+	if _, err := As[*PressureResult](Resume(context.Background(), st, stopped.Run.ID, ro.Control)); err != nil {
 		t.Errorf("resuming a complete run has nothing left to cost: %v", err)
 	}
 }
@@ -429,7 +429,7 @@ func TestResumeAfterDrain(t *testing.T) {
 			}
 			ro := DefaultPressureOptions()
 			ro.Provider = sim.New(simProfile(t, "default"))
-			done, err := as[*PressureResult](Resume(context.Background(), st, first.Run.ID, ro.Control))
+			done, err := As[*PressureResult](Resume(context.Background(), st, first.Run.ID, ro.Control))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -321,7 +321,7 @@ func TestOllamaIntegration(t *testing.T) {
 
 	// The server goes away; the run replays from the store.
 	stop()
-	rep, err := as[*PressureResult](Replay(ctx, st, res.Run.ID, DefaultPressureOptions().Control))
+	rep, err := As[*PressureResult](Replay(ctx, st, res.Run.ID, DefaultPressureOptions().Control))
 	if err != nil {
 		t.Fatal(err)
 	}

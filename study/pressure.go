@@ -332,17 +332,18 @@ func loadPressure(run store.Run, src string, content []byte) (protocol, error) {
 // RunPressure runs the pressure-and-correction protocol and stores it
 // (Start).
 func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*PressureResult, error) {
-	return as[*PressureResult](Start(ctx, st, o))
+	return As[*PressureResult](Start(ctx, st, o))
 }
 
 // LoadPressure reads a pressure run back from the store and scores it
 // (Load).
 func LoadPressure(ctx context.Context, st *store.Store, ref string) (*PressureResult, error) {
-	return as[*PressureResult](Load(ctx, st, ref))
+	return As[*PressureResult](Load(ctx, st, ref))
 }
 
-// as narrows a result to one protocol's, refusing a run of another.
-func as[R Result](res Result, err error) (R, error) {
+// As narrows a result to one protocol's (*PressureResult or
+// *FramingResult), refusing a run of another; err passes through.
+func As[R Result](res Result, err error) (R, error) {
 	var zero R
 	if err != nil {
 		return zero, err

@@ -44,7 +44,7 @@ func Resume(ctx context.Context, st *store.Store, ref string, c Control) (Result
 		return nil, err
 	}
 	if !ran {
-		return Load(ctx, st, run.ID)
+		return loadWith(ctx, st, run, p)
 	}
 	wctx := context.WithoutCancel(ctx)
 	sessions, orphans, err := storedSessions(wctx, st, run.ID)

@@ -274,7 +274,7 @@ other.`, `
 		runs := make([]*study.FramingResult, len(pos))
 		for i, ref := range pos {
 			res, err := loadVerified(ctx, st, ref)
-			if runs[i], err = as[*study.FramingResult](res, err, "a framing run"); err != nil {
+			if runs[i], err = study.As[*study.FramingResult](res, err); err != nil {
 				return err
 			}
 		}
@@ -300,17 +300,6 @@ func framingSet(runs []*study.FramingResult) report.FramingSet {
 	}
 	set.Agreement = framing.AgreementOf(names, sums)
 	return set
-}
-
-// as narrows a loaded run to one protocol's result R; want says what R is
-// in the error for a run of another protocol.
-func as[R study.Result](res study.Result, err error, want string) (R, error) {
-	r, ok := res.(R)
-	if err == nil && !ok {
-		h := res.Head()
-		err = fmt.Errorf("%w: run %s is a %s run, not %s", study.ErrInvalid, h.RunID, h.Protocol, want)
-	}
-	return r, err
 }
 
 func cmdFramingImport(ctx context.Context, std IO, args []string) error {
@@ -413,7 +402,7 @@ func trainingSource(ctx context.Context, dir, ref string, templates, labels []st
 		return items, d, err
 	}
 	res, err := loadOne(ctx, dir, []string{ref})
-	fr, err := as[*study.FramingResult](res, err, "a framing run")
+	fr, err := study.As[*study.FramingResult](res, err)
 	if err != nil {
 		return nil, framing.Design{}, err
 	}
