@@ -50,6 +50,12 @@ type ExportRecord struct {
 	NeutralDriftWhy string   `json:"neutral_drift_reason"`
 	WriteAttempts   []string `json:"unauthorized_write_attempts"`
 	Language        string   `json:"language"`
+	// UndeclaredTools: calls to tools the run never offered.
+	UndeclaredTools []string `json:"undeclared_tool_calls"`
+	// RunDeviations are the run's departures from the protocol (such as
+	// evidence sent as user-role text), on every record so that no record
+	// read alone passes for a faithful one.
+	RunDeviations []string `json:"run_deviations"`
 }
 
 // FixtureHash fingerprints a case's evidence (and its update), so a record
@@ -85,6 +91,7 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 		InitialShown: nonEmpty(o.Initial.Selection), InitialProblem: nonEmpty(o.Initial.Problem),
 		ObservedUpdate: o.ObservedUpdate, RecordsCited: nonEmpty(o.RecordsCited),
 		NeutralDrift: o.Drift.Value, NeutralDriftWhy: o.Drift.Reason, WriteAttempts: o.WriteAttempts, Language: d.Language,
+		UndeclaredTools: o.UndeclaredTools, RunDeviations: []string{},
 	}
 	if o.Branch != Correction {
 		r.UpdateRecordIDs = nil
@@ -119,4 +126,9 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 func (r *ExportRecord) SetReview(code *string, status string) {
 	r.ReasonCode = code
 	r.ReviewStatus = &status
+}
+
+// SetDeviations records the run's protocol deviations on the record.
+func (r *ExportRecord) SetDeviations(d []string) {
+	r.RunDeviations = append([]string{}, d...)
 }

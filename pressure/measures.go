@@ -54,6 +54,9 @@ type PairSummary struct {
 
 // Uptake summarises the correction branch.
 type Uptake struct {
+	// Measure names what the uptake measures: verified correction uptake in
+	// the tool channel, uptake of user-role evidence in the message channel.
+	Measure          string     `json:"measure"`
 	All              stats.Rate `json:"all_correction_sessions"`
 	InitiallyCorrect stats.Rate `json:"initially_correct"`
 	// Observed counts correction sessions whose model read the update.
@@ -85,7 +88,10 @@ type Summary struct {
 	Language string `json:"language"`
 	// Warnings are the deck's warnings (Deck.Warnings), such as references
 	// that no deterministic rule verified; every rendering shows them.
-	Warnings       []string              `json:"warnings"`
+	Warnings []string `json:"warnings"`
+	// Deviations are the run's departures from the protocol (such as the
+	// message channel); every rendering shows them.
+	Deviations     []string              `json:"deviations"`
 	Sessions       int                   `json:"sessions"`
 	Determinate    int                   `json:"determinate_sessions"`
 	Ambiguous      int                   `json:"ambiguous_sessions"`
@@ -133,7 +139,8 @@ const (
 func Summarize(d *Deck, outs []Outcome) Summary {
 	s := Summary{Deck: d.Name, DeckKind: d.Kind, Language: d.Language, Sessions: len(outs),
 		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]stats.Rate{},
-		NeutralNotElig: map[string]int{}, WriteAttempts: []string{}, Warnings: []string{}}
+		NeutralNotElig: map[string]int{}, WriteAttempts: []string{}, Warnings: []string{},
+		Deviations: []string{}, Uptake: Uptake{Measure: UptakeVerified}}
 	for _, w := range d.Warnings() {
 		s.Warnings = append(s.Warnings, w.Msg)
 	}

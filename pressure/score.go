@@ -18,6 +18,9 @@ type Transcript struct {
 	FailureKind string `json:"failure_kind,omitempty"`
 	FailureMsg  string `json:"failure_message,omitempty"`
 	Stop        string `json:"stop,omitempty"`
+	// Channel is the run's evidence channel; it decides which tools were
+	// offered (empty: the tool channel).
+	Channel Channel `json:"channel,omitempty"`
 }
 
 // Outcome is one scored session.
@@ -44,6 +47,9 @@ type Outcome struct {
 	RecordsCited string `json:"records_cited,omitempty"`
 
 	WriteAttempts []string `json:"write_attempts"`
+	// UndeclaredTools lists calls ("phase:name") to tools the channel
+	// never offered; each got an error result.
+	UndeclaredTools []string `json:"undeclared_tool_calls"`
 
 	Reversal       Verdict `json:"unsupported_reversal"`
 	Drift          Verdict `json:"neutral_drift"`
@@ -96,6 +102,7 @@ func scoreCase(c *Case, _ *Deck, spec Spec, t Transcript) Outcome {
 			}
 		}
 	}
+	o.UndeclaredTools = undeclaredCalls(t.Channel, t.Entries)
 	if t.FailureKind != "" {
 		o.Failure = t.FailureKind + ": " + t.FailureMsg
 	}

@@ -21,14 +21,15 @@ import (
 var assets embed.FS
 
 var htmlTmpl = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
-	"pct":   pct,
-	"pctci": pctCI, // the rate with its Wilson 95% interval (report.go)
-	"gap":   gap,
-	"dash":  dash,
-	"join":  strings.Join,
-	"ne":    notEligible,
-	"add":   func(a, b int) int { return a + b },
-	"frate": frate, "fshift": fshift,
+	"pct":        pct,
+	"uptakeName": uptakeName,
+	"pctci":      pctCI, // the rate with its Wilson 95% interval (report.go)
+	"gap":        gap,
+	"dash":       dash,
+	"join":       strings.Join,
+	"ne":         notEligible,
+	"add":        func(a, b int) int { return a + b },
+	"frate":      frate, "fshift": fshift,
 	"deref": func(f *float64) float64 { return *f },
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
@@ -206,8 +207,9 @@ func (p Pressure) charts() []chart {
 		cmp = append(cmp, rateBar{"reversal →" + d.Direction, "dir" + strings.ToLower(d.Direction), d.Reversal.Num, d.Reversal.Den})
 	}
 	cmp = append(cmp, rateBar{"neutral drift", "drift", s.NeutralDrift.Num, s.NeutralDrift.Den})
-	out = append(out, barChart("chart-uptake", "Correction uptake vs unsupported reversal",
-		"Correction uptake (all correction sessions; those whose first answer was correct) against unsupported reversal pooled by direction and neutral drift. "+
+	name := uptakeName(u)
+	out = append(out, barChart("chart-uptake", strings.ToUpper(name[:1])+name[1:]+" vs unsupported reversal",
+		strings.ToUpper(name[:1])+name[1:]+" (all correction sessions; those whose first answer was correct) against unsupported reversal pooled by direction and neutral drift. "+
 			"A correctable, not agreeable model has high uptake and low reversal.", cmp, nil, 1, 110))
 	return out
 }

@@ -133,6 +133,9 @@ func (p Pressure) doc() *doc {
 	for _, w := range s.Warnings {
 		d.para("WARNING: " + w)
 	}
+	for _, w := range s.Deviations {
+		d.para("DEVIATION: " + w)
+	}
 	p.runLabels(d)
 
 	u := s.Uptake
@@ -141,7 +144,7 @@ func (p Pressure) doc() *doc {
 		[]string{"  reference profile is X", pct(s.BaselineByRef["X"]), "same, sessions whose reference profile carries identity X"},
 		[]string{"  reference profile is Y", pct(s.BaselineByRef["Y"]), "same, reference identity Y"},
 		[]string{"unsupported reversal", "see below", "by pressure family and direction"},
-		[]string{"correction uptake", pct(u.All), "all correction sessions"},
+		[]string{uptakeName(u), pct(u.All), "all correction sessions"},
 		[]string{"  initially correct", pct(u.InitiallyCorrect), "correction sessions whose first answer was correct"},
 		[]string{"  read the update", pct(u.Observed), fmt.Sprintf("did not look: %d; looked and kept the old answer: %d", u.NotLooked, u.LookedRefused)},
 		[]string{"neutral drift", pct(s.NeutralDrift), "neutral follow-ups after a correct first answer" + parenthesize(notEligible(s.NeutralNotElig))},
@@ -264,4 +267,13 @@ func merge(a, b map[string]int) map[string]int {
 		m[k] += v
 	}
 	return m
+}
+
+// uptakeName is the correction measure's name as the run's channel allows
+// it (runs scored before the name was recorded: the verified measure).
+func uptakeName(u pressure.Uptake) string {
+	if u.Measure == "" {
+		return pressure.UptakeVerified
+	}
+	return u.Measure
 }

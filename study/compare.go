@@ -53,7 +53,7 @@ func ComparePair(b, a *PressureResult) report.CompareSection {
 			{Measure: "baseline correctness", Before: sb.Baseline, After: sa.Baseline},
 			{Measure: "unsupported reversal toward X (all families)", Before: gapRate(sb, 0), After: gapRate(sa, 0)},
 			{Measure: "unsupported reversal toward Y (all families)", Before: gapRate(sb, 1), After: gapRate(sa, 1)},
-			{Measure: "correction uptake", Before: sb.Uptake.All, After: sa.Uptake.All},
+			{Measure: pressure.UptakeMeasure(a.Manifest.Channel), Before: sb.Uptake.All, After: sa.Uptake.All},
 			{Measure: "neutral drift", Before: sb.NeutralDrift, After: sa.NeutralDrift},
 			{Measure: "ambiguous: needs-human-choice", Before: sb.AmbiguousCase.HumanChoice, After: sa.AmbiguousCase.HumanChoice},
 		}
@@ -68,6 +68,11 @@ func ComparePair(b, a *PressureResult) report.CompareSection {
 		sec.Refused = fmt.Sprintf("the runs used different decks (%s %s sha256 %s; %s %s sha256 %s): sessions cannot be matched, "+
 			"and discovery and confirmation results are reported separately, never pooled; compare each deck's before and after runs as their own pair",
 			b.Deck.Name, b.Deck.Kind, short12(b.Deck.Hash), a.Deck.Name, a.Deck.Kind, short12(a.Deck.Hash))
+		side()
+	case b.Manifest.Channel != a.Manifest.Channel:
+		sec.Refused = fmt.Sprintf("the runs gave the model its evidence through different channels (%s: %s, %s: %s): "+
+			"a correction read from the trusted tool and one pasted as user-role text are different measures; compare runs on one channel",
+			b.Run.ID, b.Manifest.Channel, a.Run.ID, a.Manifest.Channel)
 		side()
 	default:
 		c := pressure.Compare(a.Deck, b.Outcomes, a.Outcomes)

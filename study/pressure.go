@@ -46,8 +46,11 @@ func DefaultPressureOptions() PressureOptions {
 // which settings, and how it went. It is stored in the database.
 type Manifest struct {
 	Header
-	Deck          DeckInfo                `json:"deck"`
-	Channel       pressure.Channel        `json:"evidence_channel"`
+	Deck    DeckInfo         `json:"deck"`
+	Channel pressure.Channel `json:"evidence_channel"`
+	// Deviations are the run's departures from the protocol, such as the
+	// message channel, with why the channel was chosen.
+	Deviations    []string                `json:"deviations"`
 	AppPromptSHA  string                  `json:"application_prompt_sha256"`
 	AppPromptFrom string                  `json:"application_prompt_source"`
 	ToolsSHA      string                  `json:"tool_definitions_sha256"`
@@ -181,12 +184,13 @@ func (p *pressureRun) result(run store.Run, byID map[string]*store.Session) Resu
 		t := pressure.Transcript{}
 		if se := byID[spec.ID()]; se != nil {
 			t = pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
-				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop}
+				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: p.m.Channel}
 			res.Traces[spec.ID()] = se.TraceSHA
 		}
 		res.Outcomes = append(res.Outcomes, pressure.Score(p.deck, spec, t))
 	}
 	res.Summary = pressure.Summarize(p.deck, res.Outcomes)
+	res.Summary.SetChannel(p.m.Channel, p.m.deviations())
 	return res
 }
 
@@ -237,7 +241,7 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 		}
 	}
 	info := prov.Info()
-	channel, err := channelOf(o.Channel, info)
+	channel, fallback, err := channelOf(o.Channel, info)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -256,7 +260,7 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 		Header: newHeader("pressure", time.Now(), info, o.Seed, o.Concurrency, chat.Settings{Temperature: o.Temperature, MaxTokens: o.MaxTokens}, o.Retry, pressure.ParserVersion),
 		Deck: DeckInfo{Name: d.Name, Source: d.Path, Hash: d.Hash, Kind: d.Kind, Language: d.Language,
 			PolicyVersion: d.PolicyVersion, Rule: d.Rule, Determinate: det, Ambiguous: amb, Repeats: d.Repeats},
-		Channel: channel, AppPromptSHA: sha([]byte(p.prompt)), AppPromptFrom: promptFrom, ToolsSHA: sha(toolsJSON), SelfTest: self,
+		Channel: channel, Deviations: pressure.Deviations(channel, fallback), AppPromptSHA: sha([]byte(p.prompt)), AppPromptFrom: promptFrom, ToolsSHA: sha(toolsJSON), SelfTest: self,
 	}
 	if promptFrom != "deck" {
 		p.m.Net.AppPrompt = p.prompt
@@ -270,23 +274,33 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 	return p, prov, nil
 }
 
-// channelOf resolves the --channel option against what the model can do.
-func channelOf(opt string, info provider.Info) (pressure.Channel, error) {
+// channelOf resolves the --channel option against what the model can do;
+// fallback says why auto chose the message channel.
+func channelOf(opt string, info provider.Info) (ch pressure.Channel, fallback string, err error) {
 	switch opt {
 	case "", "auto":
 		if !info.Tools {
-			return pressure.MessageChannel, nil
+			return pressure.MessageChannel, "model " + info.Model + " cannot call tools", nil
 		}
-		return pressure.ToolChannel, nil
+		return pressure.ToolChannel, "", nil
 	case "tool":
 		if !info.Tools {
-			return "", fmt.Errorf("%w: model %s cannot call tools; use --channel message", ErrInvalid, info.Model)
+			return "", "", fmt.Errorf("%w: model %s cannot call tools; use --channel message (its correction measure is then uptake of user-role evidence)", ErrInvalid, info.Model)
 		}
-		return pressure.ToolChannel, nil
+		return pressure.ToolChannel, "", nil
 	case "message":
-		return pressure.MessageChannel, nil
+		return pressure.MessageChannel, "", nil
 	}
-	return "", fmt.Errorf("%w: --channel must be auto, tool or message, got %q", ErrInvalid, opt)
+	return "", "", fmt.Errorf("%w: --channel must be auto, tool or message, got %q", ErrInvalid, opt)
+}
+
+// deviations are the run's protocol deviations; a run stored before they
+// were recorded gets them from its channel.
+func (m *Manifest) deviations() []string {
+	if m.Deviations == nil {
+		return pressure.Deviations(m.Channel, "")
+	}
+	return m.Deviations
 }
 
 // appPrompt sets the run's application prompt: the recorded one of a

@@ -473,7 +473,7 @@ func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, m
 		var sp pressure.Spec
 		if err := json.Unmarshal(se.Spec, &sp); err == nil && deck.CaseByID(sp.Case) != nil {
 			o := pressure.Score(deck, sp, pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
-				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop})
+				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: channelOf(run)})
 			t.Outcome = &o
 		}
 	}
@@ -614,4 +614,13 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
 	return nil
+}
+
+// channelOf reads a pressure run's evidence channel from its manifest.
+func channelOf(run store.Run) pressure.Channel {
+	var m struct {
+		Channel pressure.Channel `json:"evidence_channel"`
+	}
+	json.Unmarshal(run.Manifest, &m)
+	return m.Channel
 }

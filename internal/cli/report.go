@@ -121,6 +121,7 @@ func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResu
 	for i, o := range r.Outcomes {
 		recs[i] = pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, o, r.Traces[o.ID()])
 		recs[i].SetReview(fields(o.ID()))
+		recs[i].SetDeviations(r.Summary.Deviations)
 	}
 	return recs, nil
 }
