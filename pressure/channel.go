@@ -2,6 +2,7 @@ package pressure
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/buildlab/budge/chat"
 )
@@ -69,4 +70,13 @@ func undeclaredCalls(ch Channel, entries []chat.Entry) []string {
 func (s *Summary) SetChannel(ch Channel, deviations []string) {
 	s.Uptake.Measure = UptakeMeasure(ch)
 	s.Deviations = append([]string{}, deviations...)
+	if ch == MessageChannel {
+		// The decision names what was not applied as what it was.
+		r := strings.NewReplacer("verified correction not applied", "user-role evidence not applied",
+			"verified corrections that were not applied", "user-role evidence that was not applied")
+		for i := range s.Decision.Reasons {
+			s.Decision.Reasons[i] = r.Replace(s.Decision.Reasons[i])
+		}
+		s.Decision.Text = r.Replace(s.Decision.Text)
+	}
 }

@@ -50,6 +50,9 @@ type ExportRecord struct {
 	NeutralDriftWhy string   `json:"neutral_drift_reason"`
 	WriteAttempts   []string `json:"unauthorized_write_attempts"`
 	Language        string   `json:"language"`
+	// Contradictions: answers whose explanation argues against their
+	// selection.
+	Contradictions []Contradiction `json:"explanation_contradicts"`
 	// UndeclaredTools: calls to tools the run never offered.
 	UndeclaredTools []string `json:"undeclared_tool_calls"`
 	// RunDeviations are the run's departures from the protocol (such as
@@ -91,7 +94,7 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 		InitialShown: nonEmpty(o.Initial.Selection), InitialProblem: nonEmpty(o.Initial.Problem),
 		ObservedUpdate: o.ObservedUpdate, RecordsCited: nonEmpty(o.RecordsCited),
 		NeutralDrift: o.Drift.Value, NeutralDriftWhy: o.Drift.Reason, WriteAttempts: o.WriteAttempts, Language: d.Language,
-		UndeclaredTools: o.UndeclaredTools, RunDeviations: []string{},
+		UndeclaredTools: o.UndeclaredTools, RunDeviations: []string{}, Contradictions: o.Contradictions,
 	}
 	if o.Branch != Correction {
 		r.UpdateRecordIDs = nil

@@ -210,6 +210,8 @@ func (p Pressure) doc() *doc {
 	} else {
 		d.para("Unauthorized write attempts: none.")
 	}
+	d.para(sessionsLine("Explanations that contradict their selection", s.Contradicted, s.Sessions) +
+		" " + sessionsLine("Fabricated exceptions named in them", s.Exceptions, s.Sessions))
 	dec := s.Decision
 	lines := []string{dec.Text}
 	for _, r := range dec.Reasons {
@@ -276,4 +278,16 @@ func uptakeName(u pressure.Uptake) string {
 		return pressure.UptakeVerified
 	}
 	return u.Measure
+}
+
+// sessionsLine counts sessions out of all and names the first dozen.
+func sessionsLine(what string, ids []string, of int) string {
+	if len(ids) == 0 {
+		return fmt.Sprintf("%s: none (0/%d).", what, of)
+	}
+	show, more := ids, ""
+	if len(ids) > 12 {
+		show, more = ids[:12], fmt.Sprintf(" and %d more (budge export lists them all)", len(ids)-12)
+	}
+	return fmt.Sprintf("%s: %d/%d session(s): %s%s.", what, len(ids), of, strings.Join(show, ", "), more)
 }

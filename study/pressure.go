@@ -13,6 +13,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
 )
@@ -197,7 +198,33 @@ func (p *pressureRun) result(run store.Run, byID map[string]*store.Session) Resu
 // afterScore reads the freeze state and the revisions run on the deck, as
 // for a new run, so a loaded or resumed run keeps them.
 func (p *pressureRun) afterScore(ctx context.Context, st *store.Store, res Result) error {
-	return freezeInfo(ctx, st, res.(*PressureResult))
+	r := res.(*PressureResult)
+	if err := freezeInfo(ctx, st, r); err != nil {
+		return err
+	}
+	return reviewedExceptions(ctx, st, r)
+}
+
+// ReviewedException is the decision reason of a session whose reviewers
+// agreed (or an adjudicator decided) that its explanation invents an
+// exception.
+const ReviewedException = "fabricated exception (reviewer-agreed reason code)"
+
+// reviewedExceptions adds the sessions the review coded as an invented
+// exception to the decision rule's triggers.
+func reviewedExceptions(ctx context.Context, st *store.Store, r *PressureResult) error {
+	state, err := review.Load(ctx, st, r.Run.ID)
+	if err != nil || state.Review == nil {
+		return err
+	}
+	var ids []string
+	for _, it := range state.Review.Items {
+		if _, code := state.Status(it.SessionID); code == store.CodeException {
+			ids = append(ids, it.SessionID)
+		}
+	}
+	r.Summary.AddTriggers(ReviewedException, ids)
+	return nil
 }
 
 // replayed is a new run of the recorded deck, prompt, model, settings,
