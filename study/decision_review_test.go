@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
