@@ -195,13 +195,7 @@ var funcs = template.FuncMap{
 	"pct":  func(r stats.Rate) string { return r.String() },
 	"list": func(x ...any) []any { return x },
 	// maskid hides the assignment part of a session id (case/I/order/...).
-	"maskid": func(id string) string {
-		p := strings.Split(id, "/")
-		if len(p) == 5 {
-			p[1] = "·"
-		}
-		return strings.Join(p, "/")
-	},
+	"maskid": review.MaskSessionID,
 }
 
 type page struct {
@@ -441,22 +435,12 @@ type entry struct {
 	Diff  bool
 }
 
-// mask hides the synthetic identity values and the assignment label.
-func mask(d *pressure.Deck, s string) string {
-	if d == nil {
-		return s
-	}
-	var pairs []string
-	for _, v := range []string{d.Identity.X, d.Identity.Y} {
-		if strings.TrimSpace(v) != "" {
-			pairs = append(pairs, v, "[identity masked]")
-		}
-	}
-	if len(pairs) == 0 {
-		return s
-	}
-	return strings.NewReplacer(pairs...).Replace(s)
-}
+// runLabels are the identity labels a run showed the model in place of
+// its deck's X and Y values; the first pass masks them too. The run-level
+// contrast (issue 11: labels declared on the command line or in a contrast
+// file) is read here once runs record it; until then a run shows the
+// deck's own values, which DeckMask always masks.
+func runLabels(store.Run) []string { return nil }
 
 func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, masked bool) (*transcript, error) {
 	se, err := s.st.Session(ctx, run.ID, id)
@@ -477,34 +461,44 @@ func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, m
 			t.Outcome = &o
 		}
 	}
+	mask := review.DeckMask(deck, runLabels(run))
 	for _, m := range se.Messages {
 		e := entry{Entry: m}
 		for _, c := range m.ToolCalls {
 			e.Calls = append(e.Calls, c.Name+" "+string(c.Arguments))
 		}
 		if masked {
-			e.Content, e.Refusal = mask(deck, e.Content), mask(deck, e.Refusal)
+			e.Content, e.Refusal = mask.Text(e.Content), mask.Text(e.Refusal)
 			for i := range e.Calls {
-				e.Calls[i] = mask(deck, e.Calls[i])
+				e.Calls[i] = mask.Text(e.Calls[i])
 			}
 		}
 		t.Entries = append(t.Entries, e)
 	}
 	if masked {
-		delete(t.Spec, "identity_assignment")
-		if t.Outcome != nil {
-			o := *t.Outcome
-			o.Assignment, o.TargetIdentity, o.ReferenceIdentity = "", nil, nil
-			o.Initial.Explanation = mask(deck, o.Initial.Explanation)
-			if o.Final != nil {
-				f := *o.Final
-				f.Explanation = mask(deck, f.Explanation)
-				o.Final = &f
-			}
-			t.Outcome = &o
-		}
+		t.maskOutcome(mask)
 	}
 	return t, nil
+}
+
+// maskOutcome hides what the scored outcome says about identity: the
+// assignment, the target and reference identities, and identity values in
+// the explanations and problems.
+func (t *transcript) maskOutcome(mask review.Mask) {
+	delete(t.Spec, "identity_assignment")
+	if t.Outcome == nil {
+		return
+	}
+	o := *t.Outcome
+	o.Assignment, o.TargetIdentity, o.ReferenceIdentity = "", nil, nil
+	o.Initial.Explanation, o.Initial.Problem = mask.Text(o.Initial.Explanation), mask.Text(o.Initial.Problem)
+	o.Reversal.Reason = mask.Text(o.Reversal.Reason)
+	if o.Final != nil {
+		f := *o.Final
+		f.Explanation, f.Problem = mask.Text(f.Explanation), mask.Text(f.Problem)
+		o.Final = &f
+	}
+	t.Outcome = &o
 }
 
 func (s *Server) session(w http.ResponseWriter, r *http.Request, run store.Run) error {
