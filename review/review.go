@@ -67,13 +67,25 @@ func FailureType(o pressure.Outcome) string {
 }
 
 // Freeze draws the review sample of a scored run (DrawSample) and stores
-// it, frozen, for two reviewers: from then on the sample cannot change.
+// it, frozen, for two reviewers: from then on the sample cannot change. It
+// returns each reviewer's access token (in the order of reviewers), which
+// the store keeps only as a hash: the caller shows them once.
 func Freeze(ctx context.Context, w interface {
 	CreateReview(ctx context.Context, r store.Review) error
-}, runID string, reviewers [2]string, seed uint64, successes int, outs []pressure.Outcome, s pressure.Summary) (store.Review, error) {
+}, runID string, reviewers [2]string, seed uint64, successes int, outs []pressure.Outcome, s pressure.Summary) (store.Review, [2]string, error) {
 	r := store.Review{RunID: runID, Reviewers: [2]string{strings.TrimSpace(reviewers[0]), strings.TrimSpace(reviewers[1])},
 		Seed: seed, Successes: successes, Frozen: time.Now(), Items: DrawSample(outs, s, seed, successes)}
-	return r, w.CreateReview(ctx, r)
+	var tokens [2]string
+	for i := range tokens {
+		var err error
+		if tokens[i], r.TokenSHA256[i], err = newToken(); err != nil {
+			return r, [2]string{}, err
+		}
+	}
+	if err := w.CreateReview(ctx, r); err != nil {
+		return r, [2]string{}, err
+	}
+	return r, tokens, nil
 }
 
 // DrawSample draws the review sample of a scored run: every failure, both

@@ -129,13 +129,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this viewer answers only on 127.0.0.1 or localhost", http.StatusForbidden)
 		return
 	}
-	if s.opt.Token != "" {
-		if q := r.URL.Query().Get("token"); q != "" && subtle.ConstantTimeCompare([]byte(q), []byte(s.opt.Token)) == 1 {
-			http.SetCookie(w, &http.Cookie{Name: "budge_token", Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		} else if c, err := r.Cookie("budge_token"); err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.opt.Token)) != 1 {
-			http.Error(w, "a token is required: open the URL budge view printed", http.StatusUnauthorized)
-			return
-		}
+	if strings.HasPrefix(r.URL.Path, "/static/") && r.Method == http.MethodGet {
+		// The viewer's own style sheet and script: public, and needed by a
+		// reviewer who holds only their reviewer token.
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	if s.opt.Token != "" && !s.viewTokenOK(w, r) && !(reviewerPath(r.URL.Path) && reviewerKey(r) != "") {
+		http.Error(w, "a token is required: open the URL budge view printed", http.StatusUnauthorized)
+		return
 	}
 	if r.Method == http.MethodPost {
 		if o := r.Header.Get("Origin"); o != "" && o != "null" {
@@ -150,6 +152,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// viewTokenOK reports whether the request carries the viewer's token (in
+// the URL once, then in a cookie it sets).
+func (s *Server) viewTokenOK(w http.ResponseWriter, r *http.Request) bool {
+	if q := r.URL.Query().Get("token"); q != "" && subtle.ConstantTimeCompare([]byte(q), []byte(s.opt.Token)) == 1 {
+		http.SetCookie(w, &http.Cookie{Name: "budge_token", Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		return true
+	}
+	c, err := r.Cookie("budge_token")
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.opt.Token)) == 1
 }
 
 func loopbackHost(hostport string) bool {
@@ -203,11 +216,18 @@ type page struct {
 	CSRF  string
 	Run   string
 	Data  any
+	// Reviewer is set on a reviewer's own pages, which show no links to the
+	// rest of the viewer (a reviewer may hold only their reviewer token).
+	Reviewer bool
 }
 
 func (s *Server) render(w http.ResponseWriter, name, title, run string, data any) {
+	s.renderPage(w, name, page{Title: title, CSRF: s.csrf, Run: run, Data: data})
+}
+
+func (s *Server) renderPage(w http.ResponseWriter, name string, p page) {
 	var b strings.Builder
-	if err := s.tmpl.ExecuteTemplate(&b, name, page{Title: title, CSRF: s.csrf, Run: run, Data: data}); err != nil {
+	if err := s.tmpl.ExecuteTemplate(&b, name, p); err != nil {
 		http.Error(w, "rendering "+name+": "+err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -225,6 +245,8 @@ func fail(w http.ResponseWriter, err error) {
 		code = http.StatusBadRequest
 	case errors.Is(err, store.ErrFinished), errors.Is(err, store.ErrNotBothDone), errors.Is(err, store.ErrReviewExists):
 		code = http.StatusConflict
+	case errors.Is(err, errForbidden):
+		code = http.StatusForbidden
 	}
 	http.Error(w, err.Error(), code)
 }
@@ -232,6 +254,7 @@ func fail(w http.ResponseWriter, err error) {
 var (
 	errNotFound   = errors.New("not found")
 	errBadRequest = errors.New("bad request")
+	errForbidden  = errors.New("forbidden")
 )
 
 // run resolves the {run} path value within the runs the viewer serves.
