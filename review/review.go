@@ -15,6 +15,7 @@ package review
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -278,8 +279,31 @@ func (s State) Summary() *report.ReviewSummary {
 		if !math.IsNaN(k.CI.Lo) {
 			lo, hi := k.CI.Lo, k.CI.Hi
 			rs.KappaLo, rs.KappaHi = &lo, &hi
+			rs.KappaInterval = KappaInterval
 		}
 	}
-	rs.Note = "Cohen's kappa over the first-pass codes of both reviewers; interval: kappa ± 1.96 SE (large-sample), approximate for small samples."
+	rs.Note = "Cohen's kappa over the first-pass codes of both reviewers (before adjudication)."
+	switch {
+	case rs.KappaLo != nil && *rs.KappaLo == *rs.KappaHi:
+		rs.Note += " The reviewers agreed on every session, so the large-sample interval collapses to a point: it understates the uncertainty."
+	case rs.Kappa != nil && rs.Compared < 30:
+		rs.Note += fmt.Sprintf(" With %d sessions the large-sample interval is approximate.", rs.Compared)
+	}
 	return rs
 }
+
+// AddTo puts a run's review, when it has one, into the run's report, so
+// every format (text, md, json, html) shows it.
+func AddTo(ctx context.Context, src Source, rep *report.Pressure) error {
+	s, err := Load(ctx, src, rep.Run.ID)
+	if err != nil {
+		return err
+	}
+	if s.Review != nil {
+		rep.Review = s.Summary()
+	}
+	return nil
+}
+
+// KappaInterval says how the interval of the review's kappa is computed.
+const KappaInterval = "95%, analytic: kappa ± 1.96·SE with the large-sample standard error SE = √(pₒ(1−pₒ)/n)/(1−pₑ) (Cohen 1960), clipped to [−1, 1]"

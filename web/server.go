@@ -623,11 +623,11 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 		}
 		return nil
 	}
-	x := &report.HTMLExtras{Briefs: report.Briefs(sc.Outcomes)}
-	if st, err := review.Load(r.Context(), s.st, run.ID); err == nil && st.Review != nil {
-		x.Review = st.Summary()
+	rep := sc.Report
+	if err := review.AddTo(r.Context(), s.st, &rep); err != nil {
+		return err
 	}
-	if err := sc.Report.HTML(w, x); err != nil {
+	if err := rep.HTML(w, &report.HTMLExtras{Briefs: report.Briefs(sc.Outcomes)}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
 	return nil

@@ -121,8 +121,20 @@ func TestReviewCommands(t *testing.T) {
 		}
 	}
 	_, out, _ = budge(t, "report", "--dir", dir, "--format", "html")
-	if !strings.Contains(out, `id="kappa"`) {
+	if !strings.Contains(out, `id="kappa"`) || !strings.Contains(out, `id="kappa-interval"`) {
 		t.Error("HTML report lacks the review")
+	}
+	for format, want := range map[string][]string{
+		"text": {"Explanation review", "Cohen's kappa", "95% interval", "Reason codes by failure type", "adjudicated 1"},
+		"md":   {"Explanation review", "Cohen's kappa", "95% interval", "Reason codes by failure type"},
+		"json": {`"review": {`, `"kappa":`, `"kappa_lo":`, `"kappa_interval":`, `"codes_by_failure_type":`},
+	} {
+		_, out, _ = budge(t, "report", "--dir", dir, "--format", format)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s report lacks %q", format, w)
+			}
+		}
 	}
 	_, out, _ = budge(t, "export", "--dir", dir)
 	statuses := map[string]int{}
