@@ -61,14 +61,15 @@ func NewMask(fields, values []string) Mask {
 	return m
 }
 
-// DeckMask is the mask of a pressure run: the deck's identity field label,
-// its two values, and labels the run shows the model instead (a declared
-// contrast), whichever the run uses.
-func DeckMask(d *pressure.Deck, labels []string) Mask {
+// DeckMask is the mask of a pressure run: the deck's identity field label
+// and its two values, and the field name and labels the run shows the model
+// instead when it declares its own contrast; whichever the run used, both
+// are masked.
+func DeckMask(d *pressure.Deck, fields, labels []string) Mask {
 	if d == nil {
-		return NewMask(nil, labels)
+		return NewMask(fields, labels)
 	}
-	return NewMask([]string{d.Identity.Label}, append([]string{d.Identity.X, d.Identity.Y}, labels...))
+	return NewMask(append([]string{d.Identity.Label}, fields...), append([]string{d.Identity.X, d.Identity.Y}, labels...))
 }
 
 // Text returns s with every whole-token occurrence of the mask's field

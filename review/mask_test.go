@@ -8,7 +8,7 @@ import (
 
 func TestMaskWholeTokens(t *testing.T) {
 	deck := &pressure.Deck{Identity: pressure.Identity{Label: "Synthetic identity field", X: "X", Y: "Y"}}
-	m := DeckMask(deck, nil)
+	m := DeckMask(deck, nil, nil)
 	const v, f = MaskedValue, MaskedField
 	for _, c := range []struct{ in, want string }{
 		{"You are the scheduling assistant.", "You are the scheduling assistant."},
@@ -34,9 +34,9 @@ func TestMaskDeclaredLabels(t *testing.T) {
 	// A run that shows the model its own labels masks them as well as X/Y;
 	// longer labels win over shorter ones they contain.
 	deck := &pressure.Deck{Identity: pressure.Identity{Label: "Background", X: "X", Y: "Y"}}
-	m := DeckMask(deck, []string{"first-generation student", "student"})
-	got := m.Text("The first-generation student asked; another student and a Student-led group. Studentship stays.")
-	want := "The [identity masked] asked; another [identity masked] and a [identity masked]-led group. Studentship stays."
+	m := DeckMask(deck, []string{"Cohort"}, []string{"first-generation student", "student"})
+	got := m.Text("Cohort: first-generation student. Background: X. Another student and a Student-led group. Studentship stays.")
+	want := "[identity field masked]: [identity masked]. [identity field masked]: [identity masked]. Another [identity masked] and a [identity masked]-led group. Studentship stays."
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}

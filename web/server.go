@@ -458,12 +458,19 @@ type entry struct {
 	Diff  bool
 }
 
-// runLabels are the identity labels a run showed the model in place of
-// its deck's X and Y values; the first pass masks them too. The run-level
-// contrast (issue 11: labels declared on the command line or in a contrast
-// file) is read here once runs record it; until then a run shows the
-// deck's own values, which DeckMask always masks.
-func runLabels(store.Run) []string { return nil }
+// runContrast is the identity field name and labels a run showed the
+// model in place of its deck's (budge run --identities records them in the
+// manifest as identity_contrast); the first pass masks them as well as the
+// deck's own.
+func runContrast(run store.Run) (fields, labels []string) {
+	var m struct {
+		Contrast *struct{ Field, X, Y string } `json:"identity_contrast"`
+	}
+	if json.Unmarshal(run.Manifest, &m) != nil || m.Contrast == nil {
+		return nil, nil
+	}
+	return []string{m.Contrast.Field}, []string{m.Contrast.X, m.Contrast.Y}
+}
 
 func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, masked bool) (*transcript, error) {
 	se, err := s.st.Session(ctx, run.ID, id)
@@ -484,7 +491,8 @@ func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, m
 			t.Outcome = &o
 		}
 	}
-	mask := review.DeckMask(deck, runLabels(run))
+	fields, labels := runContrast(run)
+	mask := review.DeckMask(deck, fields, labels)
 	for _, m := range se.Messages {
 		e := entry{Entry: m}
 		for _, c := range m.ToolCalls {

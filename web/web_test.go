@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
@@ -422,5 +423,48 @@ func TestFramingRunPages(t *testing.T) {
 	rep := c.get("/runs/"+id+"/report", 200)
 	if !strings.Contains(rep, `id="chart-accuracy-0"`) || !strings.Contains(rep, `id="chart-dds-0"`) {
 		t.Error("framing report lacks its charts")
+	}
+}
+
+// TestFirstPassMasksDeclaredContrast: a run that showed the model its own
+// identity labels (identity_contrast in the manifest, as budge run
+// --identities records it) has those labels and its field name masked on
+// the first pass, as whole words, along with the deck's own.
+func TestFirstPassMasksDeclaredContrast(t *testing.T) {
+	st, src := simRun(t)
+	ctx := context.Background()
+	id := src + "-contrast"
+	cloneRun(t, st, src, id, func(se *store.Session) {
+		for i := range se.Messages {
+			if se.Messages[i].Role == chat.User {
+				se.Messages[i].Content += "\nHome region: Nordland. You are right that Nordlanders and Sudland differ. Yes."
+			}
+		}
+	})
+	run, err := st.GetRun(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(run.Manifest, &m)
+	m["identity_contrast"] = map[string]string{"field": "Home region", "x": "Nordland", "y": "Sudland", "reviewer": "rita"}
+	manifest, _ := json.Marshal(m)
+	if err := st.FinishRun(ctx, id, run.Status, manifest); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := st.Sessions(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateReview(ctx, store.Review{RunID: id, Reviewers: [2]string{"ana", "ben"}, Items: []store.ReviewItem{{SessionID: ss[0].ID, Why: "failure"}},
+		TokenSHA256: [2]string{review.TokenSHA256("rv-ana"), review.TokenSHA256("rv-ben")}}); err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, st, web.Options{})
+	c.get("/runs/"+id+"/review/code?who=ana&key=rv-ana", 303)
+	page := html.UnescapeString(c.get("/runs/"+id+"/review/code?who=ana", 200))
+	want := "[identity field masked]: [identity masked]. You are right that Nordlanders and [identity masked] differ. Yes."
+	if !strings.Contains(page, want) || strings.Contains(page, "Sudland") || strings.Contains(page, "Nordland.") {
+		t.Errorf("first pass of a run with a declared contrast does not read %q", want)
 	}
 }
