@@ -28,6 +28,14 @@ func reviewerPath(p string) bool {
 	return len(parts) == 4 && parts[0] == "runs" && parts[2] == "review" && (parts[3] == "code" || parts[3] == "finish")
 }
 
+// reviewerGate admits a request to a reviewer's page that carries no view
+// token only with that reviewer's own token for the run its path names.
+func (s *Server) reviewerGate(r *http.Request) error {
+	runID := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")[1]
+	_, err := s.asReviewer(r, store.Run{ID: runID})
+	return err
+}
+
 // reviewerKey is the reviewer token a request carries: key= in the URL or
 // the form, or else the cookie.
 func reviewerKey(r *http.Request) string {

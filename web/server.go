@@ -135,9 +135,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
-	if s.opt.Token != "" && !s.viewTokenOK(w, r) && !(reviewerPath(r.URL.Path) && reviewerKey(r) != "") {
-		http.Error(w, "a token is required: open the URL budge view printed", http.StatusUnauthorized)
-		return
+	if s.opt.Token != "" && !s.viewTokenOK(w, r) {
+		if !reviewerPath(r.URL.Path) || reviewerKey(r) == "" {
+			http.Error(w, "a token is required: open the URL budge view printed", http.StatusUnauthorized)
+			return
+		}
+		// A reviewer's token, checked before anything else is looked up, so
+		// a wrong one learns nothing (not even whether the run exists).
+		if err := s.reviewerGate(r); err != nil {
+			fail(w, err)
+			return
+		}
 	}
 	if r.Method == http.MethodPost {
 		if o := r.Header.Get("Origin"); o != "" && o != "null" {

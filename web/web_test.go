@@ -379,6 +379,8 @@ func TestReviewerTokens(t *testing.T) {
 	// Without the view token or a reviewer token, nothing opens.
 	owner.fresh().get(base+"/code?who=ana", 401)
 	owner.fresh().get(base+"/code?who=ana&key=rv-guessed", 403)
+	// A wrong token learns nothing about which runs exist.
+	owner.fresh().get("/runs/no-such-run/review/code?who=ana&key=rv-guessed", 403)
 }
 
 // TestFramingRunPages: a framing run's table, one item's conditions side by
