@@ -65,14 +65,14 @@ func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request, run store.R
 	// The tokens are shown on this one page and never again.
 	d := startedData{Items: len(rev.Items)}
 	for i, who := range rev.Reviewers {
-		d.Links = append(d.Links, reviewerLinkView{Who: who, Path: reviewerLink(run.ID, who, tokens[i])})
+		d.Links = append(d.Links, reviewerLinkView{Who: who, URL: "http://" + r.Host + reviewerLink(run.ID, who, tokens[i])})
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	s.render(w, "review-started", "review of "+run.ID+" started", run.ID, d)
 	return nil
 }
 
-type reviewerLinkView struct{ Who, Path string }
+type reviewerLinkView struct{ Who, URL string }
 
 type startedData struct {
 	Items int

@@ -246,7 +246,7 @@ func TestReviewWorkflow(t *testing.T) {
 	base := "/runs/" + id + "/review"
 	page := c.get(base, 200)
 	tok := csrf(t, page)
-	links := reviewerLinks(t, c.post(base+"/start", url.Values{"csrf": {tok}, "a": {"ana"}, "b": {"ben"}, "successes": {"4"}, "seed": {"9"}}, 200))
+	links := c.reviewerLinks(c.post(base+"/start", url.Values{"csrf": {tok}, "a": {"ana"}, "b": {"ben"}, "successes": {"4"}, "seed": {"9"}}, 200))
 	c.post(base+"/start", url.Values{"csrf": {tok}, "a": {"ana"}, "b": {"ben"}, "successes": {"4"}, "seed": {"9"}}, 409)
 	rev, err := st.GetReview(ctx, id)
 	if err != nil {
@@ -331,12 +331,17 @@ func (c *client) fresh() *client {
 var linkRe = regexp.MustCompile(`<td>([^<]+)</td><td><code class="reviewer-link">([^<]+)</code>`)
 
 // reviewerLinks reads the reviewer links, by reviewer, from the page that
-// shows them once.
-func reviewerLinks(t testing.TB, page string) map[string]string {
+// shows them once, as paths on the viewer c.
+func (c *client) reviewerLinks(page string) map[string]string {
+	t := c.t
 	t.Helper()
 	out := map[string]string{}
 	for _, m := range linkRe.FindAllStringSubmatch(page, -1) {
-		out[html.UnescapeString(m[1])] = html.UnescapeString(m[2])
+		u := html.UnescapeString(m[2])
+		if !strings.HasPrefix(u, c.base+"/") {
+			t.Fatalf("reviewer link %s is not on the viewer %s", u, c.base)
+		}
+		out[html.UnescapeString(m[1])] = strings.TrimPrefix(u, c.base)
 	}
 	if len(out) != 2 {
 		t.Fatalf("the review's start page shows %d reviewer links", len(out))
@@ -355,7 +360,7 @@ func TestReviewerTokens(t *testing.T) {
 	page := owner.get(base+"?token=view-s3cret-token", 200)
 	tok := csrf(t, page)
 	started := owner.post(base+"/start", url.Values{"csrf": {tok}, "a": {"ana"}, "b": {"ben"}, "successes": {"2"}, "seed": {"3"}}, 200)
-	links := reviewerLinks(t, started)
+	links := owner.reviewerLinks(started)
 	if strings.Contains(owner.get(base, 200), "rv-") {
 		t.Error("the review page shows a reviewer token again")
 	}
