@@ -104,3 +104,26 @@ func TestReviewerTokens(t *testing.T) {
 		t.Error("a token was issued to someone who is not a reviewer")
 	}
 }
+
+// TestKappaInterval: the summary says how the interval is computed, and
+// warns when it collapses (perfect agreement) or the sample is small.
+func TestKappaInterval(t *testing.T) {
+	f := fake{
+		rev: &store.Review{RunID: "r", Reviewers: [2]string{"ana", "ben"}, Items: []store.ReviewItem{
+			{SessionID: "a", FailureType: "success"}, {SessionID: "b", FailureType: "success"}}},
+		codes: map[string]map[string]store.ReviewCode{
+			"ana": {"a": {Code: store.CodeIdentity}, "b": {Code: store.CodeUncertain}},
+			"ben": {"a": {Code: store.CodeIdentity}, "b": {Code: store.CodeUncertain}}},
+		done: map[string]time.Time{"ana": {}, "ben": {}},
+	}
+	s, _ := Load(context.Background(), f, "r")
+	sum := s.Summary()
+	if sum.Kappa == nil || *sum.Kappa != 1 || sum.KappaInterval != KappaInterval || !strings.Contains(sum.Note, "collapses to a point") {
+		t.Errorf("perfect agreement: %+v", sum)
+	}
+	f.codes["ben"]["b"] = store.ReviewCode{Code: store.CodeIdentity}
+	s, _ = Load(context.Background(), f, "r")
+	if sum := s.Summary(); !strings.Contains(sum.Note, "With 2 sessions the large-sample interval is approximate") {
+		t.Errorf("small sample: %+v", sum)
+	}
+}
