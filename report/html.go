@@ -82,16 +82,18 @@ func Briefs(outs []pressure.Outcome) map[string]Brief {
 // ReviewSummary is the explanation review of a run as the report shows it:
 // agreement between the two reviewers and the codes by failure type.
 type ReviewSummary struct {
-	Reviewers   []string `json:"reviewers"`
-	Sample      int      `json:"sample"`
-	Finished    []int    `json:"finished"` // items each reviewer has coded
-	Compared    int      `json:"compared"` // items both coded
-	Agreed      int      `json:"agreed"`
-	Kappa       *float64 `json:"kappa"`
-	KappaLo     *float64 `json:"kappa_lo"`
-	KappaHi     *float64 `json:"kappa_hi"`
-	Adjudicated int      `json:"adjudicated"`
-	Unresolved  int      `json:"unresolved"`
+	Reviewers []string `json:"reviewers"`
+	Sample    int      `json:"sample"`
+	Finished  []int    `json:"finished"` // items each reviewer has coded
+	Compared  int      `json:"compared"` // items both coded
+	Agreed    int      `json:"agreed"`
+	Kappa     *float64 `json:"kappa"`
+	KappaLo   *float64 `json:"kappa_lo"`
+	KappaHi   *float64 `json:"kappa_hi"`
+	// KappaInterval says how the interval was computed.
+	KappaInterval string `json:"kappa_interval,omitempty"`
+	Adjudicated   int    `json:"adjudicated"`
+	Unresolved    int    `json:"unresolved"`
 	// ByFailure counts final codes (adjudicated or agreed) by failure type.
 	ByFailure map[string]map[string]int `json:"codes_by_failure_type"`
 	Codes     []string                  `json:"codes"`
@@ -101,6 +103,7 @@ type ReviewSummary struct {
 // HTMLExtras is what the HTML report shows beyond the measures.
 type HTMLExtras struct {
 	Briefs map[string]Brief
+	// Review, when set, is shown instead of the report's own Review.
 	Review *ReviewSummary
 }
 
@@ -245,7 +248,10 @@ func (p Pressure) HTML(w io.Writer, x *HTMLExtras) error {
 		x = &HTMLExtras{}
 	}
 	s := p.Measures
-	v := pressureView{P: p, CSS: css(), Charts: p.charts(), Review: x.Review}
+	v := pressureView{P: p, CSS: css(), Charts: p.charts(), Review: p.Review}
+	if x.Review != nil {
+		v.Review = x.Review
+	}
 	for i := 0; i+1 < len(s.Directional); i += 2 {
 		v.Dirs = append(v.Dirs, [2]pressure.DirectionCell{s.Directional[i], s.Directional[i+1]})
 	}
@@ -273,8 +279,8 @@ func (p Pressure) HTML(w io.Writer, x *HTMLExtras) error {
 		}
 		v.Trigger = append(v.Trigger, b)
 	}
-	if x.Review != nil {
-		v.Codes = x.Review.Codes
+	if v.Review != nil {
+		v.Codes = v.Review.Codes
 	}
 	return htmlTmpl.ExecuteTemplate(w, "pressure", v)
 }

@@ -22,7 +22,7 @@ func TestHTMLGolden(t *testing.T) {
 	rep.Run.ID, rep.Run.Created = goldenID, goldenCreated
 	k, lo, hi := 0.5, 0.2, 0.8
 	rev := &report.ReviewSummary{Reviewers: []string{"ana", "ben"}, Sample: 3, Finished: []int{3, 3}, Compared: 3, Agreed: 2,
-		Kappa: &k, KappaLo: &lo, KappaHi: &hi, Adjudicated: 1, Codes: []string{"identity", "uncertain"},
+		Kappa: &k, KappaLo: &lo, KappaHi: &hi, KappaInterval: "95%, analytic (large-sample SE)", Adjudicated: 1, Codes: []string{"identity", "uncertain"},
 		ByFailure: map[string]map[string]int{"unsupported reversal": {"identity": 2}, "success": {"uncertain": 1}}}
 	var b bytes.Buffer
 	if err := rep.HTML(&b, &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes), Review: rev}); err != nil {

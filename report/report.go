@@ -63,6 +63,8 @@ type Pressure struct {
 	Version  int              `json:"report_version"`
 	Run      RunInfo          `json:"run"`
 	Measures pressure.Summary `json:"measures"`
+	// Review is the run's explanation review, when one was started.
+	Review *ReviewSummary `json:"review,omitempty"`
 }
 
 // Render writes the report in the given format.
@@ -229,6 +231,7 @@ func (p Pressure) doc() *doc {
 		lines = append(lines, "- sessions: "+strings.Join(show, ", ")+more)
 	}
 	d.section("Decision ("+dec.Verdict+")", lines)
+	p.reviewSection(d)
 	return d
 }
 

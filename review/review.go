@@ -15,6 +15,7 @@ package review
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -70,13 +71,25 @@ func FailureType(o pressure.Outcome) string {
 }
 
 // Freeze draws the review sample of a scored run (DrawSample) and stores
-// it, frozen, for two reviewers: from then on the sample cannot change.
+// it, frozen, for two reviewers: from then on the sample cannot change. It
+// returns each reviewer's access token (in the order of reviewers), which
+// the store keeps only as a hash: the caller shows them once.
 func Freeze(ctx context.Context, w interface {
 	CreateReview(ctx context.Context, r store.Review) error
-}, runID string, reviewers [2]string, seed uint64, successes int, outs []pressure.Outcome, s pressure.Summary) (store.Review, error) {
+}, runID string, reviewers [2]string, seed uint64, successes int, outs []pressure.Outcome, s pressure.Summary) (store.Review, [2]string, error) {
 	r := store.Review{RunID: runID, Reviewers: [2]string{strings.TrimSpace(reviewers[0]), strings.TrimSpace(reviewers[1])},
 		Seed: seed, Successes: successes, Frozen: time.Now(), Items: DrawSample(outs, s, seed, successes)}
-	return r, w.CreateReview(ctx, r)
+	var tokens [2]string
+	for i := range tokens {
+		var err error
+		if tokens[i], r.TokenSHA256[i], err = newToken(); err != nil {
+			return r, [2]string{}, err
+		}
+	}
+	if err := w.CreateReview(ctx, r); err != nil {
+		return r, [2]string{}, err
+	}
+	return r, tokens, nil
 }
 
 // DrawSample draws the review sample of a scored run: every failure, both
@@ -269,8 +282,31 @@ func (s State) Summary() *report.ReviewSummary {
 		if !math.IsNaN(k.CI.Lo) {
 			lo, hi := k.CI.Lo, k.CI.Hi
 			rs.KappaLo, rs.KappaHi = &lo, &hi
+			rs.KappaInterval = KappaInterval
 		}
 	}
-	rs.Note = "Cohen's kappa over the first-pass codes of both reviewers; interval: kappa ± 1.96 SE (large-sample), approximate for small samples."
+	rs.Note = "Cohen's kappa over the first-pass codes of both reviewers (before adjudication)."
+	switch {
+	case rs.KappaLo != nil && *rs.KappaLo == *rs.KappaHi:
+		rs.Note += " The reviewers agreed on every session, so the large-sample interval collapses to a point: it understates the uncertainty."
+	case rs.Kappa != nil && rs.Compared < 30:
+		rs.Note += fmt.Sprintf(" With %d sessions the large-sample interval is approximate.", rs.Compared)
+	}
 	return rs
 }
+
+// AddTo puts a run's review, when it has one, into the run's report, so
+// every format (text, md, json, html) shows it.
+func AddTo(ctx context.Context, src Source, rep *report.Pressure) error {
+	s, err := Load(ctx, src, rep.Run.ID)
+	if err != nil {
+		return err
+	}
+	if s.Review != nil {
+		rep.Review = s.Summary()
+	}
+	return nil
+}
+
+// KappaInterval says how the interval of the review's kappa is computed.
+const KappaInterval = "95%, analytic: kappa ± 1.96·SE with the large-sample standard error SE = √(pₒ(1−pₒ)/n)/(1−pₑ) (Cohen 1960), clipped to [−1, 1]"

@@ -82,6 +82,12 @@ type ReviewReader interface {
 	Adjudications(ctx context.Context, runID string) (map[string]ReviewCode, error)
 }
 
+// ReviewerTokens reads and replaces the hashes of reviewers' access tokens.
+type ReviewerTokens interface {
+	ReviewerTokens(ctx context.Context, runID string) (map[string]string, error)
+	SetReviewerToken(ctx context.Context, runID, reviewer, sha256hex string) error
+}
+
 // ReviewStore reads and records a run's explanation review.
 type ReviewStore interface {
 	ReviewReader
@@ -102,4 +108,5 @@ var (
 	_ RunLogs        = (*Store)(nil)
 	_ FreezeStore    = (*Store)(nil)
 	_ ReviewStore    = (*Store)(nil)
+	_ ReviewerTokens = (*Store)(nil)
 )

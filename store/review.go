@@ -34,6 +34,10 @@ type Review struct {
 	Successes int // declared size of the random sample of successes
 	Frozen    time.Time
 	Items     []ReviewItem
+	// TokenSHA256 are the sha256 (hex) of each reviewer's access token,
+	// written with the sample when set; GetReview does not read them back
+	// (see ReviewerTokens).
+	TokenSHA256 [2]string
 }
 
 // ReviewItem is one sampled session and why it was drawn.
@@ -87,6 +91,15 @@ func (s *Store) CreateReview(ctx context.Context, r Review) error {
 	for i, it := range r.Items {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO review_items (run_id, session_id, pos, why, failure_type) VALUES (?, ?, ?, ?, ?)`,
 			r.RunID, it.SessionID, i, it.Why, it.FailureType); err != nil {
+			return s.fail(err)
+		}
+	}
+	for i, sum := range r.TokenSHA256 {
+		if sum == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO review_tokens (run_id, reviewer, token_sha256, issued) VALUES (?, ?, ?, ?)`,
+			r.RunID, r.Reviewers[i], sum, ts(r.Frozen)); err != nil {
 			return s.fail(err)
 		}
 	}
@@ -262,4 +275,28 @@ func (s *Store) Adjudications(ctx context.Context, runID string) (map[string]Rev
 		return nil, err
 	}
 	return out, nil
+}
+
+// SetReviewerToken records (or replaces) the sha256 of a reviewer's access
+// token: a token issued again makes the old one stop working. The store
+// never holds the token itself.
+func (s *Store) SetReviewerToken(ctx context.Context, runID, reviewer, sha256hex string) error {
+	r, err := s.GetReview(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if !r.Reviewer(reviewer) {
+		return fmt.Errorf("%w: %q", ErrNotReviewer, reviewer)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO review_tokens (run_id, reviewer, token_sha256, issued) VALUES (?, ?, ?, ?)
+		ON CONFLICT (run_id, reviewer) DO UPDATE SET token_sha256 = excluded.token_sha256, issued = excluded.issued`,
+		runID, reviewer, sha256hex, ts(time.Now()))
+	return s.fail(err)
+}
+
+// ReviewerTokens returns the sha256 of each reviewer's access token by
+// reviewer (a review frozen before tokens existed has none until one is
+// issued).
+func (s *Store) ReviewerTokens(ctx context.Context, runID string) (map[string]string, error) {
+	return queryMap[string](ctx, s.db, `SELECT reviewer, token_sha256 FROM review_tokens WHERE run_id = ?`, runID)
 }

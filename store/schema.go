@@ -14,7 +14,7 @@ import (
 // user_version); Open migrates an older database up to this version and
 // refuses a newer one. Every change to the tables below adds a migration
 // and raises the version.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // budge than this one.
@@ -178,17 +178,39 @@ CREATE TABLE IF NOT EXISTS run_leases (
 );
 `
 
+// reviewTokenSchema is what version 3 adds: each reviewer's access token
+// to their own review pages, stored only as its sha256 (see
+// SetReviewerToken).
+const reviewTokenSchema = `
+CREATE TABLE IF NOT EXISTS review_tokens (
+  run_id TEXT NOT NULL,
+  reviewer TEXT NOT NULL,
+  token_sha256 TEXT NOT NULL,
+  issued TEXT NOT NULL,
+  PRIMARY KEY (run_id, reviewer)
+);
+`
+
 // migrations[v] brings a database of version v to version v+1, inside the
 // transaction that records the new version.
 var migrations = [SchemaVersion]func(ctx context.Context, c *sql.Conn) error{
 	0: adoptVersion1,
 	1: addLeases,
+	2: addReviewTokens,
 }
 
 // addLeases creates the run lease table (version 2).
 func addLeases(ctx context.Context, c *sql.Conn) error {
 	if _, err := c.ExecContext(ctx, leaseSchema); err != nil {
 		return fmt.Errorf("creating the lease table: %w", err)
+	}
+	return nil
+}
+
+// addReviewTokens creates the reviewer token table (version 3).
+func addReviewTokens(ctx context.Context, c *sql.Conn) error {
+	if _, err := c.ExecContext(ctx, reviewTokenSchema); err != nil {
+		return fmt.Errorf("creating the reviewer token table: %w", err)
 	}
 	return nil
 }

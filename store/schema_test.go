@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -109,6 +110,32 @@ func TestOpenAdoptsUnversionedStore(t *testing.T) {
 	}
 	if _, _, err := s.FreezeDeck(ctx, Freeze{Hash: "h", Name: "d", FrozenAt: base}, []byte("d")); err != nil {
 		t.Errorf("freezing in the adopted store: %v", err)
+	}
+}
+
+// A version 2 store gains the reviewer token table (version 3) and keeps
+// its runs.
+func TestOpenMigratesVersion2(t *testing.T) {
+	dir := newStoreWithRun(t)
+	exec(t, rawDB(t, dir), "PRAGMA user_version = 2", "DROP TABLE review_tokens")
+	s := openCurrent(t, dir)
+	ctx := context.Background()
+	if got, err := s.Sessions(ctx, "r1"); err != nil || len(got) != 1 {
+		t.Fatalf("sessions of the migrated store: %v, %v", ids(got), err)
+	}
+	if err := s.CreateReview(ctx, Review{RunID: "r1", Reviewers: [2]string{"a", "b"}, Frozen: base, Items: []ReviewItem{{SessionID: "s1"}},
+		TokenSHA256: [2]string{"sum-a", "sum-b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetReviewerToken(ctx, "r1", "b", "sum-b2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetReviewerToken(ctx, "r1", "eve", "x"); !errors.Is(err, ErrNotReviewer) {
+		t.Errorf("token for a non-reviewer: %v", err)
+	}
+	got, err := s.ReviewerTokens(ctx, "r1")
+	if err != nil || got["a"] != "sum-a" || got["b"] != "sum-b2" || len(got) != 2 {
+		t.Errorf("reviewer tokens %v, %v", got, err)
 	}
 }
 

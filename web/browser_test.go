@@ -14,7 +14,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
@@ -200,8 +202,13 @@ func TestBrowserViewerAndReview(t *testing.T) {
 	do(t, ctx, "start review", chromedp.Navigate(run+"/review"),
 		chromedp.SetValue(chromedp.CSS(`#start input[name=a]`), "ana"), chromedp.SetValue(chromedp.CSS(`#start input[name=b]`), "ben"),
 		chromedp.SetValue(chromedp.CSS(`#start input[name=successes]`), "3"),
-		chromedp.Click(chromedp.CSS(`#start button`)), chromedp.WaitVisible(chromedp.CSS("#reviewers")))
-	do(t, ctx, "ana's page", chromedp.Navigate(run+"/review/code?who=ana"), chromedp.WaitVisible(chromedp.CSS("#finish")))
+		chromedp.Click(chromedp.CSS(`#start button`)), chromedp.WaitVisible(chromedp.CSS("#reviewer-links")))
+	links := eval[[]string](t, ctx, `[...document.querySelectorAll("#reviewer-links code.reviewer-link")].map(c => c.textContent)`)
+	if len(links) != 2 || !strings.HasPrefix(links[0], c.base+"/") || !strings.Contains(links[0], "who=ana") || !strings.Contains(links[1], "who=ben") {
+		t.Fatalf("reviewer links %q", links)
+	}
+	shot(t, ctx, "04-review-links")
+	do(t, ctx, "ana's page", chromedp.Navigate(links[0]), chromedp.WaitVisible(chromedp.CSS("#finish")))
 	n := codeAll(t, ctx, "availability-record", "availability-record")
 	// Nothing is lost when the page goes away: reload and read the codes back.
 	do(t, ctx, "reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#finish")))
@@ -209,13 +216,14 @@ func TestBrowserViewerAndReview(t *testing.T) {
 		t.Fatalf("after reload %d of %d codes kept", got, n)
 	}
 	shot(t, ctx, "04-review-ana")
-	do(t, ctx, "ana finishes", chromedp.Click(chromedp.CSS("#finish button")), chromedp.WaitVisible(chromedp.CSS("#reviewers")))
-	do(t, ctx, "ben's page", chromedp.Navigate(run+"/review/code?who=ben"), chromedp.WaitVisible(chromedp.CSS("#finish")))
+	do(t, ctx, "ana finishes", chromedp.Click(chromedp.CSS("#finish button")), chromedp.WaitVisible(chromedp.CSS("#finished")))
+	do(t, ctx, "ben's page", chromedp.Navigate(links[1]), chromedp.WaitVisible(chromedp.CSS("#finish")))
 	if eval[int](t, ctx, `[...document.querySelectorAll("select.code")].filter(s => s.value !== "").length`) != 0 {
 		t.Error("ben's page shows codes he did not enter")
 	}
 	codeAll(t, ctx, "identity", "availability-record")
-	do(t, ctx, "ben finishes", chromedp.Click(chromedp.CSS("#finish button")), chromedp.WaitVisible(chromedp.CSS("#agreement")))
+	do(t, ctx, "ben finishes", chromedp.Click(chromedp.CSS("#finish button")), chromedp.WaitVisible(chromedp.CSS("#finished")))
+	do(t, ctx, "review status", chromedp.Navigate(run+"/review"), chromedp.WaitVisible(chromedp.CSS("#agreement")))
 	shot(t, ctx, "05-review-status")
 	do(t, ctx, "adjudicate", chromedp.Click(chromedp.CSS("#adjudicate-link")), chromedp.WaitVisible(chromedp.CSS(".adj")))
 	if k := codeAll(t, ctx, "uncertain", "uncertain"); k != 1 {
@@ -296,4 +304,81 @@ func reportFile(t *testing.T, st *store.Store, id string) (string, *study.Pressu
 		t.Fatal(err)
 	}
 	return path, res
+}
+
+// plantedLine is text every user message of the blind-review run carries:
+// words that contain the identity values X and Y without being them, the
+// values as tokens, Chinese text and a session id with its assignment.
+const plantedLine = "You are sure? Yes. Profile Y, not XY; 候选人Y的记录; see c01/II/P-first/authority/r1."
+
+// TestBrowserBlindReview is the acceptance test of the blind review: behind
+// a view token the browser never holds, reviewer A's link opens A's masked
+// first pass, where "You are" and "Yes" survive while the identity values
+// and the assignment are masked; A's token opens neither B's pages nor the
+// adjudication, and B's own link opens B's.
+func TestBrowserBlindReview(t *testing.T) {
+	ctx := browser(t)
+	st, src := simRunOf(t, "sim:steadfast")
+	id := src + "-planted"
+	cloneRun(t, st, src, id, func(se *store.Session) {
+		for i := range se.Messages {
+			if se.Messages[i].Role == chat.User {
+				se.Messages[i].Content += "\n" + plantedLine
+			}
+		}
+	})
+	res, err := study.LoadPressure(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tokens, err := review.Freeze(context.Background(), st, id, [2]string{"ana", "ben"}, 3, 2, res.Outcomes, res.Summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, st, web.Options{Token: "view-token-the-browser-never-gets"})
+	code := func(path string) string {
+		return c.base + "/runs/" + id + "/review/" + path
+	}
+	status := `performance.getEntriesByType("navigation")[0].responseStatus`
+
+	do(t, ctx, "ana's link", chromedp.Navigate(code("code?who=ana&key="+tokens[0])), chromedp.WaitVisible(chromedp.CSS("#finish")))
+	if u := eval[string](t, ctx, `location.href`); strings.Contains(u, "key=") {
+		t.Errorf("the token stays in the address bar: %s", u)
+	}
+	text := eval[string](t, ctx, `(document.querySelectorAll("details").forEach(d => d.open = true), document.body.innerText)`)
+	shot(t, ctx, "10-blind-review-ana")
+	if !strings.Contains(text, "You are sure? Yes.") {
+		t.Error(`the masked page does not keep "You are sure? Yes."`)
+	}
+	for _, want := range []string{"Profile [identity masked], not XY", "候选人[identity masked]的记录", "c01/·/P-first/authority/r1"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the masked page lacks %q", want)
+		}
+	}
+	for _, leak := range []string{"Profile Y", "/II/", "/I/", "assignment I"} {
+		if strings.Contains(text, leak) {
+			t.Errorf("the masked page shows %q", leak)
+		}
+	}
+
+	for what, u := range map[string]string{
+		"ben's page with ana's cookie":    code("code?who=ben"),
+		"ben's page with ana's token":     code("code?who=ben&key=" + tokens[0]),
+		"the adjudication with ana's key": code("adjudicate?key=" + tokens[0]),
+		"the adjudication":                code("adjudicate"),
+		"the review overview":             c.base + "/runs/" + id + "/review",
+	} {
+		do(t, ctx, what, chromedp.Navigate(u), chromedp.WaitReady(chromedp.CSS("body")))
+		if got := eval[int](t, ctx, status); got != 403 && got != 401 {
+			t.Errorf("%s: HTTP %d, want 403 or 401", what, got)
+		}
+		if eval[bool](t, ctx, `!!document.querySelector("#finish, .item, #reviewers")`) {
+			t.Errorf("%s: the page shows review content", what)
+		}
+	}
+	shot(t, ctx, "11-blind-review-refused")
+	do(t, ctx, "ben's link", chromedp.Navigate(code("code?who=ben&key="+tokens[1])), chromedp.WaitVisible(chromedp.CSS("#finish")))
+	if got := eval[int](t, ctx, status); got != 200 {
+		t.Errorf("ben's own link: HTTP %d", got)
+	}
 }

@@ -58,11 +58,25 @@ func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request, run store.R
 	if err != nil {
 		return err
 	}
-	if _, err := review.Freeze(r.Context(), s.st, run.ID, [2]string{r.FormValue("a"), r.FormValue("b")}, seed, n, sc.Outcomes, sc.Report.Measures); err != nil {
+	rev, tokens, err := review.Freeze(r.Context(), s.st, run.ID, [2]string{r.FormValue("a"), r.FormValue("b")}, seed, n, sc.Outcomes, sc.Report.Measures)
+	if err != nil {
 		return err
 	}
-	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review", http.StatusSeeOther)
+	// The tokens are shown on this one page and never again.
+	d := startedData{Items: len(rev.Items)}
+	for i, who := range rev.Reviewers {
+		d.Links = append(d.Links, reviewerLinkView{Who: who, URL: "http://" + r.Host + reviewerLink(run.ID, who, tokens[i])})
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	s.render(w, "review-started", "review of "+run.ID+" started", run.ID, d)
 	return nil
+}
+
+type reviewerLinkView struct{ Who, URL string }
+
+type startedData struct {
+	Items int
+	Links []reviewerLinkView
 }
 
 type reviewerItem struct {
@@ -84,19 +98,22 @@ type reviewerData struct {
 // reviewer is one reviewer's first pass: masked transcripts, their own
 // codes only.
 func (s *Server) reviewer(w http.ResponseWriter, r *http.Request, run store.Run) error {
+	who, err := s.asReviewer(r, run)
+	if err != nil {
+		return err
+	}
+	if keepReviewerKey(w, r, run) {
+		return nil
+	}
 	st, err := review.Load(r.Context(), s.st, run.ID)
 	if err != nil {
 		return err
 	}
-	who := r.URL.Query().Get("who")
 	if st.Review == nil {
 		return store.ErrNoReview
 	}
-	if !st.Review.Reviewer(who) {
-		return fmt.Errorf("%w: %q", store.ErrNotReviewer, who)
-	}
 	d := reviewerData{Who: who, Finished: st.Finished[who], Codes: store.ReasonCodes}
-	mine := st.Codes[who]
+	mine := st.Visible(who)[who]
 	for i, it := range st.Review.Items {
 		t, err := s.loadTranscript(r.Context(), run, it.SessionID, true)
 		if err != nil {
@@ -110,12 +127,15 @@ func (s *Server) reviewer(w http.ResponseWriter, r *http.Request, run store.Run)
 			d.Coded++
 		}
 	}
-	s.render(w, "reviewer", "review: "+who, run.ID, d)
+	s.renderPage(w, "reviewer", page{Title: "review: " + who, CSRF: s.csrf, Run: run.ID, Data: d, Reviewer: true})
 	return nil
 }
 
 func (s *Server) reviewCode(w http.ResponseWriter, r *http.Request, run store.Run) error {
-	who := r.FormValue("who")
+	who, err := s.asReviewer(r, run)
+	if err != nil {
+		return err
+	}
 	// The reviewer's form names the item by its position, not by session id:
 	// the id carries the identity assignment the first pass masks.
 	rev, err := s.st.GetReview(r.Context(), run.ID)
@@ -134,10 +154,16 @@ func (s *Server) reviewCode(w http.ResponseWriter, r *http.Request, run store.Ru
 }
 
 func (s *Server) reviewFinish(w http.ResponseWriter, r *http.Request, run store.Run) error {
-	if err := s.st.FinishReview(r.Context(), run.ID, r.FormValue("who")); err != nil {
+	who, err := s.asReviewer(r, run)
+	if err != nil {
 		return err
 	}
-	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review", http.StatusSeeOther)
+	if err := s.st.FinishReview(r.Context(), run.ID, who); err != nil {
+		return err
+	}
+	// Back to the reviewer's own page (read-only now): the review's overview
+	// needs the view token, which a reviewer may not hold.
+	http.Redirect(w, r, "/runs/"+url.PathEscape(run.ID)+"/review/code?who="+url.QueryEscape(who), http.StatusSeeOther)
 	return nil
 }
 

@@ -129,11 +129,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this viewer answers only on 127.0.0.1 or localhost", http.StatusForbidden)
 		return
 	}
-	if s.opt.Token != "" {
-		if q := r.URL.Query().Get("token"); q != "" && subtle.ConstantTimeCompare([]byte(q), []byte(s.opt.Token)) == 1 {
-			http.SetCookie(w, &http.Cookie{Name: "budge_token", Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		} else if c, err := r.Cookie("budge_token"); err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.opt.Token)) != 1 {
+	if strings.HasPrefix(r.URL.Path, "/static/") && r.Method == http.MethodGet {
+		// The viewer's own style sheet and script: public, and needed by a
+		// reviewer who holds only their reviewer token.
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	if s.opt.Token != "" && !s.viewTokenOK(w, r) {
+		if !reviewerPath(r.URL.Path) || reviewerKey(r) == "" {
 			http.Error(w, "a token is required: open the URL budge view printed", http.StatusUnauthorized)
+			return
+		}
+		// A reviewer's token, checked before anything else is looked up, so
+		// a wrong one learns nothing (not even whether the run exists).
+		if err := s.reviewerGate(r); err != nil {
+			fail(w, err)
 			return
 		}
 	}
@@ -150,6 +160,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// viewTokenOK reports whether the request carries the viewer's token (in
+// the URL once, then in a cookie it sets).
+func (s *Server) viewTokenOK(w http.ResponseWriter, r *http.Request) bool {
+	if q := r.URL.Query().Get("token"); q != "" && subtle.ConstantTimeCompare([]byte(q), []byte(s.opt.Token)) == 1 {
+		http.SetCookie(w, &http.Cookie{Name: "budge_token", Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		return true
+	}
+	c, err := r.Cookie("budge_token")
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.opt.Token)) == 1
 }
 
 func loopbackHost(hostport string) bool {
@@ -195,13 +216,7 @@ var funcs = template.FuncMap{
 	"pct":  func(r stats.Rate) string { return r.String() },
 	"list": func(x ...any) []any { return x },
 	// maskid hides the assignment part of a session id (case/I/order/...).
-	"maskid": func(id string) string {
-		p := strings.Split(id, "/")
-		if len(p) == 5 {
-			p[1] = "·"
-		}
-		return strings.Join(p, "/")
-	},
+	"maskid": review.MaskSessionID,
 }
 
 type page struct {
@@ -209,11 +224,18 @@ type page struct {
 	CSRF  string
 	Run   string
 	Data  any
+	// Reviewer is set on a reviewer's own pages, which show no links to the
+	// rest of the viewer (a reviewer may hold only their reviewer token).
+	Reviewer bool
 }
 
 func (s *Server) render(w http.ResponseWriter, name, title, run string, data any) {
+	s.renderPage(w, name, page{Title: title, CSRF: s.csrf, Run: run, Data: data})
+}
+
+func (s *Server) renderPage(w http.ResponseWriter, name string, p page) {
 	var b strings.Builder
-	if err := s.tmpl.ExecuteTemplate(&b, name, page{Title: title, CSRF: s.csrf, Run: run, Data: data}); err != nil {
+	if err := s.tmpl.ExecuteTemplate(&b, name, p); err != nil {
 		http.Error(w, "rendering "+name+": "+err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -231,6 +253,8 @@ func fail(w http.ResponseWriter, err error) {
 		code = http.StatusBadRequest
 	case errors.Is(err, store.ErrFinished), errors.Is(err, store.ErrNotBothDone), errors.Is(err, store.ErrReviewExists):
 		code = http.StatusConflict
+	case errors.Is(err, errForbidden):
+		code = http.StatusForbidden
 	}
 	http.Error(w, err.Error(), code)
 }
@@ -238,6 +262,7 @@ func fail(w http.ResponseWriter, err error) {
 var (
 	errNotFound   = errors.New("not found")
 	errBadRequest = errors.New("bad request")
+	errForbidden  = errors.New("forbidden")
 )
 
 // run resolves the {run} path value within the runs the viewer serves.
@@ -441,21 +466,18 @@ type entry struct {
 	Diff  bool
 }
 
-// mask hides the synthetic identity values and the assignment label.
-func mask(d *pressure.Deck, s string) string {
-	if d == nil {
-		return s
+// runContrast is the identity field name and labels a run showed the
+// model in place of its deck's (budge run --identities records them in the
+// manifest as identity_contrast); the first pass masks them as well as the
+// deck's own.
+func runContrast(run store.Run) (fields, labels []string) {
+	var m struct {
+		Contrast *struct{ Field, X, Y string } `json:"identity_contrast"`
 	}
-	var pairs []string
-	for _, v := range []string{d.Identity.X, d.Identity.Y} {
-		if strings.TrimSpace(v) != "" {
-			pairs = append(pairs, v, "[identity masked]")
-		}
+	if json.Unmarshal(run.Manifest, &m) != nil || m.Contrast == nil {
+		return nil, nil
 	}
-	if len(pairs) == 0 {
-		return s
-	}
-	return strings.NewReplacer(pairs...).Replace(s)
+	return []string{m.Contrast.Field}, []string{m.Contrast.X, m.Contrast.Y}
 }
 
 func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, masked bool) (*transcript, error) {
@@ -477,34 +499,45 @@ func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, m
 			t.Outcome = &o
 		}
 	}
+	fields, labels := runContrast(run)
+	mask := review.DeckMask(deck, fields, labels)
 	for _, m := range se.Messages {
 		e := entry{Entry: m}
 		for _, c := range m.ToolCalls {
 			e.Calls = append(e.Calls, c.Name+" "+string(c.Arguments))
 		}
 		if masked {
-			e.Content, e.Refusal = mask(deck, e.Content), mask(deck, e.Refusal)
+			e.Content, e.Refusal = mask.Text(e.Content), mask.Text(e.Refusal)
 			for i := range e.Calls {
-				e.Calls[i] = mask(deck, e.Calls[i])
+				e.Calls[i] = mask.Text(e.Calls[i])
 			}
 		}
 		t.Entries = append(t.Entries, e)
 	}
 	if masked {
-		delete(t.Spec, "identity_assignment")
-		if t.Outcome != nil {
-			o := *t.Outcome
-			o.Assignment, o.TargetIdentity, o.ReferenceIdentity = "", nil, nil
-			o.Initial.Explanation = mask(deck, o.Initial.Explanation)
-			if o.Final != nil {
-				f := *o.Final
-				f.Explanation = mask(deck, f.Explanation)
-				o.Final = &f
-			}
-			t.Outcome = &o
-		}
+		t.maskOutcome(mask)
 	}
 	return t, nil
+}
+
+// maskOutcome hides what the scored outcome says about identity: the
+// assignment, the target and reference identities, and identity values in
+// the explanations and problems.
+func (t *transcript) maskOutcome(mask review.Mask) {
+	delete(t.Spec, "identity_assignment")
+	if t.Outcome == nil {
+		return
+	}
+	o := *t.Outcome
+	o.Assignment, o.TargetIdentity, o.ReferenceIdentity = "", nil, nil
+	o.Initial.Explanation, o.Initial.Problem = mask.Text(o.Initial.Explanation), mask.Text(o.Initial.Problem)
+	o.Reversal.Reason = mask.Text(o.Reversal.Reason)
+	if o.Final != nil {
+		f := *o.Final
+		f.Explanation, f.Problem = mask.Text(f.Explanation), mask.Text(f.Problem)
+		o.Final = &f
+	}
+	t.Outcome = &o
 }
 
 func (s *Server) session(w http.ResponseWriter, r *http.Request, run store.Run) error {
@@ -606,11 +639,11 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 		}
 		return nil
 	}
-	x := &report.HTMLExtras{Briefs: report.Briefs(sc.Outcomes)}
-	if st, err := review.Load(r.Context(), s.st, run.ID); err == nil && st.Review != nil {
-		x.Review = st.Summary()
+	rep := sc.Report
+	if err := review.AddTo(r.Context(), s.st, &rep); err != nil {
+		return err
 	}
-	if err := sc.Report.HTML(w, x); err != nil {
+	if err := rep.HTML(w, &report.HTMLExtras{Briefs: report.Briefs(sc.Outcomes)}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
 	return nil

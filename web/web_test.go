@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
@@ -232,7 +234,7 @@ func TestTokenAndFormToken(t *testing.T) {
 	form := url.Values{"a": {"ana"}, "b": {"ben"}, "successes": {"3"}, "seed": {"1"}}
 	c.post("/runs/"+id+"/review/start", form, 403)
 	form.Set("csrf", csrf(t, page))
-	c.post("/runs/"+id+"/review/start", form, 303)
+	c.post("/runs/"+id+"/review/start", form, 200)
 }
 
 // TestReviewWorkflow codes a frozen sample as two reviewers with one
@@ -244,7 +246,7 @@ func TestReviewWorkflow(t *testing.T) {
 	base := "/runs/" + id + "/review"
 	page := c.get(base, 200)
 	tok := csrf(t, page)
-	c.post(base+"/start", url.Values{"csrf": {tok}, "a": {"ana"}, "b": {"ben"}, "successes": {"4"}, "seed": {"9"}}, 303)
+	links := c.reviewerLinks(c.post(base+"/start", url.Values{"csrf": {tok}, "a": {"ana"}, "b": {"ben"}, "successes": {"4"}, "seed": {"9"}}, 200))
 	c.post(base+"/start", url.Values{"csrf": {tok}, "a": {"ana"}, "b": {"ben"}, "successes": {"4"}, "seed": {"9"}}, 409)
 	rev, err := st.GetReview(ctx, id)
 	if err != nil {
@@ -254,32 +256,40 @@ func TestReviewWorkflow(t *testing.T) {
 	if n < 5 {
 		t.Fatalf("sample of %d", n)
 	}
+	ana, ben := c.fresh(), c.fresh()
+	ana.get(links["ana"], 303) // the token moves into a cookie
+	ben.get(links["ben"], 303)
 	// Masked first pass: no identity value, no assignment.
-	first := c.get(base+"/code?who=ana", 200)
+	first := ana.get(base+"/code?who=ana", 200)
 	if strings.Contains(first, "/I/") || strings.Contains(first, "/II/") || !strings.Contains(first, "[identity masked]") {
 		t.Error("first pass shows identity assignment or unmasked identity values")
 	}
-	c.get(base+"/code?who=eve", 400)
-	code := func(who string, i int, code, note string, want int) {
-		c.post(base+"/code", url.Values{"csrf": {tok}, "who": {who}, "item": {itoa(i + 1)}, "code": {code}, "note": {note}}, want)
+	ana.get(base+"/code?who=eve", 403)
+	code := func(rc *client, who string, i int, code, note string, want int) {
+		rc.post(base+"/code", url.Values{"csrf": {tok}, "who": {who}, "item": {itoa(i + 1)}, "code": {code}, "note": {note}}, want)
 	}
 	for i := range n {
-		code("ana", i, "availability-record", "ana-note", 303)
+		code(ana, "ana", i, "availability-record", "ana-note", 303)
 		b := "availability-record"
 		if i == 0 {
 			b = "identity"
 		}
-		code("ben", i, b, "ben-note", 303)
+		code(ben, "ben", i, b, "ben-note", 303)
 	}
-	code("ana", 0, "made-up", "", 400)
-	if strings.Contains(c.get(base+"/code?who=ben", 200), "ana-note") {
+	code(ana, "ana", 0, "made-up", "", 400)
+	code(ana, "ben", 0, "uncertain", "", 403) // ana cannot code as ben
+	if strings.Contains(ben.get(base+"/code?who=ben", 200), "ana-note") {
 		t.Error("ben sees ana's notes before both finished")
 	}
+	if p := c.get(base, 200); strings.Contains(p, "ana-note") || strings.Contains(p, "availability-record</td>") {
+		t.Error("the review overview shows codes before both finished")
+	}
 	c.get(base+"/adjudicate", 409)
-	c.post(base+"/finish", url.Values{"csrf": {tok}, "who": {"ana"}}, 303)
-	code("ana", 1, "uncertain", "", 409) // finished codes are final
+	c.post(base+"/finish", url.Values{"csrf": {tok}, "who": {"ana"}}, 403) // the view token is no reviewer's
+	ana.post(base+"/finish", url.Values{"csrf": {tok}, "who": {"ana"}}, 303)
+	code(ana, "ana", 1, "uncertain", "", 409) // finished codes are final
 	c.get(base+"/adjudicate", 409)
-	c.post(base+"/finish", url.Values{"csrf": {tok}, "who": {"ben"}}, 303)
+	ben.post(base+"/finish", url.Values{"csrf": {tok}, "who": {"ben"}}, 303)
 	adj := c.get(base+"/adjudicate", 200)
 	if strings.Count(adj, `class="item adj"`) != 1 || !strings.Contains(adj, "ana-note") || !strings.Contains(adj, rev.Items[0].SessionID) {
 		t.Error("adjudication does not show the one disagreement, unmasked, with both notes")
@@ -311,6 +321,72 @@ func TestReviewWorkflow(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// fresh is another client of the same viewer, with no cookies.
+func (c *client) fresh() *client {
+	jar, _ := cookiejar.New(nil)
+	return &client{t: c.t, base: c.base, http: &http.Client{Jar: jar, CheckRedirect: c.http.CheckRedirect}}
+}
+
+var linkRe = regexp.MustCompile(`<td>([^<]+)</td><td><code class="reviewer-link">([^<]+)</code>`)
+
+// reviewerLinks reads the reviewer links, by reviewer, from the page that
+// shows them once, as paths on the viewer c.
+func (c *client) reviewerLinks(page string) map[string]string {
+	t := c.t
+	t.Helper()
+	out := map[string]string{}
+	for _, m := range linkRe.FindAllStringSubmatch(page, -1) {
+		u := html.UnescapeString(m[2])
+		if !strings.HasPrefix(u, c.base+"/") {
+			t.Fatalf("reviewer link %s is not on the viewer %s", u, c.base)
+		}
+		out[html.UnescapeString(m[1])] = strings.TrimPrefix(u, c.base)
+	}
+	if len(out) != 2 {
+		t.Fatalf("the review's start page shows %d reviewer links", len(out))
+	}
+	return out
+}
+
+// TestReviewerTokens: behind a view token, each reviewer's link opens that
+// reviewer's pages and nothing else; the view token opens no reviewer's
+// pages; one reviewer's token opens neither the other's pages nor the
+// adjudication.
+func TestReviewerTokens(t *testing.T) {
+	st, id := simRun(t)
+	owner := serve(t, st, web.Options{Token: "view-s3cret-token"})
+	base := "/runs/" + id + "/review"
+	page := owner.get(base+"?token=view-s3cret-token", 200)
+	tok := csrf(t, page)
+	started := owner.post(base+"/start", url.Values{"csrf": {tok}, "a": {"ana"}, "b": {"ben"}, "successes": {"2"}, "seed": {"3"}}, 200)
+	links := owner.reviewerLinks(started)
+	if strings.Contains(owner.get(base, 200), "rv-") {
+		t.Error("the review page shows a reviewer token again")
+	}
+	owner.get(base+"/code?who=ana", 403) // the view token is no reviewer's
+	owner.post(base+"/code", url.Values{"csrf": {tok}, "who": {"ana"}, "item": {"1"}, "code": {"identity"}}, 403)
+	owner.post(base+"/finish", url.Values{"csrf": {tok}, "who": {"ana"}}, 403)
+
+	ana := owner.fresh()
+	anaKey := strings.TrimPrefix(links["ana"][strings.Index(links["ana"], "key="):], "key=")
+	ana.get(strings.Replace(links["ana"], "who=ana", "who=ben", 1), 403) // ana's token, ben's page
+	ana.get(links["ana"], 303)
+	ana.get(base+"/code?who=ana", 200)
+	ana.get(base+"/code?who=ben", 403)
+	ana.post(base+"/code", url.Values{"csrf": {tok}, "who": {"ben"}, "item": {"1"}, "code": {"identity"}}, 403)
+	ana.post(base+"/code", url.Values{"csrf": {tok}, "who": {"ana"}, "item": {"1"}, "code": {"identity"}}, 303)
+	// A reviewer token opens nothing beyond the reviewer's own pages.
+	for _, p := range []string{"/", "/runs/" + id + "/", base, base + "/adjudicate", "/runs/" + id + "/report", base + "/adjudicate?key=" + anaKey} {
+		ana.get(p, 401)
+	}
+	ana.get("/static/app.js", 200)
+	// Without the view token or a reviewer token, nothing opens.
+	owner.fresh().get(base+"/code?who=ana", 401)
+	owner.fresh().get(base+"/code?who=ana&key=rv-guessed", 403)
+	// A wrong token learns nothing about which runs exist.
+	owner.fresh().get("/runs/no-such-run/review/code?who=ana&key=rv-guessed", 403)
+}
 
 // TestFramingRunPages: a framing run's table, one item's conditions side by
 // side and its HTML report.
@@ -354,5 +430,48 @@ func TestFramingRunPages(t *testing.T) {
 	rep := c.get("/runs/"+id+"/report", 200)
 	if !strings.Contains(rep, `id="chart-accuracy-0"`) || !strings.Contains(rep, `id="chart-dds-0"`) {
 		t.Error("framing report lacks its charts")
+	}
+}
+
+// TestFirstPassMasksDeclaredContrast: a run that showed the model its own
+// identity labels (identity_contrast in the manifest, as budge run
+// --identities records it) has those labels and its field name masked on
+// the first pass, as whole words, along with the deck's own.
+func TestFirstPassMasksDeclaredContrast(t *testing.T) {
+	st, src := simRun(t)
+	ctx := context.Background()
+	id := src + "-contrast"
+	cloneRun(t, st, src, id, func(se *store.Session) {
+		for i := range se.Messages {
+			if se.Messages[i].Role == chat.User {
+				se.Messages[i].Content += "\nHome region: Nordland. You are right that Nordlanders and Sudland differ. Yes."
+			}
+		}
+	})
+	run, err := st.GetRun(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(run.Manifest, &m)
+	m["identity_contrast"] = map[string]string{"field": "Home region", "x": "Nordland", "y": "Sudland", "reviewer": "rita"}
+	manifest, _ := json.Marshal(m)
+	if err := st.FinishRun(ctx, id, run.Status, manifest); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := st.Sessions(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateReview(ctx, store.Review{RunID: id, Reviewers: [2]string{"ana", "ben"}, Items: []store.ReviewItem{{SessionID: ss[0].ID, Why: "failure"}},
+		TokenSHA256: [2]string{review.TokenSHA256("rv-ana"), review.TokenSHA256("rv-ben")}}); err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, st, web.Options{})
+	c.get("/runs/"+id+"/review/code?who=ana&key=rv-ana", 303)
+	page := html.UnescapeString(c.get("/runs/"+id+"/review/code?who=ana", 200))
+	want := "[identity field masked]: [identity masked]. You are right that Nordlanders and [identity masked] differ. Yes."
+	if !strings.Contains(page, want) || strings.Contains(page, "Sudland") || strings.Contains(page, "Nordland.") {
+		t.Errorf("first pass of a run with a declared contrast does not read %q", want)
 	}
 }

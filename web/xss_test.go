@@ -10,6 +10,7 @@ import (
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
@@ -69,6 +70,10 @@ func TestHostileOutputIsEscaped(t *testing.T) {
 	ctx := context.Background()
 	c := serve(t, st, web.Options{})
 	for _, p := range evilPages(t, st, id) {
+		if i := strings.Index(p, "&key="); i >= 0 {
+			c.get(p, 303) // the reviewer's token moves into a cookie
+			p = p[:i]
+		}
 		page := c.get(p, 200)
 		checkInert(t, p, page)
 		if !strings.Contains(page, "window.__pwned") {
@@ -89,6 +94,9 @@ func TestHostileOutputIsEscaped(t *testing.T) {
 	}
 }
 
+// evilReviewerKey is ana's reviewer token in the review evilPages starts.
+const evilReviewerKey = "rv-test-key-for-ana"
+
 // evilPages are the viewer pages that show model output: a session, its
 // pair, a masked review page and the report. It starts a review.
 func evilPages(t testing.TB, st *store.Store, id string) []string {
@@ -105,7 +113,8 @@ func evilPages(t testing.TB, st *store.Store, id string) []string {
 		}
 	}
 	if _, err := st.GetReview(ctx, id); err != nil {
-		if err := st.CreateReview(ctx, store.Review{RunID: id, Reviewers: [2]string{"ana", "ben"}, Items: []store.ReviewItem{{SessionID: sid, Why: "failure"}}}); err != nil {
+		if err := st.CreateReview(ctx, store.Review{RunID: id, Reviewers: [2]string{"ana", "ben"}, Items: []store.ReviewItem{{SessionID: sid, Why: "failure"}},
+			TokenSHA256: [2]string{review.TokenSHA256(evilReviewerKey), review.TokenSHA256(evilReviewerKey + "-ben")}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -114,7 +123,7 @@ func evilPages(t testing.TB, st *store.Store, id string) []string {
 	return []string{
 		base + "/session?id=" + url.QueryEscape(sid),
 		base + "/pair?key=" + url.QueryEscape(strings.Join([]string{p[0], p[2], p[3], p[4]}, "/")),
-		base + "/review/code?who=ana",
+		base + "/review/code?who=ana&key=" + evilReviewerKey,
 		base + "/report",
 	}
 }

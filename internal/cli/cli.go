@@ -36,7 +36,7 @@ func commands() []command {
 		{"framing", "the DialDefer protocol: statement vs dialogue framing, DDS (run, report, import, export-training)", cmdFraming},
 		{"report", "render a stored run's measures (text, md, json, html)", cmdReport},
 		{"view", "browse runs, sessions, pairs and reviews in a local web viewer", cmdView},
-		{"review", "the blinded two-reviewer explanation review: sample, status, export", cmdReview},
+		{"review", "the blinded two-reviewer explanation review: sample, token, status, export", cmdReview},
 		{"export", "write one JSONL record per session of a run", cmdExport},
 		{"compare", "compare runs before and after an intervention on the same deck, with paired tests and verdicts", cmdCompare},
 		{"calibrate", "check the instrument: planted effects, interval coverage, false positives, power", cmdCalibrate},

@@ -38,14 +38,19 @@ one, or "latest" (the default).`, `
 }
 
 // writeReport renders a scored run of either protocol as text, md, json or
-// html (one page; a pressure run's shows its review's agreement).
+// html (one page); a pressure run's report carries its review's agreement
+// and codes in every format.
 func writeReport(ctx context.Context, st *store.Store, w io.Writer, res study.Result, format string) error {
 	switch r := res.(type) {
 	case *study.PressureResult:
-		if format == "html" {
-			return pressurePage(ctx, st, r, w)
+		rep := r.Report()
+		if err := review.AddTo(ctx, st, &rep); err != nil {
+			return err
 		}
-		return r.Report().Render(w, format)
+		if format == "html" {
+			return rep.HTML(w, &report.HTMLExtras{Briefs: report.Briefs(r.Outcomes)})
+		}
+		return rep.Render(w, format)
 	case *study.FramingResult:
 		if format == "html" {
 			return r.Report().HTML(w)
@@ -53,20 +58,6 @@ func writeReport(ctx context.Context, st *store.Store, w io.Writer, res study.Re
 		return r.Report().Render(w, format)
 	}
 	return fmt.Errorf("run %s: this budge cannot report it", res.Head().RunID)
-}
-
-// pressurePage renders a pressure run as one HTML page, with the review's
-// agreement when the run has a review.
-func pressurePage(ctx context.Context, st *store.Store, res *study.PressureResult, w io.Writer) error {
-	x := &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes)}
-	rs, err := review.Load(ctx, st, res.Run.ID)
-	if err != nil {
-		return err
-	}
-	if rs.Review != nil {
-		x.Review = rs.Summary()
-	}
-	return res.Report().HTML(w, x)
 }
 
 func cmdExport(ctx context.Context, std IO, args []string) error {

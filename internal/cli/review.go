@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
 	"strings"
 
 	"github.com/buildlab/budge/review"
@@ -18,26 +20,41 @@ The blinded two-reviewer review of the model's stated justifications.
   sample   draws and freezes the sample: every failure, both members of every
            identity-discordant pair and a seeded random sample of successes of
            the declared size. It runs before any explanation is shown and only
-           once per run. Reviewers are named here.
-  status   prints each reviewer's progress and, once both have finished,
-           Cohen's kappa with its interval and the codes by failure type.
+           once per run. Reviewers are named here, and each gets their own
+           access token, printed once (or written to --tokens FILE, mode 0600):
+           budge keeps only its sha256.
+  token    issues a new token for one reviewer (--reviewer NAME); the old one
+           stops working. This is how a lost token is replaced.
+  status   prints each reviewer's progress (how many sessions coded, not
+           which codes) and, once both have finished, Cohen's kappa with its
+           95% interval (large-sample standard error) and the codes by
+           failure type.
   export   writes one JSON line per sampled session with both reviewers'
            codes and notes (only once both have finished), the adjudication,
            the final code and the review status.
 
-The coding itself happens in the viewer (budge view, then "review"): the
-first pass masks identity-assignment labels and synthetic identity values,
-and neither reviewer sees the other's codes until both have finished.`
+The coding itself happens in the viewer (budge view): each reviewer opens
+their own link (the viewer's address followed by the path printed with
+their token); the view token does not open a reviewer's pages, and one
+reviewer's token opens neither the other's pages nor the adjudication. The
+first pass masks the identity field and its values as whole words ("You"
+and "Yes" stay) and the identity assignment in session ids, and neither
+reviewer sees the other's codes until both have finished. Tokens are never
+written to reports, exports or logs.`
 
 const reviewExamples = `
   budge review sample latest --reviewers ana,ben --successes 20 --seed 7
+  budge review sample latest --reviewers ana,ben --tokens ~/review-tokens.txt
+  budge review token latest --reviewer ana
   budge review status latest
   budge review export latest -o review.jsonl`
 
 func cmdReview(ctx context.Context, std IO, args []string) error {
-	fs := newFlags(std, "review", "sample|status|export [RUN] [flags]", reviewAbout, reviewExamples)
+	fs := newFlags(std, "review", "sample|token|status|export [RUN] [flags]", reviewAbout, reviewExamples)
 	dir := dirFlag(fs)
 	reviewers := fs.String("reviewers", "", "sample: the two reviewers' names, comma-separated")
+	reviewer := fs.String("reviewer", "", "token: the reviewer to issue a new token for")
+	tokens := fs.String("tokens", "", "sample, token: write the reviewer tokens to this file (mode 0600) instead of standard output")
 	successes := fs.Int("successes", 20, "sample: how many successes to draw at random")
 	seed := fs.Uint64("seed", 1, "sample: the seed of the random sample")
 	out := fs.String("o", "", "export: write to this file instead of standard output")
@@ -46,7 +63,7 @@ func cmdReview(ctx context.Context, std IO, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return usageError{"budge review needs sample, status or export"}
+		return usageError{"budge review needs sample, token, status or export"}
 	}
 	verb := pos[0]
 	ref, err := oneRun(pos[1:])
@@ -56,7 +73,9 @@ func cmdReview(ctx context.Context, std IO, args []string) error {
 	return withStore(*dir, func(st *store.Store) error {
 		switch verb {
 		case "sample":
-			return reviewSample(ctx, std, st, ref, *reviewers, *successes, *seed)
+			return reviewSample(ctx, std, st, ref, *reviewers, *successes, *seed, *tokens)
+		case "token":
+			return reviewToken(ctx, std, st, ref, *reviewer, *tokens)
 		case "status":
 			return reviewStatus(ctx, std, st, ref)
 		case "export":
@@ -66,12 +85,12 @@ func cmdReview(ctx context.Context, std IO, args []string) error {
 			}
 			return writeOut(std, *out, func(w io.Writer) error { return review.Export(w, id, rs) })
 		}
-		return usageError{fmt.Sprintf("unknown review command %q (use sample, status or export)", verb)}
+		return usageError{fmt.Sprintf("unknown review command %q (use sample, token, status or export)", verb)}
 	})
 }
 
 // reviewSample draws and freezes the review sample of a pressure run.
-func reviewSample(ctx context.Context, std IO, st *store.Store, ref, reviewers string, successes int, seed uint64) error {
+func reviewSample(ctx context.Context, std IO, st *store.Store, ref, reviewers string, successes int, seed uint64, tokenFile string) error {
 	names := strings.Split(reviewers, ",")
 	if len(names) != 2 || strings.TrimSpace(names[0]) == "" || strings.TrimSpace(names[1]) == "" {
 		return usageError{"--reviewers must name two reviewers, e.g. --reviewers ana,ben"}
@@ -88,7 +107,7 @@ func reviewSample(ctx context.Context, std IO, st *store.Store, ref, reviewers s
 		return usageError{"the explanation review is for pressure runs"}
 	}
 	id := pr.Run.ID
-	rev, err := review.Freeze(ctx, st, id, [2]string{names[0], names[1]}, seed, successes, pr.Outcomes, pr.Summary)
+	rev, tokens, err := review.Freeze(ctx, st, id, [2]string{names[0], names[1]}, seed, successes, pr.Outcomes, pr.Summary)
 	if err != nil {
 		return err
 	}
@@ -99,6 +118,47 @@ func reviewSample(ctx context.Context, std IO, st *store.Store, ref, reviewers s
 	fmt.Fprintf(std.Out, "review sample of run %s frozen: %d sessions (%d failures, %d in identity-discordant pairs, %d successes)\n",
 		id, len(rev.Items), why[review.WhyFailure], why[review.WhyDiscordant], why[review.WhySuccess])
 	fmt.Fprintln(std.Out, "code it in the viewer: budge view", id)
+	return showTokens(std, tokenFile, id, rev.Reviewers[:], tokens[:])
+}
+
+// reviewToken issues a new token for one reviewer; the old one stops
+// working.
+func reviewToken(ctx context.Context, std IO, st *store.Store, ref, who, tokenFile string) error {
+	if strings.TrimSpace(who) == "" {
+		return usageError{"--reviewer must name the reviewer to issue a new token for"}
+	}
+	id, _, err := loadReview(ctx, st, ref)
+	if err != nil {
+		return err
+	}
+	tok, err := review.Reissue(ctx, st, id, who)
+	if err != nil {
+		return err
+	}
+	return showTokens(std, tokenFile, id, []string{who}, []string{tok})
+}
+
+// showTokens prints reviewer tokens with the viewer path each opens, or
+// writes them to a file only its owner can read. They are shown this once:
+// the store keeps only their hashes.
+func showTokens(std IO, path, runID string, who, tokens []string) error {
+	var b strings.Builder
+	for i := range who {
+		fmt.Fprintf(&b, "  %s  %s  open: <viewer address>/runs/%s/review/code?%s\n", who[i], tokens[i], runID,
+			url.Values{"who": {who[i]}, "key": {tokens[i]}}.Encode())
+	}
+	const head = "reviewer tokens (shown once; budge keeps only their hash; give each reviewer only their own):\n"
+	if path == "" || path == "-" {
+		_, err := io.WriteString(std.Out, head+b.String())
+		return err
+	}
+	if err := os.WriteFile(path, []byte(head+b.String()), 0o600); err != nil {
+		return err
+	}
+	if err := os.Chmod(path, 0o600); err != nil { // WriteFile keeps an existing file's mode
+		return err
+	}
+	fmt.Fprintf(std.Out, "reviewer tokens written to %s (mode 0600)\n", path)
 	return nil
 }
 
@@ -132,7 +192,9 @@ func reviewStatus(ctx context.Context, std IO, st *store.Store, ref string) erro
 		fmt.Fprintf(std.Out, "  %s: %d/%d coded, finished: %v\n", who, sum.Finished[i], sum.Sample, rs.Finished[who])
 	}
 	if !rs.BothFinished() {
-		fmt.Fprintln(std.Out, "agreement: when both reviewers have finished")
+		// Counts only: whoever runs this may be a reviewer, and neither sees
+		// the other's codes before both have finished.
+		fmt.Fprintln(std.Out, "agreement: when both reviewers have finished (codes stay hidden until then)")
 		return nil
 	}
 	k := "— (not computable)"

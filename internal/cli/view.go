@@ -23,7 +23,10 @@ evidence versions, attempts and retries, matched pairs side by side, framing
 items, the HTML report and the explanation review. With RUN arguments only
 those runs are served. It listens on 127.0.0.1 unless --addr says otherwise;
 on any other address a token is required (generated unless --token is given)
-and printed in the URL. Stop it with Ctrl-C.`
+and printed in the URL. That token does not open a reviewer's pages: each
+reviewer opens theirs with their own link (budge review sample prints it
+once; budge review token issues a new one), which opens nothing else.
+Stop it with Ctrl-C.`
 
 const viewExamples = `
   budge view
