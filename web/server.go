@@ -532,6 +532,14 @@ func (t *transcript) maskOutcome(mask review.Mask) {
 	o.Assignment, o.TargetIdentity, o.ReferenceIdentity = "", nil, nil
 	o.Initial.Explanation, o.Initial.Problem = mask.Text(o.Initial.Explanation), mask.Text(o.Initial.Problem)
 	o.Reversal.Reason = mask.Text(o.Reversal.Reason)
+	// The first pass classifies the explanation without budge's own
+	// reading of it: the contradiction flag returns at adjudication.
+	o.Contradictions = nil
+	undeclared := make([]string, len(o.UndeclaredTools))
+	for i, u := range o.UndeclaredTools {
+		undeclared[i] = mask.Text(u)
+	}
+	o.UndeclaredTools = undeclared
 	if o.Final != nil {
 		f := *o.Final
 		f.Explanation, f.Problem = mask.Text(f.Explanation), mask.Text(f.Problem)
