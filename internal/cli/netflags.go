@@ -44,7 +44,7 @@ func addNetFlags(fs *flag.FlagSet) *netFlags {
 var (
 	fixedByPressureRun = []string{"deck", "lang", "model", "seed", "channel", "temperature", "max-tokens", "prompt", "max-attempts", "retry-base",
 		"identities", "identity-reviewer", "identity-field"}
-	fixedByFramingRun  = []string{"data", "data-format", "columns", "domain", "sample", "stratify", "sample-seed", "templates", "labels",
+	fixedByFramingRun = []string{"data", "data-format", "columns", "domain", "sample", "stratify", "sample-seed", "templates", "labels",
 		"mitigation", "mitigation-mode", "challenge", "challenge-file", "reverse-perspective", "no-invert-truth", "unparseable",
 		"strict-parse", "model", "knowledge", "seed", "temperature", "max-tokens", "max-attempts", "retry-base"}
 )
