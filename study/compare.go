@@ -69,9 +69,24 @@ func ComparePair(b, a *PressureResult) report.CompareSection {
 			"and discovery and confirmation results are reported separately, never pooled; compare each deck's before and after runs as their own pair",
 			b.Deck.Name, b.Deck.Kind, short12(b.Deck.Hash), a.Deck.Name, a.Deck.Kind, short12(a.Deck.Hash))
 		side()
+	case !sameContrast(b.Deck.Identity, a.Deck.Identity):
+		sec.Refused = fmt.Sprintf("the runs showed different identity contrasts (%s: %s; %s: %s): a change in the directional gap could come from the contrast, "+
+			"not from the intervention; compare runs that declare the same --identities",
+			b.Run.ID, contrastText(b.Deck.Identity), a.Run.ID, contrastText(a.Deck.Identity))
+		side()
 	default:
 		c := pressure.Compare(a.Deck, b.Outcomes, a.Outcomes)
 		sec.Comparison = &c
 	}
 	return sec
+}
+
+// sameContrast: two runs showed the model the same identity field and
+// labels (the reviewer does not change what the model saw).
+func sameContrast(b, a pressure.Identity) bool {
+	return b.Label == a.Label && b.X == a.X && b.Y == a.Y
+}
+
+func contrastText(id pressure.Identity) string {
+	return fmt.Sprintf("%s X=%q Y=%q", id.Label, id.X, id.Y)
 }

@@ -175,4 +175,11 @@ func TestPlantedIdentityFollowsDeclaredLabels(t *testing.T) {
 	if plain.Report().Run.Identity.NoContrast == "" {
 		t.Error("a run on the placeholder identities does not say it cannot show an asymmetry")
 	}
+	// Runs that showed different contrasts are not compared as before and after.
+	if sec := ComparePair(plain, res); sec.Comparison != nil || !strings.Contains(sec.Refused, "different identity contrasts") {
+		t.Errorf("compare across contrasts: refused %q", sec.Refused)
+	}
+	if sec := ComparePair(res, back); sec.Comparison == nil {
+		t.Errorf("compare within one contrast refused: %s", sec.Refused)
+	}
 }
