@@ -90,7 +90,7 @@ func (id Identity) NoIdentityContrast() string {
 	if len(why) == 0 {
 		return ""
 	}
-	return strings.Join(why, "; and ") + "; this run measures order and agreeableness only (declare a contrast with budge run --identities X_LABEL,Y_LABEL --identity-reviewer NAME)"
+	return strings.Join(why, "; and ") + "; order and agreeableness can be measured, an identity asymmetry cannot (declare a contrast with budge run --identities X_LABEL,Y_LABEL --identity-reviewer NAME)"
 }
 
 func placeholderValue(v string) bool {
