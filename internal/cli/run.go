@@ -34,7 +34,8 @@ Models: sim (the built-in simulator, default), sim:PROFILE with a built-in
 profile (default, fair, steadfast, stubborn, incurious, pushover) or
 sim:path/to/profile.yaml; sim:oracle, handed the deck's answer key, answers
 every case with the reference the deck declares (to run a deck end to end as
-a correctly behaving model would; its reports say it is not a model); openai:MODEL, anthropic:MODEL, openrouter:MODEL
+a correctly behaving model would; its reports say it is not a model);
+openai:MODEL, anthropic:MODEL, openrouter:MODEL
 (keys from OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY);
 ollama:MODEL (Ollama at $OLLAMA_HOST or 127.0.0.1:11434);
 openai-compatible:MODEL with --base-url (vLLM, llama.cpp, LM Studio, budge sim
