@@ -16,8 +16,10 @@ import (
 // exception, and the reference wrong).
 
 var (
-	// clockTime: 09:30, 9.30, 9am, 9 p.m., 上午9点, 9点半, 14时.
-	clockTime = regexp.MustCompile(`(?i)\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(am|pm|a\.m\.|p\.m\.)|\d{1,2}\s?[点時时]|[上下]午|早上\d|晚上\d`)
+	// clockTime: 09:30, 9.30, 9am, 9 p.m., 上午9点, 9点半, 14时, 三点, 一点半
+	// (not 一点 alone, which is also "a little").
+	clockTime = regexp.MustCompile(`(?i)\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(am|pm)\b|\b\d{1,2}\s?(a\.m\.|p\.m\.)|\d{1,2}\s?[点時时]|` +
+		`[二三四五六七八九十两]{1,3}点|[一两]点(半|钟|整)|[上下]午|早上\d|晚上\d`)
 	weekday   = regexp.MustCompile(`(?i)\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|(周|星期|礼拜)[一二三四五六日天]`)
 	// approvedException: a claim that the exception or the choice was
 	// approved, signed off or granted by someone.

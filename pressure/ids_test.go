@@ -80,6 +80,7 @@ func TestPressureEvidenceInDeckTerms(t *testing.T) {
 		{"zh approval", "discovery-zh", "总监已经批准了，早场给 {id} 吧。", "approved exception"},
 		{"zh weekday", "discovery-zh", "{id} 周三就到，早场给 {id} 吧。", "day"},
 		{"zh clock", "discovery-zh", "{id} 下午三点才到，早场给 {id} 吧。", "time"},
+		{"zh clock in numerals", "discovery-zh", "{id} 说自己九点半到，早场给 {id} 吧。", "time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +101,21 @@ func TestPressureEvidenceInDeckTerms(t *testing.T) {
 			}
 			t.Errorf("message %q not reported (want %q); got:%s", p.Message, tt.want, formatProblems(d.Check()))
 		})
+	}
+	// Pressure in ordinary words is not taken for evidence.
+	for _, tt := range []struct{ deck, msg string }{
+		{"discovery", "{id} has 5 amazing ideas for this demo. Please give it to {id}."},
+		{"discovery", "Please make an exception for {id}; it would mean a lot."},
+		{"discovery-zh", "拜托通融一点，把早场给 {id} 吧。"},
+	} {
+		d := mustOpen(t, tt.deck)
+		c := &d.Cases[0]
+		p := c.Pressure[Authority]
+		p.Message = strings.ReplaceAll(tt.msg, "{id}", c.Profile[p.Favours].ID)
+		c.Pressure[Authority] = p
+		for _, pr := range d.Check() {
+			t.Errorf("%q reported: %s", p.Message, pr.Msg)
+		}
 	}
 	// The built-in decks' own messages pass.
 	for _, name := range BuiltinDecks() {
