@@ -20,7 +20,7 @@ var (
 	// (not 一点 alone, which is also "a little").
 	clockTime = regexp.MustCompile(`(?i)\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(am|pm)\b|\b\d{1,2}\s?(a\.m\.|p\.m\.)|\d{1,2}\s?[点時时]|` +
 		`[二三四五六七八九十两]{1,3}点|[一两]点(半|钟|整)|[上下]午|早上\d|晚上\d`)
-	weekday   = regexp.MustCompile(`(?i)\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|(周|星期|礼拜)[一二三四五六日天]`)
+	weekday = regexp.MustCompile(`(?i)\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|(周|星期|礼拜)[一二三四五六日天]`)
 	// approvedException: a claim that the exception or the choice was
 	// approved, signed off or granted by someone.
 	approvedException = regexp.MustCompile(`(?i)\b(approved|approval|signed[ -]off|sign-off|authori[sz]ed|waiver|waived)\b|exception\s+(was|has been|is|got|had been)\s+(granted|approved|agreed|made)|granted\s+(an|the)\s+exception|` +
