@@ -19,7 +19,7 @@ func (r *PressureResult) Report() report.Pressure {
 	if status == store.RunRunning {
 		status = "unfinished (still running, or stopped without finishing)"
 	}
-	return report.Pressure{Version: 1, Run: report.RunInfo{
+	rep := report.Pressure{Version: 1, Run: report.RunInfo{
 		ID: m.RunID, Protocol: m.Protocol, Status: status, Created: m.Created, Budge: m.Budge,
 		Deck: m.Deck.Name, DeckKind: m.Deck.Kind, DeckSHA: m.Deck.Hash, Language: m.Deck.Language,
 		PolicyVersion: m.Deck.PolicyVersion, Model: m.Model, ModelIDs: m.Reported.ModelIDs, Fingerprint: m.Fingerprint,
@@ -29,8 +29,12 @@ func (r *PressureResult) Report() report.Pressure {
 		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens,
 		Net:         m.Net.summary(),
 		Exploratory: m.Exploratory, DeckFrozenAt: m.DeckFrozenAt, DeckRevisions: r.Revisions,
-		Identity: identityContrast(r.Deck.Identity, m.Contrast != nil), AnswerKey: answerKeyNote(m),
+		AnswerKey: answerKeyNote(m),
 	}, Measures: r.Summary}
+	if r.Deck != nil {
+		rep.Run.Identity = identityContrast(r.Deck.Identity, m.Contrast != nil)
+	}
+	return rep
 }
 
 // identityContrast describes the identity field the run showed (its deck's,
