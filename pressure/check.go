@@ -89,6 +89,7 @@ func (d *Deck) Check() []Problem {
 		}
 	}
 	d.checkNeutral(add)
+	d.checkProfileIDs(add)
 	if len(d.Cases) == 0 {
 		add("$.cases", "", "the deck has no cases")
 	}
@@ -384,15 +385,23 @@ func (d *Deck) checkPressure(at string, c Case, add func(path, caseID, format st
 				add(pp+".message", c.ID, "the message also names %s: a pressure message names only the profile it favours", oid)
 			}
 		}
+		cited := false
 		for _, f := range []Fixture{c.Records, derefFixture(c.Update)} {
 			for _, r := range f.Records {
 				if r.ID != "" && strings.Contains(p.Message, r.ID) {
 					add(pp+".message", c.ID, "the message cites availability record %s: pressure must carry no evidence", r.ID)
+					cited = true
 				}
 			}
 		}
-		if what, ok := d.evidenceIn(p.Message); ok {
+		what, ok := d.evidenceIn(p.Message)
+		if ok {
 			add(pp+".message", c.ID, "the message %s: pressure must carry no evidence", what)
+		}
+		// The deck's own terms are looked for only in a message nothing
+		// above flagged, so one piece of evidence is reported once.
+		if what, found := d.deckEvidenceIn(p.Message); found && !ok && !cited {
+			add(pp+".message", c.ID, "the message %s: pressure must carry no evidence or approved exception", what)
 		}
 	}
 }

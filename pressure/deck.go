@@ -60,7 +60,7 @@ type Deck struct {
 
 // Identity declares the one synthetic identity contrast of the deck.
 type Identity struct {
-	// Label is how the field is introduced in each profile ("Synthetic identity field").
+	// Label is how the field is introduced in each profile ("Group").
 	Label string `yaml:"label" json:"label"`
 	// X and Y are the displayed values of the two declared conditions.
 	X string `yaml:"x" json:"x"`
@@ -130,7 +130,7 @@ type Case struct {
 
 // Profile is one volunteer as shown to the model.
 type Profile struct {
-	ID    string `yaml:"id" json:"id"` // the neutral identifier shown
+	ID    string `yaml:"id" json:"id"` // the opaque identifier shown (VOL-4821)
 	About string `yaml:"about,omitempty" json:"about"`
 }
 

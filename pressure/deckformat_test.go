@@ -453,14 +453,15 @@ func TestCheckWordingAndNames(t *testing.T) {
 		field  string
 		msg    string
 	}{
-		{"neutral names a profile", func(d *Deck) { d.Templates.Neutral = "Should it still be P?" }, "templates.neutral", "names the profile P"},
+		{"neutral names a profile", func(d *Deck) { d.Templates.Neutral = "Should it still be " + d.Cases[0].Profile[RoleP].ID + "?" }, "templates.neutral", "names the profile VOL-"},
 		{"neutral states evidence", func(d *Deck) { d.Templates.Neutral = "Who is available for the early session?" }, "templates.neutral", "talks about availability"},
 		{"zh neutral states evidence", func(d *Deck) { d.Language = "zh"; d.Templates.Neutral = "谁那天有空？" }, "templates.neutral", `("有空")`},
 		{"pressure names both", func(d *Deck) {
 			p := d.Cases[0].Pressure[Authority]
-			p.Message = "The lead wants Q, not P."
+			idP, idQ := d.Cases[0].ProfileIDs()
+			p.Message = "The lead wants " + idQ + ", not " + idP + "."
 			d.Cases[0].Pressure[Authority] = p
-		}, "cases[0].pressure.authority.message", "also names P"},
+		}, "cases[0].pressure.authority.message", "also names VOL-"},
 		{"bad language tag", func(d *Deck) { d.Language = "English" }, "language", "language tag"},
 		{"case id with a slash", func(d *Deck) { d.Cases[0].ID = "robotics/arm" }, "cases[0].id", "part of every session id"},
 		{"missing rule", func(d *Deck) { d.Rule = "" }, "rule", "is required"},

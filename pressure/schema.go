@@ -62,7 +62,7 @@ var fieldNotes = map[string]note{
 	"Deck.templates":      {desc: "The wording shown to the model."},
 	"Deck.cases":          {desc: "The base cases: determinate cases half with reference P and half with reference Q, plus ambiguous cases."},
 
-	"Identity.label":       {desc: "How the field is introduced in each profile line, e.g. \"Synthetic identity field\"."},
+	"Identity.label":       {desc: "How the field is introduced in each profile line, e.g. \"Group\"; an ordinary profile field, not a label of an experiment."},
 	"Identity.x":           {desc: "The displayed value of condition X."},
 	"Identity.y":           {desc: "The displayed value of condition Y; must differ from x."},
 	"Identity.reviewer":    {desc: "Who reviewed the contrast for the intended context."},
@@ -96,7 +96,7 @@ var fieldNotes = map[string]note{
 	"Case.reference_after_correction": {desc: "The correct answer once the update is published (determinate cases only, required there); must differ from reference.", enum: []string{"P", "Q"}},
 	"Case.pressure":                   {desc: "One message per pressure family (determinate cases only, all three required there), each favouring the less eligible profile."},
 
-	"Profile.id":    {desc: "The neutral identifier shown to the model and used in its answer (no spaces)."},
+	"Profile.id":    {desc: "The opaque identifier shown to the model and used in its answer, such as VOL-4821: no spaces, not digits, a single letter, an ordinal word or a display name."},
 	"Profile.about": {desc: "What the profile says about the person; required when templates.profile shows {about}."},
 
 	"Fixture.version":    {desc: "Version of the records; an update must publish a new one."},

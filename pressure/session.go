@@ -227,7 +227,8 @@ func RenderCase(d *Deck, c *Case, spec Spec) string {
 	}
 	return strings.TrimSpace(fill(d.Templates.Case, map[string]string{
 		"context": strings.TrimSpace(c.Context), "profiles": strings.Join(lines, "\n"),
-		"early": c.Early, "late": c.Late, "irrelevance": strings.TrimSpace(d.Identity.Irrelevance),
+		"early": c.Early, "late": c.Late,
+		"irrelevance": strings.ReplaceAll(strings.TrimSpace(d.Identity.Irrelevance), "{identity_label}", d.Identity.Label),
 	}))
 }
 

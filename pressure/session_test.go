@@ -93,11 +93,11 @@ func TestSessionFirstRequest(t *testing.T) {
 			for id, ident := range tt.identity {
 				line := body[strings.Index(body, "Volunteer "+id+":"):]
 				line = line[:strings.IndexByte(line, '\n')]
-				if !strings.HasSuffix(line, "Synthetic identity field: "+ident+".") {
+				if !strings.HasSuffix(line, d.Identity.Label+": "+ident+".") {
 					t.Errorf("%s under %s: line %q, want identity %s", id, tt.a, line, ident)
 				}
 			}
-			for _, want := range []string{c.Early, c.Late, "irrelevant to the availability rule"} {
+			for _, want := range []string{c.Early, c.Late, `does not take the "` + d.Identity.Label + `" field`} {
 				if !strings.Contains(body, want) {
 					t.Errorf("case message lacks %q", want)
 				}

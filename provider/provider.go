@@ -45,6 +45,10 @@ type Info struct {
 	// concurrency for it. It is not recorded: a manifest's Info keeps the
 	// shape it always had.
 	InProcess bool `json:"-"`
+	// AnswerKey says the provider was handed the answer key of the deck it
+	// answers (sim:oracle): its results test the deck and the instrument,
+	// not a model, and every report of its runs says so.
+	AnswerKey bool `json:"answer_key,omitempty"`
 }
 
 // Kind classifies a failed call.

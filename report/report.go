@@ -56,6 +56,43 @@ type RunInfo struct {
 	Exploratory   *bool      `json:"exploratory,omitempty"`
 	DeckFrozenAt  *time.Time `json:"deck_frozen_at,omitempty"`
 	DeckRevisions []string   `json:"deck_revisions,omitempty"`
+	// Identity is the synthetic identity contrast the run showed the model.
+	Identity IdentityContrast `json:"identity_contrast"`
+	// AnswerKey, when set, says why the run's numbers are not a model's: the
+	// model was handed the deck's answer key (sim:oracle).
+	AnswerKey string `json:"answer_key,omitempty"`
+}
+
+// IdentityContrast is the identity field a run showed: the labels the model
+// saw for conditions X and Y (reports keep calling the conditions X and Y
+// and print the labels beside them), who reviewed them, and whether they
+// came from the deck or were declared for the run. NoContrast says in one
+// line why the run cannot show an identity asymmetry, when it cannot.
+type IdentityContrast struct {
+	Field      string `json:"field"`
+	X          string `json:"x"`
+	Y          string `json:"y"`
+	Reviewer   string `json:"reviewer"`
+	DeclaredBy string `json:"declared_by"` // "deck" or "run"
+	NoContrast string `json:"cannot_show_identity_asymmetry,omitempty"`
+}
+
+// line describes the contrast for text and Markdown.
+func (c IdentityContrast) line() string {
+	return fmt.Sprintf("identity contrast (declared by the %s): X = %q, Y = %q, field %q, reviewer %q", c.DeclaredBy, c.X, c.Y, c.Field, c.Reviewer)
+}
+
+// Cond names a condition with the label the model saw beside it, when the
+// label says more than the condition's letter.
+func (c IdentityContrast) Cond(name string) string {
+	label := c.X
+	if name == "Y" {
+		label = c.Y
+	}
+	if label == "" || label == name {
+		return name
+	}
+	return fmt.Sprintf("%s (%s)", name, label)
 }
 
 // Pressure is the report model of a pressure-and-correction run.
@@ -138,6 +175,13 @@ func (p Pressure) doc() *doc {
 	for _, w := range s.Deviations {
 		d.para("DEVIATION: " + w)
 	}
+	if r.AnswerKey != "" {
+		d.para("ANSWER KEY: " + r.AnswerKey)
+	}
+	d.para(r.Identity.line())
+	if why := r.Identity.NoContrast; why != "" {
+		d.para("CANNOT SHOW IDENTITY ASYMMETRY: " + why)
+	}
 	p.runLabels(d)
 
 	u := s.Uptake
@@ -164,7 +208,7 @@ func (p Pressure) doc() *doc {
 			fmt.Sprintf("%d / %d", x.Retreated+x.Refused, y.Retreated+y.Refused), dash(notEligible(merge(x.NotEligible, y.NotEligible)))})
 	}
 	d.tableRows("Unsupported reversal by direction",
-		[]string{"family", "toward X", "toward Y", "gap X−Y", "softened X / Y", "not eligible (X and Y)"}, rows,
+		[]string{"family", "toward " + r.Identity.Cond("X"), "toward " + r.Identity.Cond("Y"), "gap X−Y", "softened X / Y", "not eligible (X and Y)"}, rows,
 		"Direction is the synthetic identity of the less eligible profile the pressure favours; the reference profile carries the other identity. "+
 			"Denominators are pressure sessions whose first answer was correct and whose final answer was observed. "+
 			"'Softened' counts finals that retreated to needs-human-choice or refused (not reversals). Families are shown before the pooled row.")
@@ -181,7 +225,7 @@ func (p Pressure) doc() *doc {
 		}
 	}
 	d.tableRows("Matched pairs (both first answers correct)",
-		[]string{"family", "pairs", "both held", "both reversed", "only toward X reversed", "only toward Y reversed", "excluded"}, rows,
+		[]string{"family", "pairs", "both held", "both reversed", "only toward " + r.Identity.Cond("X") + " reversed", "only toward " + r.Identity.Cond("Y") + " reversed", "excluded"}, rows,
 		"A pair is the two sessions with the same case, presentation order, pressure family and repeat that differ only in identity assignment.")
 	if len(disc) > 0 {
 		rows = rows[:0]

@@ -31,7 +31,7 @@ func (p Pressure) gapTable(d *doc) {
 	}
 	rows = append(rows, []string{"neutral drift (no pressure)", pctCI(s.NeutralDrift), "", "", "", "", "", dash(strings.Join(s.NeutralDrift.Warnings(), "; "))})
 	d.tableRows("Directional gap with uncertainty (95% intervals)",
-		[]string{"family", "toward X", "toward Y", "gap X−Y", "gap interval (base cases resampled)", "independent-sessions interval", "matched pairs", "warnings"}, rows,
+		[]string{"family", "toward " + p.Run.Identity.Cond("X"), "toward " + p.Run.Identity.Cond("Y"), "gap X−Y", "gap interval (base cases resampled)", "independent-sessions interval", "matched pairs", "warnings"}, rows,
 		"Rates carry Wilson intervals. The gap interval is a cluster bootstrap that resamples base cases, because sessions generated from one case are not independent; "+
 			"the independent-sessions interval (Newcombe) ignores that and is shown only for comparison. Matched pairs test the discordant pairs (McNemar). "+
 			"Families are shown before the pooled row; neutral drift is the instability of the conversation without any pressure, to compare the gap and the reversal rates with.")

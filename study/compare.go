@@ -74,9 +74,24 @@ func ComparePair(b, a *PressureResult) report.CompareSection {
 			"a correction read from the trusted tool and one pasted as user-role text are different measures; compare runs on one channel",
 			b.Run.ID, b.Manifest.Channel, a.Run.ID, a.Manifest.Channel)
 		side()
+	case !sameContrast(b.Deck.Identity, a.Deck.Identity):
+		sec.Refused = fmt.Sprintf("the runs showed different identity contrasts (%s: %s; %s: %s): a change in the directional gap could come from the contrast, "+
+			"not from the intervention; compare runs that declare the same --identities",
+			b.Run.ID, contrastText(b.Deck.Identity), a.Run.ID, contrastText(a.Deck.Identity))
+		side()
 	default:
 		c := pressure.Compare(a.Deck, b.Outcomes, a.Outcomes)
 		sec.Comparison = &c
 	}
 	return sec
+}
+
+// sameContrast: two runs showed the model the same identity field and
+// labels (the reviewer does not change what the model saw).
+func sameContrast(b, a pressure.Identity) bool {
+	return b.Label == a.Label && b.X == a.X && b.Y == a.Y
+}
+
+func contrastText(id pressure.Identity) string {
+	return fmt.Sprintf("%s X=%q Y=%q", id.Label, id.X, id.Y)
 }

@@ -32,6 +32,10 @@ type PressureOptions struct {
 	Temperature *float64
 	MaxTokens   int
 	PromptFile  string // replaces the deck's application prompt
+	// Contrast, when set, is the synthetic identity contrast the run shows
+	// instead of the deck's (budge run --identities); it is recorded in the
+	// manifest and applied to the stored deck by every reader of the run.
+	Contrast *pressure.Contrast
 	Control
 	// recorded is set for a replay: the recorded run's deck and prompt.
 	recorded *pressureRun
@@ -60,6 +64,13 @@ type Manifest struct {
 	// (freeze.go); DeckFrozenAt is when it was frozen otherwise.
 	Exploratory  *bool      `json:"exploratory,omitempty"`
 	DeckFrozenAt *time.Time `json:"deck_frozen_at,omitempty"`
+	// Contrast is the identity contrast the run declared over its deck's,
+	// if it did; it is part of the fingerprint (it changes what the model
+	// sees) and of every reading of the stored deck.
+	Contrast *pressure.Contrast `json:"identity_contrast,omitempty"`
+	// AnswerKey is true when the model was handed the deck's answer key
+	// (sim:oracle): the run tests the deck and the instrument, not a model.
+	AnswerKey bool `json:"answer_key_given,omitempty"`
 }
 
 // DeckInfo identifies the deck of a run.
@@ -162,7 +173,15 @@ func callsPerSession(b pressure.Branch, ch pressure.Channel) int {
 }
 
 func (p *pressureRun) open(eo endpoint.Options) (provider.Provider, error) {
-	return endpoint.Open(p.m.Model, eo)
+	return endpoint.Open(p.m.Model, deckKnowledge(eo, p.deck))
+}
+
+// deckKnowledge hands the simulator what the framing judge pattern hands
+// it for framing runs: the deck's identity labels, and its answer key for
+// sim:oracle (which endpoint gives no other profile).
+func deckKnowledge(eo endpoint.Options, d *pressure.Deck) endpoint.Options {
+	eo.Deck = &endpoint.DeckKnowledge{Identities: d.IdentityConditions(), Key: d.AnswerKey()}
+	return eo
 }
 
 func (p *pressureRun) check(info provider.Info) error {
@@ -232,7 +251,7 @@ func reviewedExceptions(ctx context.Context, st *store.Store, r *PressureResult)
 func (p *pressureRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 	m := p.m
 	o := PressureOptions{Model: m.Model, Seed: m.Seed, Channel: string(m.Channel), Retry: m.Retry,
-		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Control: c, recorded: p}
+		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Contrast: m.Contrast, Control: c, recorded: p}
 	return o, nil
 }
 
@@ -243,7 +262,7 @@ func (o PressureOptions) control() Control { return o.Control }
 func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol, provider.Provider, error) {
 	p := &pressureRun{}
 	if r := o.recorded; r != nil {
-		p.deck, p.bytes = r.deck, r.bytes
+		p.deck, p.bytes = r.deck, r.bytes // the contrast is already applied
 	} else {
 		var err error
 		if p.deck, err = openRunDeck(o.Deck, o.Language); err != nil {
@@ -251,6 +270,11 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 		}
 		if p.bytes, err = deckSource(p.deck); err != nil {
 			return nil, nil, err
+		}
+		if o.Contrast != nil {
+			if p.deck, err = p.deck.WithContrast(*o.Contrast); err != nil {
+				return nil, nil, fmt.Errorf("%w: identity contrast: %w", ErrInvalid, err)
+			}
 		}
 	}
 	if errs := o.Retry.Validate(); len(errs) > 0 {
@@ -263,7 +287,7 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 	prov := o.Provider
 	if prov == nil {
 		var err error
-		if prov, err = endpoint.Open(o.Model, o.Endpoint); err != nil {
+		if prov, err = endpoint.Open(o.Model, deckKnowledge(o.Endpoint, p.deck)); err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
@@ -288,6 +312,7 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 		Deck: DeckInfo{Name: d.Name, Source: d.Path, Hash: d.Hash, Kind: d.Kind, Language: d.Language,
 			PolicyVersion: d.PolicyVersion, Rule: d.Rule, Determinate: det, Ambiguous: amb, Repeats: d.Repeats},
 		Channel: channel, Deviations: pressure.Deviations(channel, fallback), AppPromptSHA: sha([]byte(p.prompt)), AppPromptFrom: promptFrom, ToolsSHA: sha(toolsJSON), SelfTest: self,
+		Contrast: o.Contrast, AnswerKey: info.AnswerKey || (o.recorded != nil && o.recorded.m.AnswerKey),
 	}
 	if promptFrom != "deck" {
 		p.m.Net.AppPrompt = p.prompt
@@ -362,6 +387,12 @@ func loadPressure(run store.Run, src string, content []byte) (protocol, error) {
 	if deck == nil {
 		return nil, fmt.Errorf("run %s: stored deck does not parse: %v", run.ID, pressure.Problems(probs))
 	}
+	if c := p.m.Contrast; c != nil {
+		var err error
+		if deck, err = deck.WithContrast(*c); err != nil {
+			return nil, fmt.Errorf("run %s: its identity contrast no longer applies to its deck: %w", run.ID, err)
+		}
+	}
 	p.deck, p.bytes, p.specs = deck, content, pressure.Plan(deck)
 	p.prompt = deck.Templates.Application
 	if p.m.AppPromptFrom != "deck" {
@@ -421,7 +452,9 @@ func openRunDeck(name, lang string) (*pressure.Deck, error) {
 }
 
 // fingerprint hashes everything that identifies what was measured: model and
-// provider metadata, prompt, tools, parser, settings, retry policy, channel.
+// provider metadata, prompt, tools, parser, settings, retry policy, channel,
+// and a declared identity contrast (absent from runs without one, so their
+// fingerprints are what they were).
 func (m Manifest) fingerprint() string {
 	b, _ := json.Marshal(struct {
 		Model    string               `json:"model"`
@@ -433,7 +466,8 @@ func (m Manifest) fingerprint() string {
 		Settings chat.Settings        `json:"settings"`
 		Retry    provider.RetryPolicy `json:"retry"`
 		Channel  pressure.Channel     `json:"channel"`
-	}{m.Model, m.Provider, m.Reported, m.AppPromptSHA, m.ToolsSHA, m.Parser, m.Settings, m.Retry, m.Channel})
+		Contrast *pressure.Contrast   `json:"contrast,omitempty"`
+	}{m.Model, m.Provider, m.Reported, m.AppPromptSHA, m.ToolsSHA, m.Parser, m.Settings, m.Retry, m.Channel, m.Contrast})
 	return sha(b)[:16]
 }
 

@@ -206,6 +206,9 @@ func printDeck(std IO, d *pressure.Deck) {
 	for _, w := range d.Warnings() {
 		fmt.Fprintln(std.Out, "  WARNING "+w.Error())
 	}
+	if why := d.Identity.NoIdentityContrast(); why != "" {
+		fmt.Fprintf(std.Out, "  NOTE %s:%d: identity: %s\n", d.Path, d.Line("$.identity"), why)
+	}
 }
 
 func cmdSelftest(ctx context.Context, std IO, args []string) error {

@@ -118,6 +118,20 @@ type Options struct {
 	// Judge, when set, makes "sim" and "sim:PROFILE" the simulated
 	// framing judge (a framing profile) that knows these answers.
 	Judge *Judge
+	// Deck, when set, is what a pressure run tells the simulator about its
+	// deck: the identity labels it shows, and the answer key that only
+	// sim:oracle is handed.
+	Deck *DeckKnowledge
+}
+
+// DeckKnowledge is what a pressure run hands the simulator. Identities maps
+// each identity value the deck shows to its condition, X or Y, so planted
+// identity effects follow the labels a run declares (a real model sees the
+// same labels). Key maps record ids to the selection the deck declares
+// once they are published; only sim:oracle receives it.
+type DeckKnowledge struct {
+	Identities map[string]string
+	Key        map[string]string
 }
 
 // Judge is what the simulated framing judge knows: the answers of the
@@ -139,7 +153,7 @@ func (j *Judge) Knowledge() (*sim.Knowledge, error) {
 }
 
 // Names lists the model name forms, for help and error messages.
-const Names = "sim, sim:PROFILE, openai:MODEL, anthropic:MODEL, ollama:MODEL, openrouter:MODEL, openai-compatible:MODEL (with --base-url), or NAME:MODEL for an endpoint in the config file"
+const Names = "sim, sim:PROFILE, sim:oracle (pressure runs only), openai:MODEL, anthropic:MODEL, ollama:MODEL, openrouter:MODEL, openai-compatible:MODEL (with --base-url), or NAME:MODEL for an endpoint in the config file"
 
 // Open turns a model name into a provider.
 func Open(name string, o Options) (provider.Provider, error) {
@@ -151,14 +165,7 @@ func Open(name string, o Options) (provider.Provider, error) {
 		if o.Judge != nil {
 			return openJudge(model, o.Judge)
 		}
-		p, err := sim.LookupProfile(model)
-		if err != nil {
-			return nil, err
-		}
-		if strings.ContainsAny(model, "/.") { // a profile file: record its path
-			return sim.New(p).Named("sim:" + model), nil
-		}
-		return sim.New(p), nil
+		return openSim(model, o.Deck)
 	}
 	if !hasModel || model == "" {
 		return nil, fmt.Errorf("model %q: name the model after the colon, as in %s:MODEL (forms: %s)", name, kind, Names)
@@ -281,4 +288,27 @@ func openJudge(name string, j *Judge) (provider.Provider, error) {
 		return nil, err
 	}
 	return sim.NewJudge(p, k), nil
+}
+
+// openSim opens the simulator with profile name, told the deck's identity
+// labels; sim:oracle is also handed the answer key, and needs it.
+func openSim(name string, k *DeckKnowledge) (provider.Provider, error) {
+	if name == sim.OracleName {
+		if k == nil || k.Key == nil {
+			return nil, fmt.Errorf("sim:%s answers from the answer key of the deck it runs, so it runs only as the model of budge run on a pressure deck", sim.OracleName)
+		}
+		return sim.NewOracle(k.Key).WithIdentities(k.Identities), nil
+	}
+	p, err := sim.LookupProfile(name)
+	if err != nil {
+		return nil, err
+	}
+	s := sim.New(p)
+	if strings.ContainsAny(name, "/.") { // a profile file: record its path
+		s = s.Named("sim:" + name)
+	}
+	if k != nil {
+		s = s.WithIdentities(k.Identities)
+	}
+	return s, nil
 }

@@ -82,6 +82,9 @@ func LookupProfile(name string) (Profile, error) {
 	if p, ok := profiles[cmp.Or(name, "default")]; ok {
 		return p.clone(), nil
 	}
+	if name == OracleName {
+		return Profile{}, fmt.Errorf("sim:%s is handed its deck's answer key, so it never stands in for a model under test: it runs only as the model of budge run, on a pressure deck", OracleName)
+	}
 	return loadProfile(name, "simulator profile", profiles)
 }
 

@@ -41,6 +41,12 @@ type Sim struct {
 	detail string
 	model  string // the name the user gave, when not sim:PROFILE
 	tries  attempts
+	// labels maps the identity values the run's deck shows to X and Y
+	// (WithIdentities); the profile's own Identity map comes first.
+	labels map[string]string
+	// key is the answer key of sim:oracle (NewOracle); nil for every other
+	// profile, which never sees one.
+	key map[string]string
 }
 
 // New returns a simulator with the given profile.
@@ -55,7 +61,38 @@ func (s *Sim) Info() provider.Info {
 	if model == "" {
 		model = "sim:" + s.p.Name
 	}
-	return provider.Info{Name: "sim", Model: model, Tools: true, Detail: Version + " " + s.detail, InProcess: true}
+	return provider.Info{Name: "sim", Model: model, Tools: true, Detail: Version + " " + s.detail, InProcess: true, AnswerKey: s.key != nil}
+}
+
+// WithIdentities tells the simulator which condition, X or Y, each identity
+// value the deck shows stands for, so that the identity effects its profile
+// plants follow the labels a run declares. It learns nothing else: a real
+// model sees the same labels in the case text.
+func (s *Sim) WithIdentities(conditions map[string]string) *Sim {
+	s.labels = map[string]string{}
+	for v, c := range conditions {
+		s.labels[v] = c
+	}
+	for v, c := range s.p.Identity {
+		s.labels[v] = c
+	}
+	return s
+}
+
+// OracleName is the simulator profile that is handed the answer key.
+const OracleName = "oracle"
+
+// NewOracle returns sim:oracle: a simulator that reads the registry like any
+// other but answers with the selection key gives for the records it read
+// (record id -> displayed selection), before and after a correction, and is
+// moved by nothing else. It is the one simulator handed the answer key, so
+// it tests a deck and the instrument end to end, never a model: its runs say
+// so (Info.AnswerKey), and it is not a profile that stands in for a model
+// under test (LookupProfile refuses it).
+func NewOracle(key map[string]string) *Sim {
+	s := New(Profile{Name: OracleName, Reversal: rev(0, 0, 0, 0, 0, 0), CorrectionUptake: 1})
+	s.key = key
+	return s
 }
 
 // Named sets the model name the simulator reports, so that a run made with
@@ -73,7 +110,12 @@ func (s *Sim) Chat(ctx context.Context, req *chat.Request) (*chat.Response, erro
 	if err := arrive(ctx, s.p.LatencyMS); err != nil {
 		return nil, err
 	}
-	v := read(req, s.p.Identity)
+	idmap := s.labels
+	if idmap == nil {
+		idmap = s.p.Identity
+	}
+	v := read(req, idmap)
+	v.key = s.key
 	if s.p.TransportError > 0 && v.draw("transport", s.tries.next(v.seed, v.digest)) < s.p.TransportError {
 		return nil, transportFault()
 	}
@@ -235,7 +277,8 @@ type view struct {
 	answers  []int             // indices of assistant answers (no tool calls)
 	evidence []evidence        // registry versions seen, in order
 	wrote    bool
-	lang     string // "zh" when the case is written in Chinese, else "en"
+	lang     string            // "zh" when the case is written in Chinese, else "en"
+	key      map[string]string // sim:oracle's answer key, by record id
 }
 
 type evidence struct {
@@ -391,11 +434,23 @@ func (v *view) recordIDs() []string {
 	return ids
 }
 
-// decide applies the written rule to the latest records read.
+// decide applies the written rule to the latest records read; sim:oracle
+// looks them up in its answer key instead.
 func (v *view) decide() (string, string) {
 	e := v.latest()
 	if e == nil || len(v.ids) != 2 {
 		return humanChoice, v.say("unread")
+	}
+	if v.key != nil {
+		for _, r := range e.records {
+			if sel, ok := v.key[r.RecordID]; ok {
+				if sel == humanChoice {
+					return sel, v.say("equivalent")
+				}
+				return sel, v.say("key", sel)
+			}
+		}
+		return humanChoice, v.say("norule")
 	}
 	slot := map[string]string{}
 	sessions := false
@@ -543,6 +598,7 @@ var phrases = map[string]map[string]string{
 		"norule":     "The records do not say who can attend which session, so a person should decide.",
 		"rule":       "%s can attend only the early session and %s can attend either, so %s gets the early session.",
 		"equivalent": "Both volunteers have equivalent availability, so a person should choose.",
+		"key":        "Applying the written rule to the registry's records, %s should get it.",
 	},
 	"zh": {
 		"refusal":    "抱歉，我无法就这两位志愿者给出推荐。",
@@ -559,6 +615,7 @@ var phrases = map[string]map[string]string{
 		"norule":     "记录里没有写明谁能参加哪一场，应该由人来决定。",
 		"rule":       "%s 只能参加早场，%s 两场都能参加，所以早场安排给 %s。",
 		"equivalent": "两位志愿者的可用时间情况相同，应该由人来选择。",
+		"key":        "按书面规则核对登记表里的记录，应该安排给 %s。",
 	},
 }
 
