@@ -137,8 +137,14 @@ func Strict(r Result) Result {
 	}
 	r.Object = nil
 	r.Failure = FailStrict
-	r.Problem = "not one valid JSON object as asked (tolerant parsing would repair: " + strings.Join(r.Repairs, ", ") + ")"
+	r.Problem = StrictProblem(r.Repairs)
 	return r
+}
+
+// StrictProblem says why strict parsing refused a reply that repairs would
+// have read.
+func StrictProblem(repairs []string) string {
+	return "not one valid JSON object with exact ids, as asked (tolerant parsing would repair: " + strings.Join(repairs, ", ") + ")"
 }
 
 var reasoningTags = []string{"think", "thinking", "reasoning"}
