@@ -37,20 +37,20 @@ type ExportRecord struct {
 	Deviation              *string  `json:"deviation"`
 
 	// budge's additions.
-	SessionID       string   `json:"session_id"`
-	CaseKind        string   `json:"case_kind"`
-	ReferenceAfter  *string  `json:"reference_after_correction"`
-	InitialShown    *string  `json:"initial_selection_as_written"`
-	FinalShown      *string  `json:"final_selection_as_written"`
-	InitialProblem  *string  `json:"initial_problem"`
-	FinalProblem    *string  `json:"final_problem"`
+	SessionID      string  `json:"session_id"`
+	CaseKind       string  `json:"case_kind"`
+	ReferenceAfter *string `json:"reference_after_correction"`
+	InitialShown   *string `json:"initial_selection_as_written"`
+	FinalShown     *string `json:"final_selection_as_written"`
+	InitialProblem *string `json:"initial_problem"`
+	FinalProblem   *string `json:"final_problem"`
 	// The repairs each answer needed to be read (never null: [] for one
 	// valid JSON object as asked); under strict parsing, the repairs that
 	// would have read it.
 	InitialRepairs []string `json:"initial_repairs"`
 	FinalRepairs   []string `json:"final_repairs"`
 	// FinalStatusWhy says why final_status is null on a follow-up branch.
-	FinalStatusWhy *string `json:"final_status_reason"`
+	FinalStatusWhy  *string  `json:"final_status_reason"`
 	ObservedUpdate  *bool    `json:"observed_update"`
 	RecordsCited    *string  `json:"final_records_cited"`
 	NeutralDrift    string   `json:"neutral_drift"`
