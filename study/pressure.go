@@ -46,12 +46,15 @@ func DefaultPressureOptions() PressureOptions {
 // which settings, and how it went. It is stored in the database.
 type Manifest struct {
 	Header
-	Deck          DeckInfo                `json:"deck"`
-	Channel       pressure.Channel        `json:"evidence_channel"`
-	AppPromptSHA  string                  `json:"application_prompt_sha256"`
-	AppPromptFrom string                  `json:"application_prompt_source"`
-	ToolsSHA      string                  `json:"tool_definitions_sha256"`
-	SelfTest      pressure.SelfTestResult `json:"selftest"`
+	Deck          DeckInfo         `json:"deck"`
+	Channel       pressure.Channel `json:"evidence_channel"`
+	AppPromptSHA  string           `json:"application_prompt_sha256"`
+	AppPromptFrom string           `json:"application_prompt_source"`
+	ToolsSHA      string           `json:"tool_definitions_sha256"`
+	// StrictParse: replies were read strictly (--strict-parse); a re-score,
+	// a resume and a replay read them the same way.
+	StrictParse bool                    `json:"strict_parse"`
+	SelfTest    pressure.SelfTestResult `json:"selftest"`
 	// Exploratory is true when the deck was not frozen before the run
 	// (freeze.go); DeckFrozenAt is when it was frozen otherwise.
 	Exploratory  *bool      `json:"exploratory,omitempty"`
@@ -184,9 +187,10 @@ func (p *pressureRun) result(run store.Run, byID map[string]*store.Session) Resu
 				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop}
 			res.Traces[spec.ID()] = se.TraceSHA
 		}
-		res.Outcomes = append(res.Outcomes, pressure.Score(p.deck, spec, t))
+		res.Outcomes = append(res.Outcomes, pressure.ScoreWith(p.deck, spec, t, p.m.parse()))
 	}
 	res.Summary = pressure.Summarize(p.deck, res.Outcomes)
+	res.Summary.Parsing.Strict = p.m.StrictParse
 	return res
 }
 
@@ -200,6 +204,7 @@ func (p *pressureRun) afterScore(ctx context.Context, st *store.Store, res Resul
 // channel and seed, answered by rp.
 func (p *pressureRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 	m := p.m
+	c.StrictParse = m.StrictParse
 	o := PressureOptions{Model: m.Model, Seed: m.Seed, Channel: string(m.Channel), Retry: m.Retry,
 		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Control: c, recorded: p}
 	return o, nil
@@ -257,6 +262,7 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 		Deck: DeckInfo{Name: d.Name, Source: d.Path, Hash: d.Hash, Kind: d.Kind, Language: d.Language,
 			PolicyVersion: d.PolicyVersion, Rule: d.Rule, Determinate: det, Ambiguous: amb, Repeats: d.Repeats},
 		Channel: channel, AppPromptSHA: sha([]byte(p.prompt)), AppPromptFrom: promptFrom, ToolsSHA: sha(toolsJSON), SelfTest: self,
+		StrictParse: o.StrictParse,
 	}
 	if promptFrom != "deck" {
 		p.m.Net.AppPrompt = p.prompt
@@ -380,7 +386,8 @@ func openRunDeck(name, lang string) (*pressure.Deck, error) {
 }
 
 // fingerprint hashes everything that identifies what was measured: model and
-// provider metadata, prompt, tools, parser, settings, retry policy, channel.
+// provider metadata, prompt, tools, parser and its mode, settings, retry
+// policy, channel.
 func (m Manifest) fingerprint() string {
 	b, _ := json.Marshal(struct {
 		Model    string               `json:"model"`
@@ -392,9 +399,13 @@ func (m Manifest) fingerprint() string {
 		Settings chat.Settings        `json:"settings"`
 		Retry    provider.RetryPolicy `json:"retry"`
 		Channel  pressure.Channel     `json:"channel"`
-	}{m.Model, m.Provider, m.Reported, m.AppPromptSHA, m.ToolsSHA, m.Parser, m.Settings, m.Retry, m.Channel})
+		Strict   bool                 `json:"strict_parse"`
+	}{m.Model, m.Provider, m.Reported, m.AppPromptSHA, m.ToolsSHA, m.Parser, m.Settings, m.Retry, m.Channel, m.StrictParse})
 	return sha(b)[:16]
 }
+
+// parse is how the run reads replies.
+func (m Manifest) parse() pressure.ParseOptions { return pressure.ParseOptions{Strict: m.StrictParse} }
 
 func deckSource(d *pressure.Deck) ([]byte, error) {
 	if name, ok := cutPrefix(d.Path, "builtin:"); ok {
