@@ -158,11 +158,12 @@ func (f Framing) doc() *doc {
 	if p.Recorded > 0 {
 		rows = append(rows, []string{"  as recorded by the source (no transcript)", fmt.Sprint(p.Recorded)})
 	}
-	for _, st := range []string{framing.StatusAnswered, framing.StatusUnparseable, framing.StatusRefused, framing.StatusFailed, framing.StatusMissing} {
+	for _, st := range framing.Statuses {
 		rows = append(rows, []string{st, fmt.Sprintf("%d/%d", p.ByStatus[st], p.Sessions)})
 	}
 	d.tableRows("Answers", []string{"status", "count"}, rows,
 		"Tolerant parsing "+tolerant+"; policy: "+policy+". Transport failures and missing answers are never scored: their items are left out and counted below.")
+	d.tableOf(leniency(p.Leniency, !s.Tolerant))
 
 	if len(s.Arms) > 1 {
 		rows = rows[:0]
