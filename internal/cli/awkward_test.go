@@ -425,3 +425,76 @@ func mapsEqual(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestStrictParseIsRecorded: --strict-parse is part of what a run is. Its
+// manifest and fingerprint record it, a replay (a new run, answered by the
+// replay provider) reads replies the same way,
+// a resume cannot change it, and the same replies read tolerantly make a
+// run with another fingerprint.
+func TestStrictParseIsRecorded(t *testing.T) {
+	deckPath, d := awkwardDeck(t)
+	prose := awkwardReplies[1]
+	hs := scriptedModel(t, d, prose)
+	defer hs.Close()
+	dir := t.TempDir()
+	run := func(extra ...string) (string, reportSummary) {
+		t.Helper()
+		args := append([]string{"run", "--dir", dir, "--quiet"}, extra...)
+		code, out, errs := budge(t, args...)
+		if code != ExitOK && code != ExitBlocked {
+			t.Fatalf("%v: exit %d\n%s\n%s", extra, code, out, errs)
+		}
+		m := runLine.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no run line in %s", out)
+		}
+		return m[1], readSummary(t, dir, m[1])
+	}
+	fresh := []string{"--deck", deckPath, "--model", "openai-compatible:awkward", "--base-url", hs.URL + "/v1", "--channel", "message", "--max-attempts", "1"}
+	strictID, strict := run(append(fresh, "--strict-parse")...)
+	if !strict.Strict || strict.Initial["schema-invalid"] != strict.Sessions || strict.Sessions == 0 {
+		t.Errorf("strict run: %+v, want every first answer schema-invalid and strict_parse recorded", strict)
+	}
+	_, replayed := run("--replay", strictID)
+	if !replayed.Strict || replayed.Initial["schema-invalid"] != replayed.Sessions {
+		t.Errorf("replay of a strict run: %+v, want it read strictly", replayed)
+	}
+	if code, _, errs := budge(t, "run", "--dir", dir, "--resume", strictID, "--strict-parse"); code != ExitInvalid || !strings.Contains(errs, "strict-parse") {
+		t.Errorf("resume with --strict-parse: exit %d %s, want a usage error naming it", code, errs)
+	}
+	_, tolerant := run(fresh...)
+	if tolerant.Strict || tolerant.Initial["correct"] != tolerant.Sessions || tolerant.Fingerprint == strict.Fingerprint {
+		t.Errorf("tolerant run: %+v, want every first answer correct and a fingerprint other than %s", tolerant, strict.Fingerprint)
+	}
+}
+
+type reportSummary struct {
+	Fingerprint string
+	Strict      bool
+	Sessions    int
+	Initial     map[string]int
+}
+
+func readSummary(t *testing.T, dir, id string) reportSummary {
+	t.Helper()
+	code, out, errs := budge(t, "report", id, "--dir", dir, "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("report exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Run struct {
+			Fingerprint string `json:"fingerprint"`
+		} `json:"run"`
+		Measures struct {
+			Sessions int            `json:"sessions"`
+			Initial  map[string]int `json:"initial_status"`
+			Parsing  struct {
+				Strict bool `json:"strict_parse"`
+			} `json:"parsing"`
+		} `json:"measures"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return reportSummary{rep.Run.Fingerprint, rep.Measures.Parsing.Strict, rep.Measures.Sessions, rep.Measures.Initial}
+}
