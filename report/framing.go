@@ -142,9 +142,9 @@ func (f Framing) doc() *doc {
 		return d
 	}
 
-	policy := "unparseable and refused answers count as wrong (DialDefer's policy)"
+	policy := "unparseable, refused and empty answers count as wrong (DialDefer's policy)"
 	if s.Policy == framing.PolicyExclude {
-		policy = "an item with any unparseable or refused answer is left out of the paired measures"
+		policy = "an item with any unparseable, refused or empty answer is left out of the paired measures"
 	}
 	tolerant := "on"
 	if !s.Tolerant {
@@ -247,7 +247,7 @@ func (f Framing) arm(d *doc, a framing.ArmSummary, s *framing.Summary) {
 		note += " Items left out: " + ex + "."
 	}
 	if n := unparsedWrong(a); n > 0 {
-		note += fmt.Sprintf(" %d unparseable or refused answers are counted wrong.", n)
+		note += fmt.Sprintf(" %d unparseable, refused or empty answers are counted wrong.", n)
 	}
 	d.tableRows(title+": accuracy by condition, shifts in percentage points",
 		[]string{"domain", "items", "C1-True", "C1-False", "C2-Correct", "C2-Incorrect", "ΔCorrect", "ΔIncorrect", "DDS", "reading"}, rows, note)
