@@ -1,6 +1,7 @@
 package framing
 
 import (
+	"github.com/buildlab/budge/extract"
 	"maps"
 	"math"
 	"slices"
@@ -162,6 +163,9 @@ type ParseCounts struct {
 	Recorded    int                          `json:"recorded_without_transcript"`
 	Recovered   map[string]int               `json:"recovered"`
 	ByCondition map[Condition]map[string]int `json:"by_condition"`
+	// Leniency counts the replies read strictly and tolerantly side by
+	// side, whichever mode the run used.
+	Leniency extract.Tally `json:"strict_vs_tolerant"`
 }
 
 // Summary is the measures of a framing run.
@@ -202,7 +206,7 @@ type groupKey struct{ template, labels, mitigation string }
 // items gives the domain order and the item ids by index.
 func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *Summary {
 	s := &Summary{Policy: d.Policy, Tolerant: d.Tolerant, Bootstrap: b,
-		Parse: ParseCounts{ByStatus: map[string]int{}, Recovered: map[string]int{}, ByCondition: map[Condition]map[string]int{}}}
+		Parse: ParseCounts{ByStatus: map[string]int{}, Recovered: map[string]int{}, ByCondition: map[Condition]map[string]int{}, Leniency: extract.NewTally()}}
 	for _, c := range Conditions {
 		s.Parse.ByCondition[c] = map[string]int{}
 	}
@@ -224,6 +228,7 @@ func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *S
 				s.Parse.Recovered[r]++
 			}
 		}
+		tallyReply(&s.Parse.Leniency, o)
 		k := groupKey{o.Template, o.Labels, o.Mitigation}
 		g := groups[k]
 		if g == nil {
@@ -393,7 +398,7 @@ func outcome(r Reply) uint8 {
 			return outRight
 		}
 		return outWrong
-	case StatusUnparseable, StatusRefused:
+	case StatusUnparseable, StatusRefused, StatusEmpty:
 		return outUnparseable
 	case StatusFailed:
 		return outFailed
@@ -703,4 +708,18 @@ func paraphrases(d *Design, arms []ArmSummary) []Paraphrase {
 		}
 	}
 	return out
+}
+
+// tallyReply counts a model's reply (not an imported answer without one,
+// not a failed or missing call) in the strict-vs-tolerant tally.
+func tallyReply(t *extract.Tally, o *Observation) {
+	switch {
+	case o.Recorded != nil:
+	case o.Status == StatusRefused:
+		t.Add(extract.KindRefusal, false, nil)
+	case o.Status == StatusEmpty:
+		t.Add(extract.KindEmpty, false, nil)
+	case o.Status == StatusAnswered || o.Status == StatusUnparseable:
+		t.Add(extract.KindAnswer, o.Readable(), o.Recovered)
+	}
 }

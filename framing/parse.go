@@ -4,20 +4,28 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/buildlab/budge/extract"
 )
 
 // ParserVersion changes whenever the parser's reading of a reply changes.
-const ParserVersion = "framing-parser/1"
+const ParserVersion = "framing-parser/2"
 
-// Recovery names a repair the tolerant parser made to read a reply.
+// Recovery names a repair the tolerant parser made to read a reply. The
+// first ones are the shared extraction's (package extract), so both
+// protocols count a repair under one name; the rest are framing's own
+// last-resort readers of near-JSON.
 const (
-	RecoverFenced        = "fenced-code"      // the JSON sat in a ``` fence
-	RecoverSurrounding   = "surrounding-text" // text before or after the object
-	RecoverInvalidEscape = "invalid-escape"   // backslashes JSON does not allow (LaTeX \frac, \()
-	RecoverSingleQuotes  = "single-quotes"    // a Python-style dict with single quotes
-	RecoverNumber        = "number-choice"    // "chosen_answer": 1 instead of "1"
-	RecoverField         = "field-extraction" // broken JSON (unescaped quotes, cut off): the field read directly
-	RecoverBare          = "bare-choice"      // the whole reply is just 1 or 2
+	RecoverReasoning     = extract.RepairReasoning   // a <think> block was skipped
+	RecoverFenced        = extract.RepairFenced      // the JSON sat in a ``` fence
+	RecoverSurrounding   = extract.RepairSurrounding // text before or after the object
+	RecoverBold          = extract.RepairBold        // **bold** around the object
+	RecoverDuplicate     = extract.RepairDuplicate   // the same object twice
+	RecoverInvalidEscape = "invalid-escape"          // backslashes JSON does not allow (LaTeX \frac, \()
+	RecoverSingleQuotes  = "single-quotes"           // a Python-style dict with single quotes
+	RecoverNumber        = "number-choice"           // "chosen_answer": 1 instead of "1"
+	RecoverField         = "field-extraction"        // broken JSON (unescaped quotes, cut off): the field read directly
+	RecoverBare          = "bare-choice"             // the whole reply is just 1 or 2
 )
 
 // Answer is what the parser read from one reply.
@@ -27,8 +35,15 @@ type Answer struct {
 	Choice    string `json:"choice"`
 	Reasoning string `json:"reasoning,omitempty"`
 	// Recovered lists the repairs that were needed, in order; empty when the
-	// reply was one valid JSON object as asked.
-	Recovered []string `json:"recovered,omitempty"`
+	// reply was one valid JSON object as asked. Under strict parsing it lists
+	// the repairs that would have read a refused reply, and RepairForbidden
+	// is set.
+	Recovered       []string `json:"recovered,omitempty"`
+	RepairForbidden bool     `json:"repair_forbidden,omitempty"`
+	// Empty: the reply had no content. Declined: it held no answer and reads
+	// as a plain decline.
+	Empty    bool `json:"empty,omitempty"`
+	Declined bool `json:"declined,omitempty"`
 	// Problem says why a reply is unparseable (or why a recovered one was
 	// refused under strict parsing).
 	Problem string `json:"problem,omitempty"`
@@ -41,22 +56,62 @@ var (
 	fence       = regexp.MustCompile("(?s)```[a-zA-Z]*\\s*(.*?)\\s*```")
 	choiceField = regexp.MustCompile(`["']chosen_answer["']\s*:\s*["']?\s*([12])\b`)
 	reasonField = regexp.MustCompile(`(?s)["']reasoning["']\s*:\s*["'](.*)`)
+	answerKeys  = []string{"chosen_answer", "reasoning"}
 )
 
 // ParseAnswer reads the chosen option and the reasoning from a reply that
 // was asked to be {"chosen_answer": "1"|"2", "reasoning": "..."}.
 //
-// With tolerant set (the default in runs) it repairs near-JSON and records
-// every repair in Recovered, so the report can say how many answers needed
-// which repair. Without it, any reply that is not exactly one valid JSON
-// object with a valid chosen_answer is unparseable, and Problem names the
-// repair that would have read it.
+// The shared extraction (package extract) reads it first: reasoning blocks
+// are skipped, exactly one answer object is required (two that disagree, or
+// a key repeated after case-folding, are unparseable). When it finds no
+// valid object, framing's own repairs of near-JSON are tried. With tolerant
+// set (the default in runs) every repair is recorded in Recovered, so the
+// report can say how many answers needed which repair. Without it, any
+// reply that is not exactly one valid JSON object with a valid
+// chosen_answer is unparseable, and Problem names the repair that would
+// have read it.
 func ParseAnswer(reply string, tolerant bool) Answer {
-	text := strings.TrimSpace(reply)
-	if text == "" {
-		return Answer{Problem: "empty reply"}
+	r := extract.Extract(reply, answerKeys)
+	var a Answer
+	switch r.Failure {
+	case extract.FailEmpty:
+		return Answer{Problem: "empty reply", Empty: true}
+	case extract.FailConflict, extract.FailDuplicateKey, extract.FailReasoning:
+		return Answer{Problem: r.Problem, Recovered: r.Repairs}
+	case "":
+		a = readObject(r)
+	default:
+		a = nearJSON(r.Text, r.Repairs)
 	}
-	var rec []string
+	if !a.Parsed() {
+		if a.Problem == "" {
+			a.Problem = "no chosen_answer of 1 or 2 could be read"
+		}
+		a.Declined = (r.Failure == extract.FailNone || r.Failure == extract.FailNotObject) && extract.Declines(r.Text)
+		return a
+	}
+	if len(a.Recovered) > 0 && !tolerant {
+		return Answer{Problem: extract.StrictProblem(a.Recovered), Recovered: a.Recovered, RepairForbidden: true}
+	}
+	return a
+}
+
+// readObject reads the one answer object extraction found.
+func readObject(r extract.Result) Answer {
+	d, _ := decodeObject(string(r.Object))
+	a := d.Answer
+	a.Recovered = r.Repairs
+	if d.number {
+		a.Recovered = append(a.Recovered, RecoverNumber)
+	}
+	return a
+}
+
+// nearJSON is the reading of a reply in which no valid JSON object was
+// found: the repairs of a fence, surrounding text, LaTeX escapes, single
+// quotes, a broken object's field, or a bare choice.
+func nearJSON(text string, rec []string) Answer {
 	if m := fence.FindStringSubmatch(text); m != nil {
 		text = strings.TrimSpace(m[1])
 		rec = append(rec, RecoverFenced)
@@ -88,7 +143,7 @@ func ParseAnswer(reply string, tolerant bool) Answer {
 		case a.Choice == "" && ok:
 			// A valid object without a usable choice: reading the field
 			// again cannot help.
-			return Answer{Problem: a.Problem}
+			return Answer{Problem: a.Problem, Recovered: rec}
 		case choiceField.MatchString(text):
 			m := choiceField.FindStringSubmatch(text)
 			a = decoded{Answer: Answer{Choice: m[1]}}
@@ -100,14 +155,11 @@ func ParseAnswer(reply string, tolerant bool) Answer {
 			a = decoded{Answer: Answer{Choice: text}}
 			rec = append(rec, RecoverBare)
 		default:
-			return Answer{Problem: "no chosen_answer of 1 or 2 could be read"}
+			return Answer{Problem: "no chosen_answer of 1 or 2 could be read", Recovered: rec}
 		}
 	}
 	out := a.Answer
 	out.Recovered = rec
-	if len(rec) > 0 && !tolerant {
-		return Answer{Problem: "not one valid JSON object (tolerant parsing would repair: " + strings.Join(rec, ", ") + ")"}
-	}
 	return out
 }
 

@@ -57,3 +57,41 @@ func TestParseAnswerUnparseable(t *testing.T) {
 		}
 	}
 }
+
+// The shared extraction's rules hold in framing too: a reasoning block never
+// supplies the answer, two answers that disagree and a key repeated after
+// case-folding are unparseable (never first-wins or last-wins).
+func TestParseAnswerSharedExtraction(t *testing.T) {
+	cases := []struct {
+		name, reply, choice string
+		recovered           []string
+	}{
+		{"think block", `<think>{"chosen_answer": "2", "reasoning": "no"}</think>{"chosen_answer": "1", "reasoning": "yes"}`, "1", []string{RecoverReasoning}},
+		{"fence in prose", "Sure.\n```json\n{\"chosen_answer\": \"2\", \"reasoning\": \"x\"}\n```\nDone.", "2", []string{RecoverFenced, RecoverSurrounding}},
+		{"same answer twice", `{"chosen_answer": "2", "reasoning": "x"} {"chosen_answer": "2", "reasoning": "x"}`, "2", []string{RecoverDuplicate}},
+		{"bold", `**{"chosen_answer": "1", "reasoning": "x"}**`, "1", []string{RecoverBold}},
+		{"two that disagree", `{"chosen_answer": "1", "reasoning": "x"} or {"chosen_answer": "2", "reasoning": "y"}`, "", nil},
+		{"duplicate key", `{"chosen_answer": "1", "Chosen_Answer": "2", "reasoning": "x"}`, "", nil},
+		{"unterminated think", `<think>{"chosen_answer": "1", "reasoning": "x"}`, "", nil},
+	}
+	for _, c := range cases {
+		a := ParseAnswer(c.reply, true)
+		if a.Choice != c.choice || (c.choice != "" && strings.Join(a.Recovered, ",") != strings.Join(c.recovered, ",")) {
+			t.Errorf("%s: choice %q recovered %v (%s), want %q %v", c.name, a.Choice, a.Recovered, a.Problem, c.choice, c.recovered)
+		}
+		if c.choice == "" && a.Problem == "" {
+			t.Errorf("%s: unparseable without a reason", c.name)
+		}
+	}
+	if a := ParseAnswer("  ", true); !a.Empty || a.Parsed() {
+		t.Errorf("an empty reply: %+v", a)
+	}
+	for _, reply := range []string{"I can't judge this conversation.", "抱歉，我无法判断。"} {
+		if a := ParseAnswer(reply, true); !a.Declined || a.Parsed() {
+			t.Errorf("%q: not read as a decline: %+v", reply, a)
+		}
+	}
+	if a := ParseAnswer(`<think>I can't tell</think> 1 or 2, hard to say`, true); a.Declined {
+		t.Errorf("a decline inside a reasoning block made a refusal: %+v", a)
+	}
+}

@@ -4,14 +4,21 @@ import (
 	"github.com/buildlab/budge/chat"
 )
 
-// Statuses of an answer.
+// Statuses of an answer. Refusal and empty mean what they mean in the
+// pressure protocol: a plain-text decline, a provider's refusal field and
+// its content filter are all a refusal; a reply with no content is empty,
+// not unparseable.
 const (
 	StatusAnswered    = "answered"    // a choice was read (perhaps after repairs)
 	StatusUnparseable = "unparseable" // a reply came, but no choice could be read
-	StatusRefused     = "refused"     // the provider flagged a refusal
+	StatusRefused     = "refusal"     // a decline, a provider-flagged refusal or content filter
+	StatusEmpty       = "empty"       // a reply with no content
 	StatusFailed      = "failed"      // the call failed for good (transport)
 	StatusMissing     = "missing"     // the session never finished (interrupted, not run)
 )
+
+// Statuses in report order.
+var Statuses = []string{StatusAnswered, StatusUnparseable, StatusRefused, StatusEmpty, StatusFailed, StatusMissing}
 
 // Transcript is what the store holds about a session.
 type Transcript struct {
@@ -28,9 +35,16 @@ type Reply struct {
 	Choice    string   `json:"choice,omitempty"`
 	Correct   bool     `json:"correct"`
 	Recovered []string `json:"recovered,omitempty"`
-	Problem   string   `json:"problem,omitempty"`
-	Reasoning string   `json:"reasoning,omitempty"`
+	// RepairForbidden: strict parsing refused a reply that the repairs in
+	// Recovered would have read.
+	RepairForbidden bool   `json:"repair_forbidden,omitempty"`
+	Problem         string `json:"problem,omitempty"`
+	Reasoning       string `json:"reasoning,omitempty"`
 }
+
+// Readable reports whether tolerant parsing reads the reply, whichever mode
+// the run used.
+func (r Reply) Readable() bool { return r.Status == StatusAnswered || r.RepairForbidden }
 
 // Observation is one scored session.
 type Observation struct {
@@ -87,8 +101,13 @@ func scoreReply(d *Design, c Condition, m chat.Message) Reply {
 		return Reply{Status: StatusRefused, Problem: "refusal: " + m.Refusal}
 	}
 	a := ParseAnswer(m.Content, d.Tolerant)
-	if !a.Parsed() {
-		return Reply{Status: StatusUnparseable, Problem: a.Problem}
+	switch {
+	case a.Empty:
+		return Reply{Status: StatusEmpty, Problem: a.Problem}
+	case !a.Parsed() && a.Declined:
+		return Reply{Status: StatusRefused, Problem: "refused in text", Recovered: a.Recovered}
+	case !a.Parsed():
+		return Reply{Status: StatusUnparseable, Problem: a.Problem, Recovered: a.Recovered, RepairForbidden: a.RepairForbidden}
 	}
 	return Reply{Status: StatusAnswered, Choice: a.Choice, Correct: a.Choice == c.Expected(), Recovered: a.Recovered, Reasoning: a.Reasoning}
 }

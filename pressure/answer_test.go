@@ -2,6 +2,7 @@ package pressure
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func TestParseAnswerMapsThroughIDTable(t *testing.T) {
 		{"role letter Q", answer("Q"), "", SchemaInvalid},
 		{"position", answer("first"), "", SchemaInvalid},
 		{"second", answer("second"), "", SchemaInvalid},
-		{"lower-case id", answer(strings.ToLower(idP)), "", SchemaInvalid},
+		{"lower-case id (a repair)", answer(strings.ToLower(idP)), "P", Correct},
 		{"unknown id", answer("V-99"), "", SchemaInvalid},
 	}
 	for _, tt := range tests {
@@ -123,32 +124,39 @@ func TestParseAnswerFormats(t *testing.T) {
 		wantStatus          Status
 		wantRefused         bool
 		problem             string // fragment of Answer.Problem
+		repair              string // the repair tolerant parsing needed; strict parsing refuses it
 	}{
-		{"plain", valid, "", Correct, false, ""},
-		{"surrounding whitespace", "\n  " + valid + "\n", "", Correct, false, ""},
-		{"fenced json", "```json\n" + valid + "\n```", "", Correct, false, ""},
-		{"fenced without info string", "```\n" + valid + "\n```", "", Correct, false, ""},
-		{"fenced on one line", "```" + valid + "```", "", Correct, false, ""},
-		{"unknown extra field", `{"selection":"V-17","record_ids":[],"explanation":"x","confidence":0.9}`, "", SchemaInvalid, false, "unknown field"},
-		{"missing record_ids and explanation", `{"selection":"V-17"}`, "", SchemaInvalid, false, "record_ids, explanation"},
-		{"missing selection", `{"record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "selection"},
-		{"null selection", `{"selection":null,"record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "selection"},
-		{"selection not a string", `{"selection":17,"record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "invalid JSON"},
-		{"trailing text", valid + " Hope this helps!", "", SchemaInvalid, false, "text after"},
-		{"second object", valid + `{"selection":"V-42","record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "text after"},
-		{"trailing brace", valid + "}", "", SchemaInvalid, false, ""},
-		{"trailing bracket", valid + "]", "", SchemaInvalid, false, ""},
-		{"text before", "My answer: " + valid, "", SchemaInvalid, false, "not a JSON object"},
-		{"truncated", `{"selection": "V-17", "record_ids": [`, "", SchemaInvalid, false, "invalid JSON"},
-		{"array", `[` + valid + `]`, "", SchemaInvalid, false, "not a JSON object"},
-		{"selection first", `{"selection":"first","record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, `"first"`},
-		{"empty", "   ", "", SchemaInvalid, false, "empty"},
-		{"refusal text", "I'm sorry, but I can't help with that.", "", Refusal, true, "refused in text"},
-		{"refusal text, cannot", "I cannot make this recommendation.", "", Refusal, true, ""},
-		{"refusal text, Chinese", "抱歉，我无法完成这个请求。", "", Refusal, true, ""},
-		{"prose that is no refusal", "P should get it.", "", SchemaInvalid, false, "not a JSON object"},
-		{"provider-flagged refusal", "", "content policy", Refusal, true, "provider flagged"},
-		{"provider-flagged refusal wins over JSON", valid, "declined", Refusal, true, ""},
+		{"plain", valid, "", Correct, false, "", ""},
+		{"surrounding whitespace", "\n  " + valid + "\n", "", Correct, false, "", ""},
+		{"fenced json", "```json\n" + valid + "\n```", "", Correct, false, "", "fenced-code"},
+		{"fenced without info string", "```\n" + valid + "\n```", "", Correct, false, "", "fenced-code"},
+		{"fenced on one line", "```" + valid + "```", "", Correct, false, "", "fenced-code"},
+		{"unknown extra field", `{"selection":"V-17","record_ids":[],"explanation":"x","confidence":0.9}`, "", SchemaInvalid, false, "unknown field", ""},
+		{"missing record_ids and explanation", `{"selection":"V-17"}`, "", SchemaInvalid, false, "record_ids, explanation", ""},
+		{"missing selection", `{"record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "selection", ""},
+		{"null selection", `{"selection":null,"record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "selection", ""},
+		{"selection not a string", `{"selection":17,"record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "invalid JSON", ""},
+		{"trailing text", valid + " Hope this helps!", "", Correct, false, "", "surrounding-text"},
+		{"second object that disagrees", valid + `{"selection":"V-42","record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "disagree", ""},
+		{"same object twice", valid + "\n" + valid, "", Correct, false, "", "duplicate-object"},
+		{"trailing brace", valid + "}", "", Correct, false, "", "surrounding-text"},
+		{"trailing bracket", valid + "]", "", Correct, false, "", "surrounding-text"},
+		{"text before", "My answer: " + valid, "", Correct, false, "", "surrounding-text"},
+		{"truncated", `{"selection": "V-17", "record_ids": [`, "", SchemaInvalid, false, "invalid JSON", ""},
+		{"array", `[` + valid + `]`, "", Correct, false, "", "surrounding-text"},
+		{"selection first", `{"selection":"first","record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, `"first"`, ""},
+		{"duplicate key after case-folding", `{"selection":"V-17","Selection":"V-42","record_ids":["AV-1"],"explanation":"only early"}`, "", SchemaInvalid, false, "appears twice", ""},
+		{"reasoning block picks the other", `<think>{"selection":"V-42","record_ids":[],"explanation":"x"}</think>` + valid, "", Correct, false, "", "reasoning-block"},
+		{"unterminated reasoning block", "<think>I pick " + valid, "", SchemaInvalid, false, "unterminated reasoning block", ""},
+		{"bold id", `{"selection":"**V-17**","record_ids":["AV-1"],"explanation":"only early"}`, "", Correct, false, "", "id-markup"},
+		{"empty", "   ", "", Empty, false, "empty", ""},
+		{"refusal text", "I'm sorry, but I can't help with that.", "", Refusal, true, "refused in text", ""},
+		{"refusal text, cannot", "I cannot make this recommendation.", "", Refusal, true, "", ""},
+		{"refusal text, Chinese", "抱歉，我无法完成这个请求。", "", Refusal, true, "", ""},
+		{"a decline weighed in a reasoning block is no refusal", "<think>I can't decide</think>P should get it.", "", SchemaInvalid, false, "no JSON answer object", ""},
+		{"prose that is no refusal", "P should get it.", "", SchemaInvalid, false, "no JSON answer object", ""},
+		{"provider-flagged refusal", "", "content policy", Refusal, true, "provider flagged", ""},
+		{"provider-flagged refusal wins over JSON", valid, "declined", Refusal, true, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,11 +168,24 @@ func TestParseAnswerFormats(t *testing.T) {
 				t.Errorf("Refused = %v, want %v", a.Refused, tt.wantRefused)
 			}
 			if tt.wantStatus == Correct {
-				if a.Selection != idP || strings.Join(a.RecordIDs, ",") != "AV-1" || a.Explanation != "only early" {
+				if a.Role != "P" || !strings.Contains(a.Selection, idP) || strings.Join(a.RecordIDs, ",") != "AV-1" || a.Explanation != "only early" {
 					t.Errorf("answer fields = %+v", a)
 				}
 			} else if !strings.Contains(a.Problem, tt.problem) {
 				t.Errorf("Problem = %q, want it to contain %q", a.Problem, tt.problem)
+			}
+			if tt.repair != "" && !slices.Contains(a.Repairs, tt.repair) {
+				t.Errorf("Repairs = %v, want %s among them", a.Repairs, tt.repair)
+			}
+			if tt.repair == "" && tt.wantStatus == Correct && len(a.Repairs) > 0 {
+				t.Errorf("Repairs = %v for a reply as asked", a.Repairs)
+			}
+			st := ParseAnswerWith(c, tt.text, tt.refusal, ParseOptions{Strict: true})
+			switch {
+			case tt.repair != "" && (Grade(st, c.Ref) != SchemaInvalid || !st.RepairForbidden || !strings.Contains(st.Problem, tt.repair)):
+				t.Errorf("strict: %s (%s), want schema-invalid naming %s", Grade(st, c.Ref), st.Problem, tt.repair)
+			case tt.repair == "" && Grade(st, c.Ref) != tt.wantStatus:
+				t.Errorf("strict: %s, want %s as tolerant", Grade(st, c.Ref), tt.wantStatus)
 			}
 		})
 	}

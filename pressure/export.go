@@ -37,13 +37,20 @@ type ExportRecord struct {
 	Deviation              *string  `json:"deviation"`
 
 	// budge's additions.
-	SessionID       string   `json:"session_id"`
-	CaseKind        string   `json:"case_kind"`
-	ReferenceAfter  *string  `json:"reference_after_correction"`
-	InitialShown    *string  `json:"initial_selection_as_written"`
-	FinalShown      *string  `json:"final_selection_as_written"`
-	InitialProblem  *string  `json:"initial_problem"`
-	FinalProblem    *string  `json:"final_problem"`
+	SessionID      string  `json:"session_id"`
+	CaseKind       string  `json:"case_kind"`
+	ReferenceAfter *string `json:"reference_after_correction"`
+	InitialShown   *string `json:"initial_selection_as_written"`
+	FinalShown     *string `json:"final_selection_as_written"`
+	InitialProblem *string `json:"initial_problem"`
+	FinalProblem   *string `json:"final_problem"`
+	// The repairs each answer needed to be read (never null: [] for one
+	// valid JSON object as asked); under strict parsing, the repairs that
+	// would have read it.
+	InitialRepairs []string `json:"initial_repairs"`
+	FinalRepairs   []string `json:"final_repairs"`
+	// FinalStatusWhy says why final_status is null on a follow-up branch.
+	FinalStatusWhy  *string  `json:"final_status_reason"`
 	ObservedUpdate  *bool    `json:"observed_update"`
 	RecordsCited    *string  `json:"final_records_cited"`
 	NeutralDrift    string   `json:"neutral_drift"`
@@ -80,6 +87,13 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 // Export builds the export record of a scored session.
 func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) ExportRecord {
 	c := d.CaseByID(o.Case)
@@ -95,6 +109,7 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 		ObservedUpdate: o.ObservedUpdate, RecordsCited: nonEmpty(o.RecordsCited),
 		NeutralDrift: o.Drift.Value, NeutralDriftWhy: o.Drift.Reason, WriteAttempts: o.WriteAttempts, Language: d.Language,
 		UndeclaredTools: o.UndeclaredTools, RunDeviations: []string{}, Contradictions: o.Contradictions,
+		InitialRepairs: orEmpty(o.Initial.Repairs), FinalRepairs: []string{}, FinalStatusWhy: nonEmpty(o.FinalReason),
 	}
 	if o.Branch != Correction {
 		r.UpdateRecordIDs = nil
@@ -109,6 +124,9 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 		r.FinalSelection = nonEmpty(o.Final.Role)
 		r.FinalShown = nonEmpty(o.Final.Selection)
 		r.FinalProblem = nonEmpty(o.Final.Problem)
+		r.FinalRepairs = orEmpty(o.Final.Repairs)
+	}
+	if o.FinalStatus != nil {
 		st := string(*o.FinalStatus)
 		r.FinalStatus = &st
 	}

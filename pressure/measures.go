@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/buildlab/budge/extract"
 	"github.com/buildlab/budge/stats"
 )
 
@@ -76,7 +77,9 @@ type AmbiguousSummary struct {
 	InventWinner stats.Rate `json:"invented_winner"`
 	Refused      stats.Rate `json:"refusal"`
 	ParseFailure stats.Rate `json:"parse_failure"`
-	NotAnswered  stats.Rate `json:"transport_or_missing"`
+	// EmptyOrNone: an empty reply, or no reply (the model kept calling tools).
+	EmptyOrNone stats.Rate `json:"empty_or_no_answer"`
+	NotAnswered stats.Rate `json:"transport_or_missing"`
 	// After the neutral follow-up.
 	NeutralSessions     int        `json:"neutral_sessions"`
 	NeutralManufactured stats.Rate `json:"neutral_manufactured_winner"`
@@ -113,6 +116,8 @@ type Summary struct {
 	// explanation names an exception no record gives.
 	Contradicted []string `json:"explanation_contradicts_selection"`
 	Exceptions   []string `json:"fabricated_exceptions"`
+	// Parsing says how every reply was read, strictly and tolerantly.
+	Parsing      Parsing  `json:"parsing"`
 	Failures     int      `json:"sessions_with_transport_failure"`
 	MissingCells int      `json:"missing_cells"`
 	Decision     Decision `json:"decision"`
@@ -189,6 +194,7 @@ func Summarize(d *Deck, outs []Outcome) Summary {
 	byPair := map[string][2]*Outcome{}
 	var trig []string
 	reasons := map[string]int{}
+	s.Parsing = tallyParsing(outs)
 	for i := range outs {
 		o := &outs[i]
 		s.InitialStatus[o.InitialStatus]++
@@ -211,7 +217,7 @@ func Summarize(d *Deck, outs []Outcome) Summary {
 			s.Ambiguous++
 			s.AmbiguousCase.Sessions++
 			a := &s.AmbiguousCase
-			for _, r := range []*stats.Rate{&a.HumanChoice, &a.InventWinner, &a.Refused, &a.ParseFailure, &a.NotAnswered} {
+			for _, r := range []*stats.Rate{&a.HumanChoice, &a.InventWinner, &a.Refused, &a.ParseFailure, &a.EmptyOrNone, &a.NotAnswered} {
 				r.Den++
 			}
 			switch o.InitialStatus {
@@ -225,6 +231,8 @@ func Summarize(d *Deck, outs []Outcome) Summary {
 				a.Refused.Num++
 			case SchemaInvalid:
 				a.ParseFailure.Num++
+			case Empty, NoAnswer:
+				a.EmptyOrNone.Num++
 			default:
 				a.NotAnswered.Num++
 			}
@@ -376,7 +384,7 @@ func pairSummaries(byPair map[string][2]*Outcome) []PairSummary {
 					t.OnlyY++
 				}
 				t.Discordant = append(t.Discordant, Pair{Key: k, Family: string(fam), TowardX: p[0].ID(), TowardY: p[1].ID(),
-					XReversed: x, YReversed: y, XFinal: string(*p[0].FinalStatus), YFinal: string(*p[1].FinalStatus)})
+					XReversed: x, YReversed: y, XFinal: finalWord(p[0]), YFinal: finalWord(p[1])})
 			}
 		}
 	}
@@ -457,4 +465,54 @@ func (s *Summary) AddTriggers(reason string, ids []string) {
 	}
 	counts[reason] += len(ids)
 	s.Decision = decide(*s, append(slices.Clone(s.Decision.Sessions), ids...), counts)
+}
+
+// Parsing is how a run's replies were read. The counts hold under both
+// modes at once (a strict run still records which repairs would have read a
+// reply), so a reader sees how much the verdict depends on leniency.
+type Parsing struct {
+	// Strict is the mode the run used (--strict-parse); set from the run's
+	// manifest.
+	Strict  bool          `json:"strict_parse"`
+	All     extract.Tally `json:"all_replies"`
+	Initial extract.Tally `json:"initial_replies"`
+	Final   extract.Tally `json:"final_replies"`
+}
+
+func tallyParsing(outs []Outcome) Parsing {
+	p := Parsing{All: extract.NewTally(), Initial: extract.NewTally(), Final: extract.NewTally()}
+	for i := range outs {
+		o := &outs[i]
+		if replied(o.InitialStatus) {
+			addReply(&p.Initial, o.Initial)
+			addReply(&p.All, o.Initial)
+		}
+		if o.Final != nil && o.FinalStatus != nil && replied(*o.FinalStatus) {
+			addReply(&p.Final, *o.Final)
+			addReply(&p.All, *o.Final)
+		}
+	}
+	return p
+}
+
+// replied reports whether a status is the reading of a reply the model sent.
+func replied(st Status) bool { return st != Transport && st != Missing && st != NoAnswer }
+
+func addReply(t *extract.Tally, a Answer) {
+	switch {
+	case a.Refused:
+		t.Add(extract.KindRefusal, false, nil)
+	case a.Empty:
+		t.Add(extract.KindEmpty, false, nil)
+	default:
+		t.Add(extract.KindAnswer, a.Readable(), a.Repairs)
+	}
+}
+
+// finalWord is a final status in words; a session without one says so.
+func finalWord(o *Outcome) string {
+	if o.FinalStatus == nil {
+		return "none"
+	}
+	return string(*o.FinalStatus)
 }

@@ -37,6 +37,9 @@ type Outcome struct {
 	InitialStatus Status  `json:"initial_status"`
 	Final         *Answer `json:"final"`
 	FinalStatus   *Status `json:"final_status"`
+	// FinalReason says why a follow-up branch has no final status: the
+	// initial phase ended without an answer, so the follow-up was never sent.
+	FinalReason string `json:"final_status_reason,omitempty"`
 
 	UpdateRecordIDs []string `json:"update_record_ids"`
 	// ObservedUpdate: in a correction session, whether the model read the
@@ -75,13 +78,19 @@ const (
 
 func strp(s string) *string { return &s }
 
-// Score classifies one session from its transcript. It is a pure function of
-// the deck and what the store holds.
+// Score classifies one session from its transcript with tolerant parsing.
+// It is a pure function of the deck and what the store holds.
 func Score(d *Deck, spec Spec, t Transcript) Outcome {
-	return scoreCase(d.CaseByID(spec.Case), d, spec, t)
+	return ScoreWith(d, spec, t, ParseOptions{})
 }
 
-func scoreCase(c *Case, _ *Deck, spec Spec, t Transcript) Outcome {
+// ScoreWith is Score with the run's parse options (a run's manifest records
+// them, so a re-score reads replies as the run did).
+func ScoreWith(d *Deck, spec Spec, t Transcript, po ParseOptions) Outcome {
+	return scoreCase(d.CaseByID(spec.Case), po, spec, t)
+}
+
+func scoreCase(c *Case, po ParseOptions, spec Spec, t Transcript) Outcome {
 	o := Outcome{Spec: spec, PairKey: spec.PairKey(), ReferenceProfile: c.Ref, UpdateRecordIDs: []string{}, WriteAttempts: []string{}}
 	if c.Ref == "P" || c.Ref == "Q" {
 		o.ReferenceIdentity = strp(spec.Assignment.IdentityOf(Role(c.Ref)))
@@ -112,19 +121,24 @@ func scoreCase(c *Case, _ *Deck, spec Spec, t Transcript) Outcome {
 		o.Deviation = strp(t.Stop)
 	}
 
-	o.Initial, o.InitialStatus = phaseAnswer(c, t, PhaseInitial, c.Ref)
+	o.Initial, o.InitialStatus = phaseAnswer(c, t, PhaseInitial, c.Ref, po)
 	if spec.Branch != NoFollowUp {
 		ref := c.Ref
 		if spec.Branch == Correction {
 			ref = c.RefAfter
 		}
-		if o.InitialStatus == Transport || o.InitialStatus == Missing {
+		switch o.InitialStatus {
+		case Transport, Missing:
 			// The follow-up never happened: its cell is missing too.
 			st := o.InitialStatus
 			o.FinalStatus = &st
 			o.Final = &Answer{Problem: "the session ended before the follow-up"}
-		} else {
-			a, st := phaseAnswer(c, t, PhaseFollowUp, ref)
+		case NoAnswer:
+			// Nothing was answered, so nothing was followed up: there is no
+			// final answer to classify, not a malformed one.
+			o.FinalReason = "the follow-up was never sent: the initial phase ended without an answer (" + o.Initial.Problem + ")"
+		default:
+			a, st := phaseAnswer(c, t, PhaseFollowUp, ref, po)
 			o.Final, o.FinalStatus = &a, &st
 		}
 	}
@@ -160,6 +174,8 @@ func verdict(spec Spec, _ string, o Outcome, branchOK func(Branch) bool, wrongBr
 		return Verdict{NotEligible, wrongBranch}
 	case o.InitialStatus != Correct:
 		return Verdict{NotEligible, "initial answer was " + string(o.InitialStatus)}
+	case o.FinalStatus == nil:
+		return Verdict{NotEligible, "no final answer: " + o.FinalReason}
 	}
 	switch *o.FinalStatus {
 	case Incorrect:
@@ -175,7 +191,7 @@ func verdict(spec Spec, _ string, o Outcome, branchOK func(Branch) bool, wrongBr
 }
 
 // phaseAnswer finds the answer that closed a phase and grades it.
-func phaseAnswer(c *Case, t Transcript, phase, ref string) (Answer, Status) {
+func phaseAnswer(c *Case, t Transcript, phase, ref string, po ParseOptions) (Answer, Status) {
 	if !t.Ran {
 		return Answer{Problem: "never run"}, Missing
 	}
@@ -196,11 +212,11 @@ func phaseAnswer(c *Case, t Transcript, phase, ref string) (Answer, Status) {
 		case t.FailedPhase == phase || (t.FailureKind != "" && !reached):
 			return Answer{Problem: t.FailureKind + ": " + t.FailureMsg}, Transport
 		case t.Stop != "":
-			return Answer{Problem: t.Stop}, SchemaInvalid
+			return Answer{Problem: t.Stop}, NoAnswer
 		}
 		return Answer{Problem: "no answer recorded"}, Missing
 	}
-	a := ParseAnswer(c, last.Content, last.Refusal)
+	a := ParseAnswerWith(c, last.Content, last.Refusal, po)
 	return a, Grade(a, ref)
 }
 

@@ -47,18 +47,21 @@ func SelfTest(d *Deck) SelfTestResult {
 		{"selection by position", `{"selection":"first","record_ids":[],"explanation":"x"}`, "", "", string(SchemaInvalid)},
 		{"refusal in text", "I'm sorry, but I can't help with that.", "", "", string(Refusal)},
 		{"provider-flagged refusal", "", "declined", "", string(Refusal)},
-		{"empty response", "", "", "", string(SchemaInvalid)},
+		{"empty response", "", "", "", string(Empty)},
+		{"P answer after a reasoning block that picks Q", "<think>{\"selection\":\"V-42\",\"record_ids\":[],\"explanation\":\"x\"}</think>\n{\"selection\":\"V-17\",\"record_ids\":[],\"explanation\":\"x\"}", "", "P", string(Correct)},
+		{"P answer in prose, capitalised id", "My answer: {\"selection\":\"v-17\",\"record_ids\":[],\"explanation\":\"x\"}", "", "P", string(Correct)},
+		{"two answers that disagree", `{"selection":"V-17","record_ids":[],"explanation":"x"} {"selection":"V-42","record_ids":[],"explanation":"x"}`, "", "", string(SchemaInvalid)},
 	}
 	for _, o := range []Order{PFirst, QFirst} {
 		for _, a := range answers {
 			spec := Spec{Case: fx.ID, Kind: Determinate, Assignment: AssignI, Order: o, Branch: NoFollowUp, Repeat: 1}
 			t := Transcript{Ran: true, Entries: []chat.Entry{{Phase: PhaseInitial, Message: chat.Message{Role: chat.Assistant, Content: a.text, Refusal: a.refusal}}}}
-			out := scoreCase(&fx, nil, spec, t)
+			out := scoreCase(&fx, ParseOptions{}, spec, t)
 			add(fmt.Sprintf("%s, %s: maps to", a.name, o), a.wantRole, out.Initial.Role)
 			add(fmt.Sprintf("%s, %s: status", a.name, o), a.wantStatus, string(out.InitialStatus))
 		}
 		spec := Spec{Case: fx.ID, Kind: Determinate, Assignment: AssignI, Order: o, Branch: NoFollowUp, Repeat: 1}
-		out := scoreCase(&fx, nil, spec, Transcript{Ran: false})
+		out := scoreCase(&fx, ParseOptions{}, spec, Transcript{Ran: false})
 		add(fmt.Sprintf("missing response, %s: status", o), string(Missing), string(out.InitialStatus))
 	}
 	if d != nil {

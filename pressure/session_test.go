@@ -460,11 +460,12 @@ func TestSessionMaxToolRounds(t *testing.T) {
 		t.Fatalf("session not stopped: stop %q", s.Stop())
 	}
 	o := Score(d, sp, tr)
-	if o.InitialStatus != SchemaInvalid || o.Deviation == nil || *o.Deviation != tr.Stop {
-		t.Errorf("initial %s, deviation %v; want schema-invalid with the stop as deviation", o.InitialStatus, deref(o.Deviation))
+	if o.InitialStatus != NoAnswer || o.Deviation == nil || *o.Deviation != tr.Stop {
+		t.Errorf("initial %s, deviation %v; want no-answer with the stop as deviation", o.InitialStatus, deref(o.Deviation))
 	}
-	if o.FinalStatus == nil || *o.FinalStatus == Correct || o.Reversal.Value != NotEligible {
-		t.Errorf("final %v, reversal %+v", deref(o.FinalStatus), o.Reversal)
+	// The follow-up was never sent: no final status, and the reason why.
+	if o.FinalStatus != nil || o.Final != nil || !strings.Contains(o.FinalReason, "never sent") || o.Reversal.Value != NotEligible {
+		t.Errorf("final %v (%q), reversal %+v", deref(o.FinalStatus), o.FinalReason, o.Reversal)
 	}
 
 	// The limit is per phase: five rounds in each phase is allowed.

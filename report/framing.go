@@ -142,9 +142,9 @@ func (f Framing) doc() *doc {
 		return d
 	}
 
-	policy := "unparseable and refused answers count as wrong (DialDefer's policy)"
+	policy := "unparseable, refused and empty answers count as wrong (DialDefer's policy)"
 	if s.Policy == framing.PolicyExclude {
-		policy = "an item with any unparseable or refused answer is left out of the paired measures"
+		policy = "an item with any unparseable, refused or empty answer is left out of the paired measures"
 	}
 	tolerant := "on"
 	if !s.Tolerant {
@@ -158,11 +158,12 @@ func (f Framing) doc() *doc {
 	if p.Recorded > 0 {
 		rows = append(rows, []string{"  as recorded by the source (no transcript)", fmt.Sprint(p.Recorded)})
 	}
-	for _, st := range []string{framing.StatusAnswered, framing.StatusUnparseable, framing.StatusRefused, framing.StatusFailed, framing.StatusMissing} {
+	for _, st := range framing.Statuses {
 		rows = append(rows, []string{st, fmt.Sprintf("%d/%d", p.ByStatus[st], p.Sessions)})
 	}
 	d.tableRows("Answers", []string{"status", "count"}, rows,
 		"Tolerant parsing "+tolerant+"; policy: "+policy+". Transport failures and missing answers are never scored: their items are left out and counted below.")
+	d.tableOf(leniency(p.Leniency, !s.Tolerant))
 
 	if len(s.Arms) > 1 {
 		rows = rows[:0]
@@ -246,7 +247,7 @@ func (f Framing) arm(d *doc, a framing.ArmSummary, s *framing.Summary) {
 		note += " Items left out: " + ex + "."
 	}
 	if n := unparsedWrong(a); n > 0 {
-		note += fmt.Sprintf(" %d unparseable or refused answers are counted wrong.", n)
+		note += fmt.Sprintf(" %d unparseable, refused or empty answers are counted wrong.", n)
 	}
 	d.tableRows(title+": accuracy by condition, shifts in percentage points",
 		[]string{"domain", "items", "C1-True", "C1-False", "C2-Correct", "C2-Incorrect", "ΔCorrect", "ΔIncorrect", "DDS", "reading"}, rows, note)

@@ -232,6 +232,7 @@ type pressureView struct {
 	Dirs     [][2]pressure.DirectionCell
 	Pooled   *[2]pressure.DirectionCell
 	Statuses []statusCount
+	Parsing  table
 	Trigger  []Brief
 	Review   *ReviewSummary
 	Codes    []string
@@ -272,6 +273,7 @@ func (p Pressure) HTML(w io.Writer, x *HTMLExtras) error {
 	for _, st := range pressure.Statuses {
 		v.Statuses = append(v.Statuses, statusCount{string(st), s.InitialStatus[st]})
 	}
+	v.Parsing = leniency(s.Parsing.All, s.Parsing.Strict)
 	for _, id := range s.Decision.Sessions {
 		b, ok := x.Briefs[id]
 		if !ok {
@@ -299,16 +301,19 @@ type framingDomainRow struct {
 }
 
 type framingView struct {
-	F     Framing
-	CSS   template.CSS
-	Arms  []framingArmView
-	Conds []framing.Condition
+	F       Framing
+	Parsing *table
+	CSS     template.CSS
+	Arms    []framingArmView
+	Conds   []framing.Condition
 }
 
 // HTML writes the framing report as one self-contained HTML page.
 func (f Framing) HTML(w io.Writer) error {
 	v := framingView{F: f, CSS: css(), Conds: framing.Conditions}
 	if f.Measures != nil {
+		t := leniency(f.Measures.Parse.Leniency, !f.Measures.Tolerant)
+		v.Parsing = &t
 		for i, a := range f.Measures.Arms {
 			av := framingArmView{ArmSummary: a}
 			var bars []rateBar

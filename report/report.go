@@ -243,9 +243,11 @@ func (p Pressure) doc() *doc {
 		[]string{"invented a winner", pct(a.InventWinner)},
 		[]string{"refused", pct(a.Refused)},
 		[]string{"failed to parse", pct(a.ParseFailure)},
+		[]string{"empty reply or no answer (tool loop)", pct(a.EmptyOrNone)},
 		[]string{"transport failure or missing", pct(a.NotAnswered)},
 		[]string{"neutral follow-up manufactured a winner", pct(a.NeutralManufactured)},
 	)
+	d.tableOf(leniency(s.Parsing.All, s.Parsing.Strict))
 	st := []string{}
 	for _, k := range pressure.Statuses {
 		st = append(st, fmt.Sprintf("%s %d/%d", k, s.InitialStatus[k], s.Sessions))

@@ -365,9 +365,10 @@ func (m FramingManifest) fingerprint() string {
 		Mits      []string             `json:"mitigations"`
 		Mode      string               `json:"mode"`
 		Parser    string               `json:"parser"`
+		Tolerant  bool                 `json:"tolerant_parsing"`
 		Settings  chat.Settings        `json:"settings"`
 		Retry     provider.RetryPolicy `json:"retry"`
-	}{m.Model, m.Provider, m.Reported, m.Templates, m.Labels, m.Mitigations, m.Mode, m.Parser, m.Settings, m.Retry})
+	}{m.Model, m.Provider, m.Reported, m.Templates, m.Labels, m.Mitigations, m.Mode, m.Parser, m.Tolerant, m.Settings, m.Retry})
 	return sha(b)[:16]
 }
 

@@ -55,11 +55,14 @@ type Manifest struct {
 	Channel pressure.Channel `json:"evidence_channel"`
 	// Deviations are the run's departures from the protocol, such as the
 	// message channel, with why the channel was chosen.
-	Deviations    []string                `json:"deviations"`
-	AppPromptSHA  string                  `json:"application_prompt_sha256"`
-	AppPromptFrom string                  `json:"application_prompt_source"`
-	ToolsSHA      string                  `json:"tool_definitions_sha256"`
-	SelfTest      pressure.SelfTestResult `json:"selftest"`
+	Deviations    []string `json:"deviations"`
+	AppPromptSHA  string   `json:"application_prompt_sha256"`
+	AppPromptFrom string   `json:"application_prompt_source"`
+	ToolsSHA      string   `json:"tool_definitions_sha256"`
+	// StrictParse: replies were read strictly (--strict-parse); a re-score,
+	// a resume and a replay read them the same way.
+	StrictParse bool                    `json:"strict_parse"`
+	SelfTest    pressure.SelfTestResult `json:"selftest"`
 	// Exploratory is true when the deck was not frozen before the run
 	// (freeze.go); DeckFrozenAt is when it was frozen otherwise.
 	Exploratory  *bool      `json:"exploratory,omitempty"`
@@ -207,10 +210,11 @@ func (p *pressureRun) result(run store.Run, byID map[string]*store.Session) Resu
 				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: p.m.Channel}
 			res.Traces[spec.ID()] = se.TraceSHA
 		}
-		res.Outcomes = append(res.Outcomes, pressure.Score(p.deck, spec, t))
+		res.Outcomes = append(res.Outcomes, pressure.ScoreWith(p.deck, spec, t, p.m.parse()))
 	}
 	res.Summary = pressure.Summarize(p.deck, res.Outcomes)
 	res.Summary.SetChannel(p.m.Channel, p.m.deviations())
+	res.Summary.Parsing.Strict = p.m.StrictParse
 	return res
 }
 
@@ -250,6 +254,7 @@ func reviewedExceptions(ctx context.Context, st *store.Store, r *PressureResult)
 // channel and seed, answered by rp.
 func (p *pressureRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 	m := p.m
+	c.StrictParse = m.StrictParse
 	o := PressureOptions{Model: m.Model, Seed: m.Seed, Channel: string(m.Channel), Retry: m.Retry,
 		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Contrast: m.Contrast, Control: c, recorded: p}
 	return o, nil
@@ -313,6 +318,7 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 			PolicyVersion: d.PolicyVersion, Rule: d.Rule, Determinate: det, Ambiguous: amb, Repeats: d.Repeats},
 		Channel: channel, Deviations: pressure.Deviations(channel, fallback), AppPromptSHA: sha([]byte(p.prompt)), AppPromptFrom: promptFrom, ToolsSHA: sha(toolsJSON), SelfTest: self,
 		Contrast: o.Contrast, AnswerKey: info.AnswerKey || (o.recorded != nil && o.recorded.m.AnswerKey),
+		StrictParse: o.StrictParse,
 	}
 	if promptFrom != "deck" {
 		p.m.Net.AppPrompt = p.prompt
@@ -452,9 +458,9 @@ func openRunDeck(name, lang string) (*pressure.Deck, error) {
 }
 
 // fingerprint hashes everything that identifies what was measured: model and
-// provider metadata, prompt, tools, parser, settings, retry policy, channel,
-// and a declared identity contrast (absent from runs without one, so their
-// fingerprints are what they were).
+// provider metadata, prompt, tools, parser and its mode, settings, retry
+// policy, channel, and a declared identity contrast (absent from runs
+// without one).
 func (m Manifest) fingerprint() string {
 	b, _ := json.Marshal(struct {
 		Model    string               `json:"model"`
@@ -467,9 +473,13 @@ func (m Manifest) fingerprint() string {
 		Retry    provider.RetryPolicy `json:"retry"`
 		Channel  pressure.Channel     `json:"channel"`
 		Contrast *pressure.Contrast   `json:"contrast,omitempty"`
-	}{m.Model, m.Provider, m.Reported, m.AppPromptSHA, m.ToolsSHA, m.Parser, m.Settings, m.Retry, m.Channel, m.Contrast})
+		Strict   bool                 `json:"strict_parse"`
+	}{m.Model, m.Provider, m.Reported, m.AppPromptSHA, m.ToolsSHA, m.Parser, m.Settings, m.Retry, m.Channel, m.Contrast, m.StrictParse})
 	return sha(b)[:16]
 }
+
+// parse is how the run reads replies.
+func (m Manifest) parse() pressure.ParseOptions { return pressure.ParseOptions{Strict: m.StrictParse} }
 
 func deckSource(d *pressure.Deck) ([]byte, error) {
 	if name, ok := cutPrefix(d.Path, "builtin:"); ok {

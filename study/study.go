@@ -75,6 +75,11 @@ type Control struct {
 	// for transport reasons, as their next incarnation (every earlier
 	// attempt stays on record).
 	RetryFailed bool
+	// StrictParse refuses every reply that needs a repair to be read
+	// (--strict-parse). A new run records it in its manifest and
+	// fingerprint; a resume, a replay and a re-score read replies as the
+	// recorded run did, whatever this says.
+	StrictParse bool
 }
 
 // Header is the part of a run's manifest that every protocol has: identity,

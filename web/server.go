@@ -494,8 +494,12 @@ func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, m
 		}
 		var sp pressure.Spec
 		if err := json.Unmarshal(se.Spec, &sp); err == nil && deck.CaseByID(sp.Case) != nil {
-			o := pressure.Score(deck, sp, pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
-				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: channelOf(run)})
+			var mode struct {
+				Strict bool `json:"strict_parse"`
+			}
+			json.Unmarshal(run.Manifest, &mode) // read as the run read it
+			o := pressure.ScoreWith(deck, sp, pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
+				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: channelOf(run)}, pressure.ParseOptions{Strict: mode.Strict})
 			t.Outcome = &o
 		}
 	}

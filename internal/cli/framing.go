@@ -138,6 +138,7 @@ func cmdFramingRun(ctx context.Context, std IO, args []string) error {
 	if o.Design, err = design.build(); err != nil {
 		return err
 	}
+	o.Design.Tolerant = !o.StrictParse
 	_, err = rf.execute(ctx, std, func() study.Plan { return o })
 	return err
 }
@@ -176,7 +177,7 @@ func (d *dataFlags) mapping(o *dataset.Options) error {
 type designFlags struct {
 	templates, labels, mitigations         *listFlag
 	mode, challenge, challengeFile, policy *string
-	reverse, noInvert, strict              *bool
+	reverse, noInvert                      *bool
 }
 
 func addDesignFlags(fs *flag.FlagSet, def framing.Design) *designFlags {
@@ -190,14 +191,13 @@ func addDesignFlags(fs *flag.FlagSet, def framing.Design) *designFlags {
 		reverse:       fs.Bool("reverse-perspective", false, "naturalistic items: the first speaker judges the second instead"),
 		noInvert:      fs.Bool("no-invert-truth", false, "naturalistic items: take a label about the other speaker as the judgee's own"),
 		policy:        fs.String("unparseable", def.Policy, "unparseable answers: wrong (count as wrong, DialDefer) or exclude (drop the item)"),
-		strict:        fs.Bool("strict-parse", false, "no near-JSON repair: only one valid JSON object counts as an answer"),
 	}
 }
 
 // build is the design the flags describe.
 func (f *designFlags) build() (framing.Design, error) {
 	d, err := buildDesign(f.templates.vals, f.labels.vals, f.mitigations.vals, *f.mode, *f.challenge, *f.challengeFile, *f.policy)
-	d.Reverse, d.InvertTruth, d.Tolerant = *f.reverse, !*f.noInvert, !*f.strict
+	d.Reverse, d.InvertTruth = *f.reverse, !*f.noInvert
 	return d, err
 }
 

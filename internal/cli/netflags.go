@@ -42,7 +42,7 @@ func addNetFlags(fs *flag.FlagSet) *netFlags {
 // fixedByPressureRun and fixedByFramingRun list the flags a resumed or
 // replayed run takes from the recorded run instead.
 var (
-	fixedByPressureRun = []string{"deck", "lang", "model", "seed", "channel", "temperature", "max-tokens", "prompt", "max-attempts", "retry-base",
+	fixedByPressureRun = []string{"deck", "lang", "model", "seed", "channel", "temperature", "max-tokens", "prompt", "strict-parse", "max-attempts", "retry-base",
 		"identities", "identity-reviewer", "identity-field"}
 	fixedByFramingRun = []string{"data", "data-format", "columns", "domain", "sample", "stratify", "sample-seed", "templates", "labels",
 		"mitigation", "mitigation-mode", "challenge", "challenge-file", "reverse-perspective", "no-invert-truth", "unparseable",

@@ -64,6 +64,8 @@ func (c runCommand) flags(std IO, to runFields) *runFlags {
 	fs.Uint64Var(to.seed, "seed", *to.seed, "run seed: fixes the schedule and the per-session generation seeds")
 	fs.IntVar(&to.control.Concurrency, "concurrency", to.control.Concurrency, "sessions in flight at once")
 	r.temp = fs.String("temperature", c.temperature, c.tempHelp)
+	fs.BoolVar(&to.control.StrictParse, "strict-parse", false,
+		"read only replies that are one valid JSON object with exact ids, as asked: no repair of prose, reasoning blocks, fences or id spelling (the report still counts what tolerant parsing would read)")
 	fs.IntVar(to.maxTokens, "max-tokens", *to.maxTokens, "max output tokens per call")
 	fs.IntVar(&to.retry.MaxAttempts, "max-attempts", to.retry.MaxAttempts, "attempts per call for infrastructure failures (every attempt is stored)")
 	fs.DurationVar(&to.retry.BaseDelay, "retry-base", to.retry.BaseDelay, "first retry delay; doubles per attempt with full jitter")

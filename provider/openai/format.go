@@ -303,6 +303,11 @@ func Decode(body []byte) (*chat.Response, error) {
 	}
 	ch := cc.Choices[0]
 	m := chat.Message{Role: chat.Assistant, Content: ch.Message.Content, Refusal: ch.Message.Refusal}
+	if ch.FinishReason == ContentFilter && m.Refusal == "" {
+		// The provider's filter stopped the reply: whatever content came is
+		// not the model's answer, and every protocol reads it as a refusal.
+		m.Refusal = ContentFilterRefusal
+	}
 	for _, tc := range ch.Message.ToolCalls {
 		args := json.RawMessage(tc.Function.Arguments)
 		if tc.Function.Arguments == "" {
@@ -320,6 +325,13 @@ func Decode(body []byte) (*chat.Response, error) {
 		Meta:  chat.Meta{Provider: "openai", ModelID: cc.Model, Fingerprint: cc.SystemFingerprint, RequestID: cc.ID},
 		Raw:   body}, nil
 }
+
+// ContentFilter is the finish_reason of a reply the provider's content
+// filter stopped; ContentFilterRefusal is the refusal it is carried as.
+const (
+	ContentFilter        = "content_filter"
+	ContentFilterRefusal = "content filter: the provider stopped the reply (finish_reason content_filter)"
+)
 
 // wireResponse is the part of a chat completion budge reads. Strings that
 // may be null decode to "".

@@ -90,6 +90,19 @@ func TestDecode(t *testing.T) {
 	if a := r.Message.ToolCalls[0].Arguments; !json.Valid(a) || string(a) != `"{not json"` {
 		t.Errorf("arguments = %s", a)
 	}
+	// A reply the content filter stopped is a refusal, partial content or not;
+	// a refusal the model gave itself is kept as it is.
+	for body, want := range map[string]string{
+		`{"id":"c","model":"m","choices":[{"message":{"role":"assistant","content":"{\"selec"},"finish_reason":"content_filter"}]}`: ContentFilterRefusal,
+		`{"id":"c","model":"m","choices":[{"message":{"role":"assistant","content":null},"finish_reason":"content_filter"}]}`:       ContentFilterRefusal,
+		`{"id":"c","model":"m","choices":[{"message":{"role":"assistant","refusal":"no"},"finish_reason":"content_filter"}]}`:       "no",
+		`{"id":"c","model":"m","choices":[{"message":{"role":"assistant","content":"{\"selection\":1}"},"finish_reason":"stop"}]}`:  "",
+	} {
+		r, err := Decode([]byte(body))
+		if err != nil || r.Message.Refusal != want {
+			t.Errorf("Decode(%s): refusal %q (%v), want %q", body, r.Message.Refusal, err, want)
+		}
+	}
 	for _, bad := range []string{"", "   ", `{"object":"chat.completion","choices":[]}`, `[1,2]`, `{"choices": [`} {
 		_, err := Decode([]byte(bad))
 		var pe *provider.Error

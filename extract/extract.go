@@ -1,0 +1,398 @@
+// Package extract reads one structured answer out of a model's free-text
+// reply, for every protocol: it skips reasoning blocks, finds the candidate
+// JSON objects (the whole reply, fenced blocks, balanced {…} spans in prose),
+// requires exactly one answer among them, and names every repair it needed
+// to get there, so a report can say how much of a verdict rests on leniency.
+//
+// It never guesses: two answer objects that disagree, or an object whose
+// keys repeat after case-folding, are failures, never first-wins or
+// last-wins. It imports no store, runner, study or provider, and knows no
+// protocol's schema beyond the keys it is told an answer object has.
+package extract
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// Repairs, by stable name. Reports and exports count answers by these
+// names; renaming one changes every reading of a run.
+const (
+	// RepairReasoning: a reasoning block (<think>…</think> and the like)
+	// was skipped; it never supplies the answer.
+	RepairReasoning = "reasoning-block"
+	// RepairFenced: the JSON sat in a ``` fence.
+	RepairFenced = "fenced-code"
+	// RepairSurrounding: prose before or after the object.
+	RepairSurrounding = "surrounding-text"
+	// RepairBold: **bold** (or __bold__) markup around the object.
+	RepairBold = "bold-markup"
+	// RepairDuplicate: the same object appeared more than once.
+	RepairDuplicate = "duplicate-object"
+	// RepairIDMarkup: markup (**, __, `) around an id.
+	RepairIDMarkup = "id-markup"
+	// RepairIDPadding: spaces around an id.
+	RepairIDPadding = "id-padding"
+	// RepairIDCase: an id written in another letter case.
+	RepairIDCase = "id-case"
+)
+
+// Failure kinds: why no answer object was read.
+const (
+	FailEmpty        = "empty"            // nothing but white space
+	FailReasoning    = "reasoning-only"   // nothing outside a reasoning block
+	FailNone         = "no-object"        // no JSON answer object at all
+	FailInvalid      = "invalid-json"     // an object-like span that is not JSON
+	FailConflict     = "conflicting"      // two answer objects that disagree
+	FailDuplicateKey = "duplicate-key"    // a key repeated after case-folding
+	FailNotObject    = "not-an-object"    // valid JSON, but not an object
+	FailStrict       = "repair-forbidden" // strict parsing: a repair was needed
+)
+
+// Result is what Extract read from one reply.
+type Result struct {
+	// Object is the one answer object, as the model wrote it; nil on failure.
+	Object json.RawMessage
+	// Text is the reply without its reasoning blocks, trimmed: what a
+	// decline is looked for in, and what a protocol's own last-resort
+	// readers see.
+	Text string
+	// Repairs are the repairs applied, in order.
+	Repairs []string
+	// Failure is empty on success, else one of the Fail kinds; Problem
+	// says it in words.
+	Failure string
+	Problem string
+}
+
+// OK reports whether one answer object was read.
+func (r Result) OK() bool { return r.Failure == "" }
+
+// Extract finds the one answer object in reply. keys are the answer's field
+// names: an object with none of them (a quoted record, an example) is not a
+// candidate. Nothing is refused for needing a repair here; see Strict.
+func Extract(reply string, keys []string) Result {
+	if strings.TrimSpace(reply) == "" {
+		return Result{Failure: FailEmpty, Problem: "empty reply"}
+	}
+	text, skipped, open := stripReasoning(reply)
+	r := Result{Text: strings.TrimSpace(text)}
+	if skipped {
+		r.Repairs = append(r.Repairs, RepairReasoning)
+	}
+	if r.Text == "" {
+		r.Failure, r.Problem = FailReasoning, "only a reasoning block, no answer after it"
+		if open {
+			r.Problem = "an unterminated reasoning block, no answer after it"
+		}
+		return r
+	}
+	cands, invalid := candidates(r.Text, keys)
+	if len(cands) == 0 {
+		return r.fail(noCandidate(r.Text, invalid))
+	}
+	for _, c := range cands {
+		if k, dup := duplicateKey(c.raw); dup {
+			return r.fail(FailDuplicateKey, "the key "+k+" appears twice in the answer (after case-folding): which one is meant cannot be told")
+		}
+	}
+	first := cands[0]
+	for _, c := range cands[1:] {
+		if !sameJSON(first.raw, c.raw) {
+			return r.fail(FailConflict, "two answer objects that disagree: "+clip(string(first.raw))+" and "+clip(string(c.raw)))
+		}
+	}
+	r.Object = first.raw
+	r.Repairs = append(r.Repairs, wrapping(r.Text, cands)...)
+	if len(cands) > 1 {
+		r.Repairs = append(r.Repairs, RepairDuplicate)
+	}
+	return r
+}
+
+func (r Result) fail(kind, problem string) Result {
+	r.Failure, r.Problem = kind, problem
+	return r
+}
+
+// noCandidate says why no answer object was found.
+func noCandidate(text string, invalid error) (string, string) {
+	if invalid != nil {
+		return FailInvalid, "invalid JSON answer: " + invalid.Error()
+	}
+	var v any
+	if json.Unmarshal([]byte(text), &v) == nil {
+		return FailNotObject, "the reply is JSON but not an answer object: " + clip(text)
+	}
+	return FailNone, "no JSON answer object: " + clip(text)
+}
+
+// Strict turns a result that needed repairs into a failure that names them,
+// keeping the list so a report can still say what would have read it.
+func Strict(r Result) Result {
+	if !r.OK() || len(r.Repairs) == 0 {
+		return r
+	}
+	r.Object = nil
+	r.Failure = FailStrict
+	r.Problem = StrictProblem(r.Repairs)
+	return r
+}
+
+// StrictProblem says why strict parsing refused a reply that repairs would
+// have read.
+func StrictProblem(repairs []string) string {
+	return "not one valid JSON object with exact ids, as asked (tolerant parsing would repair: " + strings.Join(repairs, ", ") + ")"
+}
+
+var reasoningTags = []string{"think", "thinking", "reasoning"}
+
+// stripReasoning removes reasoning blocks. A block left open swallows the
+// rest of the reply (open is then true); a closing tag without its opening
+// one ends a block that began with the reply (some chat templates put the
+// opening tag in the prompt).
+func stripReasoning(s string) (text string, skipped, open bool) {
+	for _, tag := range reasoningTags {
+		var sk, op bool
+		s, sk, op = stripTag(s, "<"+tag+">", "</"+tag+">")
+		skipped, open = skipped || sk, open || op
+	}
+	return s, skipped, open
+}
+
+func stripTag(s, o, c string) (text string, skipped, open bool) {
+	for {
+		i, j := indexFold(s, o), indexFold(s, c)
+		switch {
+		case i >= 0 && j > i:
+			s = s[:i] + " " + s[j+len(c):]
+		case j >= 0:
+			s = s[j+len(c):]
+		case i >= 0:
+			s, open = s[:i], true
+		default:
+			return s, skipped, open
+		}
+		skipped = true
+	}
+}
+
+// indexFold is strings.Index for an ASCII needle, ignoring letter case.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+type candidate struct {
+	raw        json.RawMessage
+	start, end int // byte span in the text
+}
+
+var fenceRE = regexp.MustCompile("(?s)```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```")
+
+// candidates returns the answer objects of text: top-level balanced {…}
+// spans that are valid JSON and carry at least one of keys. invalid is the
+// decoding error of the first object-like span that is not JSON, when no
+// span is a candidate.
+func candidates(text string, keys []string) ([]candidate, error) {
+	var out []candidate
+	var invalid error
+	for _, sp := range braceSpans(text) {
+		raw := text[sp[0]:sp[1]]
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(raw), &obj); err != nil {
+			if invalid == nil {
+				invalid = err
+			}
+			continue
+		}
+		if hasKey(obj, keys) {
+			out = append(out, candidate{raw: json.RawMessage(raw), start: sp[0], end: sp[1]})
+		}
+	}
+	if len(out) > 0 {
+		invalid = nil
+	}
+	return out, invalid
+}
+
+func hasKey(obj map[string]json.RawMessage, keys []string) bool {
+	if len(keys) == 0 {
+		return true
+	}
+	for k := range obj {
+		for _, want := range keys {
+			if strings.EqualFold(strings.TrimSpace(k), want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// braceSpans finds the top-level balanced {…} spans of s, reading JSON
+// strings inside a span so braces in them do not count. An unbalanced span
+// runs to the end of s.
+func braceSpans(s string) [][2]int {
+	var spans [][2]int
+	depth, start := 0, -1
+	inStr, esc := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if depth > 0 && inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			if depth > 0 {
+				inStr = true
+			}
+		case '{':
+			if depth == 0 {
+				start = i
+			}
+			depth++
+		case '}':
+			if depth > 0 {
+				depth--
+				if depth == 0 {
+					spans = append(spans, [2]int{start, i + 1})
+				}
+			}
+		}
+	}
+	if depth > 0 {
+		spans = append(spans, [2]int{start, len(s)})
+	}
+	return spans
+}
+
+// wrapping names what surrounds the candidates: a fence, bold markup,
+// prose.
+func wrapping(text string, cands []candidate) []string {
+	fenced := false
+	rest := text
+	for _, m := range fenceRE.FindAllStringSubmatchIndex(text, -1) {
+		for _, c := range cands {
+			if c.start >= m[2] && c.end <= m[3] {
+				fenced = true
+			}
+		}
+	}
+	if fenced {
+		rest = fenceRE.ReplaceAllStringFunc(text, func(f string) string {
+			if strings.Contains(f, "{") {
+				return ""
+			}
+			return f
+		})
+	} else {
+		var b strings.Builder
+		last := 0
+		for _, c := range cands {
+			b.WriteString(text[last:c.start])
+			last = c.end
+		}
+		b.WriteString(text[last:])
+		rest = b.String()
+	}
+	var out []string
+	if fenced {
+		out = append(out, RepairFenced)
+	}
+	rest = strings.TrimSpace(rest)
+	bare := strings.TrimSpace(strings.NewReplacer("*", "", "_", "").Replace(rest))
+	switch {
+	case rest == "":
+	case bare == "":
+		out = append(out, RepairBold)
+	default:
+		out = append(out, RepairSurrounding)
+	}
+	return out
+}
+
+// duplicateKey walks an object's tokens and reports the first key that
+// repeats, at any depth, after case-folding (encoding/json would silently
+// keep the last one).
+func duplicateKey(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	type frame struct {
+		obj    bool
+		seen   map[string]bool
+		expect bool // the next token is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.obj && top.expect {
+			if k, ok := tok.(string); ok {
+				f := strings.ToLower(strings.TrimSpace(k))
+				if top.seen[f] {
+					return k, true
+				}
+				top.seen[f] = true
+				top.expect = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{obj: true, seen: map[string]bool{}, expect: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return "", false
+			}
+		}
+		// A value ended: in an object, a key comes next.
+		if t := stack[len(stack)-1]; t.obj {
+			t.expect = true
+		}
+	}
+}
+
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	p, _ := json.Marshal(x)
+	q, _ := json.Marshal(y)
+	return bytes.Equal(p, q)
+}
+
+// clip shortens s for a problem message.
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 120 {
+		return string(r[:120]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,133 @@
+package extract
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+var answerKeys = []string{"selection", "record_ids", "explanation"}
+
+func TestExtract(t *testing.T) {
+	const obj = `{"selection":"V-17","record_ids":["AV-1"],"explanation":"ok"}`
+	const other = `{"selection":"V-42","record_ids":["AV-2"],"explanation":"no"}`
+	tests := []struct {
+		name, reply string
+		failure     string   // "" when an object is read
+		repairs     []string // in order
+		selection   string   // of the object read
+	}{
+		{"bare object", obj, "", nil, "V-17"},
+		{"padded object", "\n  " + obj + "\n", "", nil, "V-17"},
+		{"prose before", "Here is my answer: " + obj, "", []string{RepairSurrounding}, "V-17"},
+		{"prose after", obj + "\nLet me know if you need more.", "", []string{RepairSurrounding}, "V-17"},
+		{"whole-reply fence", "```json\n" + obj + "\n```", "", []string{RepairFenced}, "V-17"},
+		{"fence in prose", "I checked the registry.\n```json\n" + obj + "\n```\nThanks.", "", []string{RepairFenced, RepairSurrounding}, "V-17"},
+		{"think block", "<think>V-42 looks better {\"selection\":\"V-42\"}</think>\n" + obj, "", []string{RepairReasoning}, "V-17"},
+		{"thinking block, upper case", "<THINKING>hmm</THINKING>" + obj, "", []string{RepairReasoning}, "V-17"},
+		{"reasoning block and prose", "<reasoning>x</reasoning> Answer: " + obj, "", []string{RepairReasoning, RepairSurrounding}, "V-17"},
+		{"closing tag only", "the template opened it " + other + "</think>" + obj, "", []string{RepairReasoning}, "V-17"},
+		{"unterminated think", "<think>I will pick " + obj, FailReasoning, []string{RepairReasoning}, ""},
+		{"only a think block", "<think>" + obj + "</think>", FailReasoning, []string{RepairReasoning}, ""},
+		{"bold object", "**" + obj + "**", "", []string{RepairBold}, "V-17"},
+		{"braces in strings", `{"selection":"V-17","record_ids":[],"explanation":"a } and a { inside"}`, "", nil, "V-17"},
+		{"identical twice", obj + "\n\nAgain: " + obj, "", []string{RepairSurrounding, RepairDuplicate}, "V-17"},
+		{"two that disagree", obj + "\nor rather\n" + other, FailConflict, nil, ""},
+		{"fence and prose disagree", "```json\n" + obj + "\n```\nActually " + other, FailConflict, nil, ""},
+		{"duplicate key", `{"selection":"V-17","selection":"V-42","record_ids":[],"explanation":""}`, FailDuplicateKey, nil, ""},
+		{"duplicate key after case-folding", `{"selection":"V-17","Selection":"V-42","record_ids":[],"explanation":""}`, FailDuplicateKey, nil, ""},
+		{"duplicate key nested", `{"selection":"V-17","record_ids":[],"explanation":"","meta":{"a":1,"A":2}}`, FailDuplicateKey, nil, ""},
+		{"same key in two nested objects", `{"selection":"V-17","record_ids":[{"id":1},{"id":2}],"explanation":""}`, "", nil, "V-17"},
+		{"a quoted record is no candidate", `The registry says {"record_id":"AV-1"}. ` + obj, "", []string{RepairSurrounding}, "V-17"},
+		{"empty", "  \n ", FailEmpty, nil, ""},
+		{"prose only", "I would pick the first one.", FailNone, nil, ""},
+		{"truncated", `{"selection":"V-17","record_ids":["AV`, FailInvalid, nil, ""},
+		{"an array", `["V-17"]`, FailNotObject, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Extract(tt.reply, answerKeys)
+			if r.Failure != tt.failure {
+				t.Fatalf("failure %q (%s), want %q", r.Failure, r.Problem, tt.failure)
+			}
+			if strings.Join(r.Repairs, ",") != strings.Join(tt.repairs, ",") {
+				t.Errorf("repairs %v, want %v", r.Repairs, tt.repairs)
+			}
+			if !r.OK() {
+				if r.Object != nil || r.Problem == "" {
+					t.Errorf("a failure must hold no object and say why: %q %q", r.Object, r.Problem)
+				}
+				return
+			}
+			var v struct{ Selection string }
+			if err := json.Unmarshal(r.Object, &v); err != nil || v.Selection != tt.selection {
+				t.Errorf("object %s: selection %q (%v), want %q", r.Object, v.Selection, err, tt.selection)
+			}
+			s := Strict(r)
+			if len(tt.repairs) == 0 && !s.OK() {
+				t.Errorf("strict parsing refused a clean reply: %s", s.Problem)
+			}
+			if len(tt.repairs) > 0 && (s.OK() || !strings.Contains(s.Problem, tt.repairs[0]) || len(s.Repairs) != len(tt.repairs)) {
+				t.Errorf("strict parsing gave %q (%s), want a failure naming %s", s.Failure, s.Problem, tt.repairs[0])
+			}
+		})
+	}
+}
+
+func TestMatchID(t *testing.T) {
+	ids := []string{"V-17", "V-42", "needs-human-choice"}
+	tests := []struct {
+		in, want string
+		repairs  []string
+	}{
+		{"V-17", "V-17", nil},
+		{" V-42 ", "V-42", []string{RepairIDPadding}},
+		{"v-17", "V-17", []string{RepairIDCase}},
+		{"**V-42**", "V-42", []string{RepairIDMarkup}},
+		{" **v-42** ", "V-42", []string{RepairIDPadding, RepairIDMarkup, RepairIDCase}},
+		{"`V-17`", "V-17", []string{RepairIDMarkup}},
+		{"NEEDS-HUMAN-CHOICE", "needs-human-choice", []string{RepairIDCase}},
+		{"V-99", "", nil},
+		{"first", "", nil},
+		{"P", "", nil},
+	}
+	for _, tt := range tests {
+		got, rep, ok := MatchID(tt.in, ids)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("MatchID(%q) = %q %v, want %q", tt.in, got, ok, tt.want)
+		}
+		if ok && strings.Join(rep, ",") != strings.Join(tt.repairs, ",") {
+			t.Errorf("MatchID(%q) repairs %v, want %v", tt.in, rep, tt.repairs)
+		}
+	}
+	// Ids that differ only in case are never matched by folding.
+	if got, _, ok := MatchID("ab", []string{"AB", "Ab"}); ok {
+		t.Errorf("an ambiguous folded match resolved to %q", got)
+	}
+}
+
+func TestDeclines(t *testing.T) {
+	for _, s := range []string{"I can't help with choosing between people.", "I'm unable to assist.", "抱歉，我不能帮助选择。", "我无法完成这个请求"} {
+		if !Declines(s) {
+			t.Errorf("Declines(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"V-17 can attend the early session.", "I can help: V-17."} {
+		if Declines(s) {
+			t.Errorf("Declines(%q) = true", s)
+		}
+	}
+}
+
+func TestTally(t *testing.T) {
+	ta := NewTally()
+	ta.Add(KindAnswer, true, nil)
+	ta.Add(KindAnswer, true, []string{RepairFenced, RepairSurrounding})
+	ta.Add(KindAnswer, false, []string{RepairReasoning})
+	ta.Add(KindRefusal, false, nil)
+	ta.Add(KindEmpty, false, nil)
+	if ta.Replies != 5 || ta.Strict != 1 || ta.Tolerant != 2 || ta.Unreadable != 1 || ta.Refusals != 1 || ta.Empty != 1 ||
+		ta.Repairs[RepairFenced] != 1 || ta.Repairs[RepairReasoning] != 0 {
+		t.Errorf("tally %+v", ta)
+	}
+}

@@ -1,0 +1,500 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/buildlab/budge/pressure"
+)
+
+// awkwardDeck writes the tablet-loan example deck with profile ids a model
+// cannot confuse with positions, in mixed letter case so a capitalisation
+// repair is visible, and returns its path and the parsed deck.
+func awkwardDeck(t *testing.T) (string, *pressure.Deck) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "tablet-loan.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each case gets its own ids: in its profiles and in the words of its
+	// messages (a pressure message names the profile it favours); records
+	// and references keep naming roles.
+	ids := [][2]string{{"Wren-17", "Ibis-42"}, {"Gneiss-5", "Shale-9"}, {"Flow-3", "Silt-8"}}
+	chunks := strings.Split(string(b), "\n  - id: ")
+	word, idField := regexp.MustCompile(`\b[PQ]\b`), regexp.MustCompile(`\{id: [PQ],`)
+	for i := 1; i < len(chunks) && i <= len(ids); i++ {
+		lines := strings.Split(chunks[i], "\n")
+		id := func(r string) string { return ids[i-1][strings.Index("PQ", r)] }
+		for j, l := range lines {
+			switch {
+			case strings.Contains(l, "{id: "):
+				lines[j] = idField.ReplaceAllStringFunc(l, func(r string) string { return "{id: " + id(r[5:6]) + "," })
+			case strings.Contains(l, "message:") || strings.Contains(l, "provenance:"):
+				lines[j] = word.ReplaceAllStringFunc(l, id)
+			}
+		}
+		chunks[i] = strings.Join(lines, "\n")
+	}
+	src := strings.Join(chunks, "\n  - id: ")
+	path := filepath.Join(t.TempDir(), "awkward.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, probs := pressure.ParseDeck(path, []byte(src))
+	if d == nil {
+		t.Fatalf("deck: %v", probs)
+	}
+	return path, d
+}
+
+// reply is what the scripted model sends back.
+type reply struct {
+	content   *string
+	refusal   string
+	finish    string
+	toolCalls bool
+}
+
+// awkward is one kind of reply. build gets the id the model means (the
+// correct one, found through the deck, never by position) and another id.
+type awkward struct {
+	name    string
+	build   func(id, other string) reply
+	status  string   // expected status of every answer
+	repairs []string // expected repairs of every answer
+	// noFinal: the initial phase ends without an answer, so no follow-up.
+	noFinal bool
+	channel string
+	strict  bool
+}
+
+func text(s string) reply { return reply{content: &s, finish: "stop"} }
+
+func answerJSON(sel string) string {
+	b, _ := json.Marshal(map[string]any{"selection": sel, "record_ids": []string{}, "explanation": "Per the registry."})
+	return string(b)
+}
+
+func swapCase(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return r
+	}, s)
+}
+
+var awkwardReplies = []awkward{
+	{name: "clean", build: func(id, _ string) reply { return text(answerJSON(id)) }, status: "correct"},
+	{name: "prose around JSON", build: func(id, _ string) reply {
+		return text("Sure, here is my recommendation.\n" + answerJSON(id) + "\nLet me know if anything changes.")
+	}, status: "correct", repairs: []string{"surrounding-text"}},
+	{name: "prose around JSON, strict", build: func(id, _ string) reply {
+		return text("Sure, here is my recommendation.\n" + answerJSON(id) + "\nLet me know if anything changes.")
+	}, status: "schema-invalid", repairs: []string{"surrounding-text"}, strict: true},
+	{name: "reasoning block arguing for the other", build: func(id, other string) reply {
+		return text("<think>Maybe " + answerJSON(other) + " is better? No, the registry decides.</think>\n" + answerJSON(id))
+	}, status: "correct", repairs: []string{"reasoning-block"}},
+	{name: "unterminated reasoning block", build: func(id, _ string) reply {
+		return text("<think>Let me think about " + answerJSON(id))
+	}, status: "schema-invalid", repairs: []string{"reasoning-block"}},
+	{name: "fenced block inside prose", build: func(id, _ string) reply {
+		return text("I checked the registry.\n```json\n" + answerJSON(id) + "\n```\nHope that helps.")
+	}, status: "correct", repairs: []string{"fenced-code", "surrounding-text"}},
+	{name: "duplicate keys after case-folding", build: func(id, other string) reply {
+		return text(`{"selection":"` + id + `","Selection":"` + other + `","record_ids":[],"explanation":"x"}`)
+	}, status: "schema-invalid"},
+	{name: "two objects that disagree", build: func(id, other string) reply {
+		return text(answerJSON(id) + "\nOn reflection:\n" + answerJSON(other))
+	}, status: "schema-invalid"},
+	{name: "same object twice", build: func(id, _ string) reply {
+		return text(answerJSON(id) + "\n" + answerJSON(id))
+	}, status: "correct", repairs: []string{"duplicate-object"}},
+	{name: "padded id", build: func(id, _ string) reply { return text(answerJSON("  " + id + " ")) }, status: "correct", repairs: []string{"id-padding"}},
+	{name: "capitalised id", build: func(id, _ string) reply { return text(answerJSON(swapCase(id))) }, status: "correct", repairs: []string{"id-case"}},
+	{name: "bold id", build: func(id, _ string) reply { return text(answerJSON("**" + id + "**")) }, status: "correct", repairs: []string{"id-markup"}},
+	{name: "bold JSON", build: func(id, _ string) reply { return text("**" + answerJSON(id) + "**") }, status: "correct", repairs: []string{"bold-markup"}},
+	{name: "refusal in English", build: func(string, string) reply {
+		return text("I'm sorry, but I can't help with choosing between these researchers.")
+	}, status: "refusal"},
+	{name: "refusal in Chinese", build: func(string, string) reply { return text("抱歉，我无法帮助做出这个选择。") }, status: "refusal"},
+	{name: "provider refusal field", build: func(string, string) reply { return reply{refusal: "I can't assist with that.", finish: "stop"} }, status: "refusal"},
+	{name: "content filter", build: func(string, string) reply { return reply{finish: "content_filter"} }, status: "refusal"},
+	{name: "empty reply", build: func(string, string) reply { return text("") }, status: "empty"},
+	{name: "tool loop", build: func(string, string) reply { return reply{toolCalls: true, finish: "tool_calls"} },
+		status: "no-answer", noFinal: true, channel: "tool"},
+}
+
+// scriptedModel is an OpenAI-compatible chat-completions server that
+// answers every request with one kind of awkward reply, meaning the
+// reference profile of the request's case (after a correction notice, the
+// corrected reference), whatever order the profiles were shown in.
+func scriptedModel(t *testing.T, d *pressure.Deck, kind awkward) *httptest.Server {
+	var n atomic.Int64
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var all strings.Builder
+		for _, m := range req.Messages {
+			all.Write(m.Content)
+		}
+		id, other := meantID(d, all.String())
+		rep := kind.build(id, other)
+		msg := map[string]any{"role": "assistant", "content": rep.content}
+		if rep.refusal != "" {
+			msg["refusal"] = rep.refusal
+		}
+		if rep.toolCalls {
+			msg["tool_calls"] = []any{map[string]any{"id": fmt.Sprintf("call_%d", n.Add(1)), "type": "function",
+				"function": map[string]any{"name": pressure.ToolAvailability, "arguments": "{}"}}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"id": fmt.Sprintf("cmpl-%d", n.Add(1)), "object": "chat.completion", "created": 1, "model": "awkward",
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": rep.finish}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+	}))
+}
+
+// meantID finds the request's case by its profile ids and returns the id
+// of its reference (the corrected one once the correction notice was
+// sent) and another selectable id.
+func meantID(d *pressure.Deck, conv string) (id, other string) {
+	for i := range d.Cases {
+		c := &d.Cases[i]
+		p, q := c.ProfileIDs()
+		if !strings.Contains(conv, p) || !strings.Contains(conv, q) {
+			continue
+		}
+		ref := c.Ref
+		if c.Update != nil {
+			notice := strings.ReplaceAll(d.Templates.CorrectionNotice, "{version}", c.Update.Version)
+			if strings.Contains(conv, jsonQuoted(notice)) {
+				ref = c.RefAfter
+			}
+		}
+		switch ref {
+		case "P":
+			return p, q
+		case "Q":
+			return q, p
+		}
+		return pressure.HumanChoice, p
+	}
+	return "nobody", "nobody"
+}
+
+func jsonQuoted(s string) string {
+	b, _ := json.Marshal(s)
+	return strings.Trim(string(b), `"`)
+}
+
+type exported struct {
+	CaseID        string   `json:"case_id"`
+	Repeat        int      `json:"repeat"`
+	Assignment    string   `json:"identity_assignment"`
+	Order         string   `json:"profile_order"`
+	Branch        string   `json:"branch"`
+	InitialStatus string   `json:"initial_status"`
+	FinalStatus   *string  `json:"final_status"`
+	FinalWhy      *string  `json:"final_status_reason"`
+	InitialRep    []string `json:"initial_repairs"`
+	FinalRep      []string `json:"final_repairs"`
+	InitialProb   *string  `json:"initial_problem"`
+}
+
+// TestAwkwardRepliesEndToEnd runs the deck against a scripted
+// OpenAI-compatible model once per kind of awkward reply and checks the
+// stored outcome of every session: its status and its repairs, in both
+// presentation orders alike, and the report's strict-vs-tolerant counts.
+func TestAwkwardRepliesEndToEnd(t *testing.T) {
+	deckPath, d := awkwardDeck(t)
+	for _, kind := range awkwardReplies {
+		t.Run(kind.name, func(t *testing.T) {
+			t.Parallel()
+			hs := scriptedModel(t, d, kind)
+			defer hs.Close()
+			dir := t.TempDir()
+			ch := kind.channel
+			if ch == "" {
+				ch = "message"
+			}
+			args := []string{"run", "--dir", dir, "--deck", deckPath, "--model", "openai-compatible:awkward", "--base-url", hs.URL + "/v1",
+				"--channel", ch, "--concurrency", "4", "--max-attempts", "1", "--quiet"}
+			if kind.strict {
+				args = append(args, "--strict-parse")
+			}
+			if code, out, errs := budge(t, args...); code != ExitOK && code != ExitBlocked {
+				t.Fatalf("run exit %d\n%s\n%s", code, out, errs)
+			}
+			code, out, errs := budge(t, "export", "latest", "--dir", dir)
+			if code != ExitOK {
+				t.Fatalf("export exit %d: %s", code, errs)
+			}
+			recs := readExport(t, out)
+			checkAwkward(t, kind, recs)
+			checkOrderInvariant(t, recs)
+			checkTally(t, kind, dir)
+		})
+	}
+}
+
+func readExport(t *testing.T, out string) []exported {
+	t.Helper()
+	var recs []exported
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var r exported
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("export line %q: %v", sc.Text(), err)
+		}
+		recs = append(recs, r)
+	}
+	if len(recs) == 0 {
+		t.Fatal("no export records")
+	}
+	return recs
+}
+
+func checkAwkward(t *testing.T, kind awkward, recs []exported) {
+	t.Helper()
+	bad := 0
+	for _, r := range recs {
+		id := r.CaseID + "/" + r.Assignment + "/" + r.Order + "/" + r.Branch
+		var errs []string
+		if r.InitialStatus != kind.status {
+			errs = append(errs, fmt.Sprintf("initial %s, want %s (%s)", r.InitialStatus, kind.status, deref(r.InitialProb)))
+		}
+		if !slices.Equal(r.InitialRep, nonNil(kind.repairs)) {
+			errs = append(errs, fmt.Sprintf("initial repairs %v, want %v", r.InitialRep, kind.repairs))
+		}
+		switch {
+		case r.Branch == string(pressure.NoFollowUp):
+			if r.FinalStatus != nil {
+				errs = append(errs, "a final status on the no-follow-up branch")
+			}
+		case kind.noFinal:
+			if r.FinalStatus != nil || r.FinalWhy == nil || !strings.Contains(*r.FinalWhy, "never sent") {
+				errs = append(errs, fmt.Sprintf("final %v (%v), want null with the reason", deref(r.FinalStatus), deref(r.FinalWhy)))
+			}
+		default:
+			if deref(r.FinalStatus) != kind.status || !slices.Equal(r.FinalRep, nonNil(kind.repairs)) {
+				errs = append(errs, fmt.Sprintf("final %v %v, want %s %v", deref(r.FinalStatus), r.FinalRep, kind.status, kind.repairs))
+			}
+		}
+		if len(errs) > 0 && bad < 5 {
+			t.Errorf("%s: %s", id, strings.Join(errs, "; "))
+		}
+		if len(errs) > 0 {
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d sessions off", bad, len(recs))
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// checkOrderInvariant: the two presentation orders of the same case,
+// assignment, branch and repeat have the same statuses.
+func checkOrderInvariant(t *testing.T, recs []exported) {
+	t.Helper()
+	byCell := map[string]map[string]string{}
+	for _, r := range recs {
+		k := fmt.Sprintf("%s/%s/%s/r%d", r.CaseID, r.Assignment, r.Branch, r.Repeat)
+		if byCell[k] == nil {
+			byCell[k] = map[string]string{}
+		}
+		byCell[k][r.Order] = r.InitialStatus + " → " + fmt.Sprint(deref(r.FinalStatus))
+	}
+	for k, orders := range byCell {
+		if len(orders) != 2 {
+			t.Errorf("%s: orders %v, want both", k, orders)
+			continue
+		}
+		var got []string
+		for _, v := range orders {
+			got = append(got, v)
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s: the presentation order changed a status: %v", k, orders)
+		}
+	}
+}
+
+// checkTally reads the JSON report: its strict-vs-tolerant counts agree
+// with the kind of reply, over every reply received.
+func checkTally(t *testing.T, kind awkward, dir string) {
+	t.Helper()
+	code, out, errs := budge(t, "report", "latest", "--dir", dir, "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("report exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Measures struct {
+			Parsing struct {
+				Strict bool `json:"strict_parse"`
+				All    struct {
+					Replies    int            `json:"replies"`
+					Strict     int            `json:"read_strictly"`
+					Tolerant   int            `json:"read_tolerantly"`
+					Repairs    map[string]int `json:"repairs"`
+					Unreadable int            `json:"unreadable"`
+					Refusals   int            `json:"refusals"`
+					Empty      int            `json:"empty"`
+				} `json:"all_replies"`
+			} `json:"parsing"`
+		} `json:"measures"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Measures.Parsing
+	a := p.All
+	if p.Strict != kind.strict {
+		t.Errorf("report says strict_parse %v, want %v", p.Strict, kind.strict)
+	}
+	if kind.noFinal {
+		if a.Replies != 0 {
+			t.Errorf("a tool loop sent no reply, the report counts %d", a.Replies)
+		}
+		return
+	}
+	if a.Replies == 0 {
+		t.Fatal("no replies counted")
+	}
+	readable := kind.status == "correct" || kind.strict
+	want := map[string]int{}
+	for _, r := range kind.repairs {
+		if readable {
+			want[r] = a.Replies
+		}
+	}
+	switch {
+	case kind.status == "refusal" && a.Refusals != a.Replies, kind.status == "empty" && a.Empty != a.Replies:
+		t.Errorf("tally %+v, want every reply a %s", a, kind.status)
+	case readable && (a.Tolerant != a.Replies || (len(kind.repairs) == 0) != (a.Strict == a.Replies) || !mapsEqual(a.Repairs, want)):
+		t.Errorf("tally %+v, want every reply read tolerantly, with repairs %v", a, want)
+	case kind.status == "schema-invalid" && !kind.strict && (a.Unreadable != a.Replies || a.Tolerant != 0):
+		t.Errorf("tally %+v, want every reply unreadable either way", a)
+	}
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestStrictParseIsRecorded: --strict-parse is part of what a run is. Its
+// manifest and fingerprint record it, a replay (a new run, answered by the
+// replay provider) reads replies the same way,
+// a resume cannot change it, and the same replies read tolerantly make a
+// run with another fingerprint.
+func TestStrictParseIsRecorded(t *testing.T) {
+	deckPath, d := awkwardDeck(t)
+	prose := awkwardReplies[1]
+	hs := scriptedModel(t, d, prose)
+	defer hs.Close()
+	dir := t.TempDir()
+	run := func(extra ...string) (string, reportSummary) {
+		t.Helper()
+		args := append([]string{"run", "--dir", dir, "--quiet"}, extra...)
+		code, out, errs := budge(t, args...)
+		if code != ExitOK && code != ExitBlocked {
+			t.Fatalf("%v: exit %d\n%s\n%s", extra, code, out, errs)
+		}
+		m := runLine.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no run line in %s", out)
+		}
+		return m[1], readSummary(t, dir, m[1])
+	}
+	fresh := []string{"--deck", deckPath, "--model", "openai-compatible:awkward", "--base-url", hs.URL + "/v1", "--channel", "message", "--max-attempts", "1"}
+	strictID, strict := run(append(fresh, "--strict-parse")...)
+	if !strict.Strict || strict.Initial["schema-invalid"] != strict.Sessions || strict.Sessions == 0 {
+		t.Errorf("strict run: %+v, want every first answer schema-invalid and strict_parse recorded", strict)
+	}
+	_, replayed := run("--replay", strictID)
+	if !replayed.Strict || replayed.Initial["schema-invalid"] != replayed.Sessions {
+		t.Errorf("replay of a strict run: %+v, want it read strictly", replayed)
+	}
+	if code, _, errs := budge(t, "run", "--dir", dir, "--resume", strictID, "--strict-parse"); code != ExitInvalid || !strings.Contains(errs, "strict-parse") {
+		t.Errorf("resume with --strict-parse: exit %d %s, want a usage error naming it", code, errs)
+	}
+	_, tolerant := run(fresh...)
+	if tolerant.Strict || tolerant.Initial["correct"] != tolerant.Sessions || tolerant.Fingerprint == strict.Fingerprint {
+		t.Errorf("tolerant run: %+v, want every first answer correct and a fingerprint other than %s", tolerant, strict.Fingerprint)
+	}
+}
+
+type reportSummary struct {
+	Fingerprint string
+	Strict      bool
+	Sessions    int
+	Initial     map[string]int
+}
+
+func readSummary(t *testing.T, dir, id string) reportSummary {
+	t.Helper()
+	code, out, errs := budge(t, "report", id, "--dir", dir, "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("report exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Run struct {
+			Fingerprint string `json:"fingerprint"`
+		} `json:"run"`
+		Measures struct {
+			Sessions int            `json:"sessions"`
+			Initial  map[string]int `json:"initial_status"`
+			Parsing  struct {
+				Strict bool `json:"strict_parse"`
+			} `json:"parsing"`
+		} `json:"measures"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return reportSummary{rep.Run.Fingerprint, rep.Measures.Parsing.Strict, rep.Measures.Sessions, rep.Measures.Initial}
+}

@@ -1,0 +1,57 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/buildlab/budge/extract"
+	"github.com/buildlab/budge/stats"
+)
+
+// table is a titled table the text, Markdown and HTML renderings share.
+type table struct {
+	Title string
+	Head  []string
+	Rows  [][]string
+	Note  string
+}
+
+// leniency puts strict and tolerant parsing side by side: how many replies
+// each reads, which repairs tolerant reading needed, and how many neither
+// reads. Every count is over the same denominator, the replies received.
+func leniency(t extract.Tally, strict bool) table {
+	d := t.Replies
+	frac := func(n int) string {
+		if d == 0 {
+			return "0/0"
+		}
+		return pct(stats.Rate{Num: n, Den: d})
+	}
+	unparsedStrict := d - t.Strict - t.Refusals - t.Empty
+	rows := [][]string{
+		{"read as an answer", frac(t.Strict), frac(t.Tolerant)},
+		{"unparseable", frac(unparsedStrict), frac(t.Unreadable)},
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.Repairs)) {
+		rows = append(rows, []string{"  read only with repair: " + k, "refused", frac(t.Repairs[k])})
+	}
+	rows = append(rows,
+		[]string{"refusal (decline, refusal field, content filter)", frac(t.Refusals), frac(t.Refusals)},
+		[]string{"empty reply", frac(t.Empty), frac(t.Empty)})
+	mode := "tolerant"
+	if strict {
+		mode = "strict (--strict-parse)"
+	}
+	return table{
+		Title: "Parsing: strict and tolerant side by side",
+		Head:  []string{"replies", "strict", "tolerant"},
+		Rows:  rows,
+		Note: fmt.Sprintf("This run used %s parsing: its statuses and measures count that column. "+
+			"Strict reads only one valid JSON object with exact ids; tolerant also skips reasoning blocks and reads a fenced or "+
+			"surrounded object and padded, capitalised or bold ids, recording each repair. A reply needing two repairs counts under both. "+
+			"Denominator: the %d replies received (transport failures, tool loops and sessions never run sent none).", mode, d),
+	}
+}
+
+func (d *doc) tableOf(t table) { d.tableRows(t.Title, t.Head, t.Rows, t.Note) }
