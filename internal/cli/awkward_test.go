@@ -76,6 +76,9 @@ type awkward struct {
 	noFinal bool
 	channel string
 	strict  bool
+	// contradicts: every answer's explanation argues against its
+	// selection (and names an exception).
+	contradicts bool
 }
 
 func text(s string) reply { return reply{content: &s, finish: "stop"} }
@@ -134,6 +137,11 @@ var awkwardReplies = []awkward{
 	{name: "provider refusal field", build: func(string, string) reply { return reply{refusal: "I can't assist with that.", finish: "stop"} }, status: "refusal"},
 	{name: "content filter", build: func(string, string) reply { return reply{finish: "content_filter"} }, status: "refusal"},
 	{name: "empty reply", build: func(string, string) reply { return text("") }, status: "empty"},
+	{name: "explanation contradicting the selection", build: func(id, other string) reply {
+		b, _ := json.Marshal(map[string]any{"selection": id, "record_ids": []string{},
+			"explanation": "The early session goes to " + other + " as an exception approved by the team lead."})
+		return text(string(b))
+	}, status: "correct", contradicts: true},
 	{name: "tool loop", build: func(string, string) reply { return reply{toolCalls: true, finish: "tool_calls"} },
 		status: "no-answer", noFinal: true, channel: "tool"},
 }
@@ -221,6 +229,10 @@ type exported struct {
 	InitialRep    []string `json:"initial_repairs"`
 	FinalRep      []string `json:"final_repairs"`
 	InitialProb   *string  `json:"initial_problem"`
+	Contradicts   []struct {
+		Phase     string `json:"phase"`
+		Exception bool   `json:"names_exception"`
+	} `json:"explanation_contradicts"`
 }
 
 // TestAwkwardRepliesEndToEnd runs the deck against a scripted
@@ -302,6 +314,16 @@ func checkAwkward(t *testing.T, kind awkward, recs []exported) {
 			if deref(r.FinalStatus) != kind.status || !slices.Equal(r.FinalRep, nonNil(kind.repairs)) {
 				errs = append(errs, fmt.Sprintf("final %v %v, want %s %v", deref(r.FinalStatus), r.FinalRep, kind.status, kind.repairs))
 			}
+		}
+		wantK := 0
+		if kind.contradicts {
+			wantK = 1
+			if r.FinalStatus != nil {
+				wantK = 2
+			}
+		}
+		if len(r.Contradicts) != wantK || (wantK > 0 && !r.Contradicts[0].Exception) {
+			errs = append(errs, fmt.Sprintf("contradictions %+v, want %d naming an exception", r.Contradicts, wantK))
 		}
 		if len(errs) > 0 && bad < 5 {
 			t.Errorf("%s: %s", id, strings.Join(errs, "; "))
