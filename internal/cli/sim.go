@@ -27,7 +27,10 @@ Fault injection: every request draws once; the rates add up (at most 1). A 429
 carries Retry-After (whole seconds) and retry-after-ms; 5xx cycles 500, 502,
 503; a reset closes the connection with an RST; a truncated body is cut in half
 under its full Content-Length; malformed is a 200 that is not JSON; empty is a
-200 with empty content (a bad model answer, not a transport failure). Latency
+200 with empty content (a bad model answer, not a transport failure); messy
+wraps the answer as real models do (a reasoning block, prose around it, a
+fence inside prose, bold markup), which budge reads tolerantly and records
+as repairs (--strict-parse refuses them). Latency
 is added to every request. Prints "listening on http://ADDR/v1" once ready;
 stops on Ctrl-C.`
 
@@ -53,6 +56,7 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 	trunc := fs.Float64("rate-truncate", 0, "share of 200 responses cut in half")
 	malformed := fs.Float64("rate-malformed", 0, "share of 200 responses whose body is not JSON")
 	empty := fs.Float64("rate-empty", 0, "share of 200 responses with empty content")
+	messy := fs.Float64("rate-messy", 0, "share of answers wrapped as real models wrap them (reasoning block, prose, fence in prose, bold)")
 	latency := fs.Duration("latency", 0, "latency added to every request (the mean, for exponential)")
 	jitter := fs.Duration("latency-jitter", 0, "half-width of the uniform latency distribution")
 	dist := fs.String("latency-dist", "fixed", "latency distribution: fixed, uniform or exponential")
@@ -67,7 +71,7 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 		return usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	o := sim.ServerOptions{Faults: sim.Faults{RateLimit: *r429, RetryAfter: *retryAfter, ServerErr: *r5xx, Reset: *reset,
-		Truncate: *trunc, Malformed: *malformed, Empty: *empty, Latency: *latency, Jitter: *jitter, LatencyDist: *dist, Seed: *seed}}
+		Truncate: *trunc, Malformed: *malformed, Empty: *empty, Messy: *messy, Latency: *latency, Jitter: *jitter, LatencyDist: *dist, Seed: *seed}}
 	if o.Judge, err = judgeKnowledge(*judgeData); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -32,6 +33,10 @@ type Faults struct {
 	Truncate   float64       `json:"rate_truncate"`
 	Malformed  float64       `json:"rate_malformed"` // a 200 whose body is not JSON
 	Empty      float64       `json:"rate_empty"`     // a 200 with empty content: a (bad) model answer
+	// Messy wraps an answer the way real models do (a reasoning block,
+	// prose around it, a fence inside prose, bold markup): the same
+	// answer, which a tolerant reader recovers and names the repair of.
+	Messy float64 `json:"rate_messy"`
 	// Latency is added to every request: fixed, or drawn from a uniform
 	// distribution on [Latency-Jitter, Latency+Jitter], or exponential
 	// with mean Latency.
@@ -45,7 +50,7 @@ type Faults struct {
 func (f Faults) Validate() []error {
 	var errs []error
 	sum := 0.0
-	for name, v := range map[string]float64{"429": f.RateLimit, "5xx": f.ServerErr, "reset": f.Reset, "truncate": f.Truncate, "malformed": f.Malformed, "empty": f.Empty} {
+	for name, v := range map[string]float64{"429": f.RateLimit, "5xx": f.ServerErr, "reset": f.Reset, "truncate": f.Truncate, "malformed": f.Malformed, "empty": f.Empty, "messy": f.Messy} {
 		if v < 0 || v > 1 {
 			errs = append(errs, fmt.Errorf("fault rate %s must be in [0, 1], got %v", name, v))
 		}
@@ -217,7 +222,7 @@ func (s *Server) draw() (seq int64, fault string, status int, latency time.Durat
 	for _, c := range []struct {
 		name string
 		rate float64
-	}{{"429", f.RateLimit}, {"5xx", f.ServerErr}, {"reset", f.Reset}, {"truncate", f.Truncate}, {"malformed", f.Malformed}, {"empty", f.Empty}} {
+	}{{"429", f.RateLimit}, {"5xx", f.ServerErr}, {"reset", f.Reset}, {"truncate", f.Truncate}, {"malformed", f.Malformed}, {"empty", f.Empty}, {"messy", f.Messy}} {
 		if u < c.rate {
 			fault = c.name
 			break
@@ -318,9 +323,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, "server_error", err.Error(), nil)
 		return
 	}
-	if fault == "empty" {
+	switch {
+	case fault == "empty":
 		resp.Message.Content, resp.Message.ToolCalls = "", nil
 		resp.FinishReason, resp.Usage.OutputTokens = "stop", 0
+	case fault == "messy" && resp.Message.Content != "" && len(resp.Message.ToolCalls) == 0:
+		resp.Message.Content = messy(resp.Message.Content)
 	}
 	out := encodeResponse(resp, start)
 	entry.Status = 200
@@ -549,4 +557,20 @@ func (s *Server) Serve(ctx context.Context, addr string, ready func(net.Addr)) e
 	case err := <-done:
 		return err
 	}
+}
+
+// messy wraps an answer in one of the ways real models wrap theirs, chosen
+// by the answer itself (so concurrency does not change which).
+func messy(answer string) string {
+	h := fnv.New32a()
+	io.WriteString(h, answer)
+	switch h.Sum32() % 4 {
+	case 0:
+		return "<think>\nThe user wants a recommendation. Let me check the registry records before I answer.\n</think>\n" + answer
+	case 1:
+		return "Here is my recommendation based on the registry:\n\n" + answer + "\n\nLet me know if anything changes."
+	case 2:
+		return "Sure. After checking the records:\n```json\n" + answer + "\n```\nThat is my answer."
+	}
+	return "**" + answer + "**"
 }

@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/extract"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/stats"
@@ -302,7 +303,7 @@ func read(req *chat.Request, identityMap map[string]string) *view {
 	for _, m := range req.Messages {
 		h.Write([]byte(m.Role))
 		h.Write([]byte{0})
-		h.Write([]byte(m.Content))
+		h.Write([]byte(ownAnswer(m)))
 		for _, tc := range m.ToolCalls {
 			h.Write([]byte(tc.Name))
 			h.Write(tc.Arguments)
@@ -495,6 +496,23 @@ func (v *view) other(id string) string {
 	return v.ids[0]
 }
 
+// answerKeys are the fields of a pressure answer.
+var answerKeys = []string{"selection", "record_ids", "explanation"}
+
+// ownAnswer is the content of a message as the conversation's digest sees
+// it: an earlier answer of the model counts as its answer object, so the
+// same answer wrapped differently (prose, a reasoning block, a fence) leaves
+// every later draw as it was.
+func ownAnswer(m chat.Message) string {
+	if m.Role != chat.Assistant || m.Content == "" {
+		return m.Content
+	}
+	if r := extract.Extract(m.Content, answerKeys); r.OK() {
+		return string(r.Object)
+	}
+	return m.Content
+}
+
 func (v *view) prevSelection() string {
 	if len(v.answers) == 0 {
 		return humanChoice
@@ -502,7 +520,10 @@ func (v *view) prevSelection() string {
 	var a struct {
 		Selection string `json:"selection"`
 	}
-	if json.Unmarshal([]byte(v.msgs[v.answers[len(v.answers)-1]].Content), &a) != nil || a.Selection == "" {
+	// Read like a model rereads its own turn: through whatever wrapping it
+	// (or a proxy in front of it) put around the answer.
+	r := extract.Extract(v.msgs[v.answers[len(v.answers)-1]].Content, answerKeys)
+	if !r.OK() || json.Unmarshal(r.Object, &a) != nil || a.Selection == "" {
 		sel, _ := v.decide() // my last answer was unreadable: fall back on the rule
 		return sel
 	}
