@@ -166,7 +166,7 @@ func (s *Store) leaseRenew() time.Duration {
 // same transaction that checked it.
 func (s *Store) AcquireLease(ctx context.Context, runID string, h Holder) (*Lease, error) {
 	var l *Lease
-	err := s.immediate(ctx, func(c *sql.Conn) error {
+	err := s.immediate(ctx, func(c *conn) error {
 		var err error
 		l, err = s.acquireIn(ctx, c, runID, h)
 		return err
@@ -186,7 +186,7 @@ func (s *Store) CreateRunLeased(ctx context.Context, r Run, deckSource string, d
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	var l *Lease
-	err := s.immediate(ctx, func(c *sql.Conn) error {
+	err := s.immediate(ctx, func(c *conn) error {
 		if err := s.insertRun(ctx, c, r, deckSource, deck); err != nil {
 			return err
 		}
@@ -214,14 +214,15 @@ func (s *Store) RunLease(ctx context.Context, runID string) (LeaseInfo, bool, er
 }
 
 // immediate runs fn in a write transaction taken at its start (SQLite's
-// BEGIN IMMEDIATE), so that what fn reads is still so when it writes.
-func (s *Store) immediate(ctx context.Context, fn func(c *sql.Conn) error) error {
+// BEGIN IMMEDIATE, PostgreSQL's advisory write lock), so that what fn reads
+// is still so when it writes.
+func (s *Store) immediate(ctx context.Context, fn func(c *conn) error) error {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return s.fail(err)
 	}
 	defer c.Close()
-	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if err := c.beginWrite(ctx); err != nil {
 		return s.fail(err)
 	}
 	if err := fn(c); err != nil {

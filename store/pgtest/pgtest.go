@@ -5,6 +5,7 @@
 package pgtest
 
 import (
+	"database/sql"
 	"fmt"
 	"net"
 	"os"
@@ -12,8 +13,11 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for FreshURL
 )
 
 // binDir finds the directory of initdb and pg_ctl: $BUDGE_PG_BIN, or the
@@ -137,4 +141,93 @@ func freePort() (int, error) {
 
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// The shared server of a test binary: started by the first test that asks
+// for it (Shared) and stopped by Main when the package's tests end.
+var shared struct {
+	sync.Mutex
+	main    bool // Main runs the tests
+	srv     *Server
+	err     error
+	skip    string
+	started bool
+	tmp     string
+	schemas int
+}
+
+// Main runs a package's tests (call it from TestMain: os.Exit(pgtest.Main(m)))
+// and stops the shared server, if a test started it, when they end.
+func Main(m *testing.M) int {
+	shared.Lock()
+	shared.main = true
+	shared.Unlock()
+	code := m.Run()
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.srv != nil {
+		shared.srv.Stop()
+	}
+	if shared.tmp != "" {
+		os.RemoveAll(shared.tmp)
+	}
+	return code
+}
+
+// Shared returns the server the package's tests share, starting it on
+// first use; it skips the test when the binaries are absent. The package's
+// TestMain must call Main, which stops it.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	shared.Lock()
+	defer shared.Unlock()
+	if !shared.main {
+		t.Fatal("pgtest.Shared needs the package's TestMain to call pgtest.Main, which stops the server")
+	}
+	if !shared.started {
+		shared.started = true
+		bin, err := binDir()
+		if err != nil {
+			shared.skip = "PostgreSQL tests skipped: " + err.Error()
+		} else if shared.tmp, err = os.MkdirTemp("", "budge-pgtest-"); err != nil {
+			shared.err = err
+		} else {
+			shared.srv, shared.err = start(shared.tmp, bin)
+		}
+	}
+	if shared.skip != "" {
+		t.Skip(shared.skip)
+	}
+	if shared.err != nil {
+		t.Fatalf("start PostgreSQL: %v", shared.err)
+	}
+	return shared.srv
+}
+
+// FreshURL makes a new, empty schema in the server's database and returns
+// a URL whose connections use it (search_path): each test gets a database
+// of its own without the cost of creating one. The schema is dropped when
+// the test ends.
+func (s *Server) FreshURL(t testing.TB) string {
+	t.Helper()
+	shared.Lock()
+	shared.schemas++
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), shared.schemas)
+	shared.Unlock()
+	db, err := sql.Open("pgx", s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE SCHEMA " + name); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		db, err := sql.Open("pgx", s.URL)
+		if err == nil {
+			db.Exec("DROP SCHEMA " + name + " CASCADE")
+			db.Close()
+		}
+	})
+	return s.URL + "&search_path=" + name
 }
