@@ -203,11 +203,15 @@ type blobEntry struct {
 func scanBlob(sc rowScanner) (blobEntry, error) {
 	var e blobEntry
 	var enc string
-	err := sc.Scan(&e.runID, &e.sha, &e.pack, &e.offset, &e.length, &e.encoding, &enc, &e.data)
-	if err == nil {
-		e.encoding = enc
+	if err := sc.Scan(&e.runID, &e.sha, &e.pack, &e.offset, &e.length, &e.encoding, &enc, &e.data); err != nil {
+		return e, err
 	}
-	return e, err
+	e.encoding = enc
+	p := parser{table: "artifacts", row: "run " + e.runID + ", artifact " + e.sha}
+	if e.pack != inDatabase {
+		p.fail("pack", fmt.Errorf("%q on a store that keeps artifacts in the database", e.pack))
+	}
+	return e, p.err
 }
 
 // checkBlob decodes an artifact's bytes from the database and verifies

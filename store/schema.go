@@ -273,7 +273,15 @@ func tooNew(path string, v int) error {
 		return nil
 	}
 	return fmt.Errorf("store: %s has schema version %d and this budge reads up to version %d: it was %w; "+
-		"upgrade budge to open it, or use another store (--dir, $BUDGE_DIR, --store or $BUDGE_STORE)", path, v, SchemaVersion, ErrNewerSchema)
+		"upgrade budge to open it, or use %s", path, v, SchemaVersion, ErrNewerSchema, another(path))
+}
+
+// another says how to choose another store than the one at path.
+func another(path string) string {
+	if IsURL(path) {
+		return "another database (--store or $BUDGE_STORE)"
+	}
+	return "another store directory (--dir or $BUDGE_DIR)"
 }
 
 // versionTable keeps a PostgreSQL database's schema version, which SQLite
