@@ -174,6 +174,14 @@ func Main(m *testing.M) int {
 	return code
 }
 
+// MainRuns reports whether the package's TestMain runs its tests through
+// Main, so that Shared may be used.
+func MainRuns() bool {
+	shared.Lock()
+	defer shared.Unlock()
+	return shared.main
+}
+
 // Shared returns the server the package's tests share, starting it on
 // first use; it skips the test when the binaries are absent. The package's
 // TestMain must call Main, which stops it.
