@@ -265,3 +265,17 @@ func (s *Store) verifyBlobs(ctx context.Context, runID string, keep int) (damage
 	}
 	return damaged, n, total, err
 }
+
+// LocalDir is the directory on this machine of the store at loc: the
+// directory itself for a SQLite store, the default cache directory for a
+// PostgreSQL one (what OpenURL uses when given none).
+func LocalDir(loc string) (string, error) {
+	if !IsURL(loc) {
+		return loc, nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "", fmt.Errorf("store: %s is not a database URL", Redact(loc))
+	}
+	return defaultCacheDir(u)
+}

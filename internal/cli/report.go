@@ -171,7 +171,7 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 			return err
 		}
 		if len(runs) == 0 {
-			fmt.Fprintf(std.Err, "no runs in %s yet; start one with: budge run\n", *dir)
+			fmt.Fprintf(std.Err, "no runs in %s yet; start one with: budge run\n", store.Redact(*dir))
 			return nil
 		}
 		fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
@@ -185,7 +185,7 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 		return nil
 	})
 	if errors.Is(err, store.ErrNoStore) {
-		fmt.Fprintf(std.Err, "no runs in %s yet (no store there); start one with: budge run, or name the store with --dir or $BUDGE_DIR\n", *dir)
+		fmt.Fprintf(std.Err, "no runs in %s yet (no store there); start one with: budge run, or name the store with --dir or $BUDGE_DIR\n", store.Redact(*dir))
 		return nil
 	}
 	return err

@@ -106,7 +106,7 @@ func (r *runFlags) parse(args []string) error {
 // observed is stored). It renders the result, and an unfinished run is
 // exit 3.
 func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) (study.Result, error) {
-	st, err := store.Open(*r.dir)
+	st, err := store.OpenLocation(ctx, *r.dir, false)
 	if err != nil {
 		return nil, err
 	}
