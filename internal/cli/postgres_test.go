@@ -48,7 +48,8 @@ func TestPostgresRunReportsLikeSQLite(t *testing.T) {
 	url := storetest.PostgresURL(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the store's local cache
 	pgRep, pgExp := runReportExport(t, url)
-	sqRep, sqExp := runReportExport(t, t.TempDir())
+	sqDir := t.TempDir()
+	sqRep, sqExp := runReportExport(t, sqDir)
 	if pgRep != sqRep {
 		t.Errorf("the report on PostgreSQL differs from SQLite's:\n%s", firstDiff(pgRep, sqRep))
 	}
@@ -57,6 +58,16 @@ func TestPostgresRunReportsLikeSQLite(t *testing.T) {
 	}
 	if n := strings.Count(pgExp, "\n"); n != 416 {
 		t.Errorf("the export on PostgreSQL has %d records, want 416", n)
+	}
+	// The run log, which a PostgreSQL store keeps in the database, exports
+	// as it does from SQLite's log.jsonl: an attempt record per call and a
+	// record per session.
+	_, pgLog, errs := budge(t, "export", "latest", "--store", url, "--format", "log")
+	_, sqLog, _ := budge(t, "export", "latest", "--store", sqDir, "--format", "log")
+	if n := strings.Count(pgLog, `"type":"session"`); n != 416 || strings.Count(sqLog, `"type":"session"`) != n ||
+		strings.Count(pgLog, `"type":"attempt"`) != strings.Count(sqLog, `"type":"attempt"`) {
+		t.Errorf("the log on PostgreSQL has %d session records and %d attempts, SQLite's %d and %d (%s)", n, strings.Count(pgLog, `"type":"attempt"`),
+			strings.Count(sqLog, `"type":"session"`), strings.Count(sqLog, `"type":"attempt"`), errs)
 	}
 	st, err := store.OpenURL(context.Background(), url, t.TempDir())
 	if err != nil {
