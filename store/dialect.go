@@ -76,13 +76,54 @@ func numberPlaceholders(q string) string {
 
 var ddlTypes = strings.NewReplacer(" INTEGER ", " BIGINT ", " REAL ", " DOUBLE PRECISION ", " BLOB ", " BYTEA ")
 
+// binaryText are the columns that hold text from outside budge (a model's
+// words, a provider's error), as table.column. PostgreSQL's TEXT refuses a
+// NUL character, which a model may well produce (JSON's \u0000) and SQLite
+// keeps; on PostgreSQL these columns are BYTEA, written as bytes and read
+// back as the same string.
+var binaryText = map[string]bool{
+	"messages.content": true, "messages.refusal": true, "messages.name": true, "messages.tool_call_id": true,
+	"attempts.error_message": true, "sessions.failure_message": true, "sessions.stop_reason": true,
+}
+
+var createTable = regexp.MustCompile(`(?s)CREATE TABLE IF NOT EXISTS (\w+) \((.*?)\n\);`)
+
 // ddl spells a schema for the dialect: PostgreSQL's INTEGER is 32 bits,
-// and its REAL single precision.
+// its REAL single precision, and binaryText columns are BYTEA.
 func (d dialect) ddl(schema string) string {
 	if !d.postgres() {
 		return schema
 	}
-	return ddlTypes.Replace(schema)
+	return createTable.ReplaceAllStringFunc(ddlTypes.Replace(schema), func(t string) string {
+		table := createTable.FindStringSubmatch(t)[1]
+		lines := strings.Split(t, "\n")
+		for i, l := range lines {
+			col, rest, ok := strings.Cut(strings.TrimSpace(l), " TEXT ")
+			if ok && binaryText[table+"."+col] {
+				lines[i] = "  " + col + " BYTEA " + rest
+			}
+		}
+		return strings.Join(lines, "\n")
+	})
+}
+
+// bindText turns the arguments of binaryText columns of a bulk insert into
+// bytes on PostgreSQL, where those columns are BYTEA.
+func (d dialect) bindText(b *bulk) {
+	if !d.postgres() {
+		return
+	}
+	n := len(b.cols)
+	for c, col := range b.cols {
+		if !binaryText[b.table+"."+col] {
+			continue
+		}
+		for i := c; i < len(b.args); i += n {
+			if s, ok := b.args[i].(string); ok {
+				b.args[i] = []byte(s)
+			}
+		}
+	}
 }
 
 // database is the store's database: SQLite with the path of its file, so

@@ -116,6 +116,7 @@ func (b *bulk) add(vals ...any) { b.args = append(b.args, vals...) }
 const chunkRows = 64
 
 func (s *Store) execBulk(ctx context.Context, tx *txn, b *bulk) error {
+	s.db.d.bindText(b)
 	n := len(b.cols)
 	for start := 0; start < len(b.args); start += chunkRows * n {
 		end := min(start+chunkRows*n, len(b.args))
