@@ -121,7 +121,7 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	}
 	res, err := r.net.dispatch(hard, st, *c, plan)
 	if err != nil {
-		return nil, err
+		return nil, store.RedactError(err, *r.dir)
 	}
 	if !*r.quiet {
 		fmt.Fprintln(std.Err)
