@@ -76,3 +76,18 @@ func Each(t *testing.T, fn func(t *testing.T, open func() *store.Store)) {
 		})
 	}
 }
+
+// OpenLocation opens the store at loc, a directory or a postgres:// URL
+// (with its local cache in a temporary directory), closed when t ends.
+func OpenLocation(t testing.TB, loc string) *store.Store {
+	t.Helper()
+	if !store.IsURL(loc) {
+		return OpenDir(t, loc)
+	}
+	st, err := store.OpenURL(context.Background(), loc, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
