@@ -120,11 +120,7 @@ func (s *Store) execBulk(ctx context.Context, tx *txn, b *bulk) error {
 	n := len(b.cols)
 	for start := 0; start < len(b.args); start += chunkRows * n {
 		end := min(start+chunkRows*n, len(b.args))
-		st, err := s.insertStmt(ctx, b, (end-start)/n)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, b.args[start:end]...); err != nil {
+		if err := s.insertRows(ctx, tx, b, (end-start)/n, b.args[start:end]); err != nil {
 			if c := corrupt(s.db.path, err); c != nil {
 				return c
 			}
@@ -137,16 +133,25 @@ func (s *Store) execBulk(ctx context.Context, tx *txn, b *bulk) error {
 	return nil
 }
 
-// insertStmt returns a prepared INSERT of rows rows into b's table, prepared
-// once per store: parsing the SQL again for every batch was a measurable
-// share of the writer's time.
-func (s *Store) insertStmt(ctx context.Context, b *bulk, rows int) (*sql.Stmt, error) {
-	key := fmt.Sprintf("%s/%d", b.table, rows)
-	s.stmtMu.Lock()
-	defer s.stmtMu.Unlock()
-	if st, ok := s.stmts[key]; ok {
-		return st, nil
+// insertRows inserts rows rows of args into b's table. On SQLite through
+// a statement the store prepared; on PostgreSQL as a plain statement, which
+// pgx prepares once on each connection and caches (preparing it through
+// database/sql as well cost a round trip per statement and connection).
+func (s *Store) insertRows(ctx context.Context, tx *txn, b *bulk, rows int, args []any) error {
+	if s.db.d.postgres() {
+		_, err := tx.ExecContext(ctx, insertSQL(b, rows), args...)
+		return err
 	}
+	st, err := s.insertStmt(ctx, b, rows)
+	if err != nil {
+		return err
+	}
+	_, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	return err
+}
+
+// insertSQL is the INSERT of rows rows into b's table.
+func insertSQL(b *bulk, rows int) string {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(b.cols)), ", ") + ")"
 	var q strings.Builder
 	q.WriteString("INSERT INTO " + b.table + " (" + strings.Join(b.cols, ", ") + ") VALUES ")
@@ -159,7 +164,20 @@ func (s *Store) insertStmt(ctx context.Context, b *bulk, rows int) (*sql.Stmt, e
 	if b.suffix != "" {
 		q.WriteString(" " + b.suffix)
 	}
-	st, err := s.db.PrepareContext(ctx, q.String())
+	return q.String()
+}
+
+// insertStmt returns a prepared INSERT of rows rows into b's table, prepared
+// once per store: parsing the SQL again for every batch was a measurable
+// share of the writer's time.
+func (s *Store) insertStmt(ctx context.Context, b *bulk, rows int) (*sql.Stmt, error) {
+	key := fmt.Sprintf("%s/%d", b.table, rows)
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[key]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, insertSQL(b, rows))
 	if err != nil {
 		return nil, fmt.Errorf("store: preparing insert into %s: %w", b.table, err)
 	}
