@@ -77,11 +77,14 @@ func openURL(ctx context.Context, rawURL, where, cacheDir string) (*Store, error
 }
 
 // defaultCacheDir is this machine's cache of the database at u: one
-// directory per server and database (never named by its password).
+// directory per server and database (never named by its password), under
+// the user's cache directory, or the temporary directory when there is
+// none.
 func defaultCacheDir(u *url.URL) (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("store: no cache directory for a PostgreSQL store: %w", err)
+		// No $HOME (a CI job, a service): the cache is only a cache.
+		base = filepath.Join(os.TempDir(), fmt.Sprintf("budge-cache-%d", os.Getuid()))
 	}
 	key := u.Host + u.Path
 	if u.User != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,4 +152,20 @@ func TestPostgresPasswordNeverShown(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), pw) || !strings.Contains(err.Error(), "127.0.0.1") {
 		t.Errorf("Resolve on an empty store: %v, want an error naming the server but not the password", err)
 	}
+}
+
+// Without a home directory a PostgreSQL store still opens, its cache in
+// the temporary directory.
+func TestPostgresCacheWithoutHome(t *testing.T) {
+	url := pgtest.Shared(t).FreshURL(t)
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	s, err := track(t)(OpenURL(context.Background(), url, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(s.Dir, os.TempDir()) {
+		t.Errorf("cache in %s, want it under %s", s.Dir, os.TempDir())
+	}
+	t.Cleanup(func() { os.RemoveAll(s.Dir) })
 }
