@@ -169,3 +169,25 @@ func TestPostgresCacheWithoutHome(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(s.Dir) })
 }
+
+// A database whose tables have budge's names but no budge schema version
+// belongs to something else: it is refused, and left alone.
+func TestPostgresRefusesForeignTables(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Shared(t).FreshURL(t)
+	s, err := track(t)(OpenURL(ctx, url, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `DROP TABLE budge_schema; DROP TABLE sessions; CREATE TABLE sessions (id INTEGER, name TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenURL(ctx, url, t.TempDir())
+	if !errors.Is(err, ErrUnknownSchema) || !strings.Contains(fmt.Sprint(err), "has a table") {
+		t.Fatalf("opening a database with foreign tables: %v, want ErrUnknownSchema naming a table", err)
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'sessions'`).Scan(&n); err != nil || n != 2 {
+		t.Errorf("the foreign sessions table has %d columns (%v), want its own 2", n, err)
+	}
+}

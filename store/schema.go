@@ -323,7 +323,24 @@ func setVersion(ctx context.Context, c *conn, v int) error {
 // matches, column for column.
 func adoptVersion1(ctx context.Context, c *conn) error {
 	if c.d.postgres() {
-		// A PostgreSQL store has had a schema version from its first day.
+		// A PostgreSQL store has had a schema version from its first day:
+		// tables of budge's names without one are somebody else's, which
+		// CREATE TABLE IF NOT EXISTS would silently write into.
+		want, err := schemaColumns(ctx, schema+postgresSchema)
+		if err != nil {
+			return err
+		}
+		have, err := queryAll(ctx, c, scanString, `SELECT table_name FROM information_schema.tables
+			WHERE table_schema = current_schema() ORDER BY table_name`)
+		if err != nil {
+			return err
+		}
+		for _, t := range have {
+			if _, ours := want[t]; ours {
+				return fmt.Errorf("%w: the database has a table %s but no budge schema version: it belongs to something else; "+
+					"use another database or schema (--store or $BUDGE_STORE)", ErrUnknownSchema, t)
+			}
+		}
 		if _, err := c.ExecContext(ctx, c.d.ddl(schema+postgresSchema)); err != nil {
 			return fmt.Errorf("creating tables: %w", err)
 		}
