@@ -181,8 +181,8 @@ func dirFlag(fs *flag.FlagSet) *string {
 	if loc == "" {
 		loc = "budge-runs"
 	}
-	fs.Var(storeFlag{&loc, false}, "store", "where runs are stored: a directory, or a postgres:// URL (default from $BUDGE_STORE, then $BUDGE_DIR)")
-	fs.Var(storeFlag{&loc, true}, "dir", "the directory where runs are stored (default from $BUDGE_DIR)")
+	fs.Var(storeFlag{&loc, false}, "store", "`LOCATION` of the runs: a directory, or a postgres:// URL (default from $BUDGE_STORE, then $BUDGE_DIR)")
+	fs.Var(storeFlag{&loc, true}, "dir", "`DIR` where runs are stored (default from $BUDGE_DIR)")
 	return &loc
 }
 
