@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -284,33 +285,99 @@ func (s *Store) appendChunk(ctx context.Context, q execQuerier, runID string, li
 	return nil
 }
 
-// repairDBLog is RepairLog for a log in the database: the chunks after the
-// last whole session group are replaced by the part of them that is whole.
+// repairDBLog is RepairLog for a log in the database. The chunks are read
+// one at a time, so memory does not grow with the log; the chunk in which
+// the last whole session group ends is cut there, and the chunks after it
+// are deleted.
 func (s *Store) repairDBLog(ctx context.Context, runID string) (map[string]bool, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, s.fail(err)
 	}
 	defer tx.Rollback()
-	chunks, err := queryAll(ctx, tx, scanPair[string], `SELECT CAST(chunk AS TEXT), lines FROM run_logs WHERE run_id = ? ORDER BY chunk`, runID)
+	rows, err := tx.QueryContext(ctx, `SELECT chunk, lines FROM run_logs WHERE run_id = ? ORDER BY chunk`, runID)
 	if err != nil {
-		return nil, err
+		return nil, s.fail(err)
 	}
-	var all bytes.Buffer
-	for _, c := range chunks {
-		all.WriteString(c.val)
+	r := &chunkReader{rows: rows}
+	logged, good, err := scanLog(r)
+	rest := r.more()
+	rows.Close()
+	if err == nil {
+		err = r.err
 	}
-	logged, good, err := scanLog(bytes.NewReader(all.Bytes()))
-	if err != nil || good == int64(all.Len()) {
-		return logged, err
+	if err != nil || (good == r.off && !rest) {
+		return logged, s.fail(err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ?`, runID); err != nil {
-		return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
-	}
-	if good > 0 {
-		if err := s.appendChunk(ctx, tx, runID, all.Bytes()[:good]); err != nil {
-			return nil, err
+	// The chunk the good part ends in is cut, and every later one goes.
+	var keep chunkSpan
+	for _, c := range r.spans {
+		if c.start < good {
+			keep = c
 		}
+	}
+	if good > keep.start {
+		// The chunk is read again: the reader keeps no text behind it.
+		var lines string
+		if err := tx.QueryRowContext(ctx, `SELECT lines FROM run_logs WHERE run_id = ? AND chunk = ?`, runID, keep.chunk).Scan(&lines); err != nil {
+			return nil, s.fail(err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ? AND chunk >= ?`, runID, keep.chunk); err != nil {
+			return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_logs (run_id, chunk, lines) VALUES (?, ?, ?)`,
+			runID, keep.chunk, lines[:good-keep.start]); err != nil {
+			return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
+		}
+	} else if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ? AND chunk >= ?`, runID, keep.chunk); err != nil {
+		return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
 	}
 	return logged, s.fail(tx.Commit())
 }
+
+// chunkSpan is where a chunk of a log in the database starts in the log.
+type chunkSpan struct {
+	chunk int64
+	start int64
+}
+
+// chunkReader reads a run's log chunks as one stream, noting where each
+// starts; it keeps the text of the chunk it reads only.
+type chunkReader struct {
+	rows  *sql.Rows
+	cur   string
+	off   int64 // the length of the chunks read
+	spans []chunkSpan
+	err   error
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for r.cur == "" {
+		if !r.next() {
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+// next reads the next chunk, and says whether there was one.
+func (r *chunkReader) next() bool {
+	if r.err != nil || !r.rows.Next() {
+		if r.err == nil {
+			r.err = r.rows.Err()
+		}
+		return false
+	}
+	c := chunkSpan{start: r.off}
+	if r.err = r.rows.Scan(&c.chunk, &r.cur); r.err != nil {
+		return false
+	}
+	r.spans = append(r.spans, c)
+	r.off += int64(len(r.cur))
+	return true
+}
+
+// more reports whether the log goes on after what the scan read.
+func (r *chunkReader) more() bool { return r.cur != "" || r.next() }

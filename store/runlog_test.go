@@ -91,7 +91,8 @@ func setLog(t *testing.T, s *Store, runID, content string) {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ?`, runID); err != nil {
 		t.Fatal(err)
 	}
-	for _, part := range []string{content[:len(content)/3], content[len(content)/3:]} {
+	n := len(content)
+	for _, part := range []string{content[:n/7], content[n/7 : 2*n/5], content[2*n/5 : 3*n/4], content[3*n/4:]} {
 		if err := s.appendChunk(ctx, s.db, runID, []byte(part)); err != nil {
 			t.Fatal(err)
 		}
