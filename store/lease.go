@@ -145,6 +145,21 @@ func (s *Store) now() time.Time {
 	return time.Now()
 }
 
+// leaseNow is the time of lease heartbeats and their staleness: Store.Now
+// when a test sets it; on PostgreSQL the database server's clock, which
+// every machine sharing the database reads alike (their own clocks may
+// disagree by more than a lease timeout); otherwise this machine's.
+func (s *Store) leaseNow(ctx context.Context, q querier) (time.Time, error) {
+	if s.Now != nil || !s.db.d.postgres() {
+		return s.now(), nil
+	}
+	var t time.Time
+	if err := q.QueryRowContext(ctx, `SELECT CURRENT_TIMESTAMP`).Scan(&t); err != nil {
+		return time.Time{}, s.fail(err)
+	}
+	return t, nil
+}
+
 func (s *Store) leaseTimeout() time.Duration {
 	if s.LeaseTimeout > 0 {
 		return s.LeaseTimeout
@@ -209,7 +224,11 @@ func (s *Store) RunLease(ctx context.Context, runID string) (LeaseInfo, bool, er
 	if err != nil || !ok {
 		return LeaseInfo{}, ok, err
 	}
-	cur.Stale = s.stale(cur.LeaseInfo, s.now())
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return LeaseInfo{}, false, err
+	}
+	cur.Stale = s.stale(cur.LeaseInfo, now)
 	return cur.LeaseInfo, true, nil
 }
 
@@ -244,7 +263,10 @@ type execQuerier interface {
 
 // acquireIn takes the lease on runID for h inside a write transaction.
 func (s *Store) acquireIn(ctx context.Context, q execQuerier, runID string, h Holder) (*Lease, error) {
-	now := s.now()
+	now, err := s.leaseNow(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	token, err := newToken()
 	if err != nil {
 		return nil, err
@@ -333,7 +355,10 @@ func (l *Lease) Renew(ctx context.Context) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
-	now := l.s.now()
+	now, err := l.s.leaseNow(ctx, l.s.db)
+	if err != nil {
+		return err
+	}
 	res, err := l.s.db.ExecContext(ctx, `UPDATE run_leases SET heartbeat = ? WHERE run_id = ? AND token = ?`, ts(now), l.runID, l.token)
 	if err != nil {
 		return l.s.named(fmt.Errorf("store: renewing the lease on run %s: %w", l.runID, err))
