@@ -135,8 +135,8 @@ func (s *Store) execBulk(ctx context.Context, tx *txn, b *bulk) error {
 
 // insertRows inserts rows rows of args into b's table. On SQLite through
 // a statement the store prepared; on PostgreSQL as a plain statement, which
-// pgx prepares once on each connection and caches (preparing it through
-// database/sql as well cost a round trip per statement and connection).
+// pgx itself prepares once on each connection and caches (preparing it
+// through database/sql too would prepare it twice).
 func (s *Store) insertRows(ctx context.Context, tx *txn, b *bulk, rows int, args []any) error {
 	if s.db.d.postgres() {
 		_, err := tx.ExecContext(ctx, insertSQL(b, rows), args...)
