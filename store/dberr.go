@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -92,14 +91,14 @@ func failQ(q querier, err error) error {
 
 // isConstraint reports whether err is the database refusing a row for a
 // constraint (a primary key already taken): SQLite's SQLITE_CONSTRAINT or
-// PostgreSQL's integrity constraint violations (class 23).
+// PostgreSQL's unique_violation.
 func isConstraint(err error) bool {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		return se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
 	}
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && strings.HasPrefix(pe.Code, "23")
+	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
 // isBusy reports whether err is SQLite finding the database locked.
