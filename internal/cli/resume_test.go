@@ -90,7 +90,14 @@ func testKillAndResume(t *testing.T, dir string) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	t.Logf("kill points drawn with seed %d", seed)
 
-	id, snaps := killResumeLoop(t, dir, log, rng, 10, 300,
+	// A process on PostgreSQL stores its first sessions later after it
+	// starts (new connections, statements prepared on them): its kills are
+	// drawn from a longer span, so that they land after sessions are stored.
+	maxSleep := 300
+	if store.IsURL(dir) {
+		maxSleep = 700
+	}
+	id, snaps := killResumeLoop(t, dir, log, rng, 10, maxSleep,
 		[]string{"run", "--store", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL + "/v1", "--seed", "7", "--concurrency", "8", "--quiet"},
 		func(id string) []string { return []string{"run", "--store", dir, "--resume", id, "--quiet"} })
 
