@@ -54,6 +54,9 @@ func (s *Store) Artifact(ctx context.Context, runID, sha string) ([]byte, error)
 	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("store: %q is not a sha256", sha)
 	}
+	if s.artifactsInDB() {
+		return s.blobArtifact(ctx, runID, sha)
+	}
 	e, ok, err := queryOne(ctx, s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = ? AND sha256 = ?`, runID, sha)
 	if err != nil {
 		return nil, err
@@ -84,6 +87,10 @@ type ArtifactError struct {
 }
 
 func (e *ArtifactError) Error() string {
+	if e.Pack == inDatabase {
+		return fmt.Sprintf("store: artifact sha256:%s of run %s is damaged: its %d bytes in the database's artifact_blobs table %v; "+
+			"restore the database from a backup", e.SHA, e.RunID, e.Length, e.Err)
+	}
 	return fmt.Sprintf("store: artifact sha256:%s of run %s is damaged: %s holds %d bytes at offset %d that %v; "+
 		"the pack file was changed or cut short after it was written, restore it from a backup",
 		e.SHA, e.RunID, e.Pack, e.Length, e.Offset, e.Err)
@@ -122,11 +129,21 @@ func (s *Store) readArtifact(f *os.File, runID string, e packEntry) ([]byte, err
 // otherwise every damaged artifact (up to ten, then a count) as
 // *ArtifactErrors (errors.Is ErrArtifactCorrupt).
 func (s *Store) VerifyArtifacts(ctx context.Context, runID string) error {
+	const shown = 10
+	if s.artifactsInDB() {
+		errs, damaged, total, err := s.verifyBlobs(ctx, runID, shown)
+		if err != nil {
+			return err
+		}
+		if damaged > shown {
+			errs = append(errs, fmt.Errorf("store: run %s: %d more artifacts are damaged (%d of %d in all)", runID, damaged-shown, damaged, total))
+		}
+		return errors.Join(errs...)
+	}
 	entries, err := queryAll(ctx, s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = ? ORDER BY pack, pack_offset`, runID)
 	if err != nil {
 		return err
 	}
-	const shown = 10
 	var errs []error
 	damaged := 0
 	files := map[string]*os.File{}

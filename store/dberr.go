@@ -1,23 +1,14 @@
 package store
 
 import (
-	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
-
-// database is the store's SQLite database with the path of its file, so
-// that an error saying the file is damaged names it.
-type database struct {
-	*sql.DB
-	path string
-}
-
-// dbPath is implemented by queriers that know their file.
-func (d *database) dbPath() string { return d.path }
 
 // CorruptError is a database file SQLite cannot read: a malformed page
 // (SQLITE_CORRUPT) or a file that is not a database at all (SQLITE_NOTADB).
@@ -98,11 +89,16 @@ func failQ(q querier, err error) error {
 	return failAt(path, err)
 }
 
-// isConstraint reports whether err is SQLite refusing a row for a
-// constraint (a primary key already taken).
+// isConstraint reports whether err is the database refusing a row for a
+// constraint (a primary key already taken): SQLite's SQLITE_CONSTRAINT or
+// PostgreSQL's unique_violation.
 func isConstraint(err error) bool {
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+	if errors.As(err, &se) {
+		return se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+	}
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
 // isBusy reports whether err is SQLite finding the database locked.

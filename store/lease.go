@@ -145,6 +145,21 @@ func (s *Store) now() time.Time {
 	return time.Now()
 }
 
+// leaseNow is the time of lease heartbeats and their staleness: Store.Now
+// when a test sets it; on PostgreSQL the database server's clock, which
+// every machine sharing the database reads alike (their own clocks may
+// disagree by more than a lease timeout); otherwise this machine's.
+func (s *Store) leaseNow(ctx context.Context, q querier) (time.Time, error) {
+	if s.Now != nil || !s.db.d.postgres() {
+		return s.now(), nil
+	}
+	var t time.Time
+	if err := q.QueryRowContext(ctx, `SELECT CURRENT_TIMESTAMP`).Scan(&t); err != nil {
+		return time.Time{}, s.fail(err)
+	}
+	return t, nil
+}
+
 func (s *Store) leaseTimeout() time.Duration {
 	if s.LeaseTimeout > 0 {
 		return s.LeaseTimeout
@@ -166,7 +181,7 @@ func (s *Store) leaseRenew() time.Duration {
 // same transaction that checked it.
 func (s *Store) AcquireLease(ctx context.Context, runID string, h Holder) (*Lease, error) {
 	var l *Lease
-	err := s.immediate(ctx, func(c *sql.Conn) error {
+	err := s.immediate(ctx, func(c *conn) error {
 		var err error
 		l, err = s.acquireIn(ctx, c, runID, h)
 		return err
@@ -186,7 +201,7 @@ func (s *Store) CreateRunLeased(ctx context.Context, r Run, deckSource string, d
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	var l *Lease
-	err := s.immediate(ctx, func(c *sql.Conn) error {
+	err := s.immediate(ctx, func(c *conn) error {
 		if err := s.insertRun(ctx, c, r, deckSource, deck); err != nil {
 			return err
 		}
@@ -209,19 +224,24 @@ func (s *Store) RunLease(ctx context.Context, runID string) (LeaseInfo, bool, er
 	if err != nil || !ok {
 		return LeaseInfo{}, ok, err
 	}
-	cur.Stale = s.stale(cur.LeaseInfo, s.now())
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return LeaseInfo{}, false, err
+	}
+	cur.Stale = s.stale(cur.LeaseInfo, now)
 	return cur.LeaseInfo, true, nil
 }
 
 // immediate runs fn in a write transaction taken at its start (SQLite's
-// BEGIN IMMEDIATE), so that what fn reads is still so when it writes.
-func (s *Store) immediate(ctx context.Context, fn func(c *sql.Conn) error) error {
+// BEGIN IMMEDIATE, PostgreSQL's advisory write lock), so that what fn reads
+// is still so when it writes.
+func (s *Store) immediate(ctx context.Context, fn func(c *conn) error) error {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return s.fail(err)
 	}
 	defer c.Close()
-	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if err := c.beginWrite(ctx); err != nil {
 		return s.fail(err)
 	}
 	if err := fn(c); err != nil {
@@ -243,7 +263,10 @@ type execQuerier interface {
 
 // acquireIn takes the lease on runID for h inside a write transaction.
 func (s *Store) acquireIn(ctx context.Context, q execQuerier, runID string, h Holder) (*Lease, error) {
-	now := s.now()
+	now, err := s.leaseNow(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	token, err := newToken()
 	if err != nil {
 		return nil, err
@@ -332,7 +355,10 @@ func (l *Lease) Renew(ctx context.Context) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
-	now := l.s.now()
+	now, err := l.s.leaseNow(ctx, l.s.db)
+	if err != nil {
+		return err
+	}
 	res, err := l.s.db.ExecContext(ctx, `UPDATE run_leases SET heartbeat = ? WHERE run_id = ? AND token = ?`, ts(now), l.runID, l.token)
 	if err != nil {
 		return l.s.named(fmt.Errorf("store: renewing the lease on run %s: %w", l.runID, err))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,18 +30,17 @@ func (c *clock) set(t time.Time) {
 	c.mu.Unlock()
 }
 
-// leaseStores opens n stores on one directory, as n processes would, all on
+// leaseStores opens n stores on one location, as n processes would, all on
 // the clock, renewing leases only when told to.
 func leaseStores(t *testing.T, c *clock, n int) []*Store {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "store")
+	open := storeOpener(t)
 	var out []*Store
 	for range n {
-		s, err := Open(dir)
+		s, err := open()
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.Close() })
 		s.Now, s.LeaseRenew = c.now, -1
 		out = append(out, s)
 	}
@@ -84,7 +82,9 @@ func refused(t *testing.T, s *Store, runID string, h Holder, holder Holder, sinc
 
 var t0 = time.Date(2024, 5, 6, 7, 0, 0, 0, time.UTC)
 
-func TestLeaseOneHolder(t *testing.T) {
+func TestLeaseOneHolder(t *testing.T) { eachBackend(t, testLeaseOneHolder) }
+
+func testLeaseOneHolder(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)
 	first := ThisProcess("budge run --resume")
@@ -125,7 +125,9 @@ func TestLeaseOneHolder(t *testing.T) {
 }
 
 // Processes racing for one lease: exactly one gets it.
-func TestLeaseRace(t *testing.T) {
+func TestLeaseRace(t *testing.T) { eachBackend(t, testLeaseRace) }
+
+func testLeaseRace(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 8)
 	type result struct {
@@ -156,6 +158,10 @@ func TestLeaseRace(t *testing.T) {
 }
 
 func TestLeaseStaleHeartbeatIsTakenOver(t *testing.T) {
+	eachBackend(t, testLeaseStaleHeartbeatIsTakenOver)
+}
+
+func testLeaseStaleHeartbeatIsTakenOver(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)
@@ -233,6 +239,10 @@ func deadPID(t *testing.T) int {
 }
 
 func TestLeaseOfDeadProcessIsTakenOver(t *testing.T) {
+	eachBackend(t, testLeaseOfDeadProcessIsTakenOver)
+}
+
+func testLeaseOfDeadProcessIsTakenOver(t *testing.T) {
 	if !pidAlive(os.Getpid()) {
 		t.Skip("process ids cannot be checked on this system")
 	}
@@ -263,7 +273,9 @@ func TestLeaseOfDeadProcessIsTakenOver(t *testing.T) {
 	}
 }
 
-func TestCreateRunLeased(t *testing.T) {
+func TestCreateRunLeased(t *testing.T) { eachBackend(t, testCreateRunLeased) }
+
+func testCreateRunLeased(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)

@@ -10,6 +10,9 @@ import (
 	"testing"
 )
 
+// SQLite only: an emptied, missing or damaged database file, and a
+// directory without a store, are about SQLite's files.
+
 // wantRefused checks that open refuses the store in dir with an error that
 // matches target and says each of want.
 func wantRefused(t *testing.T, open func(dir string) (*Store, error), dir string, target error, want ...string) {

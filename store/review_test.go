@@ -8,7 +8,9 @@ import (
 	"time"
 )
 
-func TestSessionPageFiltersAndPages(t *testing.T) {
+func TestSessionPageFiltersAndPages(t *testing.T) { eachBackend(t, testSessionPageFiltersAndPages) }
+
+func testSessionPageFiltersAndPages(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	createRun(t, s, "r1", base)
@@ -77,7 +79,9 @@ func TestSessionPageFiltersAndPages(t *testing.T) {
 // TestReviewRules walks the review workflow through the store's rules:
 // one frozen sample, named reviewers, known codes, final codes after
 // finishing, adjudication only of disagreements after both finished.
-func TestReviewRules(t *testing.T) {
+func TestReviewRules(t *testing.T) { eachBackend(t, testReviewRules) }
+
+func testReviewRules(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	createRun(t, s, "r1", base)

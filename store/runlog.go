@@ -2,6 +2,9 @@ package store
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,8 +12,9 @@ import (
 	"path/filepath"
 )
 
-// The run log, log.jsonl in a run's directory, is the append-only JSONL
-// companion of the database, never its source. For every stored session it
+// The run log, log.jsonl in a run's directory (on PostgreSQL, the run's
+// rows of run_logs: see WriteLog), is the append-only JSONL companion of
+// the database, never its source. For every stored session it
 // holds one record per attempt, then the session's record: a group written
 // whole after the session is stored. Its format (LogLines, ParseLogLine),
 // its file (OpenLog, AppendLog) and its repair after a crash (RepairLog)
@@ -83,14 +87,21 @@ func appendRecord(b []byte, rec any) []byte {
 
 func (s *Store) logPath(runID string) string { return filepath.Join(s.RunDir(runID), "log.jsonl") }
 
-// Log appends JSON lines to a run's log.jsonl. Each record is written whole.
+// Log appends JSON lines to a run's log. Each record is written whole.
 type Log struct {
-	f *os.File
+	f io.WriteCloser // log.jsonl, or the run's rows of run_logs
 	w *bufio.Writer
 }
 
 // OpenLog opens the run's log for appending.
 func (s *Store) OpenLog(runID string) (*Log, error) {
+	if s.db.d.postgres() {
+		if _, err := s.GetRun(context.Background(), runID); err != nil {
+			return nil, fmt.Errorf("store: log: %w", err)
+		}
+		f := &dbLog{s: s, runID: runID}
+		return &Log{f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+	}
 	f, err := os.OpenFile(s.logPath(runID), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store: log: %w", err)
@@ -149,6 +160,9 @@ func (s *Store) AppendLog(runID string, lines []byte) error {
 // a resumed run can add, once, the records of sessions the database has and
 // the log lost.
 func (s *Store) RepairLog(runID string) (map[string]bool, error) {
+	if s.db.d.postgres() {
+		return s.repairDBLog(context.Background(), runID)
+	}
 	f, err := os.OpenFile(s.logPath(runID), os.O_RDWR, 0o600)
 	if os.IsNotExist(err) {
 		return map[string]bool{}, nil
@@ -194,3 +208,176 @@ func scanLog(r io.Reader) (logged map[string]bool, good int64, err error) {
 		}
 	}
 }
+
+// WriteLog writes a run's log, as stored, to w: log.jsonl of a SQLite
+// store, the run_logs rows of a PostgreSQL one. It is how the log of a
+// run on a shared database is read, where no file holds it.
+func (s *Store) WriteLog(ctx context.Context, runID string, w io.Writer) error {
+	if _, err := s.GetRun(ctx, runID); err != nil {
+		return err
+	}
+	if !s.db.d.postgres() {
+		f, err := os.Open(s.logPath(runID))
+		if os.IsNotExist(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("store: log: %w", err)
+		}
+		defer f.Close()
+		if _, err := io.Copy(w, f); err != nil {
+			return fmt.Errorf("store: log: %w", err)
+		}
+		return nil
+	}
+	var werr error
+	err := queryEach(ctx, s.db, scanString, func(lines string) {
+		if werr == nil {
+			_, werr = io.WriteString(w, lines)
+		}
+	}, `SELECT lines FROM run_logs WHERE run_id = ? ORDER BY chunk`, runID)
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
+// dbLog appends a run's log to the database: each write of whole lines is
+// one row (a chunk) of run_logs, numbered after the run's last. Only the
+// holder of the run's lease writes its log, so chunks do not race.
+type dbLog struct {
+	s       *Store
+	runID   string
+	pending []byte // the start of a line not yet ended
+}
+
+func (l *dbLog) Write(p []byte) (int, error) {
+	l.pending = append(l.pending, p...)
+	end := bytes.LastIndexByte(l.pending, '\n') + 1
+	if end == 0 {
+		return len(p), nil
+	}
+	if err := l.s.appendChunk(context.Background(), l.s.db, l.runID, l.pending[:end]); err != nil {
+		l.pending = l.pending[:len(l.pending)-len(p)]
+		return 0, err
+	}
+	l.pending = append(l.pending[:0], l.pending[end:]...)
+	return len(p), nil
+}
+
+// Close writes what is left, a line cut short included (as a file would
+// hold it, for RepairLog to remove).
+func (l *dbLog) Close() error {
+	if len(l.pending) == 0 {
+		return nil
+	}
+	err := l.s.appendChunk(context.Background(), l.s.db, l.runID, l.pending)
+	l.pending = nil
+	return err
+}
+
+func (s *Store) appendChunk(ctx context.Context, q execQuerier, runID string, lines []byte) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO run_logs (run_id, chunk, lines)
+		SELECT ?, COALESCE(MAX(chunk), 0) + 1, ? FROM run_logs WHERE run_id = ?`, runID, string(lines), runID)
+	if err != nil {
+		return fmt.Errorf("store: log of run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// repairDBLog is RepairLog for a log in the database. The chunks are read
+// one at a time, so memory does not grow with the log; the chunk in which
+// the last whole session group ends is cut there, and the chunks after it
+// are deleted.
+func (s *Store) repairDBLog(ctx context.Context, runID string) (map[string]bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT chunk, lines FROM run_logs WHERE run_id = ? ORDER BY chunk`, runID)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	r := &chunkReader{rows: rows}
+	logged, good, err := scanLog(r)
+	rest := r.more()
+	rows.Close()
+	if err == nil {
+		err = r.err
+	}
+	if err != nil || (good == r.off && !rest) {
+		return logged, s.fail(err)
+	}
+	// The chunk the good part ends in is cut, and every later one goes.
+	var keep chunkSpan
+	for _, c := range r.spans {
+		if c.start < good {
+			keep = c
+		}
+	}
+	if good > keep.start {
+		// The chunk is read again: the reader keeps no text behind it.
+		var lines string
+		if err := tx.QueryRowContext(ctx, `SELECT lines FROM run_logs WHERE run_id = ? AND chunk = ?`, runID, keep.chunk).Scan(&lines); err != nil {
+			return nil, s.fail(err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ? AND chunk >= ?`, runID, keep.chunk); err != nil {
+			return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_logs (run_id, chunk, lines) VALUES (?, ?, ?)`,
+			runID, keep.chunk, lines[:good-keep.start]); err != nil {
+			return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
+		}
+	} else if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ? AND chunk >= ?`, runID, keep.chunk); err != nil {
+		return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
+	}
+	return logged, s.fail(tx.Commit())
+}
+
+// chunkSpan is where a chunk of a log in the database starts in the log.
+type chunkSpan struct {
+	chunk int64
+	start int64
+}
+
+// chunkReader reads a run's log chunks as one stream, noting where each
+// starts; it keeps the text of the chunk it reads only.
+type chunkReader struct {
+	rows  *sql.Rows
+	cur   string
+	off   int64 // the length of the chunks read
+	spans []chunkSpan
+	err   error
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for r.cur == "" {
+		if !r.next() {
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+// next reads the next chunk, and says whether there was one.
+func (r *chunkReader) next() bool {
+	if r.err != nil || !r.rows.Next() {
+		if r.err == nil {
+			r.err = r.rows.Err()
+		}
+		return false
+	}
+	c := chunkSpan{start: r.off}
+	if r.err = r.rows.Scan(&c.chunk, &r.cur); r.err != nil {
+		return false
+	}
+	r.spans = append(r.spans, c)
+	r.off += int64(len(r.cur))
+	return true
+}
+
+// more reports whether the log goes on after what the scan read.
+func (r *chunkReader) more() bool { return r.cur != "" || r.next() }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -75,14 +76,39 @@ func TestParseLogLine(t *testing.T) {
 	}
 }
 
-func TestRepairLog(t *testing.T) {
+// setLog replaces a run's log with content: log.jsonl on SQLite; on
+// PostgreSQL, rows of run_logs split mid-line, as a log written in several
+// flushes can be.
+func setLog(t *testing.T, s *Store, runID, content string) {
+	t.Helper()
+	if !s.db.d.postgres() {
+		if err := os.WriteFile(s.logPath(runID), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	ctx := context.Background()
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ?`, runID); err != nil {
+		t.Fatal(err)
+	}
+	n := len(content)
+	for _, part := range []string{content[:n/7], content[n/7 : 2*n/5], content[2*n/5 : 3*n/4], content[3*n/4:]} {
+		if err := s.appendChunk(ctx, s.db, runID, []byte(part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestRepairLog(t *testing.T) { eachBackend(t, testRepairLog) }
+
+func testRepairLog(t *testing.T) {
 	s := openStore(t)
 	createRun(t, s, "run", base)
 	path := filepath.Join(s.RunDir("run"), "log.jsonl")
 	if logged, err := s.RepairLog("run"); err != nil || len(logged) != 0 {
 		t.Fatalf("RepairLog without a log = %v, %v", logged, err)
 	}
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
+	if _, err := os.Stat(path); !os.IsNotExist(err) || len(storedLog(t, s, "run")) > 0 {
 		t.Errorf("RepairLog created a log: %v", err)
 	}
 	ses := logSessions()
@@ -101,9 +127,7 @@ func TestRepairLog(t *testing.T) {
 		{"attempts and a torn session line", lost + `{"type":"session","run_id":"run","session_id":"lost","status":"comp`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := os.WriteFile(path, []byte(whole+tc.tail), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			setLog(t, s, "run", whole+tc.tail)
 			logged, err := s.RepairLog("run")
 			if err != nil {
 				t.Fatal(err)
@@ -111,7 +135,7 @@ func TestRepairLog(t *testing.T) {
 			if want := map[string]bool{ses[0].ID: true, ses[1].ID: true}; !reflect.DeepEqual(logged, want) {
 				t.Errorf("logged %v, want %v (not the interrupted session)", logged, want)
 			}
-			if b, _ := os.ReadFile(path); string(b) != whole {
+			if b := storedLog(t, s, "run"); string(b) != whole {
 				t.Errorf("repaired log:\n%s\nwant:\n%s", b, whole)
 			}
 		})

@@ -304,7 +304,7 @@ func scanArtifact(sc rowScanner) (packEntry, error) {
 		return e, err
 	}
 	p := parser{table: "artifacts", row: "run " + runID + ", artifact " + e.sha}
-	if e.pack != filepath.Base(e.pack) || e.pack == "." || e.pack == ".." {
+	if e.pack != inDatabase && (e.pack != filepath.Base(e.pack) || e.pack == "." || e.pack == "..") {
 		p.fail("pack", fmt.Errorf("bad pack name %q", e.pack))
 	}
 	if e.offset < 0 || e.length < 0 {

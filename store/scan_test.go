@@ -9,7 +9,9 @@ import (
 
 // A stored value that does not parse is an error naming the row and the
 // column, from every reader of that row: never a zero value.
-func TestCorruptColumnsAreErrors(t *testing.T) {
+func TestCorruptColumnsAreErrors(t *testing.T) { eachBackend(t, testCorruptColumnsAreErrors) }
+
+func testCorruptColumnsAreErrors(t *testing.T) {
 	ctx := context.Background()
 	sessionReaders := map[string]func(s *Store) error{
 		"Sessions": func(s *Store) error { _, err := s.Sessions(ctx, "r1"); return err },

@@ -164,6 +164,24 @@ CREATE TABLE IF NOT EXISTS review_adjudications (
 
 `
 
+// postgresSchema is what a PostgreSQL store holds in version 1 besides
+// schema: every machine reads the same database and no files, so artifact
+// bytes (content-addressed, shared by runs) and run logs are tables there,
+// where SQLite stores keep pack files and log.jsonl beside the database.
+const postgresSchema = `
+CREATE TABLE IF NOT EXISTS artifact_blobs (
+  sha256 TEXT PRIMARY KEY,
+  encoding TEXT NOT NULL,
+  data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_logs (
+  run_id TEXT NOT NULL,
+  chunk INTEGER NOT NULL,
+  lines TEXT NOT NULL,
+  PRIMARY KEY (run_id, chunk)
+);
+`
+
 // leaseSchema is what version 2 adds: the lease on a run, held by the one
 // process that may run it (see AcquireLease).
 const leaseSchema = `
@@ -193,40 +211,42 @@ CREATE TABLE IF NOT EXISTS review_tokens (
 
 // migrations[v] brings a database of version v to version v+1, inside the
 // transaction that records the new version.
-var migrations = [SchemaVersion]func(ctx context.Context, c *sql.Conn) error{
+var migrations = [SchemaVersion]func(ctx context.Context, c *conn) error{
 	0: adoptVersion1,
 	1: addLeases,
 	2: addReviewTokens,
 }
 
 // addLeases creates the run lease table (version 2).
-func addLeases(ctx context.Context, c *sql.Conn) error {
-	if _, err := c.ExecContext(ctx, leaseSchema); err != nil {
+func addLeases(ctx context.Context, c *conn) error {
+	if _, err := c.ExecContext(ctx, c.d.ddl(leaseSchema)); err != nil {
 		return fmt.Errorf("creating the lease table: %w", err)
 	}
 	return nil
 }
 
 // addReviewTokens creates the reviewer token table (version 3).
-func addReviewTokens(ctx context.Context, c *sql.Conn) error {
-	if _, err := c.ExecContext(ctx, reviewTokenSchema); err != nil {
+func addReviewTokens(ctx context.Context, c *conn) error {
+	if _, err := c.ExecContext(ctx, c.d.ddl(reviewTokenSchema)); err != nil {
 		return fmt.Errorf("creating the reviewer token table: %w", err)
 	}
 	return nil
 }
 
-// migrate brings the database at path to SchemaVersion, or says why it
-// cannot.
-func migrate(ctx context.Context, db *sql.DB, path string) error {
-	v, err := userVersion(ctx, db)
-	if err != nil {
-		return fmt.Errorf("store: reading the schema version of %s: %w", path, err)
-	}
-	if v == SchemaVersion {
-		return nil
-	}
-	if err := tooNew(path, v); err != nil {
-		return err
+// migrate brings the database at path (a SQLite file, or where a
+// PostgreSQL database is) to SchemaVersion, or says why it cannot.
+func migrate(ctx context.Context, db *database, path string) error {
+	if !db.d.postgres() {
+		v, err := userVersion(ctx, db)
+		if err != nil {
+			return fmt.Errorf("store: reading the schema version of %s: %w", path, err)
+		}
+		if v == SchemaVersion {
+			return nil
+		}
+		if err := tooNew(path, v); err != nil {
+			return err
+		}
 	}
 	// One writer migrates; another Open waits for it, then finds the
 	// database at the version it was brought to.
@@ -235,11 +255,11 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 		return fmt.Errorf("store: %w", err)
 	}
 	defer c.Close()
-	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if err := c.beginWrite(ctx); err != nil {
 		return fmt.Errorf("store: migrating %s: %w", path, err)
 	}
 	if err := migrateLocked(ctx, c, path); err != nil {
-		c.ExecContext(ctx, "ROLLBACK")
+		c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return err
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
@@ -248,7 +268,7 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 	return nil
 }
 
-func migrateLocked(ctx context.Context, c *sql.Conn, path string) error {
+func migrateLocked(ctx context.Context, c *conn, path string) error {
 	v, err := userVersion(ctx, c)
 	if err != nil {
 		return fmt.Errorf("store: reading the schema version of %s: %w", path, err)
@@ -256,12 +276,15 @@ func migrateLocked(ctx context.Context, c *sql.Conn, path string) error {
 	if err := tooNew(path, v); err != nil {
 		return err
 	}
+	if v == SchemaVersion {
+		return nil
+	}
 	for ; v < SchemaVersion; v++ {
 		if err := migrations[v](ctx, c); err != nil {
 			return fmt.Errorf("store: migrating %s from schema version %d: %w", path, v, err)
 		}
 	}
-	if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+	if err := setVersion(ctx, c, SchemaVersion); err != nil {
 		return fmt.Errorf("store: recording the schema version of %s: %w", path, err)
 	}
 	return nil
@@ -272,20 +295,79 @@ func tooNew(path string, v int) error {
 		return nil
 	}
 	return fmt.Errorf("store: %s has schema version %d and this budge reads up to version %d: it was %w; "+
-		"upgrade budge to open it, or use another store directory (--dir or $BUDGE_DIR)", path, v, SchemaVersion, ErrNewerSchema)
+		"upgrade budge to open it, or use %s", path, v, SchemaVersion, ErrNewerSchema, another(path))
 }
 
+// another says how to choose another store than the one at path.
+func another(path string) string {
+	if IsURL(path) {
+		return "another database (--store or $BUDGE_STORE)"
+	}
+	return "another store directory (--dir or $BUDGE_DIR)"
+}
+
+// versionTable keeps a PostgreSQL database's schema version, which SQLite
+// keeps in its header (user_version): one row, none in a new database.
+const versionTable = `CREATE TABLE IF NOT EXISTS budge_schema (version INTEGER NOT NULL)`
+
+// userVersion reads the schema version: SQLite's user_version, or on
+// PostgreSQL (inside the migration's transaction) the budge_schema row.
 func userVersion(ctx context.Context, q querier) (int, error) {
 	var v int
-	err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	c, ok := q.(*conn)
+	if !ok || !c.d.postgres() {
+		err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+		return v, err
+	}
+	if _, err := c.ExecContext(ctx, versionTable); err != nil {
+		return 0, err
+	}
+	err := c.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM budge_schema`).Scan(&v)
 	return v, err
+}
+
+// setVersion records the schema version.
+func setVersion(ctx context.Context, c *conn, v int) error {
+	if !c.d.postgres() {
+		_, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
+		return err
+	}
+	if _, err := c.ExecContext(ctx, `DELETE FROM budge_schema`); err != nil {
+		return err
+	}
+	_, err := c.ExecContext(ctx, `INSERT INTO budge_schema (version) VALUES (?)`, v)
+	return err
 }
 
 // adoptVersion1 creates the tables in a new database. A database without a
 // schema version written before budge recorded one holds version 1 tables
 // (or some of them): it is adopted as version 1 when every table it has
 // matches, column for column.
-func adoptVersion1(ctx context.Context, c *sql.Conn) error {
+func adoptVersion1(ctx context.Context, c *conn) error {
+	if c.d.postgres() {
+		// A PostgreSQL store has had a schema version from its first day:
+		// tables of budge's names without one are somebody else's, which
+		// CREATE TABLE IF NOT EXISTS would silently write into.
+		want, err := schemaColumns(ctx, schema+postgresSchema)
+		if err != nil {
+			return err
+		}
+		have, err := queryAll(ctx, c, scanString, `SELECT table_name FROM information_schema.tables
+			WHERE table_schema = current_schema() ORDER BY table_name`)
+		if err != nil {
+			return err
+		}
+		for _, t := range have {
+			if _, ours := want[t]; ours {
+				return fmt.Errorf("%w: the database has a table %s but no budge schema version: it belongs to something else; "+
+					"use another database or schema (--store or $BUDGE_STORE)", ErrUnknownSchema, t)
+			}
+		}
+		if _, err := c.ExecContext(ctx, c.d.ddl(schema+postgresSchema)); err != nil {
+			return fmt.Errorf("creating tables: %w", err)
+		}
+		return nil
+	}
 	have, err := queryAll(ctx, c, scanString, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	if err != nil {
 		return err

@@ -9,6 +9,9 @@ import (
 	"testing"
 )
 
+// SQLite only: these tests set user_version and edit the database file
+// directly; postgres_test.go has the PostgreSQL schema version tests.
+
 // rawDB opens a store's database directly, as another program would, and
 // closes it when the test ends.
 func rawDB(t *testing.T, dir string) *sql.DB {

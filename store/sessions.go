@@ -20,15 +20,9 @@ func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Sess
 		return s.fail(err)
 	}
 	defer tx.Rollback()
-	// Artifacts go to the pack before the rows that reference them commit:
-	// a crash in between leaves unreferenced bytes, never a dangling row.
-	entries, err := s.appendArtifacts(ctx, runID, sessions)
+	entries, arts, blobs, err := s.artifactRows(ctx, runID, sessions)
 	if err != nil {
 		return err
-	}
-	arts := newBulk("artifacts", "ON CONFLICT (run_id, sha256) DO NOTHING", "run_id", "sha256", "pack", "pack_offset", "length", "encoding")
-	for _, e := range entries {
-		arts.add(runID, e.sha, e.pack, e.offset, e.length, e.encoding)
 	}
 	sess := newBulk("sessions", "", "run_id", "session_id", "seq", "schedule_pos", "spec", "status", "started", "finished",
 		"stop_reason", "failed_phase", "failure_kind", "failure_message", "attempts", "failed_attempts", "input_tokens", "output_tokens", "trace_sha256")
@@ -62,7 +56,7 @@ func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Sess
 			msgs.add(runID, se.ID, i, m.Phase, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, m.Refusal)
 		}
 	}
-	for _, b := range []*bulk{arts, sess, atts, msgs} {
+	for _, b := range []*bulk{blobs, arts, sess, atts, msgs} {
 		if err := s.execBulk(ctx, tx, b); err != nil {
 			s.forget(runID, entries)
 			if errors.Is(err, ErrAlreadyStored) {
@@ -76,6 +70,27 @@ func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Sess
 		return s.named(fmt.Errorf("store: commit: %w", err))
 	}
 	return nil
+}
+
+// artifactRows stores the sessions' new artifacts where the store keeps
+// them and returns the rows that index them (and, on PostgreSQL, hold their
+// bytes), with the pack entries written.
+func (s *Store) artifactRows(ctx context.Context, runID string, sessions []Session) ([]packEntry, *bulk, *bulk, error) {
+	if s.artifactsInDB() {
+		arts, blobs := dbArtifacts(runID, sessions)
+		return nil, arts, blobs, nil
+	}
+	// Artifacts go to the pack before the rows that reference them commit:
+	// a crash in between leaves unreferenced bytes, never a dangling row.
+	entries, err := s.appendArtifacts(ctx, runID, sessions)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	arts := newBulk("artifacts", "ON CONFLICT (run_id, sha256) DO NOTHING", "run_id", "sha256", "pack", "pack_offset", "length", "encoding")
+	for _, e := range entries {
+		arts.add(runID, e.sha, e.pack, e.offset, e.length, e.encoding)
+	}
+	return entries, arts, newBulk("artifact_blobs", ""), nil
 }
 
 // ErrAlreadyStored is returned by WriteSessions for a session (or attempt)
@@ -100,15 +115,12 @@ func (b *bulk) add(vals ...any) { b.args = append(b.args, vals...) }
 // parameters under SQLite's (and PostgreSQL's) limits for every table.
 const chunkRows = 64
 
-func (s *Store) execBulk(ctx context.Context, tx *sql.Tx, b *bulk) error {
+func (s *Store) execBulk(ctx context.Context, tx *txn, b *bulk) error {
+	s.db.d.bindText(b)
 	n := len(b.cols)
 	for start := 0; start < len(b.args); start += chunkRows * n {
 		end := min(start+chunkRows*n, len(b.args))
-		st, err := s.insertStmt(ctx, b, (end-start)/n)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, b.args[start:end]...); err != nil {
+		if err := s.insertRows(ctx, tx, b, (end-start)/n, b.args[start:end]); err != nil {
 			if c := corrupt(s.db.path, err); c != nil {
 				return c
 			}
@@ -121,16 +133,25 @@ func (s *Store) execBulk(ctx context.Context, tx *sql.Tx, b *bulk) error {
 	return nil
 }
 
-// insertStmt returns a prepared INSERT of rows rows into b's table, prepared
-// once per store: parsing the SQL again for every batch was a measurable
-// share of the writer's time.
-func (s *Store) insertStmt(ctx context.Context, b *bulk, rows int) (*sql.Stmt, error) {
-	key := fmt.Sprintf("%s/%d", b.table, rows)
-	s.stmtMu.Lock()
-	defer s.stmtMu.Unlock()
-	if st, ok := s.stmts[key]; ok {
-		return st, nil
+// insertRows inserts rows rows of args into b's table. On SQLite through
+// a statement the store prepared; on PostgreSQL as a plain statement, which
+// pgx itself prepares once on each connection and caches (preparing it
+// through database/sql too would prepare it twice).
+func (s *Store) insertRows(ctx context.Context, tx *txn, b *bulk, rows int, args []any) error {
+	if s.db.d.postgres() {
+		_, err := tx.ExecContext(ctx, insertSQL(b, rows), args...)
+		return err
 	}
+	st, err := s.insertStmt(ctx, b, rows)
+	if err != nil {
+		return err
+	}
+	_, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	return err
+}
+
+// insertSQL is the INSERT of rows rows into b's table.
+func insertSQL(b *bulk, rows int) string {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(b.cols)), ", ") + ")"
 	var q strings.Builder
 	q.WriteString("INSERT INTO " + b.table + " (" + strings.Join(b.cols, ", ") + ") VALUES ")
@@ -143,7 +164,20 @@ func (s *Store) insertStmt(ctx context.Context, b *bulk, rows int) (*sql.Stmt, e
 	if b.suffix != "" {
 		q.WriteString(" " + b.suffix)
 	}
-	st, err := s.db.PrepareContext(ctx, q.String())
+	return q.String()
+}
+
+// insertStmt returns a prepared INSERT of rows rows into b's table, prepared
+// once per store: parsing the SQL again for every batch was a measurable
+// share of the writer's time.
+func (s *Store) insertStmt(ctx context.Context, b *bulk, rows int) (*sql.Stmt, error) {
+	key := fmt.Sprintf("%s/%d", b.table, rows)
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[key]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, insertSQL(b, rows))
 	if err != nil {
 		return nil, fmt.Errorf("store: preparing insert into %s: %w", b.table, err)
 	}

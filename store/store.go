@@ -1,12 +1,18 @@
-// Package store keeps runs on disk: a SQLite database of runs, sessions,
-// attempts and messages; content-addressed artifacts (the exact requests and
-// responses, and each session's full trace) appended to a pack file per run
-// and indexed by sha256 in the database; a JSONL log per run; and the run
-// manifest. Everything is owner-only.
+// Package store keeps runs: a database of runs, sessions, attempts and
+// messages; content-addressed artifacts (the exact requests and responses,
+// and each session's full trace); a JSONL log per run; and the run
+// manifest.
+//
+// It has two backends behind one API. The embedded default is a directory
+// (Open): a SQLite database, with each run's artifacts appended to a pack
+// file indexed by sha256 in the database, its log.jsonl and manifest.json
+// beside it, everything owner-only. A PostgreSQL database (OpenURL) holds
+// everything in tables, artifacts and logs included, so that every machine
+// that reaches it sees the same runs. The SQL is written once and spelled
+// for each database by a dialect (dialect.go).
 //
 // It must never import a provider: a finished run is re-scored and
-// re-reported from what is stored here alone. The SQL is kept portable so
-// that a shared server database can later hold the same tables.
+// re-reported from what is stored here alone.
 package store
 
 import (
@@ -26,9 +32,15 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// Store is a directory of runs with its database.
+// Store is a directory of runs with its database, or a PostgreSQL database.
 type Store struct {
-	Dir   string
+	// Dir is the store's directory. For a PostgreSQL store it is a local
+	// cache directory on this machine (a run's journal of answers, the
+	// response cache): nothing another machine needs is kept there.
+	Dir string
+	// where names the store for messages: Dir, or the PostgreSQL URL
+	// without its password.
+	where string
 	db    *database
 	packs map[string]*pack // open pack files by run id (only the writer uses them)
 
@@ -98,10 +110,11 @@ func open(dir string) (*Store, error) {
 	} else {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size(-65536)")
+	sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size(-65536)")
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
+	db := &database{DB: sdb, path: path, d: sqliteDialect}
 	if err := migrateRetrying(context.Background(), db, path); err != nil {
 		db.Close()
 		if c := corrupt(path, err); c != nil {
@@ -109,14 +122,18 @@ func open(dir string) (*Store, error) {
 		}
 		return nil, err
 	}
-	return &Store{Dir: dir, db: &database{DB: db, path: path}, packs: map[string]*pack{}, stmts: map[string]*sql.Stmt{}}, nil
+	return newStore(dir, dir, db), nil
+}
+
+func newStore(dir, where string, db *database) *Store {
+	return &Store{Dir: dir, where: where, db: db, packs: map[string]*pack{}, stmts: map[string]*sql.Stmt{}}
 }
 
 // migrateRetrying is migrate, tried again while SQLite reports the new
 // database busy: a connection switching a database that another process is
 // creating to WAL gets SQLITE_BUSY at once, without waiting out the busy
 // timeout.
-func migrateRetrying(ctx context.Context, db *sql.DB, path string) error {
+func migrateRetrying(ctx context.Context, db *database, path string) error {
 	for try := 0; ; try++ {
 		err := migrate(ctx, db, path)
 		if err == nil || !isBusy(err) || try == 50 {
@@ -204,7 +221,8 @@ const (
 	RunInterrupted = "interrupted" // stopped before every session ran
 )
 
-// RunDir is where a run's log, manifest and artifacts live.
+// RunDir is where a run's log, manifest and artifacts live; for a
+// PostgreSQL store, where this machine keeps the run's local cache.
 func (s *Store) RunDir(id string) string { return filepath.Join(s.Dir, "runs", id) }
 
 // CreateRun records a new run and its deck snapshot and creates its directory.
@@ -246,10 +264,13 @@ func saveDeck(ctx context.Context, tx execQuerier, hash, name, source string, co
 }
 
 // FinishRun sets a run's final status and manifest, and writes the manifest
-// file beside its log.
+// file beside its log (a PostgreSQL store keeps it in the database only).
 func (s *Store) FinishRun(ctx context.Context, id, status string, manifest json.RawMessage) error {
 	if err := s.setRun(ctx, "finishing", id, status, ts(time.Now()), manifest); err != nil {
 		return err
+	}
+	if s.db.d.postgres() {
+		return nil
 	}
 	return writeFile(filepath.Join(s.RunDir(id), "manifest.json"), append(manifest, '\n'), 0o600)
 }
@@ -295,9 +316,9 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 	switch len(ids) {
 	case 0:
 		if latest {
-			return "", fmt.Errorf("%w: the store in %s has no runs yet (start one with: budge run)", ErrNoRun, s.Dir)
+			return "", fmt.Errorf("%w: the store in %s has no runs yet (start one with: budge run)", ErrNoRun, s.where)
 		}
-		return "", fmt.Errorf("%w %q in %s (list runs with: budge runs)", ErrNoRun, ref, s.Dir)
+		return "", fmt.Errorf("%w %q in %s (list runs with: budge runs)", ErrNoRun, ref, s.where)
 	case 1:
 		return ids[0], nil
 	}

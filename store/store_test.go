@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,18 +17,6 @@ import (
 
 	"github.com/buildlab/budge/chat"
 )
-
-// openStore opens a store in a directory that does not exist yet and closes
-// it when the test ends.
-func openStore(t *testing.T) *Store {
-	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 func testRun(id string, created time.Time) Run {
 	return Run{ID: id, Protocol: "pressure", Created: created, Status: RunRunning, DeckName: "deck-" + id,
@@ -152,8 +141,18 @@ func ids(ss []Session) []string {
 	return out
 }
 
+// packSize is how many artifact bytes a run holds: its pack file's size on
+// SQLite, the bytes of its artifacts in the database on PostgreSQL.
 func packSize(t *testing.T, s *Store, runID string) int64 {
 	t.Helper()
+	if s.artifactsInDB() {
+		var n int64
+		if err := s.db.QueryRowContext(context.Background(), `SELECT COALESCE(SUM(LENGTH(b.data)), 0) FROM artifacts a
+			JOIN artifact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = ?`, runID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 	fi, err := os.Stat(filepath.Join(s.RunDir(runID), "artifacts.pack"))
 	if err != nil {
 		t.Fatal(err)
@@ -191,6 +190,7 @@ func checkMode(t *testing.T, path string, want fs.FileMode) {
 	}
 }
 
+// SQLite only: the permissions of the store's files on disk.
 func TestOpenIsOwnerOnly(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "store")
 	s, err := Open(dir)
@@ -251,7 +251,9 @@ func TestOpenIsOwnerOnly(t *testing.T) {
 	}
 }
 
-func TestCreateRunGetRunRoundTrip(t *testing.T) {
+func TestCreateRunGetRunRoundTrip(t *testing.T) { eachBackend(t, testCreateRunGetRunRoundTrip) }
+
+func testCreateRunGetRunRoundTrip(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	want := testRun("20240506-050809-abcdef", base)
@@ -310,7 +312,9 @@ func listedRuns(t *testing.T, s *Store) []string {
 	return got
 }
 
-func TestListRunsNewestFirst(t *testing.T) {
+func TestListRunsNewestFirst(t *testing.T) { eachBackend(t, testListRunsNewestFirst) }
+
+func testListRunsNewestFirst(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	if runs, err := s.ListRuns(ctx); err != nil || len(runs) != 0 {
@@ -328,6 +332,10 @@ func TestListRunsNewestFirst(t *testing.T) {
 // Runs started within the same second must still be listed newest first,
 // and "latest" must be the newest of them.
 func TestListRunsNewestFirstWithinASecond(t *testing.T) {
+	eachBackend(t, testListRunsNewestFirstWithinASecond)
+}
+
+func testListRunsNewestFirstWithinASecond(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	sec := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
@@ -342,7 +350,9 @@ func TestListRunsNewestFirstWithinASecond(t *testing.T) {
 	}
 }
 
-func TestResolve(t *testing.T) {
+func TestResolve(t *testing.T) { eachBackend(t, testResolve) }
+
+func testResolve(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	for _, ref := range []string{"latest", "", "2024"} {
@@ -391,7 +401,9 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestWriteSessionsRoundTrip(t *testing.T) {
+func TestWriteSessionsRoundTrip(t *testing.T) { eachBackend(t, testWriteSessionsRoundTrip) }
+
+func testWriteSessionsRoundTrip(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	createRun(t, s, "run", base)
@@ -438,7 +450,9 @@ func TestWriteSessionsRoundTrip(t *testing.T) {
 	}
 }
 
-func TestWriteSessionsNeverOverwrites(t *testing.T) {
+func TestWriteSessionsNeverOverwrites(t *testing.T) { eachBackend(t, testWriteSessionsNeverOverwrites) }
+
+func testWriteSessionsNeverOverwrites(t *testing.T) {
 	first := testSession("s1", 0)
 	s := storeWithRun(t, first)
 	ctx := context.Background()
@@ -517,6 +531,10 @@ func interruptedSession(id string, seq int) Session {
 }
 
 func TestInterruptedSessionsKeepOnlyAttempts(t *testing.T) {
+	eachBackend(t, testInterruptedSessionsKeepOnlyAttempts)
+}
+
+func testInterruptedSessionsKeepOnlyAttempts(t *testing.T) {
 	done := testSession("done", 0)
 	cut := interruptedSession("cut", 1)
 	s := storeWithRun(t, cut, done)
@@ -601,12 +619,31 @@ func writeGrowsPack(t *testing.T, s *Store, runID string, want int64, ss ...Sess
 	}
 }
 
-func TestArtifacts(t *testing.T) {
+// overwriteArtifact replaces the stored bytes of an artifact the way damage
+// would: in the run's pack file (which must hold just that artifact) on
+// SQLite, in the artifact_blobs table on PostgreSQL.
+func overwriteArtifact(t *testing.T, s *Store, runID, sha, pack string, b []byte) {
+	t.Helper()
+	if pack == inDatabase {
+		if _, err := s.db.ExecContext(context.Background(), `UPDATE artifact_blobs SET data = ? WHERE sha256 = ?`, b, sha); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.WriteFile(pack, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestArtifacts(t *testing.T) { eachBackend(t, testArtifacts) }
+
+func testArtifacts(t *testing.T) {
 	one := testSession("one", 0)
 	s := storeWithRun(t, one)
 	ctx := context.Background()
-	pack := filepath.Join(s.RunDir("run"), "artifacts.pack")
-	checkMode(t, pack, 0o600)
+	if !onPostgres(t) {
+		checkMode(t, filepath.Join(s.RunDir("run"), "artifacts.pack"), 0o600)
+	}
 	size := packSize(t, s, "run")
 	if size != artifactBytes(one) {
 		t.Fatalf("pack holds %d bytes, want %d", size, artifactBytes(one))
@@ -643,18 +680,14 @@ func TestArtifacts(t *testing.T) {
 	se := Session{ID: "v", Status: SessionComplete, Started: base, Finished: base, Artifacts: map[string]Blob{vsha: vblob}}
 	mustWrite(t, s, "bad", se)
 	mustArtifact(t, s, "bad", vsha, victim)
-	badPack := filepath.Join(s.RunDir("bad"), "artifacts.pack")
-	raw, err := os.ReadFile(badPack)
-	if err != nil {
-		t.Fatal(err)
+	badPack, where := filepath.Join(s.RunDir("bad"), "artifacts.pack"), []string{"offset 0"}
+	if onPostgres(t) {
+		badPack, where = inDatabase, []string{"artifact_blobs"}
 	}
-	if string(raw) != string(victim) {
-		t.Fatalf("pack of run bad = %q, want exactly the artifact", raw)
-	}
+	damage := func(b []byte) { overwriteArtifact(t, s, "bad", vsha, badPack, b) }
+	raw := append([]byte(nil), victim...)
 	raw[5] ^= 0x20
-	if err := os.WriteFile(badPack, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	damage(raw)
 	damaged := func(what string, err error) {
 		t.Helper()
 		var ae *ArtifactError
@@ -664,22 +697,20 @@ func TestArtifacts(t *testing.T) {
 		if ae.Pack != badPack || ae.Offset != 0 || ae.SHA != vsha || ae.RunID != "bad" {
 			t.Errorf("%s: error names %s offset %d sha %s of run %s", what, ae.Pack, ae.Offset, ae.SHA, ae.RunID)
 		}
-		for _, want := range []string{badPack, "offset 0", vsha} {
+		for _, want := range append(where, badPack, vsha) {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: error %q does not say %q", what, err, want)
 			}
 		}
 	}
-	_, err = s.Artifact(ctx, "bad", vsha)
+	_, err := s.Artifact(ctx, "bad", vsha)
 	damaged("Artifact of a corrupted pack", err)
 	if !strings.Contains(err.Error(), "hash mismatch") {
 		t.Errorf("Artifact of a corrupted pack = %v, want a hash mismatch", err)
 	}
 	damaged("VerifyArtifacts of a corrupted pack", s.VerifyArtifacts(ctx, "bad"))
 	// A truncated pack is an error too, not short data.
-	if err := os.WriteFile(badPack, victim[:10], 0o600); err != nil {
-		t.Fatal(err)
-	}
+	damage(victim[:10])
 	b, err := s.Artifact(ctx, "bad", vsha)
 	if err == nil {
 		t.Errorf("Artifact of a truncated pack = %q, want an error", b)
@@ -693,30 +724,44 @@ func TestArtifacts(t *testing.T) {
 	}
 }
 
+// damageLastByte overwrites the last stored byte of an artifact.
+func damageLastByte(t *testing.T, s *Store, runID string, e packEntry) {
+	t.Helper()
+	if e.pack == inDatabase {
+		if _, err := s.db.ExecContext(context.Background(), `UPDATE artifact_blobs SET data = substring(data from 1 for length(data) - 1) || '\x23'::bytea
+			WHERE sha256 = ?`, e.sha); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(s.RunDir(runID), e.pack), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte{'#'}, e.offset+e.length-1); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // VerifyArtifacts names every damaged artifact of a run, and only those.
-func TestVerifyArtifacts(t *testing.T) {
+func TestVerifyArtifacts(t *testing.T) { eachBackend(t, testVerifyArtifacts) }
+
+func testVerifyArtifacts(t *testing.T) {
 	ctx := context.Background()
 	s := storeWithRun(t, testSession("s1", 0), testSession("s2", 1))
 	if err := s.VerifyArtifacts(ctx, "run"); err != nil {
 		t.Fatalf("a whole run: %v", err)
 	}
-	entries, err := queryAll(ctx, s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = 'run' ORDER BY pack_offset`)
+	entries, err := queryAll(ctx, s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = 'run' ORDER BY pack_offset, sha256`)
 	if err != nil || len(entries) < 4 {
 		t.Fatalf("artifacts %v, %v", entries, err)
 	}
-	pack := filepath.Join(s.RunDir("run"), "artifacts.pack")
-	f, err := os.OpenFile(pack, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	bad := map[string]bool{}
 	for _, e := range []packEntry{entries[1], entries[3]} {
-		if _, err := f.WriteAt([]byte{'#'}, e.offset+e.length-1); err != nil {
-			t.Fatal(err)
-		}
+		damageLastByte(t, s, "run", e)
 		bad[e.sha] = true
 	}
-	f.Close()
 	err = s.VerifyArtifacts(ctx, "run")
 	for _, e := range entries {
 		if named := strings.Contains(fmt.Sprint(err), e.sha); named != bad[e.sha] {
@@ -728,9 +773,11 @@ func TestVerifyArtifacts(t *testing.T) {
 	}
 }
 
-func TestArtifactsAfterReopen(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	s, err := Open(dir)
+func TestArtifactsAfterReopen(t *testing.T) { eachBackend(t, testArtifactsAfterReopen) }
+
+func testArtifactsAfterReopen(t *testing.T) {
+	open := storeOpener(t)
+	s, err := open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -742,11 +789,10 @@ func TestArtifactsAfterReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err = Open(dir)
+	s, err = open()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	for sha, b := range first.Artifacts {
 		mustArtifact(t, s, "run", sha, b.Data)
 	}
@@ -771,7 +817,9 @@ func TestArtifactsAfterReopen(t *testing.T) {
 	}
 }
 
-func TestFinishRun(t *testing.T) {
+func TestFinishRun(t *testing.T) { eachBackend(t, testFinishRun) }
+
+func testFinishRun(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	createRun(t, s, "run", base)
@@ -782,14 +830,18 @@ func TestFinishRun(t *testing.T) {
 	}
 	after := time.Now()
 	path := filepath.Join(s.RunDir("run"), "manifest.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
+	if b, err := os.ReadFile(path); onPostgres(t) {
+		// A shared database keeps the manifest in the runs table only.
+		if err == nil {
+			t.Errorf("a PostgreSQL store wrote %s", path)
+		}
+	} else if err != nil {
 		t.Fatal(err)
-	}
-	if string(b) != string(manifest)+"\n" {
+	} else if string(b) != string(manifest)+"\n" {
 		t.Errorf("manifest.json = %q, want %q", b, string(manifest)+"\n")
+	} else {
+		checkMode(t, path, 0o600)
 	}
-	checkMode(t, path, 0o600)
 	r, err := s.GetRun(ctx, "run")
 	if err != nil {
 		t.Fatal(err)
@@ -811,7 +863,19 @@ func TestFinishRun(t *testing.T) {
 	}
 }
 
-func TestLog(t *testing.T) {
+func TestLog(t *testing.T) { eachBackend(t, testLog) }
+
+// storedLog is a run's log as WriteLog exports it.
+func storedLog(t *testing.T, s *Store, runID string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := s.WriteLog(context.Background(), runID, &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func testLog(t *testing.T) {
 	s := openStore(t)
 	createRun(t, s, "run", base)
 	l, err := s.OpenLog("run")
@@ -819,7 +883,9 @@ func TestLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(s.RunDir("run"), "log.jsonl")
-	checkMode(t, path, 0o600)
+	if !onPostgres(t) {
+		checkMode(t, path, 0o600)
+	}
 	if err := l.Write(map[string]any{"type": "start", "n": 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -832,7 +898,7 @@ func TestLog(t *testing.T) {
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(path)
+	b := storedLog(t, s, "run")
 	if want := "{\"n\":1,\"type\":\"start\"}\n{\"type\":\"attempt\"}\n{\"type\":\"session\"}\n"; string(b) != want {
 		t.Fatalf("log after Flush = %q, want %q", b, want)
 	}
@@ -855,13 +921,8 @@ func TestLog(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var types []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(storedLog(t, s, "run")))
 	for sc.Scan() {
 		var rec struct{ Type string }
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
@@ -872,7 +933,13 @@ func TestLog(t *testing.T) {
 	if want := []string{"start", "attempt", "session", "end", "resumed"}; !reflect.DeepEqual(types, want) {
 		t.Errorf("log records %v, want %v", types, want)
 	}
-	checkMode(t, path, 0o600)
+	if onPostgres(t) {
+		if _, err := os.Stat(path); err == nil {
+			t.Errorf("a PostgreSQL store wrote %s", path)
+		}
+	} else {
+		checkMode(t, path, 0o600)
+	}
 	if _, err := s.OpenLog("no-such-run"); err == nil {
 		t.Error("OpenLog of a run without a directory: no error")
 	}
@@ -912,7 +979,9 @@ func largeSession(i int, shared []byte) Session {
 
 // Many sessions in one call cross the multi-row insert's chunk boundary for
 // every table: 64 rows exactly, and more with a remainder.
-func TestWriteSessionsLargeBatches(t *testing.T) {
+func TestWriteSessionsLargeBatches(t *testing.T) { eachBackend(t, testWriteSessionsLargeBatches) }
+
+func testWriteSessionsLargeBatches(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	shared := []byte("shared by every session")
@@ -960,7 +1029,9 @@ func TestWriteSessionsLargeBatches(t *testing.T) {
 // A failed session can be taken back out for a rerun: its row and messages
 // go, its attempts stay as orphans, and the rerun as the next incarnation
 // is stored beside them. A complete session is never taken out.
-func TestUnstoreFailed(t *testing.T) {
+func TestUnstoreFailed(t *testing.T) { eachBackend(t, testUnstoreFailed) }
+
+func testUnstoreFailed(t *testing.T) {
 	failed := testSession("bad", 1)
 	failed.Status, failed.FailureKind = SessionFailed, "timeout"
 	s := storeWithRun(t, testSession("done", 0), failed)

@@ -563,6 +563,9 @@ func newStack(o NetOptions, journal string, h *Header, p provider.Provider, prot
 }
 
 // journalDir is where a run keeps its journal of answers (stack.Options).
+// On a PostgreSQL store it is in this machine's local cache (Store.Dir): a
+// resume on this machine pays for no answered call again, and a resume on
+// another machine, which has no journal, asks for those calls once more.
 func journalDir(st *store.Store, runID string) string {
 	return filepath.Join(st.RunDir(runID), "journal")
 }

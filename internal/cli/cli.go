@@ -70,7 +70,9 @@ Examples:
   budge run --lang zh                        # the built-in Chinese discovery deck
   budge deck init ./my-deck                  # start a deck of your own
 
-Runs are stored under ./budge-runs (or $BUDGE_DIR, or --dir). Every command
+Runs are stored under ./budge-runs (or $BUDGE_DIR, or --dir), or in a
+PostgreSQL database several machines share (--store postgres://... or
+$BUDGE_STORE). Every command
 that creates a run prints "run: <id>" on a line of its own; "latest" is
 accepted wherever a run id is. Run "budge <command> --help" for details.
 `
@@ -166,35 +168,65 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// dirFlag adds --dir, defaulting to $BUDGE_DIR or ./budge-runs.
+// dirFlag adds --store and --dir, which both set where runs are stored,
+// and returns that location: a directory (SQLite, the embedded default) or
+// a postgres:// URL (a PostgreSQL database that several machines share).
+// The default is $BUDGE_STORE, then $BUDGE_DIR, then ./budge-runs. The
+// location is only ever shown with its password redacted.
 func dirFlag(fs *flag.FlagSet) *string {
-	def := os.Getenv("BUDGE_DIR")
-	if def == "" {
-		def = "budge-runs"
+	loc := os.Getenv("BUDGE_STORE")
+	if loc == "" {
+		loc = os.Getenv("BUDGE_DIR")
 	}
-	return fs.String("dir", def, "where runs are stored (default from $BUDGE_DIR)")
+	if loc == "" {
+		loc = "budge-runs"
+	}
+	fs.Var(storeFlag{&loc, false}, "store", "`LOCATION` of the runs: a directory, or a postgres:// URL (default from $BUDGE_STORE, then $BUDGE_DIR)")
+	fs.Var(storeFlag{&loc, true}, "dir", "`DIR` where runs are stored (default from $BUDGE_DIR)")
+	return &loc
 }
 
-// withStore opens the existing store at dir for f and closes it after: a
+// storeFlag sets a store location; --dir takes directories only.
+type storeFlag struct {
+	loc     *string
+	dirOnly bool
+}
+
+func (f storeFlag) String() string {
+	if f.loc == nil {
+		return ""
+	}
+	return store.Redact(*f.loc)
+}
+
+func (f storeFlag) Set(v string) error {
+	if f.dirOnly && store.IsURL(v) {
+		return fmt.Errorf("--dir takes a directory; name a database with --store or $BUDGE_STORE")
+	}
+	*f.loc = v
+	return nil
+}
+
+// withStore opens the existing store at loc for f and closes it after: a
 // command opens it once and passes it down. A command that only reads runs
-// never creates a store, so a mistyped --dir is an error.
-func withStore(dir string, f func(st *store.Store) error) error {
-	return useStore(store.OpenExisting, dir, f)
+// never creates a store directory, so a mistyped --dir is an error.
+func withStore(loc string, f func(st *store.Store) error) error {
+	return useStore(loc, true, f)
 }
 
 // withNewStore is withStore for commands that create runs or freezes: the
-// store is made when dir has none.
-func withNewStore(dir string, f func(st *store.Store) error) error {
-	return useStore(store.Open, dir, f)
+// store is made when loc has none.
+func withNewStore(loc string, f func(st *store.Store) error) error {
+	return useStore(loc, false, f)
 }
 
-func useStore(open func(string) (*store.Store, error), dir string, f func(st *store.Store) error) error {
-	st, err := open(dir)
+func useStore(loc string, existing bool, f func(st *store.Store) error) error {
+	st, err := store.OpenLocation(context.Background(), loc, existing)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	return f(st)
+	return store.RedactError(f(st), loc)
 }
 
 // withRun opens the store at dir and loads the one run pos names

@@ -279,7 +279,7 @@ than one.`, `
 			fmt.Fprintf(std.Out, "deck %s (%s deck, sha256 %s) was already frozen at %s; nothing changed\n", deck.Name, deck.Kind, deck.Hash[:12], rec.FrozenAt.Format(time.RFC3339))
 			return nil
 		}
-		fmt.Fprintf(std.Out, "frozen: deck %s (%s deck, sha256 %s) at %s in %s\n", deck.Name, deck.Kind, deck.Hash, rec.FrozenAt.Format(time.RFC3339), *dir)
+		fmt.Fprintf(std.Out, "frozen: deck %s (%s deck, sha256 %s) at %s in %s\n", deck.Name, deck.Kind, deck.Hash, rec.FrozenAt.Format(time.RFC3339), store.Redact(*dir))
 		return nil
 	})
 }

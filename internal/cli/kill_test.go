@@ -13,17 +13,19 @@ import (
 
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/pgtest"
 	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 )
 
 // TestMain lets the test binary act as budge in a child process, so a test
-// can kill a real run with SIGKILL.
+// can kill a real run with SIGKILL; the PostgreSQL server the tests share
+// (storetest.PostgresURL) is stopped when they end.
 func TestMain(m *testing.M) {
 	if os.Getenv("BUDGE_TEST_CHILD") == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // TestKillDoesNotCorruptStore kills runs with SIGKILL at several points and

@@ -100,7 +100,11 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOpti
 	o.MaxCost = *n.maxCost
 	o.OutageWait, o.RateLimitWait = *n.outageWait, *n.rateLimitWait
 	if *n.cache {
-		o.CacheDir = filepath.Join(dir, "cache")
+		local, err := store.LocalDir(dir)
+		if err != nil {
+			return err
+		}
+		o.CacheDir = filepath.Join(local, "cache")
 	}
 	return nil
 }

@@ -76,15 +76,24 @@ trace_ref names the session's full transcript artifact under
 For a framing run, one record per session: item_id, domain, condition, arm
 (the mitigation), template, labels, challenge, parse_status, the repairs used,
 choice, correct (null unless the answer was read), reasoning, the answer after
-a challenge, and trace_ref.`, `
+a challenge, and trace_ref.
+
+--format log writes the run's log as stored instead: an attempt record per
+provider call and a record per session, as appended while the run ran. On a
+PostgreSQL store (--store postgres://...) the log is kept in the database,
+and this is how it is read.`, `
   budge export latest --format jsonl > log.jsonl
-  budge export 20261202-150455-a1b2c3 -o log.jsonl`)
+  budge export 20261202-150455-a1b2c3 -o log.jsonl
+  budge export latest --format log --store postgres://budge@db.example/budge`)
 	dir := dirFlag(fs)
-	formatFlag(fs, "format", "jsonl", "jsonl", "jsonl") // the one format
+	format := formatFlag(fs, "format", "jsonl", "jsonl (one record per session) or log (the run log as stored)", "jsonl", "log")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if *format == "log" {
+		return exportLog(ctx, std, *dir, pos, *out)
 	}
 	return withRun(ctx, *dir, pos, func(st *store.Store, res study.Result) error {
 		switch r := res.(type) {
@@ -98,6 +107,21 @@ a challenge, and trace_ref.`, `
 			return writeJSONL(std, *out, framingRecords(r))
 		}
 		return fmt.Errorf("run %s: this budge cannot export it", res.Head().RunID)
+	})
+}
+
+// exportLog writes the log of the run pos names, as the store keeps it.
+func exportLog(ctx context.Context, std IO, loc string, pos []string, out string) error {
+	ref, err := oneRun(pos)
+	if err != nil {
+		return err
+	}
+	return withStore(loc, func(st *store.Store) error {
+		id, err := st.Resolve(ctx, ref)
+		if err != nil {
+			return err
+		}
+		return writeOut(std, out, func(w io.Writer) error { return st.WriteLog(ctx, id, w) })
 	})
 }
 
@@ -162,7 +186,7 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 			return err
 		}
 		if len(runs) == 0 {
-			fmt.Fprintf(std.Err, "no runs in %s yet; start one with: budge run\n", *dir)
+			fmt.Fprintf(std.Err, "no runs in %s yet; start one with: budge run\n", store.Redact(*dir))
 			return nil
 		}
 		fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
@@ -176,7 +200,7 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 		return nil
 	})
 	if errors.Is(err, store.ErrNoStore) {
-		fmt.Fprintf(std.Err, "no runs in %s yet (no store there); start one with: budge run, or name the store with --dir or $BUDGE_DIR\n", *dir)
+		fmt.Fprintf(std.Err, "no runs in %s yet (no store there); start one with: budge run, or name the store with --dir or $BUDGE_DIR\n", store.Redact(*dir))
 		return nil
 	}
 	return err

@@ -108,7 +108,7 @@ func (r *runFlags) parse(args []string) error {
 // observed is stored). It renders the result, and an unfinished run is
 // exit 3.
 func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) (study.Result, error) {
-	st, err := store.Open(*r.dir)
+	st, err := store.OpenLocation(ctx, *r.dir, false)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	}
 	res, err := r.net.dispatch(hard, st, *c, plan)
 	if err != nil {
-		return nil, err
+		return nil, store.RedactError(err, *r.dir)
 	}
 	if !*r.quiet {
 		fmt.Fprintln(std.Err)

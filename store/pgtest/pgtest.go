@@ -5,6 +5,8 @@
 package pgtest
 
 import (
+	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -12,8 +14,11 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for FreshURL
 )
 
 // binDir finds the directory of initdb and pg_ctl: $BUDGE_PG_BIN, or the
@@ -32,6 +37,17 @@ func binDir() (string, error) {
 	return filepath.Dir(ms[len(ms)-1]), nil
 }
 
+// skipOrFail skips a test that needs PostgreSQL when its binaries are
+// absent, or fails it when $BUDGE_PG_TESTS is 1 (as .ci/run sets it, so that
+// CI never passes by skipping them).
+func skipOrFail(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv("BUDGE_PG_TESTS") == "1" {
+		t.Fatal("PostgreSQL tests required ($BUDGE_PG_TESTS=1): " + err.Error())
+	}
+	t.Skip("PostgreSQL tests skipped: " + err.Error())
+}
+
 // Server is a running PostgreSQL server.
 type Server struct {
 	URL  string // postgres://budge@127.0.0.1:PORT/postgres
@@ -46,7 +62,7 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, err := binDir()
 	if err != nil {
-		t.Skip("PostgreSQL tests skipped: " + err.Error())
+		skipOrFail(t, err)
 	}
 	s, err := start(t.TempDir(), bin)
 	if err != nil {
@@ -137,4 +153,101 @@ func freePort() (int, error) {
 
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// The shared server of a test binary: started by the first test that asks
+// for it (Shared) and stopped by Main when the package's tests end.
+var shared struct {
+	sync.Mutex
+	main    bool // Main runs the tests
+	srv     *Server
+	err     error
+	skip    string
+	started bool
+	tmp     string
+	schemas int
+}
+
+// Main runs a package's tests (call it from TestMain: os.Exit(pgtest.Main(m)))
+// and stops the shared server, if a test started it, when they end.
+func Main(m *testing.M) int {
+	shared.Lock()
+	shared.main = true
+	shared.Unlock()
+	code := m.Run()
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.srv != nil {
+		shared.srv.Stop()
+	}
+	if shared.tmp != "" {
+		os.RemoveAll(shared.tmp)
+	}
+	return code
+}
+
+// MainRuns reports whether the package's TestMain runs its tests through
+// Main, so that Shared may be used.
+func MainRuns() bool {
+	shared.Lock()
+	defer shared.Unlock()
+	return shared.main
+}
+
+// Shared returns the server the package's tests share, starting it on
+// first use; it skips the test when the binaries are absent. The package's
+// TestMain must call Main, which stops it.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	shared.Lock()
+	defer shared.Unlock()
+	if !shared.main {
+		t.Fatal("pgtest.Shared needs the package's TestMain to call pgtest.Main, which stops the server")
+	}
+	if !shared.started {
+		shared.started = true
+		bin, err := binDir()
+		if err != nil {
+			shared.skip = err.Error()
+		} else if shared.tmp, err = os.MkdirTemp("", "budge-pgtest-"); err != nil {
+			shared.err = err
+		} else {
+			shared.srv, shared.err = start(shared.tmp, bin)
+		}
+	}
+	if shared.skip != "" {
+		skipOrFail(t, errors.New(shared.skip))
+	}
+	if shared.err != nil {
+		t.Fatalf("start PostgreSQL: %v", shared.err)
+	}
+	return shared.srv
+}
+
+// FreshURL makes a new, empty schema in the server's database and returns
+// a URL whose connections use it (search_path): each test gets a database
+// of its own without the cost of creating one. The schema is dropped when
+// the test ends.
+func (s *Server) FreshURL(t testing.TB) string {
+	t.Helper()
+	shared.Lock()
+	shared.schemas++
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), shared.schemas)
+	shared.Unlock()
+	db, err := sql.Open("pgx", s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE SCHEMA " + name); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		db, err := sql.Open("pgx", s.URL)
+		if err == nil {
+			db.Exec("DROP SCHEMA " + name + " CASCADE")
+			db.Close()
+		}
+	})
+	return s.URL + "&search_path=" + name
 }

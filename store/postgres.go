@@ -1,0 +1,284 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+)
+
+// IsURL reports whether a store location is a database URL (postgres:// or
+// postgresql://) rather than a directory.
+func IsURL(loc string) bool {
+	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://")
+}
+
+// OpenLocation opens the store at loc: a PostgreSQL database for a
+// postgres:// URL (OpenURL, with the default cache directory), otherwise
+// the SQLite store in the directory loc, created when existing is false
+// (Open) and refused when it is true and there is none (OpenExisting).
+func OpenLocation(ctx context.Context, loc string, existing bool) (*Store, error) {
+	switch {
+	case IsURL(loc):
+		return OpenURL(ctx, loc, "")
+	case existing:
+		return OpenExisting(loc)
+	}
+	return Open(loc)
+}
+
+// OpenURL opens (creating its tables if needed) the store in the PostgreSQL
+// database at a postgres:// URL. Everything a run stores is kept in the
+// database; cacheDir is this machine's cache of the store (Store.Dir), ""
+// for one under the user's cache directory. No error or message of the
+// store shows the URL's password.
+func OpenURL(ctx context.Context, rawURL, cacheDir string) (*Store, error) {
+	where := Redact(rawURL)
+	st, err := openURL(ctx, rawURL, where, cacheDir)
+	return st, redactErr(err, rawURL)
+}
+
+func openURL(ctx context.Context, rawURL, where, cacheDir string) (*Store, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s is not a database URL", where)
+	}
+	if cacheDir == "" {
+		if cacheDir, err = defaultCacheDir(u); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(cacheDir, "runs"), 0o700); err != nil {
+		return nil, fmt.Errorf("store: cache for %s: %w", where, err)
+	}
+	pdb, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", where, err)
+	}
+	pdb.SetMaxOpenConns(16)
+	pdb.SetMaxIdleConns(4)
+	db := &database{DB: pdb, d: postgresDialect}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connecting to %s: %w", where, err)
+	}
+	if err := migrate(ctx, db, where); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return newStore(cacheDir, where, db), nil
+}
+
+// defaultCacheDir is this machine's cache of the database at u: one
+// directory per server and database (never named by its password), under
+// the user's cache directory, or the temporary directory when there is
+// none.
+func defaultCacheDir(u *url.URL) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		// No $HOME (a CI job, a service): the cache is only a cache.
+		base = filepath.Join(os.TempDir(), fmt.Sprintf("budge-cache-%d", os.Getuid()))
+	}
+	key := u.Host + u.Path
+	if u.User != nil {
+		key = u.User.Username() + "@" + key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(base, "budge", "postgres-"+hex.EncodeToString(sum[:8])), nil
+}
+
+// Redact returns a store location fit to print: a URL's password is
+// replaced by "xxxxx"; a directory is returned as it is.
+func Redact(loc string) string {
+	if !IsURL(loc) {
+		return loc
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		// Not parsed, so not known to be safe: show only the scheme.
+		return strings.SplitN(loc, "://", 2)[0] + "://(unparsable URL)"
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}
+
+// passwords are the spellings of a location's password that an error text
+// may hold.
+func passwords(loc string) []string {
+	var pw []string
+	if i := strings.Index(loc, "://"); i >= 0 {
+		rest := loc[i+3:]
+		if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
+			if _, p, ok := strings.Cut(rest[:at], ":"); ok && p != "" {
+				pw = append(pw, p)
+			}
+		}
+	}
+	if u, err := url.Parse(loc); err == nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			pw = append(pw, p, url.QueryEscape(p), url.PathEscape(p))
+		}
+		if p := u.Query().Get("password"); p != "" {
+			pw = append(pw, p, url.QueryEscape(p))
+		}
+	}
+	return pw
+}
+
+// redactedError is an error whose text had a password taken out.
+type redactedError struct {
+	text string
+	err  error
+}
+
+func (e *redactedError) Error() string { return e.text }
+
+// Unwrap keeps errors.Is and errors.As working; the wrapped error's own
+// text is never printed by budge, only this one.
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactErr takes the password of loc out of err's text.
+func redactErr(err error, loc string) error {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	for _, p := range passwords(loc) {
+		text = strings.ReplaceAll(text, p, "xxxxx")
+	}
+	if text == err.Error() {
+		return err
+	}
+	return &redactedError{text: text, err: err}
+}
+
+// RedactError takes the password of a store location out of an error's
+// text, for callers that print errors that may quote the location.
+func RedactError(err error, loc string) error { return redactErr(err, loc) }
+
+// artifactsInDB reports whether the store keeps artifact bytes in the
+// database (PostgreSQL) rather than in pack files (SQLite).
+func (s *Store) artifactsInDB() bool { return s.db.d.postgres() }
+
+// inDatabase is the pack name of an artifact whose bytes are in the
+// artifact_blobs table.
+const inDatabase = ""
+
+// dbArtifacts returns the index entries and the blobs of the sessions'
+// artifacts, each once, for a store that keeps them in the database.
+func dbArtifacts(runID string, sessions []Session) (*bulk, *bulk) {
+	idx := newBulk("artifacts", "ON CONFLICT (run_id, sha256) DO NOTHING", "run_id", "sha256", "pack", "pack_offset", "length", "encoding")
+	blobs := newBulk("artifact_blobs", "ON CONFLICT (sha256) DO NOTHING", "sha256", "encoding", "data")
+	seen := map[string]bool{}
+	for _, se := range sessions {
+		for sha, b := range se.Artifacts {
+			if seen[sha] {
+				continue
+			}
+			seen[sha] = true
+			idx.add(runID, sha, inDatabase, 0, len(b.Data), b.Encoding)
+			blobs.add(sha, b.Encoding, b.Data)
+		}
+	}
+	return idx, blobs
+}
+
+// blobCols read an artifact stored in the database with its bytes.
+const blobCols = `a.run_id, a.sha256, a.pack, a.pack_offset, a.length, a.encoding, b.encoding, b.data`
+
+type blobEntry struct {
+	packEntry
+	runID string
+	data  []byte
+}
+
+func scanBlob(sc rowScanner) (blobEntry, error) {
+	var e blobEntry
+	var enc string
+	if err := sc.Scan(&e.runID, &e.sha, &e.pack, &e.offset, &e.length, &e.encoding, &enc, &e.data); err != nil {
+		return e, err
+	}
+	e.encoding = enc
+	p := parser{table: "artifacts", row: "run " + e.runID + ", artifact " + e.sha}
+	if e.pack != inDatabase {
+		p.fail("pack", fmt.Errorf("%q on a store that keeps artifacts in the database", e.pack))
+	}
+	return e, p.err
+}
+
+// checkBlob decodes an artifact's bytes from the database and verifies
+// their hash.
+func checkBlob(e blobEntry) ([]byte, error) {
+	bad := func(err error) error {
+		return &ArtifactError{RunID: e.runID, SHA: e.sha, Pack: inDatabase, Length: int64(len(e.data)), Err: err}
+	}
+	body, err := unpack(e.encoding, e.data)
+	if err != nil {
+		return nil, bad(fmt.Errorf("do not decode: %w", err))
+	}
+	if got := ArtifactID(body); got != e.sha {
+		return nil, bad(fmt.Errorf("hash to sha256:%s (hash mismatch)", got))
+	}
+	return body, nil
+}
+
+// blobArtifact reads one artifact of a run from the database.
+func (s *Store) blobArtifact(ctx context.Context, runID, sha string) ([]byte, error) {
+	e, ok, err := queryOne(ctx, s.db, scanBlob, `SELECT `+blobCols+` FROM artifacts a JOIN artifact_blobs b ON b.sha256 = a.sha256
+		WHERE a.run_id = ? AND a.sha256 = ?`, runID, sha)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("store: run %s has no artifact %s", runID, sha)
+	}
+	return checkBlob(e)
+}
+
+// verifyBlobs checks every artifact of a run kept in the database, reading
+// them one row at a time; it returns the damaged ones and how many there
+// are in all.
+func (s *Store) verifyBlobs(ctx context.Context, runID string, keep int) (damaged []error, n, total int, err error) {
+	err = queryEach(ctx, s.db, scanBlob, func(e blobEntry) {
+		total++
+		if _, err := checkBlob(e); err != nil {
+			if n++; n <= keep {
+				damaged = append(damaged, err)
+			}
+		}
+	}, `SELECT `+blobCols+` FROM artifacts a JOIN artifact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = ? ORDER BY a.sha256`, runID)
+	if err == nil {
+		var indexed int
+		if err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts WHERE run_id = ?`, runID).Scan(&indexed); err == nil && indexed != total {
+			damaged = append(damaged, &ArtifactError{RunID: runID, Pack: inDatabase,
+				Err: fmt.Errorf("are missing: %d artifacts are indexed and %d have bytes", indexed, total)})
+			n++
+		}
+	}
+	return damaged, n, total, err
+}
+
+// LocalDir is the directory on this machine of the store at loc: the
+// directory itself for a SQLite store, the default cache directory for a
+// PostgreSQL one (what OpenURL uses when given none).
+func LocalDir(loc string) (string, error) {
+	if !IsURL(loc) {
+		return loc, nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "", fmt.Errorf("store: %s is not a database URL", Redact(loc))
+	}
+	return defaultCacheDir(u)
+}
