@@ -14,7 +14,7 @@ import (
 // user_version); Open migrates an older database up to this version and
 // refuses a newer one. Every change to the tables below adds a migration
 // and raises the version.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // budge than this one.
@@ -215,6 +215,19 @@ var migrations = [SchemaVersion]func(ctx context.Context, c *conn) error{
 	0: adoptVersion1,
 	1: addLeases,
 	2: addReviewTokens,
+	3: addSeqIndex,
+}
+
+// seqIndex is what version 4 adds: sessions by plan position, which
+// scoring reads a batch at a time (Store.EachSessions).
+const seqIndex = `CREATE INDEX IF NOT EXISTS sessions_by_seq ON sessions (run_id, seq)`
+
+// addSeqIndex creates the index of sessions by plan position (version 4).
+func addSeqIndex(ctx context.Context, c *conn) error {
+	if _, err := c.ExecContext(ctx, seqIndex); err != nil {
+		return fmt.Errorf("creating the session index: %w", err)
+	}
+	return nil
 }
 
 // addLeases creates the run lease table (version 2).

@@ -216,9 +216,15 @@ func (s *Store) Session(ctx context.Context, runID, id string) (Session, error) 
 // selects, in plan order, with their attempts and messages (which have
 // those columns too).
 func (s *Store) loadSessions(ctx context.Context, cond string, args ...any) ([]Session, error) {
+	return s.loadSessionsWhere(ctx, cond, args, cond, args)
+}
+
+// loadSessionsWhere reads the sessions cond selects, in plan order, and
+// their attempts and messages, which childCond selects.
+func (s *Store) loadSessionsWhere(ctx context.Context, cond string, args []any, childCond string, childArgs []any) ([]Session, error) {
 	out, err := queryAll(ctx, s.db, scanSession, `SELECT `+sessionCols+` FROM sessions WHERE `+cond+` ORDER BY seq`, args...)
-	if err != nil {
-		return nil, err
+	if err != nil || len(out) == 0 {
+		return out, err
 	}
 	index := make(map[string]*Session, len(out))
 	for i := range out {
@@ -228,7 +234,7 @@ func (s *Store) loadSessions(ctx context.Context, cond string, args ...any) ([]S
 		if se := index[a.session]; se != nil {
 			se.Attempts = append(se.Attempts, a.Attempt)
 		}
-	}, `SELECT `+attemptCols+` FROM attempts WHERE `+cond+` ORDER BY session_id, incarnation, call, attempt`, args...)
+	}, `SELECT `+attemptCols+` FROM attempts WHERE `+childCond+` ORDER BY session_id, incarnation, call, attempt`, childArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -236,11 +242,39 @@ func (s *Store) loadSessions(ctx context.Context, cond string, args ...any) ([]S
 		if se := index[m.session]; se != nil {
 			se.Messages = append(se.Messages, m.Entry)
 		}
-	}, `SELECT `+messageCols+` FROM messages WHERE `+cond+` ORDER BY session_id, seq`, args...)
+	}, `SELECT `+messageCols+` FROM messages WHERE `+childCond+` ORDER BY session_id, seq`, childArgs...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// EachSessions reads a run's stored sessions in plan order, with their
+// attempts and messages, and hands them to fn a batch of at most size
+// sessions at a time (a batch covers size plan positions, so it may hold
+// fewer). Only one batch is in memory at once, however large the run.
+func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn func([]Session) error) error {
+	if size < 1 {
+		size = 1024
+	}
+	var last int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), -1) FROM sessions WHERE run_id = ?`, runID).Scan(&last); err != nil {
+		return err
+	}
+	for lo := 0; lo <= last; lo += size {
+		batch, err := s.loadSessionsWhere(ctx, `run_id = ? AND seq >= ? AND seq < ?`, []any{runID, lo, lo + size},
+			`run_id = ? AND session_id IN (SELECT session_id FROM sessions WHERE run_id = ? AND seq >= ? AND seq < ?)`,
+			[]any{runID, runID, lo, lo + size})
+		if err != nil {
+			return err
+		}
+		if len(batch) > 0 {
+			if err := fn(batch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // StoredIDs returns the ids of sessions already stored for a run, with

@@ -172,28 +172,40 @@ func (p *framingRun) canAsk() error {
 
 // result scores stored sessions against the plan; a stored session's own
 // spec is used when it carries imported answers.
-func (p *framingRun) result(run store.Run, byID map[string]*store.Session) Result {
-	d := &p.snap.Design
-	obs := make([]framing.Observation, 0, len(p.specs))
-	traces := map[string]string{}
-	for _, spec := range p.specs {
-		t := framing.Transcript{}
-		if se := byID[spec.ID()]; se != nil {
-			if se.TraceSHA != "" {
-				traces[spec.ID()] = se.TraceSHA
-			}
-			// Only imported sessions carry more than the plan knows.
-			var stored framing.Spec
-			if bytes.Contains(se.Spec, []byte(`"recorded"`)) && json.Unmarshal(se.Spec, &stored) == nil && stored.ID() == spec.ID() {
-				stored.Index = spec.Index
-				spec = stored
-			}
-			t = framing.Transcript{Ran: true, Entries: se.Messages, FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop}
+// framingScorer scores a framing run's sessions one at a time; it keeps
+// the observations, never the transcripts.
+type framingScorer struct {
+	p      *framingRun
+	obs    []framing.Observation
+	traces map[string]string
+}
+
+func (p *framingRun) scorer() sessionScorer {
+	return &framingScorer{p: p, obs: make([]framing.Observation, 0, len(p.specs)), traces: map[string]string{}}
+}
+
+func (sc *framingScorer) add(i int, se *store.Session) {
+	spec := sc.p.specs[i]
+	t := framing.Transcript{}
+	if se != nil {
+		if se.TraceSHA != "" {
+			sc.traces[spec.ID()] = se.TraceSHA
 		}
-		obs = append(obs, framing.Score(d, spec, t))
+		// Only imported sessions carry more than the plan knows.
+		var stored framing.Spec
+		if bytes.Contains(se.Spec, []byte(`"recorded"`)) && json.Unmarshal(se.Spec, &stored) == nil && stored.ID() == spec.ID() {
+			stored.Index = spec.Index
+			spec = stored
+		}
+		t = framing.Transcript{Ran: true, Entries: se.Messages, FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop}
 	}
-	return &FramingResult{Run: run, Manifest: *p.m, Snapshot: p.snap, Observations: obs, Traces: traces,
-		Summary: framing.Summarize(d, p.snap.Items, obs, p.m.Bootstrap)}
+	sc.obs = append(sc.obs, framing.Score(&sc.p.snap.Design, spec, t))
+}
+
+func (sc *framingScorer) done(run store.Run) Result {
+	p := sc.p
+	return &FramingResult{Run: run, Manifest: *p.m, Snapshot: p.snap, Observations: sc.obs, Traces: sc.traces,
+		Summary: framing.Summarize(&p.snap.Design, p.snap.Items, sc.obs, p.m.Bootstrap)}
 }
 
 // replayed is a new run of the recorded items, design, model, settings and
@@ -583,10 +595,7 @@ func ImportFraming(ctx context.Context, st *store.Store, o ImportOptions) (*Fram
 	if err != nil {
 		return nil, err
 	}
-	for i := range sessions {
-		sessions[i].Artifacts = nil
-	}
-	return As[*FramingResult](finish(ctx, st, p, run, sessions, nil))
+	return As[*FramingResult](finish(ctx, st, p, run))
 }
 
 // firstDifference describes where two texts first differ.

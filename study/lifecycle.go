@@ -38,10 +38,20 @@ type protocol interface {
 	open(eo endpoint.Options) (provider.Provider, error)
 	// fingerprint hashes what identifies what was measured.
 	fingerprint() string
-	// result scores the stored sessions (by id) into a result.
-	result(run store.Run, byID map[string]*store.Session) Result
+	// scorer scores the stored sessions one at a time, in plan order.
+	scorer() sessionScorer
 	// replayed is a new run of the same plan answered by rp.
 	replayed(rp provider.Provider, c Control) (Plan, error)
+}
+
+// sessionScorer turns a run's sessions into its result one session at a
+// time, so that no more than one batch of transcripts is ever in memory.
+type sessionScorer interface {
+	// add scores the session at plan position i; se is nil for a planned
+	// session that was never stored.
+	add(i int, se *store.Session)
+	// done is the result, once every position has been added.
+	done(run store.Run) Result
 }
 
 // projector is a protocol that can estimate what its sessions will cost;
@@ -132,8 +142,7 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 	defer lease.Release()
 	ctx, stop := holding(ctx, lease)
 	defer stop()
-	sink := &keepSink{st: st}
-	stats, err := execute(ctx, st, c, p, s, sink, p.jobs(func(string) (int, bool) { return 1, true }))
+	stats, err := execute(ctx, st, c, p, s, st, p.jobs(func(string) (int, bool) { return 1, true }))
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +152,7 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 		return nil, err
 	}
 	record(&h.Net, s, stats)
-	return finish(wctx, st, p, run, sink.kept, sink.orphans)
+	return finish(wctx, st, p, run)
 }
 
 // open reads a stored run and its protocol.
@@ -235,17 +244,6 @@ func jobsOf[S spec](specs []S, order []int, h *Header, want func(id string) (int
 	return jobs
 }
 
-// storedSessions reads a run's stored sessions and the attempts of its
-// interrupted ones, by session id.
-func storedSessions(ctx context.Context, st *store.Store, id string) ([]store.Session, map[string][]store.Attempt, error) {
-	sessions, err := st.Sessions(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	orphans, err := st.Orphans(ctx, id)
-	return sessions, orphans, err
-}
-
 // Load reads a run of any protocol back from the store and scores it from
 // the stored transcripts and the stored snapshot. Planned sessions with no
 // stored result are scored as missing.
@@ -259,11 +257,11 @@ func Load(ctx context.Context, st *store.Store, ref string) (Result, error) {
 
 // loadWith scores a stored run whose protocol is already read.
 func loadWith(ctx context.Context, st *store.Store, run store.Run, p protocol) (Result, error) {
-	sessions, orphans, err := storedSessions(ctx, st, run.ID)
+	sc, err := scoreStored(ctx, st, p)
 	if err != nil {
 		return nil, err
 	}
-	res := score(p, run, sessions, orphans)
+	res := sc.done(run)
 	return res, afterScore(ctx, st, p, res)
 }
 
@@ -390,9 +388,12 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 
 // finish scores a run from its stored sessions, sets its final status and
 // stores the scored manifest.
-func finish(ctx context.Context, st *store.Store, p protocol, run store.Run, sessions []store.Session, orphans map[string][]store.Attempt) (Result, error) {
+func finish(ctx context.Context, st *store.Store, p protocol, run store.Run) (Result, error) {
 	h := p.head()
-	byID := scoreHeader(p, sessions, orphans)
+	sc, err := scoreStored(ctx, st, p)
+	if err != nil {
+		return nil, err
+	}
 	h.Status = finalStatus(h.Counts)
 	run.Status = h.Status
 	if err := st.FinishRun(ctx, h.RunID, h.Status, manifestJSON(p.manifest())); err != nil {
@@ -404,82 +405,114 @@ func finish(ctx context.Context, st *store.Store, p protocol, run store.Run, ses
 			return nil, err
 		}
 	}
-	res := p.result(run, byID)
+	res := sc.done(run)
 	return res, afterScore(ctx, st, p, res)
 }
 
-// score scores stored sessions without changing the stored run.
-func score(p protocol, run store.Run, sessions []store.Session, orphans map[string][]store.Attempt) Result {
-	return p.result(run, scoreHeader(p, sessions, orphans))
-}
+// scoreBatch is how many sessions' transcripts scoring reads at once.
+const scoreBatch = 512
 
-// scoreHeader fills the header's bookkeeping from the stored sessions
-// (tally), counts the planned sessions with no stored result as missing,
-// prices the tokens, and fingerprints the run with what the provider
-// reported. It returns the sessions by id.
-func scoreHeader(p protocol, sessions []store.Session, orphans map[string][]store.Attempt) map[string]*store.Session {
+// scoreStored streams the run's stored sessions through the protocol's
+// scorer, in plan order and a batch at a time, and fills the header's
+// bookkeeping on the way (tally): memory holds one batch of transcripts,
+// not the run. The scorer is returned for done.
+func scoreStored(ctx context.Context, st *store.Store, p protocol) (sessionScorer, error) {
 	h := p.head()
-	byID := tally(h, sessions, orphans)
-	ids := p.ids()
-	h.Counts.Planned = len(ids)
-	for _, id := range ids {
-		if byID[id] == nil {
-			h.Counts.Missing++
-		}
+	orphans, err := st.Orphans(ctx, h.RunID)
+	if err != nil {
+		return nil, err
 	}
+	ids, sc, t := p.ids(), p.scorer(), newTally()
+	next := 0
+	err = st.EachSessions(ctx, h.RunID, scoreBatch, func(batch []store.Session) error {
+		for i := range batch {
+			se := &batch[i]
+			if se.Seq < next || se.Seq >= len(ids) || ids[se.Seq] != se.ID {
+				return fmt.Errorf("run %s: stored session %q is at plan position %d, which the run's plan does not give it", h.RunID, se.ID, se.Seq)
+			}
+			for ; next < se.Seq; next++ {
+				sc.add(next, nil)
+				t.missing++
+			}
+			t.add(se)
+			sc.add(next, se)
+			next++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for ; next < len(ids); next++ {
+		sc.add(next, nil)
+		t.missing++
+	}
+	t.finish(h, orphans, len(ids))
 	h.Net.CostUSD = nil
 	if h.Net.Price != nil {
 		cost := h.Net.Price.Cost(h.Counts.InputTokens, h.Counts.OutputTokens)
 		h.Net.CostUSD = &cost
 	}
 	h.Fingerprint = p.fingerprint()
-	return byID
+	return sc, nil
 }
 
-// tally indexes stored sessions by id and fills the header's bookkeeping:
+// tallied is the header's bookkeeping, summed a session at a time:
 // sessions, attempts, retries and tokens, failed attempts by kind, and the
-// model ids and fingerprints the provider reported; orphans are the
-// attempts of interrupted sessions, by session id.
-func tally(h *Header, sessions []store.Session, orphans map[string][]store.Attempt) map[string]*store.Session {
-	byID := make(map[string]*store.Session, len(sessions))
-	var c Counts
-	models, fps := map[string]bool{}, map[string]bool{}
-	h.Net.FailedByKind = nil
-	for i := range sessions {
-		se := &sessions[i]
-		byID[se.ID] = se
-		switch se.Status {
-		case store.SessionComplete:
-			c.Complete++
-		case store.SessionFailed:
-			c.Failed++
+// model ids and fingerprints the provider reported.
+type tallied struct {
+	c            Counts
+	missing      int
+	failedByKind map[string]int
+	models, fps  map[string]bool
+}
+
+func newTally() *tallied {
+	return &tallied{models: map[string]bool{}, fps: map[string]bool{}}
+}
+
+func (t *tallied) failed(kind string) {
+	if t.failedByKind == nil {
+		t.failedByKind = map[string]int{}
+	}
+	t.failedByKind[kind]++
+}
+
+func (t *tallied) add(se *store.Session) {
+	c := &t.c
+	switch se.Status {
+	case store.SessionComplete:
+		c.Complete++
+	case store.SessionFailed:
+		c.Failed++
+	}
+	c.InputTokens += se.InputTokens
+	c.OutputTokens += se.OutputTokens
+	for _, a := range se.Attempts {
+		c.Attempts++
+		if a.Outcome != "ok" {
+			c.FailedAttempts++
+			t.failed(a.ErrorKind)
 		}
-		c.InputTokens += se.InputTokens
-		c.OutputTokens += se.OutputTokens
-		for _, a := range se.Attempts {
-			c.Attempts++
-			if a.Outcome != "ok" {
-				c.FailedAttempts++
-				if h.Net.FailedByKind == nil {
-					h.Net.FailedByKind = map[string]int{}
-				}
-				h.Net.FailedByKind[a.ErrorKind]++
-			}
-			if a.Attempt > 1 {
-				c.Retries++
-			}
-			if a.ModelID != "" {
-				models[a.ModelID] = true
-			}
-			if a.Fingerprint != "" {
-				fps[a.Fingerprint] = true
-			}
+		if a.Attempt > 1 {
+			c.Retries++
+		}
+		if a.ModelID != "" {
+			t.models[a.ModelID] = true
+		}
+		if a.Fingerprint != "" {
+			t.fps[a.Fingerprint] = true
 		}
 	}
-	// The attempts of a session that was interrupted and never stored all
-	// count as failed: even an answered call produced no observation of
-	// the session. Each is broken down by its kind, an answered one as
-	// "interrupted_session", so the kinds add up to the failed attempts.
+}
+
+// finish writes the tally into the header. The attempts of a session that
+// was interrupted and never stored (orphans, by session id) all count as
+// failed: even an answered call produced no observation of the session.
+// Each is broken down by its kind, an answered one as
+// "interrupted_session", so the kinds add up to the failed attempts.
+func (t *tallied) finish(h *Header, orphans map[string][]store.Attempt, planned int) {
+	c := &t.c
 	for _, atts := range orphans {
 		c.Interrupted++
 		for _, a := range atts {
@@ -489,41 +522,13 @@ func tally(h *Header, sessions []store.Session, orphans map[string][]store.Attem
 			if a.Outcome == "ok" || kind == "" {
 				kind = "interrupted_session"
 			}
-			if h.Net.FailedByKind == nil {
-				h.Net.FailedByKind = map[string]int{}
-			}
-			h.Net.FailedByKind[kind]++
+			t.failed(kind)
 		}
 	}
-	h.Counts = c
-	h.Reported = Reported{ModelIDs: slices.Sorted(maps.Keys(models)), Fingerprints: slices.Sorted(maps.Keys(fps))}
-	return byID
-}
-
-// keepSink stores sessions and keeps, without their artifacts, those that
-// were committed.
-type keepSink struct {
-	st      *store.Store
-	kept    []store.Session
-	orphans map[string][]store.Attempt
-}
-
-func (k *keepSink) WriteSessions(ctx context.Context, runID string, ss []store.Session) error {
-	if err := k.st.WriteSessions(ctx, runID, ss); err != nil {
-		return err
-	}
-	for _, se := range ss {
-		if se.Status == store.SessionInterrupted {
-			if k.orphans == nil {
-				k.orphans = map[string][]store.Attempt{}
-			}
-			k.orphans[se.ID] = append(k.orphans[se.ID], se.Attempts...)
-			continue
-		}
-		se.Artifacts = nil
-		k.kept = append(k.kept, se)
-	}
-	return nil
+	c.Planned, c.Missing = planned, t.missing
+	h.Counts = *c
+	h.Net.FailedByKind = t.failedByKind
+	h.Reported = Reported{ModelIDs: slices.Sorted(maps.Keys(t.models)), Fingerprints: slices.Sorted(maps.Keys(t.fps))}
 }
 
 // newStack sets up what a new run of any protocol needs beyond the

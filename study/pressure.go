@@ -201,20 +201,34 @@ func (p *pressureRun) canAsk() error {
 	return nil
 }
 
-func (p *pressureRun) result(run store.Run, byID map[string]*store.Session) Result {
-	res := &PressureResult{Run: run, Manifest: *p.m, Deck: p.deck, Traces: map[string]string{}}
-	for _, spec := range p.specs {
-		t := pressure.Transcript{}
-		if se := byID[spec.ID()]; se != nil {
-			t = pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
-				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: p.m.Channel}
-			res.Traces[spec.ID()] = se.TraceSHA
-		}
-		res.Outcomes = append(res.Outcomes, pressure.ScoreWith(p.deck, spec, t, p.m.parse()))
+// pressureScorer scores a pressure run's sessions one at a time; it keeps
+// the outcomes, never the transcripts.
+type pressureScorer struct {
+	p   *pressureRun
+	res *PressureResult
+}
+
+func (p *pressureRun) scorer() sessionScorer {
+	return &pressureScorer{p: p, res: &PressureResult{Deck: p.deck, Traces: map[string]string{}, Outcomes: make([]pressure.Outcome, 0, len(p.specs))}}
+}
+
+func (sc *pressureScorer) add(i int, se *store.Session) {
+	p, spec := sc.p, sc.p.specs[i]
+	t := pressure.Transcript{}
+	if se != nil {
+		t = pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
+			FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: p.m.Channel}
+		sc.res.Traces[spec.ID()] = se.TraceSHA
 	}
-	res.Summary = pressure.Summarize(p.deck, res.Outcomes)
-	res.Summary.SetChannel(p.m.Channel, p.m.deviations())
-	res.Summary.Parsing.Strict = p.m.StrictParse
+	sc.res.Outcomes = append(sc.res.Outcomes, pressure.ScoreWith(p.deck, spec, t, p.m.parse()))
+}
+
+func (sc *pressureScorer) done(run store.Run) Result {
+	res, m := sc.res, sc.p.m
+	res.Run, res.Manifest = run, *m
+	res.Summary = pressure.Summarize(sc.p.deck, res.Outcomes)
+	res.Summary.SetChannel(m.Channel, m.deviations())
+	res.Summary.Parsing.Strict = m.StrictParse
 	return res
 }
 

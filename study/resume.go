@@ -47,14 +47,10 @@ func Resume(ctx context.Context, st *store.Store, ref string, c Control) (Result
 		return loadWith(ctx, st, run, p)
 	}
 	wctx := context.WithoutCancel(ctx)
-	sessions, orphans, err := storedSessions(wctx, st, run.ID)
-	if err != nil {
-		return nil, err
-	}
 	if run, err = st.GetRun(wctx, run.ID); err != nil {
 		return nil, err
 	}
-	return finish(wctx, st, p, run, sessions, orphans)
+	return finish(wctx, st, p, run)
 }
 
 // resume runs what a stored run left undone. It returns false when nothing
