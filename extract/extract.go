@@ -315,7 +315,7 @@ func wrapping(text string, cands []candidate) []string {
 		out = append(out, RepairFenced)
 	}
 	rest = strings.TrimSpace(rest)
-	bare := strings.TrimSpace(strings.NewReplacer("*", "", "_", "").Replace(rest))
+	bare := strings.TrimSpace(markup.Replace(rest))
 	switch {
 	case rest == "":
 	case bare == "":
@@ -396,3 +396,7 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// markup drops emphasis characters, to tell bold markup around an answer
+// from prose; built once (a Replacer's table is large to build).
+var markup = strings.NewReplacer("*", "", "_", "")
