@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/buildlab/budge/dataset"
@@ -382,7 +383,7 @@ lands in the same split in every export.`, `
 	if err != nil {
 		return fmt.Errorf("%w: %w", study.ErrInvalid, err)
 	}
-	if err := writeJSONL(std, *out, recs); err != nil {
+	if err := writeJSONL(std, *out, slices.Values(recs)); err != nil {
 		return err
 	}
 	fmt.Fprintf(std.Err, "wrote %d %s records from %d training items; withheld %d evaluation (test) items\n", len(recs), *format, len(recs)/2, withheld)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
@@ -126,37 +127,44 @@ func exportLog(ctx context.Context, std IO, loc string, pos []string, out string
 }
 
 // pressureRecords are a pressure run's export records, one per planned
-// session, with the review's code and status.
-func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResult) ([]pressure.ExportRecord, error) {
+// session, with the review's code and status, built one at a time as they
+// are written.
+func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResult) (iter.Seq[pressure.ExportRecord], error) {
 	fields, err := review.Fields(ctx, st, r.Run.ID)
 	if err != nil {
 		return nil, err
 	}
-	recs := make([]pressure.ExportRecord, len(r.Outcomes))
-	for i, o := range r.Outcomes {
-		recs[i] = pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, o, r.Traces[o.ID()])
-		recs[i].SetReview(fields(o.ID()))
-		recs[i].SetDeviations(r.Summary.Deviations)
-	}
-	return recs, nil
+	return func(yield func(pressure.ExportRecord) bool) {
+		for _, o := range r.Outcomes {
+			rec := pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, o, r.Traces[o.ID()])
+			rec.SetReview(fields(o.ID()))
+			rec.SetDeviations(r.Summary.Deviations)
+			if !yield(rec) {
+				return
+			}
+		}
+	}, nil
 }
 
-// framingRecords are a framing run's export records, one per session.
-func framingRecords(r *study.FramingResult) []framing.Record {
-	recs := make([]framing.Record, len(r.Observations))
-	for i, o := range r.Observations {
-		recs[i] = framing.Export(r.Manifest.RunID, r.Manifest.Fingerprint, o, r.Traces[o.Session])
+// framingRecords are a framing run's export records, one per session,
+// built one at a time as they are written.
+func framingRecords(r *study.FramingResult) iter.Seq[framing.Record] {
+	return func(yield func(framing.Record) bool) {
+		for _, o := range r.Observations {
+			if !yield(framing.Export(r.Manifest.RunID, r.Manifest.Fingerprint, o, r.Traces[o.Session])) {
+				return
+			}
+		}
 	}
-	return recs
 }
 
 // writeJSONL writes one JSON line per record, to stdout or atomically to a
 // file.
-func writeJSONL[T any](std IO, path string, recs []T) error {
+func writeJSONL[T any](std IO, path string, recs iter.Seq[T]) error {
 	return writeOut(std, path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
-		for _, r := range recs {
+		for r := range recs {
 			if err := enc.Encode(r); err != nil {
 				return err
 			}
