@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Memory and time against the number of sessions. The discovery deck (416
+# sessions) with its repeats raised so the run has about N sessions, for each
+# N given (default 4160 41600), on the in-process simulator and SQLite. For
+# each size: wall time and peak RSS of `budge run`, `budge report` and
+# `budge export`, then, against the smallest size, the ratio of time to a
+# linear extrapolation and of peak RSS (flat memory is a ratio near 1).
+#
+#   bash bench/scale.sh                # 4,160 and 41,600 sessions
+#   bash bench/scale.sh 4160 1000000   # the issue's million-session target
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=bench/out
+mkdir -p "$out"
+go build -o "$out/budge" ./cmd/budge
+budge=$PWD/$out/budge
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(4160 41600)
+
+# measure LABEL CMD...: prints "seconds rss_kb" of one command.
+measure() {
+  /usr/bin/time -f "%e %M" -o "$work/time" "$@" > /dev/null
+  cat "$work/time"
+}
+
+printf '%-10s %-8s %10s %10s\n' sessions command seconds peak_MB
+declare -A base_t base_m
+first=""
+for n in "${sizes[@]}"; do
+  repeats=$(( (n + 207) / 208 ))
+  deck=$work/discovery-$n.yaml
+  sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$deck"
+  dir=$work/store-$n
+  sessions=$(( 208 * repeats ))
+  for cmd in run report export; do
+    case $cmd in
+      run) read -r t m < <(measure "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16) ;;
+      report) read -r t m < <(measure "$budge" report latest --dir "$dir") ;;
+      export) read -r t m < <(measure "$budge" export latest --dir "$dir") ;;
+    esac
+    printf '%-10s %-8s %10.1f %10.0f\n' "$sessions" "$cmd" "$t" "$((m / 1024))"
+    if [ -z "$first" ] || [ "$first" = "$sessions" ]; then
+      base_t[$cmd]=$t; base_m[$cmd]=$m
+    else
+      awk -v t="$t" -v m="$m" -v bt="${base_t[$cmd]}" -v bm="${base_m[$cmd]}" -v n="$sessions" -v bn="$first" -v c="$cmd" \
+        'BEGIN { printf "  %s: time %.2fx linear extrapolation from %d sessions; peak RSS %.2fx\n", c, t / (bt * n / bn), bn, m / bm }'
+    fi
+  done
+  [ -n "$first" ] || first=$sessions
+  rm -rf "$dir"
+done
