@@ -79,21 +79,7 @@ func TestPostgresSchemaVersion(t *testing.T) {
 // Stores opened at once on a new database all see it created once.
 func TestPostgresOpenConcurrently(t *testing.T) {
 	url := pgtest.Shared(t).FreshURL(t)
-	errs := make(chan error, 8)
-	for range cap(errs) {
-		go func() {
-			s, err := OpenURL(context.Background(), url, t.TempDir())
-			if err == nil {
-				err = s.Close()
-			}
-			errs <- err
-		}()
-	}
-	for range cap(errs) {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-	}
+	openConcurrently(t, func() (*Store, error) { return OpenURL(context.Background(), url, t.TempDir()) })
 }
 
 // A run on PostgreSQL needs no file: sessions, artifacts, the log and the

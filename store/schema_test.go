@@ -162,10 +162,17 @@ func TestOpenRefusesUnversionedForeignTables(t *testing.T) {
 // Stores opened at once on a new directory all see it created once.
 func TestOpenConcurrently(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
+	openConcurrently(t, func() (*Store, error) { return Open(dir) })
+}
+
+// openConcurrently opens and closes a store from eight goroutines at once;
+// each must succeed.
+func openConcurrently(t *testing.T, open func() (*Store, error)) {
+	t.Helper()
 	errs := make(chan error, 8)
 	for range cap(errs) {
 		go func() {
-			s, err := Open(dir)
+			s, err := open()
 			if err == nil {
 				err = s.Close()
 			}
