@@ -28,10 +28,15 @@ func plantedItems(rep, n int) []framing.Item {
 // goes straight to the simulated judge (no HTTP, no store) and is scored
 // as a run would score it.
 func plantedSummary(t *testing.T, p sim.FramingProfile, rep, n int) *framing.Summary {
-	t.Helper()
-	items := plantedItems(rep, n)
 	d := framing.DefaultDesign()
 	d.Mitigations = []framing.Mitigation{{Name: "planted", SystemPrompt: "Judge on the merits alone."}}
+	return plantedRun(t, &d, p, rep, n)
+}
+
+func plantedRun(t *testing.T, dp *framing.Design, p sim.FramingProfile, rep, n int) *framing.Summary {
+	t.Helper()
+	d := *dp
+	items := plantedItems(rep, n)
 	judge := sim.NewJudge(p, sim.NewKnowledge(knowledgeEntries(&d, items)))
 	var obs []framing.Observation
 	for _, s := range framing.Plan(&d, items) {
@@ -100,4 +105,26 @@ func TestFramingPlantedMitigation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFramingPlantedLabelArm: speaker labels that name AIs take the planted
+// deference of +30 down to 0; the label arm's Δ against the default labels
+// carries a paired interval that finds it, and the default arm gets none.
+func TestFramingPlantedLabelArm(t *testing.T) {
+	ai, err := framing.ParseLabels("ai-agents")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := framing.DefaultDesign()
+	d.Labels = append(d.Labels, ai)
+	p := sim.FramingProfile{Name: "planted", RightTrue: 0.60, RightFalse: 0.80, Deference: 0.15, AIDeference: new(0.0), Noise: 0.1}
+	s := plantedRun(t, &d, p, 7, 120)
+	if len(s.Arms) != 2 || s.Arms[0].VersusLabels != nil {
+		t.Fatalf("arms %d; the default labels' arm compared with itself: %+v", len(s.Arms), s.Arms[0].VersusLabels)
+	}
+	v := s.Arms[1].VersusLabels
+	if v == nil || v.Baseline != s.Arms[0].Name || v.Outcome != framing.OutcomeReduced || v.Difference.CIHi == nil || *v.Difference.CIHi >= 0 {
+		t.Fatalf("AI labels against the default: %+v", v)
+	}
+	t.Logf("AI labels: DDS %+.1f -> %+.1f, Δ %+.1f [%+.1f, %+.1f]", v.Before, v.After, v.Change, *v.Difference.CILo, *v.Difference.CIHi)
 }
