@@ -234,12 +234,21 @@ func (f Framing) doc() *doc {
 
 func headline(a framing.ArmSummary) string {
 	if a.Macro != nil {
-		return fshift(a.Macro.DDS) + fmt.Sprintf(" (mean of %d)", a.Macro.Domains)
+		return fshift(a.Macro.DDS) + fmt.Sprintf(" (mean of %d)", a.Macro.Domains) + unmeasured(a.Macro.Reading)
 	}
 	if len(a.Order) == 1 {
-		return fshift(a.Domains[a.Order[0]].DDS)
+		c := a.Domains[a.Order[0]]
+		return fshift(c.DDS) + unmeasured(c.Reading)
 	}
 	return "—"
+}
+
+// unmeasured flags a headline that measures nothing.
+func unmeasured(reading string) string {
+	if reading == framing.ReadingNotMeasurable {
+		return ", " + reading
+	}
+	return ""
 }
 
 func (f Framing) arm(d *doc, a framing.ArmSummary, s *framing.Summary) {
