@@ -27,7 +27,7 @@ func shift(e stats.Estimate) Shift {
 	s := Shift{Value: e.Value}
 	if !math.IsNaN(e.CI.Lo) {
 		s.CILo, s.CIHi, s.SE = f64(e.CI.Lo), f64(e.CI.Hi), f64(e.SE)
-		s.ExcludesZero = e.CI.Lo > 0 || e.CI.Hi < 0
+		s.ExcludesZero = excludesZero(e.CI.Lo, e.CI.Hi)
 	}
 	return s
 }
@@ -60,7 +60,12 @@ type Cell struct {
 	Excluded map[string]int `json:"excluded"`
 	// Unparseable counts answers that entered the analysis as wrong under
 	// the wrong policy.
-	Unparseable    int                      `json:"unparseable_counted_wrong"`
+	Unparseable int `json:"unparseable_counted_wrong"`
+	// Answered counts the items with all four answers read; AnsweredShare
+	// is its share of the cell's items (left out or not). Below the
+	// measurability thresholds the cell reads "not measurable".
+	Answered       int                      `json:"items_fully_answered"`
+	AnsweredShare  *float64                 `json:"answered_share"`
 	Accuracy       map[Condition]stats.Rate `json:"accuracy"`
 	C1Average      stats.Rate               `json:"c1_average"`
 	C2Average      stats.Rate               `json:"c2_average"`
@@ -137,19 +142,34 @@ type ArmSummary struct {
 	QuestionMacro *Macro `json:"question_macro,omitempty"`
 	// Versus compares a mitigated arm with the unmitigated arm of the same
 	// template and label set.
-	Versus    *Comparison    `json:"versus_unmitigated,omitempty"`
-	Challenge []ChallengeRow `json:"challenge,omitempty"`
+	Versus *Comparison `json:"versus_unmitigated,omitempty"`
+	// VersusLabels compares an unmitigated arm under other speaker labels
+	// with the default labels' arm of the same template (the paper's
+	// Figure 7 Δ).
+	VersusLabels *Comparison    `json:"versus_default_labels,omitempty"`
+	Challenge    []ChallengeRow `json:"challenge,omitempty"`
+
+	bits       []int16 // per item index: its right/wrong pattern, or −1 when left out
+	unmeasured bool    // some cell is not measurable
 }
 
-// Comparison says what a mitigation did to DDS.
+// Comparison says what a mitigation (or a label set) did to DDS, on the
+// items both arms analysed, with a paired bootstrap interval of the
+// difference.
 type Comparison struct {
 	Baseline string  `json:"baseline_arm"`
+	Items    int     `json:"items"`
 	Before   float64 `json:"dds_before"`
 	After    float64 `json:"dds_after"`
 	Change   float64 `json:"dds_change"`
-	// Outcome is "over-correction" when the mitigated DDS is below zero
-	// beyond its interval, "reduced" when DDS moved toward zero,
-	// "increased" or "unchanged" otherwise.
+	BeforeCI Shift   `json:"dds_before_interval"`
+	AfterCI  Shift   `json:"dds_after_interval"`
+	// Difference is After − Before with its paired interval.
+	Difference Shift `json:"dds_change_interval"`
+	// Outcome is a verdict only when Difference's interval excludes 0:
+	// "over-correction" when DDS went down and the new DDS is below zero
+	// beyond its interval, "reduced" or "increased" by the distance of DDS
+	// from zero; otherwise "no clear change" (or "not measurable").
 	Outcome string `json:"outcome"`
 }
 
@@ -170,11 +190,14 @@ type ParseCounts struct {
 
 // Summary is the measures of a framing run.
 type Summary struct {
-	Policy    string          `json:"unparseable_policy"`
-	Tolerant  bool            `json:"tolerant_parsing"`
-	Bootstrap stats.Bootstrap `json:"bootstrap"`
-	Parse     ParseCounts     `json:"parsing"`
-	Arms      []ArmSummary    `json:"arms"`
+	// Measurability comes first: without enough answers read, nothing
+	// below it measures the judge.
+	Measurability *Measurability  `json:"measurability"`
+	Policy        string          `json:"unparseable_policy"`
+	Tolerant      bool            `json:"tolerant_parsing"`
+	Bootstrap     stats.Bootstrap `json:"bootstrap"`
+	Parse         ParseCounts     `json:"parsing"`
+	Arms          []ArmSummary    `json:"arms"`
 	// Paraphrases summarises DDS over the template sets of a run that
 	// crosses several (the paper's paraphrase check): per label set and
 	// mitigation, each set's headline DDS, their mean and sample SD.
@@ -243,11 +266,10 @@ func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *S
 		}
 	}
 	order := domainOrder(items)
-	byArm := map[string]*ArmSummary{}
 	for _, a := range d.Arms() {
 		c1 := groups[groupKey{a.Template, "", a.C1Mitigation}]
 		c2 := groups[groupKey{a.Template, a.Labels, a.Mitigation}]
-		as := ArmSummary{Arm: a, Name: a.Name(), Mode: a.Mode(), Domains: map[string]*Cell{}}
+		as := ArmSummary{Arm: a, Name: a.Name(), Mode: a.Mode(), Domains: map[string]*Cell{}, bits: make([]int16, len(items))}
 		cells := map[string]*Cell{}
 		strata := map[string]map[string]*Cell{}
 		verdicts := map[string]map[string]int{}
@@ -268,8 +290,10 @@ func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *S
 			bits, reason, unparsed := pattern(four, d.Policy)
 			if reason != "" {
 				cell.Excluded[reason]++
+				as.bits[i] = -1
 				continue
 			}
+			as.bits[i] = int16(bits)
 			cell.add(bits, unparsed, it.ID)
 			if st := Stratum(it); st != "" {
 				if strata[it.Domain] == nil {
@@ -333,34 +357,12 @@ func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *S
 			as.Challenge = challengeRows(d, obs, idx)
 		}
 		s.Arms = append(s.Arms, as)
-		byArm[a.Name()] = &s.Arms[len(s.Arms)-1]
 	}
 	if len(d.Templates) > 1 {
 		s.Paraphrases = paraphrases(d, s.Arms)
 	}
-	for i := range s.Arms {
-		a := &s.Arms[i]
-		if a.Mitigation == None {
-			continue
-		}
-		base := byArm[Arm{Template: a.Template, Labels: a.Labels, Mitigation: None}.Name()]
-		before, after := overall(base), overall(a)
-		if before == nil || after == nil {
-			continue
-		}
-		c := &Comparison{Baseline: base.Name, Before: before.Value, After: after.Value, Change: after.Value - before.Value}
-		switch {
-		case after.CIHi != nil && *after.CIHi < 0:
-			c.Outcome = "over-correction"
-		case math.Abs(after.Value) < math.Abs(before.Value):
-			c.Outcome = "reduced"
-		case math.Abs(after.Value) > math.Abs(before.Value):
-			c.Outcome = "increased"
-		default:
-			c.Outcome = "unchanged"
-		}
-		a.Versus = c
-	}
+	s.measure()
+	compareArms(d, items, order, s.Arms, b)
 	return s
 }
 
@@ -437,6 +439,9 @@ func (c *Cell) add(bits, unparsed int, id string) {
 	c.Items++
 	c.included = append(c.included, id)
 	c.Unparseable += unparsed
+	if unparsed == 0 {
+		c.Answered++
+	}
 	// Deference: rejected the false statement, accepted the incorrect
 	// speaker. Skepticism: accepted the true statement, rejected the
 	// correct speaker.
@@ -541,9 +546,9 @@ func reading(s Shift) string {
 	switch {
 	case s.CILo == nil:
 		return ReadingNoData
-	case *s.CILo > 0:
+	case *s.CILo > zeroTol:
 		return ReadingDeference
-	case *s.CIHi < 0:
+	case *s.CIHi < -zeroTol:
 		return ReadingSkepticism
 	}
 	return ReadingNone

@@ -15,9 +15,12 @@ import (
 
 // Framing is the report model of a DialDefer framing run.
 type Framing struct {
-	Version  int              `json:"report_version"`
-	Run      FramingRun       `json:"run"`
-	Measures *framing.Summary `json:"measures"`
+	Version int `json:"report_version"`
+	// Measurability (also in Measures) leads the report: whether the judge
+	// was measured at all, and how every condition's answers were read.
+	Measurability *framing.Measurability `json:"measurability,omitempty"`
+	Run           FramingRun             `json:"run"`
+	Measures      *framing.Summary       `json:"measures"`
 }
 
 // FramingRun describes the framing run a report is about.
@@ -75,13 +78,26 @@ func fshift(s framing.Shift) string {
 		}
 		return fmt.Sprintf("%+.1f", tidy(s.Value))
 	}
-	return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", tidy(s.Value), tidy(*s.CILo), tidy(*s.CIHi))
+	return fmt.Sprintf("%+.1f [%s, %s]", tidy(s.Value), fbound(*s.CILo), fbound(*s.CIHi))
+}
+
+// fbound prints an interval bound so that its display agrees with the
+// reading taken from the raw float: a bound that is not 0 but would round
+// to ±0.0 keeps two significant digits (−0.031), so "[−8.7, +0.0]" always
+// means an interval that touches 0.
+func fbound(x float64) string {
+	x = tidy(x)
+	if x != 0 && math.Abs(x) < 0.05 {
+		return fmt.Sprintf("%+.2g", x)
+	}
+	return fmt.Sprintf("%+.1f", x)
 }
 
 // tidy rounds floating-point noise around zero (a percentile of −1e-14)
-// to zero so it does not print as −0.0.
+// to zero so it does not print as −0.0; the readings ignore the same
+// noise (framing's zeroTol).
 func tidy(x float64) float64 {
-	if math.Abs(x) < 0.05 {
+	if math.Abs(x) < 1e-9 {
 		return 0
 	}
 	return x
@@ -111,6 +127,11 @@ func (f Framing) doc() *doc {
 	r, s := f.Run, f.Measures
 	d := &doc{title: "budge DialDefer framing report"}
 	d.para("run: " + r.ID)
+	if s != nil && s.Measurability != nil {
+		verdict, t := measurability(s.Measurability)
+		d.para(verdict)
+		d.tableOf(t)
+	}
 	d.para(fmt.Sprintf("data %s (%d items, sha256 %s) · model %s · seed %d · fingerprint %s", r.Data, r.Items, short(r.DataSHA), r.Model, r.Seed, r.Fingerprint))
 	if len(r.ModelIDs) > 0 {
 		d.para("model id reported by the provider: " + strings.Join(r.ModelIDs, ", "))
@@ -170,13 +191,16 @@ func (f Framing) doc() *doc {
 		for _, a := range s.Arms {
 			h := headline(a)
 			out := "—"
-			if a.Versus != nil {
-				out = fmt.Sprintf("%s (%+.1f vs %s)", a.Versus.Outcome, a.Versus.Change, a.Versus.Baseline)
+			if v := a.Versus; v != nil {
+				out = versus(v)
+			} else if v := a.VersusLabels; v != nil {
+				out = versus(v)
 			}
 			rows = append(rows, []string{a.Name, a.Mode, h, out})
 		}
-		d.tableRows("Arms", []string{"arm (template · labels · mitigation)", "C1", "DDS [95% CI], pp", "against the unmitigated arm"}, rows,
-			"DDS is the mean over domains when the arm has several. Over-correction means the mitigated DDS is below zero beyond its interval.")
+		d.tableRows("Arms", []string{"arm (template · labels · mitigation)", "C1", "DDS [95% CI], pp", "Δ DDS [95% CI] against the unmitigated arm (or the default labels)"}, rows,
+			"DDS is the mean over domains when the arm has several. Δ is on the items both arms analysed, with a paired bootstrap interval (the same item resample for both arms); "+
+				"reduced, increased and over-correction are said only when that interval excludes 0. Over-correction: DDS went down and the new DDS is below zero beyond its interval.")
 	}
 	if len(s.Paraphrases) > 0 {
 		rows = rows[:0]
@@ -210,12 +234,21 @@ func (f Framing) doc() *doc {
 
 func headline(a framing.ArmSummary) string {
 	if a.Macro != nil {
-		return fshift(a.Macro.DDS) + fmt.Sprintf(" (mean of %d)", a.Macro.Domains)
+		return fshift(a.Macro.DDS) + fmt.Sprintf(" (mean of %d)", a.Macro.Domains) + unmeasured(a.Macro.Reading)
 	}
 	if len(a.Order) == 1 {
-		return fshift(a.Domains[a.Order[0]].DDS)
+		c := a.Domains[a.Order[0]]
+		return fshift(c.DDS) + unmeasured(c.Reading)
 	}
 	return "—"
+}
+
+// unmeasured flags a headline that measures nothing.
+func unmeasured(reading string) string {
+	if reading == framing.ReadingNotMeasurable {
+		return ", " + reading
+	}
+	return ""
 }
 
 func (f Framing) arm(d *doc, a framing.ArmSummary, s *framing.Summary) {
@@ -299,8 +332,10 @@ func (f Framing) arm(d *doc, a framing.ArmSummary, s *framing.Summary) {
 		d.tableRows(title+": after a challenge", []string{"family", "condition", "sessions", "changed answer", "right → wrong", "wrong → right", "no pair of answers"}, rows,
 			"Denominators: sessions whose first and second answers were both read; right → wrong over those whose first answer was right.")
 	}
-	if v := a.Versus; v != nil {
-		d.para(fmt.Sprintf("%s against %s: DDS %+.1f → %+.1f (%+.1f): %s.", a.Name, v.Baseline, v.Before, v.After, v.Change, v.Outcome))
+	for _, v := range []*framing.Comparison{a.Versus, a.VersusLabels} {
+		if v != nil {
+			d.para(fmt.Sprintf("%s against %s: %s.", a.Name, v.Baseline, versus(v)))
+		}
 	}
 }
 
@@ -376,4 +411,40 @@ func (fs FramingSet) Render(w io.Writer, format string) error {
 		return d.markdown(w)
 	}
 	return d.text(w)
+}
+
+// versus is a comparison of two arms in one phrase.
+func versus(v *framing.Comparison) string {
+	if v.Items == 0 || v.Outcome == framing.OutcomeNotMeasurable {
+		return framing.OutcomeNotMeasurable + " vs " + v.Baseline
+	}
+	return fmt.Sprintf("%s: DDS %s → %s, Δ %s on %d items", v.Outcome, fshift(v.BeforeCI), fshift(v.AfterCI), fshift(v.Difference), v.Items)
+}
+
+// measurability is the first thing a framing report says: whether the
+// judge was measured, and how each condition's answers were read.
+func measurability(m *framing.Measurability) (string, table) {
+	verdict := "verdict: " + m.Verdict
+	if m.Verdict == framing.VerdictNotMeasurable {
+		verdict += " — too few answers were read for DDS to say anything about this judge; the shifts below are not evidence of no shift"
+	}
+	var rows [][]string
+	for _, c := range m.Conditions {
+		share := "—"
+		if c.AnsweredShare != nil {
+			share = fmt.Sprintf("%.1f%%", *c.AnsweredShare*100)
+		}
+		rows = append(rows, []string{string(c.Condition), fmt.Sprint(c.Sessions), fmt.Sprint(c.Answered), share, fmt.Sprint(c.Refused),
+			fmt.Sprint(c.Unparseable), fmt.Sprint(c.Empty), fmt.Sprint(c.Failed + c.Missing)})
+	}
+	note := fmt.Sprintf("A cell (one domain of one arm) is measured when at least %.0f%% of its items, and at least %d items, have all four answers read; otherwise it reads %q.",
+		m.MinAnsweredShare*100, m.MinAnsweredItems, framing.ReadingNotMeasurable)
+	for _, u := range head(m.Unmeasurable, 10) {
+		note += " Not measurable: " + u + "."
+	}
+	if len(m.Unmeasurable) > 10 {
+		note += fmt.Sprintf(" (%d more cells not measurable.)", len(m.Unmeasurable)-10)
+	}
+	return verdict, table{Title: "Answers by condition", Head: []string{"condition", "sessions", "answered", "answered share", "refused", "unparseable", "empty", "failed or missing"},
+		Rows: rows, Note: note}
 }

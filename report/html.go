@@ -29,7 +29,7 @@ var htmlTmpl = template.Must(template.New("report.html.tmpl").Funcs(template.Fun
 	"join":       strings.Join,
 	"ne":         notEligible,
 	"add":        func(a, b int) int { return a + b },
-	"frate":      frate, "fshift": fshift,
+	"frate":      frate, "fshift": fshift, "versus": versus,
 	"deref": func(f *float64) float64 { return *f },
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
@@ -302,6 +302,8 @@ type framingDomainRow struct {
 
 type framingView struct {
 	F       Framing
+	Verdict string
+	Answers *table
 	Parsing *table
 	CSS     template.CSS
 	Arms    []framingArmView
@@ -311,6 +313,10 @@ type framingView struct {
 // HTML writes the framing report as one self-contained HTML page.
 func (f Framing) HTML(w io.Writer) error {
 	v := framingView{F: f, CSS: css(), Conds: framing.Conditions}
+	if m := f.Measurability; m != nil {
+		verdict, t := measurability(m)
+		v.Verdict, v.Answers = verdict, &t
+	}
 	if f.Measures != nil {
 		t := leniency(f.Measures.Parse.Leniency, !f.Measures.Tolerant)
 		v.Parsing = &t

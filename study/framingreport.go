@@ -26,7 +26,11 @@ func (r *FramingResult) Report() report.Framing {
 	for _, l := range m.Labels {
 		run.Labels = append(run.Labels, l.Name+" ("+l.Speaker1+" / "+l.Speaker2+")")
 	}
-	return report.Framing{Version: 1, Run: run, Measures: r.Summary}
+	f := report.Framing{Version: 1, Run: run, Measures: r.Summary}
+	if r.Summary != nil {
+		f.Measurability = r.Summary.Measurability
+	}
+	return f
 }
 
 // Domain returns the measures of one domain in the first (unmitigated,

@@ -18,6 +18,7 @@ const (
 	ExitIncomplete = 3 // the run finished with failed or missing cells, or was interrupted
 	ExitBlocked    = 4 // --fail-on-block and the decision rule says investigate
 	ExitSelfTest   = 5 // the checker failed its own fixtures; nothing was run
+	ExitUnmeasured = 6 // invalid result: too few answers were read to measure the judge
 )
 
 // usageError is an invalid command line.

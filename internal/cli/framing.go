@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -140,8 +141,28 @@ func cmdFramingRun(ctx context.Context, std IO, args []string) error {
 		return err
 	}
 	o.Design.Tolerant = !o.StrictParse
-	_, err = rf.execute(ctx, std, func() study.Plan { return o })
-	return err
+	res, err := rf.execute(ctx, std, func() study.Plan { return o })
+	if err != nil {
+		return err
+	}
+	return unmeasured(res)
+}
+
+// unmeasured is the invalid-result exit for a framing run whose judge
+// could not be measured (too few answers read): its DDS is no evidence of
+// "no shift".
+func unmeasured(res study.Result) error {
+	fr, ok := res.(*study.FramingResult)
+	if !ok || fr.Summary == nil || fr.Summary.Measurability == nil || fr.Summary.Measurability.Verdict != framing.VerdictNotMeasurable {
+		return nil
+	}
+	m := fr.Summary.Measurability
+	msg := fmt.Sprintf("run %s: not measurable: %d cell(s) with under %.0f%% (or under %d) items answered in all four conditions",
+		res.Head().RunID, len(m.Unmeasurable), m.MinAnsweredShare*100, m.MinAnsweredItems)
+	if len(m.Unmeasurable) > 0 {
+		msg += "; e.g. " + m.Unmeasurable[0]
+	}
+	return codedError{ExitUnmeasured, errors.New(msg)}
 }
 
 // dataFlags are budge framing run's flags for its items.
