@@ -74,7 +74,9 @@ naturalistic conflicts), a file or a directory. Recognised layouts: budge's
 item JSONL, DialDefer's unified JSONL, the r/AIO experiment JSONL, TruthfulQA
 CSV (790 or 817 questions), BBQ's original JSONL; any other CSV or JSONL with
 --columns. A bad file stops the run before anything is written, with file,
-line and reason.
+line and reason. Files are UTF-8 (a byte order mark is skipped) or UTF-16
+with a byte order mark (decoded); any other bytes are refused with the
+file, line and byte offset and an iconv hint, never guessed at.
 
 Templates (--templates): built-in sets (budge, budge-plain, budge-formal) or
 directories holding c1_statement.tmpl and c2_dialogue.tmpl with the
