@@ -58,7 +58,8 @@ func TestFramingDataEncodings(t *testing.T) {
 				if err := os.WriteFile(path, encode(encodingItems[ext]), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				args := []string{"framing", "run", "--dir", t.TempDir(), "--quiet", "--resamples", "50", "--data", path}
+				dir := t.TempDir()
+				args := []string{"framing", "run", "--dir", dir, "--quiet", "--resamples", "50", "--data", path}
 				if ext == "csv" {
 					args = append(args, "--columns", "question=q,correct=good,incorrect=bad")
 				}
@@ -66,6 +67,10 @@ func TestFramingDataEncodings(t *testing.T) {
 				if enc != "latin1" {
 					if code != ExitOK {
 						t.Fatalf("exit %d, want %d: %s", code, ExitOK, errs)
+					}
+					// The model saw the text, not the bytes.
+					if _, out, _ := budge(t, "show", "latest", "--dir", dir, "enc-1/budge/-/none/C1-True"); ext == "jsonl" && !strings.Contains(out, "(café quiz)") {
+						t.Errorf("the prompt lacks the decoded question:\n%s", out)
 					}
 					return
 				}
