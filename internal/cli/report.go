@@ -86,8 +86,10 @@ C2-Correct and C1-False beside C2-Incorrect on the same content, each side
 with its choice, correct, reasoning, parse_status and trace_ref, and "flip":
 deference (C1 rejected the false statement, C2 accepted the incorrect
 speaker), skepticism (C1 accepted the true statement, C2 rejected the correct
-speaker), none, or unread (a side has no read answer; the report's
---unparseable wrong counts some of these as flips). In baseline-c1 mode a
+speaker), none, or unread (a side has no judgment: missing, failed, or
+unparseable under --unparseable exclude; under wrong, the default, an
+unparseable, refused or empty answer is wrong, as the report counts it). In
+baseline-c1 mode a
 mitigated arm's C1 is the unmitigated one (c1_arm says which).
 
 --format log writes the run's log as stored instead: an attempt record per
@@ -118,7 +120,11 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 	switch r := res.(type) {
 	case *study.FramingResult:
 		if format == "flips" {
-			return writeJSONL(std, out, slices.Values(framing.Flips(r.Manifest.RunID, r.Observations, r.Traces)))
+			policy := framing.PolicyWrong
+			if r.Snapshot != nil {
+				policy = r.Snapshot.Design.Policy
+			}
+			return writeJSONL(std, out, slices.Values(framing.Flips(r.Manifest.RunID, policy, r.Observations, r.Traces)))
 		}
 		return writeJSONL(std, out, framingRecords(r))
 	case *study.PressureResult:
