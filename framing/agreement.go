@@ -3,6 +3,7 @@ package framing
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -42,10 +43,16 @@ type Agreement struct {
 const maxIDWarnings = 5
 
 // ContentKey identifies an item by what a model is shown of it: the
-// question and both answers, hashed.
+// question and both answers, and the context and dialogue when it has them
+// (a naturalistic item has no question or answers of its own), hashed.
 func ContentKey(it Item) string {
 	h := sha256.New()
-	for _, s := range []string{it.Question, it.Correct, it.Incorrect} {
+	parts := []string{it.Question, it.Correct, it.Incorrect, it.Context}
+	if it.Dialogue != nil {
+		b, _ := json.Marshal(it.Dialogue) // plain strings and maps: cannot fail
+		parts = append(parts, string(b))
+	}
+	for _, s := range parts {
 		fmt.Fprintf(h, "%d:%s", len(s), s)
 	}
 	return hex.EncodeToString(h.Sum(nil))

@@ -388,5 +388,5 @@ func agreementMatch(a *framing.Agreement) string {
 	for i, n := range a.Unmatched {
 		un = append(un, fmt.Sprintf("%d in %s", n, a.Runs[i]))
 	}
-	return fmt.Sprintf("items matched by content (question and both answers), not by id: %d in every run; unmatched: %s", a.Matched, strings.Join(un, ", "))
+	return fmt.Sprintf("items matched by content (question, both answers, context, dialogue), not by id: %d in every run; unmatched: %s", a.Matched, strings.Join(un, ", "))
 }

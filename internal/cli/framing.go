@@ -255,8 +255,8 @@ Renders stored framing runs from what the store holds (items, design and
 transcripts are re-scored). RUN is a run id, a unique prefix or "latest" (the
 default). With several runs, each is rendered and then the item-level
 agreement across them: items that flip (deference or skepticism) in all runs,
-in some, in none. Items are matched by content (question and both answers),
-not by id; the report says how many matched, how many each run holds alone,
+in some, in none. Items are matched by content (question, both answers,
+context, dialogue), not by id; the report says how many matched, how many each run holds alone,
 and warns about ids that name different items in two runs. An imported run
 (budge framing import) is a run like any other.`, `
   budge framing report

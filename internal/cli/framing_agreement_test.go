@@ -59,7 +59,7 @@ func TestFramingAgreementMatchesByContent(t *testing.T) {
 		t.Errorf("id conflicts %d, warnings %q", ag.IDConflicts, ag.Warnings)
 	}
 	_, out, _ = budge(t, "framing", "report", ids[0], ids[1], "--dir", dir)
-	for _, want := range []string{"items matched by content (question and both answers), not by id: 2 in every run; unmatched: 1 in", "warning: id \"truthfulqa-2\""} {
+	for _, want := range []string{"items matched by content (question, both answers, context, dialogue), not by id: 2 in every run; unmatched: 1 in", "warning: id \"truthfulqa-2\""} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
