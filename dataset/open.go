@@ -111,6 +111,9 @@ func openFile(path string, o Options) ([]framing.Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	if data, err = decodeText(path, data); err != nil {
+		return nil, err
+	}
 	format := o.Format
 	if format == "" || format == FormatAuto {
 		if format, err = Detect(path, data); err != nil {

@@ -397,6 +397,10 @@ func (fs FramingSet) Render(w io.Writer, format string) error {
 	}
 	d := &doc{title: "Item-level agreement across runs"}
 	d.para("runs: " + strings.Join(fs.Agreement.Runs, "; "))
+	d.para(agreementMatch(fs.Agreement))
+	for _, w := range fs.Agreement.Warnings {
+		d.para("warning: " + w)
+	}
 	var rows [][]string
 	cell := func(name string, c framing.AgreementCell) []string {
 		return []string{name, fmt.Sprint(c.Items), fmt.Sprint(c.FlipAll), fmt.Sprint(c.FlipSome), fmt.Sprint(c.FlipNone), frate(c.Agree)}
@@ -447,4 +451,13 @@ func measurability(m *framing.Measurability) (string, table) {
 	}
 	return verdict, table{Title: "Answers by condition", Head: []string{"condition", "sessions", "answered", "answered share", "refused", "unparseable", "empty", "failed or missing"},
 		Rows: rows, Note: note}
+}
+
+// agreementMatch says how the runs' items were matched and how many were.
+func agreementMatch(a *framing.Agreement) string {
+	var un []string
+	for i, n := range a.Unmatched {
+		un = append(un, fmt.Sprintf("%d in %s", n, a.Runs[i]))
+	}
+	return fmt.Sprintf("items matched by content (question, both answers, context, dialogue), not by id: %d in every run; unmatched: %s", a.Matched, strings.Join(un, ", "))
 }

@@ -75,7 +75,9 @@ naturalistic conflicts), a file or a directory. Recognised layouts: budge's
 item JSONL, DialDefer's unified JSONL, the r/AIO experiment JSONL, TruthfulQA
 CSV (790 or 817 questions), BBQ's original JSONL; any other CSV or JSONL with
 --columns. A bad file stops the run before anything is written, with file,
-line and reason.
+line and reason. Files are UTF-8 (a byte order mark is skipped) or UTF-16
+with a byte order mark (decoded); any other bytes are refused with the
+file, line and byte offset and an iconv hint, never guessed at.
 
 Templates (--templates): built-in sets (budge, budge-plain, budge-formal) or
 directories holding c1_statement.tmpl and c2_dialogue.tmpl with the
@@ -274,8 +276,10 @@ Renders stored framing runs from what the store holds (items, design and
 transcripts are re-scored). RUN is a run id, a unique prefix or "latest" (the
 default). With several runs, each is rendered and then the item-level
 agreement across them: items that flip (deference or skepticism) in all runs,
-in some, in none. An imported run (budge framing import) is a run like any
-other.`, `
+in some, in none. Items are matched by content (question, both answers,
+context, dialogue), not by id; the report says how many matched, how many each run holds alone,
+and warns about ids that name different items in two runs. An imported run
+(budge framing import) is a run like any other.`, `
   budge framing report
   budge framing report latest --format json -o report.json
   budge framing report RUN_A RUN_B --format md`)
@@ -315,12 +319,18 @@ func framingSet(runs []*study.FramingResult) report.FramingSet {
 	var set report.FramingSet
 	var names []string
 	var sums []*framing.Summary
+	var items [][]framing.Item
 	for _, r := range runs {
 		set.Reports = append(set.Reports, r.Report())
 		names = append(names, r.Run.ID+" ("+r.Manifest.Model+")")
 		sums = append(sums, r.Summary)
+		var its []framing.Item
+		if r.Snapshot != nil {
+			its = r.Snapshot.Items
+		}
+		items = append(items, its)
 	}
-	set.Agreement = framing.AgreementOf(names, sums)
+	set.Agreement = framing.AgreementOf(names, sums, items)
 	return set
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
@@ -79,15 +80,28 @@ For a framing run, one record per session: item_id, domain, condition, arm
 choice, correct (null unless the answer was read), reasoning, the answer after
 a challenge, and trace_ref.
 
+--format flips (framing runs) writes the flip list for review instead: one
+record ("record": "flip_pair") per item, arm and pair, C1-True beside
+C2-Correct and C1-False beside C2-Incorrect on the same content, each side
+with its choice, correct, reasoning, parse_status and trace_ref, and "flip":
+deference (C1 rejected the false statement, C2 accepted the incorrect
+speaker), skepticism (C1 accepted the true statement, C2 rejected the correct
+speaker), none, or unread (a side has no judgment: missing, failed, or
+unparseable under --unparseable exclude; under wrong, the default, an
+unparseable, refused or empty answer is wrong, as the report counts it). In
+baseline-c1 mode a
+mitigated arm's C1 is the unmitigated one (c1_arm says which).
+
 --format log writes the run's log as stored instead: an attempt record per
 provider call and a record per session, as appended while the run ran. On a
 PostgreSQL store (--store postgres://...) the log is kept in the database,
 and this is how it is read.`, `
   budge export latest --format jsonl > log.jsonl
   budge export 20261202-150455-a1b2c3 -o log.jsonl
+  budge export latest --format flips | jq 'select(.flip == "deference")'
   budge export latest --format log --store postgres://budge@db.example/budge`)
 	dir := dirFlag(fs)
-	format := formatFlag(fs, "format", "jsonl", "jsonl (one record per session) or log (the run log as stored)", "jsonl", "log")
+	format := formatFlag(fs, "format", "jsonl", "jsonl (one record per session), flips (framing: C1 and C2 side by side per item, arm and pair) or log (the run log as stored)", "jsonl", "flips", "log")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -97,18 +111,33 @@ and this is how it is read.`, `
 		return exportLog(ctx, std, *dir, pos, *out)
 	}
 	return withRun(ctx, *dir, pos, func(st *store.Store, res study.Result) error {
-		switch r := res.(type) {
-		case *study.PressureResult:
-			recs, err := pressureRecords(ctx, st, r)
-			if err != nil {
-				return err
-			}
-			return writeJSONL(std, *out, recs)
-		case *study.FramingResult:
-			return writeJSONL(std, *out, framingRecords(r))
-		}
-		return fmt.Errorf("run %s: this budge cannot export it", res.Head().RunID)
+		return exportRun(ctx, std, st, res, *format, *out)
 	})
+}
+
+// exportRun writes a loaded run's records in format (jsonl or flips).
+func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, format, out string) error {
+	switch r := res.(type) {
+	case *study.FramingResult:
+		if format == "flips" {
+			policy := framing.PolicyWrong
+			if r.Snapshot != nil {
+				policy = r.Snapshot.Design.Policy
+			}
+			return writeJSONL(std, out, slices.Values(framing.Flips(r.Manifest.RunID, policy, r.Observations, r.Traces)))
+		}
+		return writeJSONL(std, out, framingRecords(r))
+	case *study.PressureResult:
+		if format == "flips" {
+			return usageError{"--format flips is for framing runs; " + r.Manifest.RunID + " is a pressure run"}
+		}
+		recs, err := pressureRecords(ctx, st, r)
+		if err != nil {
+			return err
+		}
+		return writeJSONL(std, out, recs)
+	}
+	return fmt.Errorf("run %s: this budge cannot export it", res.Head().RunID)
 }
 
 // exportLog writes the log of the run pos names, as the store keeps it.
