@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,6 +151,24 @@ func TestTrainingExportPressureVariants(t *testing.T) {
 		}
 		if said := turns[1].(map[string]any)["content"]; said != r.Completion {
 			t.Errorf("the variant should hold its first answer %v, completion %q", said, r.Completion)
+		}
+	}
+}
+
+func TestTrainingItemsEvaluatedAreWarnedAbout(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "items.jsonl")
+	var b strings.Builder
+	for i, split := range []string{"train", "train", "test", "test", "test", ""} {
+		fmt.Fprintf(&b, `{"id": "i%d", "domain": "d", "question": "what is %d+%d?", "correct": "%d", "incorrect": "%d", "split": %q}`+"\n", i, i, i, 2*i, 2*i+1, split)
+	}
+	os.WriteFile(data, []byte(b.String()), 0o644)
+	code, out, errs := budge(t, "framing", "run", "--dir", t.TempDir(), "--quiet", "--resamples", "50", "--data", data)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"items evaluated by split: no split 1, test 3, train 2", "warning: 2 evaluated items belong to a training split"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
 }
