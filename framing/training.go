@@ -66,6 +66,10 @@ type TrainingOptions struct {
 	// Evaluated maps the content key of every item of a stored evaluation
 	// run to that run's id: such items are never written.
 	Evaluated map[string]string
+	// Assigned, index-aligned with the items, marks splits that were
+	// assigned by a seeded draw rather than declared by the data, so the
+	// two reasons for withholding are counted apart.
+	Assigned []bool
 	// Pressure adds, per example, one variant per challenge: the model has
 	// answered right, the user pushes back, and the completion holds the
 	// right answer.
@@ -108,13 +112,14 @@ func (w Withheld) String() string {
 
 // Withholding reasons.
 const (
-	ReasonTestSplit = "in an evaluation (test) split"
+	ReasonTestSplit = "in an evaluation (test) split the data declares"
+	ReasonAssigned  = "assigned to the test split (--test-fraction)"
 	ReasonEvalOnly  = "of an evaluation-only data set (%s)"
 	ReasonEvaluated = "evaluated in a stored run (matched by content)"
 )
 
 // withholdReason says why an item must not be trained on, or "".
-func withholdReason(it *Item, o *TrainingOptions) (string, error) {
+func withholdReason(it *Item, assigned bool, o *TrainingOptions) (string, error) {
 	if ev := EvaluationOnly(it); ev != "" && !slices.Contains(o.AllowEval, ev) {
 		return fmt.Sprintf(ReasonEvalOnly, ev), nil
 	}
@@ -123,6 +128,9 @@ func withholdReason(it *Item, o *TrainingOptions) (string, error) {
 	}
 	switch it.Split {
 	case "test":
+		if assigned {
+			return ReasonAssigned, nil
+		}
 		return ReasonTestSplit, nil
 	case "train":
 		return "", nil
@@ -172,7 +180,7 @@ func TrainingRecords(d *Design, items []Item, o TrainingOptions) (recs []Trainin
 	withheld = Withheld{}
 	for i := range items {
 		it := &items[i]
-		why, err := withholdReason(it, &o)
+		why, err := withholdReason(it, i < len(o.Assigned) && o.Assigned[i], &o)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -395,8 +395,7 @@ by id. Exporting from a run therefore writes nothing of that run's items.`, `
 	if err != nil {
 		return err
 	}
-	o.Evaluated = evaluated
-	dataset.AssignSplit(items, *frac, *splitSeed)
+	o.Evaluated, o.Assigned = evaluated, assignSplits(items, *frac, *splitSeed)
 	recs, withheld, err := framing.TrainingRecords(&d, items, o)
 	if err != nil {
 		return fmt.Errorf("%w: %w", study.ErrInvalid, err)
@@ -406,6 +405,17 @@ by id. Exporting from a run therefore writes nothing of that run's items.`, `
 	}
 	printWithheld(std.Err, len(recs), *format, len(items), withheld)
 	return nil
+}
+
+// assignSplits gives every item without a split one (dataset.AssignSplit)
+// and marks which items got theirs that way.
+func assignSplits(items []framing.Item, frac float64, seed uint64) []bool {
+	assigned := make([]bool, len(items))
+	for i := range items {
+		assigned[i] = items[i].Split == ""
+	}
+	dataset.AssignSplit(items, frac, seed)
+	return assigned
 }
 
 // printWithheld says what export-training wrote and what it kept out, per

@@ -63,7 +63,7 @@ func TestTrainingExportOfBenchmarkWritesNoEvaluationItems(t *testing.T) {
 			t.Errorf("%d records of evaluation domain %s", domains[d], d)
 		}
 	}
-	for _, want := range []string{"300 in an evaluation (test) split", "790 of an evaluation-only data set (truthfulqa)", "280 of an evaluation-only data set (aio)"} {
+	for _, want := range []string{"300 in an evaluation (test) split the data declares", "790 of an evaluation-only data set (truthfulqa)", "280 of an evaluation-only data set (aio)"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q: %s", want, errs)
 		}
