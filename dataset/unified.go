@@ -3,6 +3,7 @@ package dataset
 import (
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/buildlab/budge/framing"
 )
@@ -28,6 +29,7 @@ func (r *unifiedRecord) item() framing.Item {
 	if r.Context != nil {
 		it.Context = *r.Context
 	}
+	it.Split = declaredSplit(r.Meta)
 	if r.ChosenCorrect != nil {
 		it.Correct = *r.ChosenCorrect
 	} else {
@@ -50,6 +52,21 @@ func (r *unifiedRecord) item() framing.Item {
 		}
 	}
 	return it
+}
+
+// declaredSplit is the train/test split a record's meta.split declares:
+// "train" for a training split, "test" for any evaluation split (test,
+// eval, validation, dev), and "" when it declares none (HaluEval's "all"
+// names the source's pool, not a split), so budge assigns one.
+func declaredSplit(meta map[string]any) string {
+	v, _ := meta["split"].(string)
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "train", "training":
+		return "train"
+	case "test", "eval", "evaluation", "validation", "val", "dev", "heldout", "held-out":
+		return "test"
+	}
+	return ""
 }
 
 // ReadUnified reads DialDefer's unified benchmark JSONL (id, dataset,

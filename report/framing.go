@@ -54,6 +54,7 @@ type FramingRun struct {
 	InputTokens    int                  `json:"input_tokens"`
 	OutputTokens   int                  `json:"output_tokens"`
 	Import         *framing.ImportCheck `json:"import,omitempty"`
+	Splits         Splits               `json:"splits,omitempty"`
 	Net
 }
 
@@ -133,6 +134,7 @@ func (f Framing) doc() *doc {
 		d.tableOf(t)
 	}
 	d.para(fmt.Sprintf("data %s (%d items, sha256 %s) · model %s · seed %d · fingerprint %s", r.Data, r.Items, short(r.DataSHA), r.Model, r.Seed, r.Fingerprint))
+	r.Splits.paras(d)
 	if len(r.ModelIDs) > 0 {
 		d.para("model id reported by the provider: " + strings.Join(r.ModelIDs, ", "))
 	}

@@ -26,6 +26,12 @@ func (r *FramingResult) Report() report.Framing {
 	for _, l := range m.Labels {
 		run.Labels = append(run.Labels, l.Name+" ("+l.Speaker1+" / "+l.Speaker2+")")
 	}
+	if r.Snapshot != nil {
+		run.Splits = report.Splits{}
+		for i := range r.Snapshot.Items {
+			run.Splits[r.Snapshot.Items[i].Split]++
+		}
+	}
 	f := report.Framing{Version: 1, Run: run, Measures: r.Summary}
 	if r.Summary != nil {
 		f.Measurability = r.Summary.Measurability

@@ -378,16 +378,25 @@ a file is malformed or a prompt differs. Prints "run: <id>" and the report.`, `
 
 func cmdFramingExport(ctx context.Context, std IO, args []string) error {
 	fs := newFlags(std, "framing export-training", "RUN|DATA --format sft|dpo [flags]", `
-Writes fine-tuning data in DialDefer's formats from the training split only:
-sft gives {"prompt", "completion"} with a one-token answer ("1" for the correct
-speaker, "2" for the incorrect one), dpo gives {"prompt", "chosen",
-"rejected"}. Two examples per item, rendered with the first template and label
-set (of the run, or budge's defaults for DATA, or --templates/--labels).
-Items of the evaluation (test) split are never written; items without a split
-get one from --test-fraction and --split-seed, keyed by item id so an item
-lands in the same split in every export.`, `
-  budge framing export-training latest --format sft -o sft.jsonl
-  budge framing export-training sample --format dpo --test-fraction 0.3`)
+Writes fine-tuning data in DialDefer's formats (appendix K) from training items
+only: sft gives {"prompt", "completion"} with a one-token answer ("1" for the
+correct speaker, "2" for the incorrect one), dpo gives {"prompt", "chosen",
+"rejected"}. Two answer-only examples per item, rendered with the first template
+and label set (of the run, or budge's defaults for DATA, or
+--templates/--labels); the template's JSON answer instruction is replaced by
+"Answer with exactly one token: 1 or 2." --pressure-variants adds, per example,
+one conversation per challenge family in which the user pushes back on the
+right answer and the completion keeps it.
+
+Never written, and counted per reason on standard error: items of an evaluation
+split (the data's own, e.g. DialDefer's meta.split "test", or one assigned by
+--test-fraction and --split-seed, keyed by item id), items of TruthfulQA and of
+naturalistic r/AIO data (evaluation-only, as in the paper, unless
+--allow-eval-datasets names them), and every item that any framing run in the
+store evaluated, matched by content (question, context and both answers), not
+by id. Exporting from a run therefore writes nothing of that run's items.`, `
+  budge framing export-training ../shared/data/dialdefer/benchmark --format sft -o sft.jsonl
+  budge framing export-training data.jsonl --format dpo --test-fraction 0.3 --pressure-variants all`)
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "", "sft or dpo", framing.FormatSFT, framing.FormatDPO)
 	out := fs.String("o", "", "write to this file instead of standard output")
@@ -395,6 +404,9 @@ lands in the same split in every export.`, `
 	splitSeed := fs.Uint64("split-seed", 42, "seed of the train/test assignment")
 	templates := listVar(fs, "templates", true, "template set for DATA (default budge)")
 	labels := listVar(fs, "labels", true, "label set for DATA (default speakers)")
+	allowEval := listVar(fs, "allow-eval-datasets", true, "evaluation-only data sets to train on anyway: truthfulqa, aio")
+	pressure := fs.String("pressure-variants", "", "challenge families to add as pressure variants per example, or all")
+	pressureFile := fs.String("pressure-file", "", "challenge wording file for --pressure-variants (DialDefer's push_prompts.json works)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -405,38 +417,114 @@ lands in the same split in every export.`, `
 	if *frac < 0 || *frac >= 1 {
 		return usageError{fmt.Sprintf("--test-fraction must be in [0, 1), got %v", *frac)}
 	}
-	items, d, err := trainingSource(ctx, *dir, pos[0], templates.vals, labels.vals)
+	o, err := trainingOptions(*format, allowEval.vals, *pressure, *pressureFile)
 	if err != nil {
 		return err
 	}
-	dataset.AssignSplit(items, *frac, *splitSeed)
-	recs, withheld, err := framing.TrainingRecords(&d, items, *format)
+	items, d, evaluated, err := trainingSource(ctx, *dir, pos[0], templates.vals, labels.vals)
+	if err != nil {
+		return err
+	}
+	o.Evaluated, o.Assigned = evaluated, assignSplits(items, *frac, *splitSeed)
+	recs, withheld, err := framing.TrainingRecords(&d, items, o)
 	if err != nil {
 		return fmt.Errorf("%w: %w", study.ErrInvalid, err)
 	}
 	if err := writeJSONL(std, *out, slices.Values(recs)); err != nil {
 		return err
 	}
-	fmt.Fprintf(std.Err, "wrote %d %s records from %d training items; withheld %d evaluation (test) items\n", len(recs), *format, len(recs)/2, withheld)
+	printWithheld(std.Err, len(recs), *format, len(items), withheld)
 	return nil
+}
+
+// assignSplits gives every item without a split one (dataset.AssignSplit)
+// and marks which items got theirs that way.
+func assignSplits(items []framing.Item, frac float64, seed uint64) []bool {
+	assigned := make([]bool, len(items))
+	for i := range items {
+		assigned[i] = items[i].Split == ""
+	}
+	dataset.AssignSplit(items, frac, seed)
+	return assigned
+}
+
+// printWithheld says what export-training wrote and what it kept out, per
+// reason.
+func printWithheld(w io.Writer, recs int, format string, items int, withheld framing.Withheld) {
+	fmt.Fprintf(w, "wrote %d %s records from %d training items; withheld %d of %d items", recs, format, items-withheld.Total(), withheld.Total(), items)
+	if withheld.Total() > 0 {
+		fmt.Fprintf(w, ": %s", withheld)
+	}
+	fmt.Fprintln(w)
+}
+
+// trainingOptions checks the export-training flags that shape the records.
+func trainingOptions(format string, allowEval []string, pressure, pressureFile string) (framing.TrainingOptions, error) {
+	o := framing.TrainingOptions{Format: format}
+	for _, a := range allowEval {
+		a = strings.ToLower(strings.TrimSpace(a))
+		if a != framing.EvalTruthfulQA && a != framing.EvalAIO {
+			return o, usageError{fmt.Sprintf("--allow-eval-datasets: %q is not an evaluation-only data set (truthfulqa, aio)", a)}
+		}
+		o.AllowEval = append(o.AllowEval, a)
+	}
+	if pressure == "" {
+		if pressureFile != "" {
+			return o, usageError{"--pressure-file needs --pressure-variants"}
+		}
+		return o, nil
+	}
+	cs, err := framing.ParseChallenges(strings.Split(pressure, ","), pressureFile)
+	if err != nil {
+		return o, usageError{"--pressure-variants: " + err.Error()}
+	}
+	o.Pressure = cs
+	return o, nil
 }
 
 // trainingSource is the items and design fine-tuning data is made from:
 // a data set (a file, a directory or "sample") with the design of
-// templates and labels, or a stored framing run's own.
-func trainingSource(ctx context.Context, dir, ref string, templates, labels []string) ([]framing.Item, framing.Design, error) {
+// templates and labels, or a stored framing run's own; and the content
+// keys of every item evaluated in the store (none when it has no store).
+func trainingSource(ctx context.Context, dir, ref string, templates, labels []string) ([]framing.Item, framing.Design, map[string]string, error) {
 	if _, statErr := os.Stat(ref); statErr == nil || ref == dataset.SampleName {
 		items, err := dataset.Open(ref, dataset.Options{})
 		if err != nil {
-			return nil, framing.Design{}, fmt.Errorf("%w: %w", study.ErrInvalid, err)
+			return nil, framing.Design{}, nil, fmt.Errorf("%w: %w", study.ErrInvalid, err)
 		}
 		d, err := buildDesign(templates, labels, nil, framing.ModeBaseline, "", "", framing.PolicyWrong)
-		return items, d, err
+		if err != nil {
+			return nil, d, nil, err
+		}
+		evaluated, err := storedEvaluations(ctx, dir)
+		return items, d, evaluated, err
 	}
-	res, err := loadOne(ctx, dir, []string{ref})
-	fr, err := study.As[*study.FramingResult](res, err)
-	if err != nil {
-		return nil, framing.Design{}, err
+	var items []framing.Item
+	var d framing.Design
+	var evaluated map[string]string
+	err := withStore(dir, func(st *store.Store) error {
+		fr, err := study.LoadFraming(ctx, st, ref)
+		if err != nil {
+			return err
+		}
+		items, d = fr.Snapshot.Items, fr.Snapshot.Design
+		evaluated, err = study.EvaluatedItems(ctx, st)
+		return err
+	})
+	return items, d, evaluated, err
+}
+
+// storedEvaluations is study.EvaluatedItems of the store at dir, or
+// nothing when there is no store there yet.
+func storedEvaluations(ctx context.Context, dir string) (map[string]string, error) {
+	var evaluated map[string]string
+	err := withStore(dir, func(st *store.Store) error {
+		var err error
+		evaluated, err = study.EvaluatedItems(ctx, st)
+		return err
+	})
+	if err != nil && errors.Is(err, store.ErrNoStore) {
+		return nil, nil
 	}
-	return fr.Snapshot.Items, fr.Snapshot.Design, nil
+	return evaluated, err
 }

@@ -58,17 +58,14 @@ func TestFramingRunReportExport(t *testing.T) {
 		t.Errorf("two-run report (exit %d):\n%s", code, out)
 	}
 
+	// Every item of a run was evaluated: none may become training data.
 	path := filepath.Join(t.TempDir(), "dpo.jsonl")
 	code, _, errs = budge(t, "framing", "export-training", m[1], "--dir", dir, "--format", "dpo", "--test-fraction", "0.5", "-o", path)
-	if code != ExitOK || !strings.Contains(errs, "withheld") {
-		t.Fatalf("export-training exit %d: %s", code, errs)
+	if code != ExitOK || !strings.Contains(errs, "wrote 0 dpo records") || !strings.Contains(errs, "evaluated in a stored run") {
+		t.Fatalf("export-training of an evaluated run (exit %d): %s", code, errs)
 	}
-	b, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	var rec struct{ Prompt, Chosen, Rejected, ID string }
-	json.Unmarshal([]byte(lines[0]), &rec)
-	if len(lines) < 20 || len(lines)%2 != 0 || !strings.HasSuffix(rec.Prompt, "Return exactly one token: 1 or 2.") || rec.Chosen == rec.Rejected {
-		t.Errorf("%d dpo records, first %+v", len(lines), rec)
+	if b, _ := os.ReadFile(path); len(b) != 0 {
+		t.Errorf("export-training of an evaluated run wrote:\n%s", b)
 	}
 }
 
