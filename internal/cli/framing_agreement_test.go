@@ -30,7 +30,9 @@ func TestFramingAgreementMatchesByContent(t *testing.T) {
 	for _, f := range []string{"a.jsonl", "b.jsonl"} {
 		code, out, errs := budge(t, "framing", "run", "--dir", dir, "--quiet", "--resamples", "50", "--data", filepath.Join(data, f))
 		m := runLine.FindStringSubmatch(out)
-		if code != ExitOK || m == nil {
+		// A handful of items is too few to measure a judge (exit 6); the
+		// runs still hold what agreement compares.
+		if (code != ExitOK && code != ExitUnmeasured) || m == nil {
 			t.Fatalf("run %s: exit %d\n%s\n%s", f, code, out, errs)
 		}
 		ids = append(ids, m[1])

@@ -65,8 +65,10 @@ func TestFramingDataEncodings(t *testing.T) {
 				}
 				code, _, errs := budge(t, args...)
 				if enc != "latin1" {
-					if code != ExitOK {
-						t.Fatalf("exit %d, want %d: %s", code, ExitOK, errs)
+					// Two items are too few to measure a judge (exit 6); what
+					// matters here is that the file was read and run.
+					if code != ExitOK && code != ExitUnmeasured {
+						t.Fatalf("exit %d, want %d or %d: %s", code, ExitOK, ExitUnmeasured, errs)
 					}
 					// The model saw the text, not the bytes.
 					if _, out, _ := budge(t, "show", "latest", "--dir", dir, "enc-1/budge/-/none/C1-True"); ext == "jsonl" && !strings.Contains(out, "(café quiz)") {
