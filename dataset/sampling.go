@@ -1,8 +1,12 @@
 package dataset
 
 import (
+	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/stats"
@@ -83,4 +87,23 @@ func AssignSplit(items []framing.Item, testFraction float64, seed uint64) {
 			items[i].Split = "train"
 		}
 	}
+}
+
+// CheckStratify refuses a stratification field that no item has, naming
+// the fields the items do have: a misspelt field would otherwise put every
+// item in one stratum and sample without stratifying, silently.
+func CheckStratify(items []framing.Item, field string) error {
+	if field == "" || len(items) == 0 {
+		return nil
+	}
+	fields := map[string]bool{"domain": true, "split": true}
+	for i := range items {
+		if items[i].MetaString(field) != "" {
+			return nil
+		}
+		for k := range items[i].Meta {
+			fields[k] = true
+		}
+	}
+	return fmt.Errorf("--stratify %q: no item has that field; the items have: %s", field, strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
 }

@@ -308,6 +308,9 @@ func LoadFramingItems(o FramingOptions) ([]framing.Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	if err := dataset.CheckStratify(items, o.Stratify); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	items = dataset.Sample(items, o.SampleN, o.Stratify, o.SampleSeed)
 	var redacted []string
 	for i := range items {

@@ -178,7 +178,7 @@ func addDataFlags(fs *flag.FlagSet, o *study.FramingOptions) *dataFlags {
 		domain:  fs.String("domain", "", "domain name for mapped files without a domain column (default: the file name)"),
 	}
 	fs.IntVar(&o.SampleN, "sample", 0, "use a seeded sample of this many items (0: all)")
-	fs.StringVar(&o.Stratify, "stratify", "", "stratify the sample by this metadata field (or domain)")
+	fs.StringVar(&o.Stratify, "stratify", "", "stratify the sample by this metadata field (or domain); a field no item has is an error naming the fields that exist")
 	fs.Uint64Var(&o.SampleSeed, "sample-seed", o.SampleSeed, "seed of the sample")
 	return d
 }
