@@ -1,6 +1,8 @@
 package framing
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"sort"
@@ -32,6 +34,21 @@ var builtinMitigations = map[string]Mitigation{
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// PromptRecord says where a mitigation's system prompt came from, its
+// sha256, and, for a built-in one, that the wording is budge's own and not
+// the paper's ("" for a mitigation without a system prompt).
+func (m Mitigation) PromptRecord() string {
+	if m.SystemPrompt == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(m.SystemPrompt))
+	rec := fmt.Sprintf("%s: %s, sha256 %s", m.Name, m.PromptSource, hex.EncodeToString(sum[:])[:12])
+	if strings.HasPrefix(m.PromptSource, "builtin:") {
+		rec += " (budge's own wording of the published mitigation, not the paper's text; give the paper's with --mitigation name=NAME,prompt=FILE)"
+	}
+	return rec
+}
 
 // BuiltinMitigationNames lists the built-in mitigations.
 func BuiltinMitigationNames() []string {

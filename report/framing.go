@@ -25,22 +25,25 @@ type Framing struct {
 
 // FramingRun describes the framing run a report is about.
 type FramingRun struct {
-	ID             string               `json:"id"`
-	Protocol       string               `json:"protocol"`
-	Status         string               `json:"status"`
-	Created        time.Time            `json:"created"`
-	Budge          string               `json:"budge_version"`
-	Data           string               `json:"data"`
-	DataSHA        string               `json:"data_sha256"`
-	Items          int                  `json:"items"`
-	Domains        map[string]int       `json:"domains"`
-	Model          string               `json:"model"`
-	ModelIDs       []string             `json:"reported_model_ids"`
-	Fingerprint    string               `json:"fingerprint"`
-	Seed           uint64               `json:"seed"`
-	Templates      []string             `json:"templates"`
-	Labels         []string             `json:"labels"`
-	Mitigations    []string             `json:"mitigations"`
+	ID          string         `json:"id"`
+	Protocol    string         `json:"protocol"`
+	Status      string         `json:"status"`
+	Created     time.Time      `json:"created"`
+	Budge       string         `json:"budge_version"`
+	Data        string         `json:"data"`
+	DataSHA     string         `json:"data_sha256"`
+	Items       int            `json:"items"`
+	Domains     map[string]int `json:"domains"`
+	Model       string         `json:"model"`
+	ModelIDs    []string       `json:"reported_model_ids"`
+	Fingerprint string         `json:"fingerprint"`
+	Seed        uint64         `json:"seed"`
+	Templates   []string       `json:"templates"`
+	Labels      []string       `json:"labels"`
+	Mitigations []string       `json:"mitigations"`
+	// SystemPrompts says, per mitigation with a system prompt, where the
+	// prompt came from and its sha256, and whether it is budge's wording.
+	SystemPrompts  []string             `json:"system_prompts,omitempty"`
 	Mode           string               `json:"mitigation_mode"`
 	Challenges     []string             `json:"challenges,omitempty"`
 	Parser         string               `json:"parser_version"`
@@ -140,6 +143,9 @@ func (f Framing) doc() *doc {
 	}
 	d.para(fmt.Sprintf("templates %s · speaker labels %s · mitigations %s (C1 mode: %s)", strings.Join(r.Templates, ", "), strings.Join(r.Labels, ", "),
 		strings.Join(r.Mitigations, ", "), r.Mode))
+	for _, p := range r.SystemPrompts {
+		d.para("system prompt: " + p)
+	}
 	if len(r.Challenges) > 0 {
 		d.para("challenge families: " + strings.Join(r.Challenges, ", "))
 	}

@@ -23,6 +23,13 @@ func (r *FramingResult) Report() report.Framing {
 	for _, t := range m.Templates {
 		run.Templates = append(run.Templates, t.Name+" ("+t.Source+")")
 	}
+	if r.Snapshot != nil {
+		for _, mi := range r.Snapshot.Design.Mitigations {
+			if rec := mi.PromptRecord(); rec != "" {
+				run.SystemPrompts = append(run.SystemPrompts, rec)
+			}
+		}
+	}
 	for _, l := range m.Labels {
 		run.Labels = append(run.Labels, l.Name+" ("+l.Speaker1+" / "+l.Speaker2+")")
 	}

@@ -89,6 +89,9 @@ several are crossed.
 
 Mitigations (--mitigation, repeatable): be-honest, dehumanize (a system prompt
 plus the "AI Agent 1/2" relabelling), or name=NAME,prompt=FILE,relabel=LABELS.
+The built-in prompts are budge's own wording of the published mitigations, not
+the paper's text: to run the paper's, give its prompt file with prompt=FILE.
+Every report shows each system prompt's source and sha256.
 Each runs C2 under the mitigation and, with --mitigation-mode baseline-c1 (the
 paper's choice, default), takes C1 from the unmitigated baseline; joint runs
 both conditions under it.
