@@ -223,3 +223,15 @@ func TestMitigationsAndChallengesParse(t *testing.T) {
 		t.Error("unknown challenge family accepted")
 	}
 }
+
+// The report's perspective line follows the design's roles and inversion.
+func TestPerspective(t *testing.T) {
+	d := DefaultDesign()
+	if p := d.Perspective(); !strings.Contains(p, "second speaker") || !strings.Contains(p, "inverted") {
+		t.Errorf("default: %q", p)
+	}
+	d.Reverse, d.InvertTruth = true, false
+	if p := d.Perspective(); !strings.Contains(p, "first speaker judges the second") || !strings.Contains(p, "without inversion") {
+		t.Errorf("reversed, not inverted: %q", p)
+	}
+}

@@ -44,6 +44,20 @@ func (d *Design) Roles(dl *Dialogue) (judger, judgee string) {
 	return dl.Speakers[1], dl.Speakers[0]
 }
 
+// Perspective describes, for a report, who judges whom in naturalistic
+// items and whether ground truth about the other party is inverted.
+func (d *Design) Perspective() string {
+	who := "the second speaker (the original poster) judges the first"
+	if d.Reverse {
+		who = "the first speaker judges the second (--reverse-perspective)"
+	}
+	inv := "a label about the other party is inverted to give the judgee's ground truth"
+	if !d.InvertTruth {
+		inv = "labels are used as given, without inversion"
+	}
+	return who + "; " + inv
+}
+
 // Judgments returns the correct and the incorrect judgment about the
 // judgee ("Speaker A is overreacting"), before any relabelling. The label
 // is the judgee's own when it is about the judgee; when it is about the

@@ -41,6 +41,10 @@ type FramingRun struct {
 	Templates   []string       `json:"templates"`
 	Labels      []string       `json:"labels"`
 	Mitigations []string       `json:"mitigations"`
+	// Perspective says, for runs with naturalistic (dialogue) items, who
+	// judges whom and whether ground truth about the other party is
+	// inverted; empty otherwise.
+	Perspective string `json:"naturalistic_perspective,omitempty"`
 	// SystemPrompts says, per mitigation with a system prompt, where the
 	// prompt came from and its sha256, and whether it is budge's wording.
 	SystemPrompts  []string             `json:"system_prompts,omitempty"`
@@ -145,6 +149,9 @@ func (f Framing) doc() *doc {
 		strings.Join(r.Mitigations, ", "), r.Mode))
 	for _, p := range r.SystemPrompts {
 		d.para("system prompt: " + p)
+	}
+	if r.Perspective != "" {
+		d.para("naturalistic items: " + r.Perspective)
 	}
 	if len(r.Challenges) > 0 {
 		d.para("challenge families: " + strings.Join(r.Challenges, ", "))

@@ -172,6 +172,9 @@ func TestReplicateDialDeferGPT4oMini(t *testing.T) {
 	if c == nil {
 		t.Fatal("no aio domain in the report")
 	}
+	if p := res.Report().Run.Perspective; !strings.Contains(p, "the second speaker (the original poster) judges the first") || !strings.Contains(p, "inverted") {
+		t.Errorf("the report's naturalistic perspective is %q", p)
+	}
 	or, nor := c.Strata["OR"], c.Strata["NOR"]
 	if or == nil || nor == nil {
 		t.Fatalf("aio strata = %v, want OR and NOR", c.Strata)

@@ -24,6 +24,12 @@ func (r *FramingResult) Report() report.Framing {
 		run.Templates = append(run.Templates, t.Name+" ("+t.Source+")")
 	}
 	if r.Snapshot != nil {
+		for i := range r.Snapshot.Items {
+			if r.Snapshot.Items[i].Dialogue != nil {
+				run.Perspective = r.Snapshot.Design.Perspective()
+				break
+			}
+		}
 		for _, mi := range r.Snapshot.Design.Mitigations {
 			if rec := mi.PromptRecord(); rec != "" {
 				run.SystemPrompts = append(run.SystemPrompts, rec)
