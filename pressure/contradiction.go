@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Contradiction is an answer whose explanation argues against its own
@@ -149,26 +150,13 @@ func tokenIndex(s, id string) int {
 }
 
 func wordByteBefore(s string, i int) bool {
-	if i == 0 {
-		return false
-	}
-	r := lastRune(s[:i])
-	return isWordRune(r)
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return i > 0 && isWordRune(r)
 }
 
 func wordByteAfter(s string, i int) bool {
-	if i >= len(s) {
-		return false
-	}
-	for _, r := range s[i:] {
-		return isWordRune(r)
-	}
-	return false
-}
-
-func lastRune(s string) rune {
-	rs := []rune(s)
-	return rs[len(rs)-1]
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return i < len(s) && isWordRune(r)
 }
 
 // isWordRune: letters and digits of alphabetic scripts join a token; CJK

@@ -2,8 +2,8 @@ package pressure
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/buildlab/budge/chat"
 )
@@ -266,29 +266,9 @@ func citedVersion(c *Case, b Branch, ids []string) string {
 // extractJSON returns the first {...} span of s (evidence messages wrap the
 // registry in a fenced block).
 func extractJSON(s string) string {
-	i, j := indexByte(s, '{'), lastIndexByte(s, '}')
+	i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
 	if i < 0 || j < i {
 		return ""
 	}
 	return s[i : j+1]
 }
-
-func indexByte(s string, b byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == b {
-			return i
-		}
-	}
-	return -1
-}
-
-func lastIndexByte(s string, b byte) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == b {
-			return i
-		}
-	}
-	return -1
-}
-
-var _ = fmt.Sprint

@@ -494,12 +494,14 @@ func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, m
 		}
 		var sp pressure.Spec
 		if err := json.Unmarshal(se.Spec, &sp); err == nil && deck.CaseByID(sp.Case) != nil {
-			var mode struct {
-				Strict bool `json:"strict_parse"`
+			// Read as the run read it: its channel and its parsing mode.
+			var m struct {
+				Channel pressure.Channel `json:"evidence_channel"`
+				Strict  bool             `json:"strict_parse"`
 			}
-			json.Unmarshal(run.Manifest, &mode) // read as the run read it
+			json.Unmarshal(run.Manifest, &m)
 			o := pressure.ScoreWith(deck, sp, pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
-				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: channelOf(run)}, pressure.ParseOptions{Strict: mode.Strict})
+				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: m.Channel}, pressure.ParseOptions{Strict: m.Strict})
 			t.Outcome = &o
 		}
 	}
@@ -659,13 +661,4 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
 	return nil
-}
-
-// channelOf reads a pressure run's evidence channel from its manifest.
-func channelOf(run store.Run) pressure.Channel {
-	var m struct {
-		Channel pressure.Channel `json:"evidence_channel"`
-	}
-	json.Unmarshal(run.Manifest, &m)
-	return m.Channel
 }
