@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -152,6 +154,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // flight too (their sessions are kept as interrupted attempts). Run returns
 // an error only when results could not be stored.
 func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink, jobs []Job) (Stats, error) {
+	return RunSeq(ctx, drain, cfg, p, sink, len(jobs), slices.Values(jobs))
+}
+
+// RunSeq is Run for jobs made one at a time as they are started (a run too
+// large to hold all its jobs, or one whose cells are claimed from a shared
+// store as workers free up); total is how many progress counts toward.
+func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink, total int, jobs iter.Seq[Job]) (Stats, error) {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 1
 	}
@@ -177,7 +186,7 @@ func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink,
 	writerErr := make(chan error, 1)
 	var stats Stats
 	stoppedBy := ""
-	stats.Total = len(jobs)
+	stats.Total = total
 	go func() {
 		writerErr <- writeAll(ctx, cfg, sink, results, &stats, &attempts, &failures, start)
 	}()
@@ -193,7 +202,7 @@ func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink,
 	// starts while an outage is on.
 	slots := make(chan struct{}, cfg.Concurrency)
 dispatch:
-	for _, job := range jobs {
+	for job := range jobs {
 		select {
 		case <-drain.Done():
 			break dispatch

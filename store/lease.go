@@ -30,9 +30,9 @@ const (
 
 // Holder is the process that holds, or asks for, a run's lease.
 type Holder struct {
-	Host string // the machine it runs on (os.Hostname)
-	PID  int    // its process id on Host
-	Name string // what it is, for people: "budge run --resume"
+	Host string `json:"host"` // the machine it runs on (os.Hostname)
+	PID  int    `json:"pid"`  // its process id on Host
+	Name string `json:"name"` // what it is, for people: "budge run --resume"
 }
 
 // ThisProcess describes the calling process as a lease holder.

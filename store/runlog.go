@@ -276,9 +276,18 @@ func (l *dbLog) Close() error {
 	return err
 }
 
+// appendChunk appends lines as the run's next chunk. Workers of one run
+// append at the same time: one that loses the race for a chunk number
+// tries the next.
 func (s *Store) appendChunk(ctx context.Context, q execQuerier, runID string, lines []byte) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO run_logs (run_id, chunk, lines)
+	var err error
+	for try := 0; try < 50; try++ {
+		_, err = q.ExecContext(ctx, `INSERT INTO run_logs (run_id, chunk, lines)
 		SELECT ?, COALESCE(MAX(chunk), 0) + 1, ? FROM run_logs WHERE run_id = ?`, runID, string(lines), runID)
+		if err == nil || !isConstraint(err) {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("store: log of run %s: %w", runID, err)
 	}

@@ -15,11 +15,26 @@ import (
 // all. A session already stored is never overwritten; writing it again is an
 // error.
 func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Session) error {
+	return s.writeSessions(ctx, runID, sessions, nil)
+}
+
+// writeSessions is WriteSessions; guard, when set, runs first in the
+// transaction and returns the sessions to write (a worker's check that it
+// still holds their cells) and log lines to append in the transaction,
+// last.
+func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Session,
+	guard func(ctx context.Context, tx *txn, sessions []Session) ([]Session, []byte, error)) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail(err)
 	}
 	defer tx.Rollback()
+	var lines []byte
+	if guard != nil {
+		if sessions, lines, err = guard(ctx, tx, sessions); err != nil {
+			return err
+		}
+	}
 	entries, arts, blobs, err := s.artifactRows(ctx, runID, sessions)
 	if err != nil {
 		return err
@@ -64,6 +79,10 @@ func (s *Store) WriteSessions(ctx context.Context, runID string, sessions []Sess
 			}
 			return err
 		}
+	}
+	if err := s.logInTx(ctx, tx, runID, lines); err != nil {
+		s.forget(runID, entries)
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		s.forget(runID, entries)

@@ -138,12 +138,13 @@ func (p *framingRun) snapshot() (name, source, hash string, content []byte) {
 
 func (p *framingRun) ids() []string { return idsOf(p.specs) }
 
-func (p *framingRun) jobs(want func(id string) (int, bool)) []runner.Job {
-	m, d, items := p.m, &p.snap.Design, p.snap.Items
-	return jobsOf(p.specs, framing.Schedule(len(p.specs), m.ScheduleSeed), &m.Header, want, framing.SessionSeed,
-		func(s framing.Spec, settings chat.Settings) (runner.Conversation, error) {
-			return framing.NewSession(d, s, &items[s.Index], m.Model, settings)
-		})
+func (p *framingRun) order() []int { return framing.Schedule(len(p.specs), p.m.ScheduleSeed) }
+
+func (p *framingRun) job(i, pos, inc int) runner.Job {
+	d, items := &p.snap.Design, p.snap.Items
+	return newJob(p.specs[i], i, pos, inc, &p.m.Header, framing.SessionSeed, func(s framing.Spec, settings chat.Settings) (runner.Conversation, error) {
+		return framing.NewSession(d, s, &items[s.Index], p.m.Model, settings)
+	})
 }
 
 // project estimates the cost of the sessions todo accepts

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"maps"
 	"os"
 	"path/filepath"
@@ -31,9 +32,11 @@ type protocol interface {
 	snapshot() (name, source, hash string, content []byte)
 	// ids are the planned session ids in canonical order.
 	ids() []string
-	// jobs are the runner jobs in schedule order of the sessions want
-	// accepts, each as the incarnation want gives.
-	jobs(want func(id string) (incarnation int, ok bool)) []runner.Job
+	// order is the schedule: plan indexes in the order a run starts them.
+	order() []int
+	// job is the runner job of the session at plan index i, at schedule
+	// position pos, run as incarnation inc.
+	job(i, pos, inc int) runner.Job
 	// open opens the run's model with the caller's endpoint options.
 	open(eo endpoint.Options) (provider.Provider, error)
 	// fingerprint hashes what identifies what was measured.
@@ -120,7 +123,13 @@ func KindOf(run store.Run) Kind { return protocols[run.Protocol].kind }
 
 // Start makes a new run of a plan, runs it and stores it. The result is
 // scored from what was stored.
+//
+// On a shared store (PostgreSQL) the run is stored with its cells and this
+// process is its first worker: others may join it (Work).
 func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
+	if st.Shared() {
+		return startShared(ctx, st, pl)
+	}
 	c := pl.control()
 	if c.Concurrency < 1 {
 		return nil, fmt.Errorf("%w: concurrency must be at least 1", ErrInvalid)
@@ -142,7 +151,8 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 	defer lease.Release()
 	ctx, stop := holding(ctx, lease)
 	defer stop()
-	stats, err := execute(ctx, st, c, p, s, st, p.jobs(func(string) (int, bool) { return 1, true }))
+	n, jobs := jobsOf(p, func(string) (int, bool) { return 1, true })
+	stats, err := execute(ctx, st, c, p, s, st, n, jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -222,26 +232,38 @@ func pick[S spec](specs []S, want func(id string) bool) []S {
 	return out
 }
 
-// jobsOf builds the runner jobs of a run's specs in schedule order (order
-// lists spec indexes): want says whether a session runs and as which
-// incarnation; each session sends the seed seedOf derives from the run's.
-func jobsOf[S spec](specs []S, order []int, h *Header, want func(id string) (int, bool), seedOf func(run uint64, id string) int64,
-	session func(s S, settings chat.Settings) (runner.Conversation, error)) []runner.Job {
-	jobs := make([]runner.Job, 0, len(specs))
-	for pos, i := range order {
-		s := specs[i]
-		inc, ok := want(s.ID())
-		if !ok {
-			continue
+// jobsOf is the runner jobs of a run in schedule order, of the sessions
+// want accepts, each as the incarnation want gives, and how many there
+// are. Each job is made as the runner takes it: a run's jobs are never all
+// in memory.
+func jobsOf(p protocol, want func(id string) (incarnation int, ok bool)) (int, iter.Seq[runner.Job]) {
+	ids, order := p.ids(), p.order()
+	n := 0
+	for _, i := range order {
+		if _, ok := want(ids[i]); ok {
+			n++
 		}
-		specJSON, _ := json.Marshal(s)
-		settings := h.Settings
-		seed := seedOf(h.Seed, s.ID())
-		settings.Seed = &seed
-		jobs = append(jobs, runner.Job{ID: s.ID(), Seq: i, SchedulePos: pos, Incarnation: inc, Spec: specJSON,
-			New: func() (runner.Conversation, error) { return session(s, settings) }})
 	}
-	return jobs
+	return n, func(yield func(runner.Job) bool) {
+		for pos, i := range order {
+			if inc, ok := want(ids[i]); ok && !yield(p.job(i, pos, inc)) {
+				return
+			}
+		}
+	}
+}
+
+// newJob is the runner job of spec s at plan index i and schedule
+// position pos, as incarnation inc: it sends the seed seedOf derives from
+// the run's, and session makes its conversation.
+func newJob[S spec](s S, i, pos, inc int, h *Header, seedOf func(run uint64, id string) int64,
+	session func(s S, settings chat.Settings) (runner.Conversation, error)) runner.Job {
+	specJSON, _ := json.Marshal(s)
+	settings := h.Settings
+	seed := seedOf(h.Seed, s.ID())
+	settings.Seed = &seed
+	return runner.Job{ID: s.ID(), Seq: i, SchedulePos: pos, Incarnation: inc, Spec: specJSON,
+		New: func() (runner.Conversation, error) { return session(s, settings) }}
 }
 
 // Load reads a run of any protocol back from the store and scores it from
@@ -356,20 +378,29 @@ func holding(ctx context.Context, lease *store.Lease) (context.Context, func()) 
 }
 
 // execute runs jobs through the stack into sink, logging every attempt.
-func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *stack.Stack, sink runner.Sink, jobs []runner.Job) (runner.Stats, error) {
+func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *stack.Stack, sink runner.Sink, n int, jobs iter.Seq[runner.Job]) (runner.Stats, error) {
 	h := p.head()
-	log, err := st.OpenLog(h.RunID)
-	if err != nil {
-		return runner.Stats{}, err
+	// A worker on a shared store logs each batch in the transaction that
+	// stores it; any other run appends to its log as it goes.
+	var log *store.Log
+	var logger runner.Logger
+	if l, ok := sink.(interface{ Logs() bool }); !ok || !l.Logs() {
+		var err error
+		if log, err = st.OpenLog(h.RunID); err != nil {
+			return runner.Stats{}, err
+		}
+		logger = log
 	}
 	drain := c.Drain
 	if drain == nil {
 		drain = context.Background()
 	}
-	stats, runErr := runner.Run(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: concurrency(c, h), Retry: h.Retry,
-		JitterSeed: h.Seed, Progress: c.Progress, Log: log, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait}), s.Provider, sink, jobs)
-	if err := log.Close(); err != nil && runErr == nil {
-		runErr = err
+	stats, runErr := runner.RunSeq(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: concurrency(c, h), Retry: h.Retry,
+		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait}), s.Provider, sink, n, jobs)
+	if log != nil {
+		if err := log.Close(); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if runErr != nil {
 		// The sessions the store committed are whole; mark the run

@@ -8,6 +8,7 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/store"
 )
 
 // NetInfo is what a run records about talking to a model that is not in
@@ -43,6 +44,11 @@ type NetInfo struct {
 	// out without using an attempt.
 	RateLimitWaits int          `json:"rate_limit_waits,omitempty"`
 	Resumes        []Resumption `json:"resumes,omitempty"`
+	// Workers are the processes that advanced a run on a shared store
+	// (budge worker, or budge run on PostgreSQL), in the order they
+	// joined. Stats above (cache, outages, rate-limit waits) are those of
+	// the worker that scored the run.
+	Workers []store.WorkerInfo `json:"workers,omitempty"`
 }
 
 // Outage is one stretch of a run (or of one resume) during which the
@@ -89,6 +95,10 @@ type Resumption struct {
 	// RetriedFailed counts the sessions that had failed for transport
 	// reasons and were run again (--retry-failed), among Sessions.
 	RetriedFailed int `json:"failed_sessions_retried,omitempty"`
+	// Worker names the process when the run was continued by a worker
+	// (budge worker, or a resume on a shared store): sessions_run is then
+	// the cells left when it joined, which other workers may have run.
+	Worker string `json:"worker,omitempty"`
 }
 
 // projectSessions estimates the tokens and cost of n sessions: every

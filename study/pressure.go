@@ -129,16 +129,15 @@ func (p *pressureRun) snapshot() (name, source, hash string, content []byte) {
 
 func (p *pressureRun) ids() []string { return idsOf(p.specs) }
 
-func (p *pressureRun) jobs(want func(id string) (int, bool)) []runner.Job {
+func (p *pressureRun) order() []int { return pressure.Schedule(p.specs, p.m.ScheduleSeed) }
+
+func (p *pressureRun) job(i, pos, inc int) runner.Job {
 	m := p.m
-	jobs := jobsOf(p.specs, pressure.Schedule(p.specs, m.ScheduleSeed), &m.Header, want, pressure.SessionSeed,
-		func(s pressure.Spec, settings chat.Settings) (runner.Conversation, error) {
-			return pressure.NewSession(p.deck, s, m.Channel, m.Model, settings, p.prompt)
-		})
-	for k := range jobs {
-		jobs[k].Repeat = p.specs[jobs[k].Seq].Repeat
-	}
-	return jobs
+	j := newJob(p.specs[i], i, pos, inc, &m.Header, pressure.SessionSeed, func(s pressure.Spec, settings chat.Settings) (runner.Conversation, error) {
+		return pressure.NewSession(p.deck, s, m.Channel, m.Model, settings, p.prompt)
+	})
+	j.Repeat = p.specs[i].Repeat
+	return j
 }
 
 // project estimates the cost of the sessions todo accepts

@@ -30,6 +30,12 @@ func Resume(ctx context.Context, st *store.Store, ref string, c Control) (Result
 	if err != nil {
 		return nil, err
 	}
+	if cells, err := st.HasCells(ctx, run.ID); err != nil {
+		return nil, err
+	} else if cells || st.Shared() {
+		// A run of workers is resumed by working on it.
+		return Work(ctx, st, run.ID, c)
+	}
 	// One process owns a run: a second resume (or a resume of a run still
 	// going) is refused with who holds it.
 	lease, err := st.AcquireLease(ctx, run.ID, holder(p.head()))
@@ -120,8 +126,8 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 	if c.Started != nil {
 		c.Started(run.ID)
 	}
-	jobs := p.jobs(func(id string) (int, bool) { return incarnations[id] + 1, todo[id] })
-	stats, err := execute(ctx, st, c, p, s, st, jobs)
+	n, jobs := jobsOf(p, func(id string) (int, bool) { return incarnations[id] + 1, todo[id] })
+	stats, err := execute(ctx, st, c, p, s, st, n, jobs)
 	if err != nil {
 		return false, err
 	}

@@ -34,6 +34,7 @@ func commands() []command {
 	return []command{
 		{"run", "run the pressure-and-correction protocol on a deck and a model", cmdRun},
 		{"framing", "the DialDefer protocol: statement vs dialogue framing, DDS (run, report, import, export-training)", cmdFraming},
+		{"worker", "advance runs stored as cells (budge run --detach, or any run on PostgreSQL), as one of many workers", cmdWorker},
 		{"report", "render a stored run's measures (text, md, json, html)", cmdReport},
 		{"view", "browse runs, sessions, pairs and reviews in a local web viewer", cmdView},
 		{"review", "the blinded two-reviewer explanation review: sample, token, status, export", cmdReview},

@@ -19,7 +19,7 @@ type netFlags struct {
 	callTimeout, outageWait     *time.Duration
 	rateLimitWait               *time.Duration
 	maxCost                     *float64
-	cache, retryFailed          *bool
+	cache, retryFailed, detach  *bool
 	resume, replay              *string
 }
 
@@ -36,6 +36,7 @@ func addNetFlags(fs *flag.FlagSet) *netFlags {
 		resume:        fs.String("resume", "", "continue the interrupted run RUN: completed sessions are not sent again"),
 		retryFailed:   fs.Bool("retry-failed", false, "with --resume: also run again the sessions that failed for transport reasons (rate limits, server errors, timeouts), as new attempts on record"),
 		replay:        fs.String("replay", "", "re-run the sessions of RUN from its recorded responses, as a new run, with no network calls"),
+		detach:        fs.Bool("detach", false, "store the new run and its sessions as cells for workers, print its id and return without running it (budge worker RUN advances it, on any machine sharing the store)"),
 	}
 }
 
@@ -76,6 +77,9 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOpti
 		if !flagSet(fs, "concurrency") {
 			*concurrency = 0 // the recorded run's
 		}
+	}
+	if *n.detach && (*n.resume != "" || *n.replay != "") {
+		return usageError{"--detach makes a new run; to continue a stored run on several machines, start budge worker RUN on each"}
 	}
 	if *n.maxCost < 0 {
 		return usageError{"--max-cost must not be negative"}

@@ -156,8 +156,14 @@ func testKillAndResume(t *testing.T, dir string) {
 	assertNotRequestedAgain(t, snaps, log.Entries(), session)
 	assertPaidOnce(t, log.Entries(), len(snaps), 8)
 
-	// The log holds every stored session's final record once, and every
-	// stored attempt once.
+	assertLogWhole(t, st, id, 416, c.Attempts)
+}
+
+// assertLogWhole checks that a run's log holds every stored session's
+// final record once (sessions of them), and every stored attempt once
+// (attempts of them).
+func assertLogWhole(t *testing.T, st *store.Store, id string, sessions, attempts int) {
+	t.Helper()
 	var logged bytes.Buffer
 	if err := st.WriteLog(context.Background(), id, &logged); err != nil {
 		t.Fatal(err)
@@ -186,8 +192,8 @@ func testKillAndResume(t *testing.T, dir string) {
 			atts[rec.Session+"/"+string(rune('0'+rec.Incarnation))+"/"+itoaInt(rec.Call)+"/"+itoaInt(rec.Attempt)]++
 		}
 	}
-	if len(finals) != 416 {
-		t.Errorf("log has final records for %d sessions, want 416", len(finals))
+	if len(finals) != sessions {
+		t.Errorf("log has final records for %d sessions, want %d", len(finals), sessions)
 	}
 	for s, n := range finals {
 		if n != 1 {
@@ -199,8 +205,8 @@ func testKillAndResume(t *testing.T, dir string) {
 			t.Errorf("log has attempt %s %d times", a, n)
 		}
 	}
-	if len(atts) != c.Attempts {
-		t.Errorf("log has %d attempts, the store %d", len(atts), c.Attempts)
+	if len(atts) != attempts {
+		t.Errorf("log has %d attempts, the store %d", len(atts), attempts)
 	}
 }
 

@@ -121,6 +121,14 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	if !*r.quiet {
 		c.Progress = progressPrinter(std)
 	}
+	if *r.net.detach {
+		id, err := study.Detach(hard, st, plan())
+		if err != nil {
+			return nil, store.RedactError(err, *r.dir)
+		}
+		fmt.Fprintf(std.Err, "run %s is stored with its sessions as cells; advance it with: budge worker %s (on every machine that shares the store)\n", id, id)
+		return nil, nil
+	}
 	res, err := r.net.dispatch(hard, st, *c, plan)
 	if err != nil {
 		return nil, store.RedactError(err, *r.dir)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Workers on one PostgreSQL run: 1, 2 and 3 `budge worker` processes
+# advance a detached run (the discovery deck repeated REPEATS times, default
+# 20: 4,160 sessions) against `budge sim serve` with 100 ms latency, each
+# worker at concurrency 64. For each count: wall time from the first worker's
+# start to the last one's exit, calls per second (the server's request log),
+# and the speed-up over one worker. The PostgreSQL server is started in a
+# temporary directory (Debian's postgresql package; as the postgres user
+# when run as root).
+#
+#   bash bench/workers.sh          # 4,160 sessions
+#   bash bench/workers.sh 40       # 8,320 sessions
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repeats=${1:-20}
+out=bench/out
+mkdir -p "$out"
+go build -o "$out/budge" ./cmd/budge
+budge=$PWD/$out/budge
+bin=$(dirname "$(ls /usr/lib/postgresql/*/bin/pg_ctl | tail -1)")
+work=$(mktemp -d)
+chmod 755 "$work"
+pg=$work/pg
+mkdir -p "$pg"
+as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
+[ "$(id -u)" = 0 ] && chown postgres "$pg"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+as_pg "'$bin/initdb' -D '$pg/data' -A trust -U budge --no-sync > /dev/null"
+as_pg "'$bin/pg_ctl' -D '$pg/data' -o '-p $port -k $pg -c listen_addresses=127.0.0.1 -c max_connections=200' -l '$pg/log' -w start > /dev/null"
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; as_pg "'"'$bin/pg_ctl'"' -D '"'$pg/data'"' -m fast -w stop" > /dev/null; rm -rf "$work"' EXIT
+export XDG_CACHE_HOME=$work/cache
+db="postgres://budge@127.0.0.1:$port/postgres?sslmode=disable"
+
+"$budge" sim serve --addr 127.0.0.1:0 --latency 100ms --request-log "$work/requests.jsonl" > "$work/serve.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -q listening "$work/serve.out" && break; sleep 0.05; done
+url=$(sed -n 's/^listening on //p' "$work/serve.out")
+sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$work/deck.yaml"
+
+base=""
+for n in 1 2 3; do
+  id=$("$budge" run --store "$db" --model openai-compatible:sim --base-url "$url" --deck "$work/deck.yaml" --seed 7 \
+    --concurrency 64 --detach 2>/dev/null | sed -n 's/^run: //p')
+  before=$(wc -l < "$work/requests.jsonl")
+  start=$(date +%s.%N)
+  wp=()
+  for _ in $(seq "$n"); do
+    "$budge" worker "$id" --store "$db" --concurrency 64 --quiet > /dev/null 2>&1 &
+    wp+=($!)
+  done
+  for p in "${wp[@]}"; do wait "$p"; done
+  end=$(date +%s.%N)
+  calls=$(( $(wc -l < "$work/requests.jsonl") - before ))
+  rate=$(python3 -c "print(f'{$calls / ($end - $start):.0f}')")
+  [ -n "$base" ] || base=$rate
+  python3 -c "print(f'$n worker(s): {$end - $start:.1f} s, $calls calls, $rate calls/s, {$rate / $base:.2f}x one worker')"
+done

@@ -1,0 +1,650 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A run that several workers advance together (on a shared PostgreSQL
+// store; SQLite works too, for workers on one machine) keeps one row per
+// planned session, its cell: open, claimed by one worker until its lease
+// runs out, or done. A worker claims a few open cells at a time with
+// SELECT ... FOR UPDATE SKIP LOCKED, so two workers never wait for or take
+// the same cell; it renews the lease of the cells it holds with a
+// heartbeat; it marks a cell done in the transaction that stores its
+// session, and only while it still holds it. A worker that dies stops
+// renewing; once its lease has run out its cells are claimed again, each
+// as the session's next incarnation, and the takeover is stored as an
+// interrupted attempt of the incarnation that was lost. Every cell is
+// stored exactly once.
+
+// cellSchema is what version 5 adds: the cells of runs advanced by
+// workers, the workers of each run with their heartbeats, the one worker
+// that scores a run once every cell is done, and the shared cost ledger.
+const cellSchema = `
+CREATE TABLE IF NOT EXISTS cells (
+  run_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  pos INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  token TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  lease_until INTEGER NOT NULL,
+  claims INTEGER NOT NULL,
+  lost_holder TEXT NOT NULL,
+  PRIMARY KEY (run_id, session_id)
+);
+CREATE TABLE IF NOT EXISTS run_workers (
+  run_id TEXT NOT NULL,
+  token TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  joined TEXT NOT NULL,
+  heartbeat INTEGER NOT NULL,
+  left_at TEXT NOT NULL,
+  record TEXT NOT NULL,
+  PRIMARY KEY (run_id, token)
+);
+CREATE TABLE IF NOT EXISTS run_finisher (
+  run_id TEXT PRIMARY KEY,
+  token TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_ledger (
+  run_id TEXT PRIMARY KEY,
+  limit_usd REAL NOT NULL,
+  spent_usd REAL NOT NULL
+);
+`
+
+// cellIndex finds a run's claimable cells in plan order.
+const cellIndex = `CREATE INDEX IF NOT EXISTS cells_by_state ON cells (run_id, state, pos)`
+
+// addCells creates the worker tables (version 5).
+func addCells(ctx context.Context, c *conn) error {
+	for _, q := range []string{c.d.ddl(cellSchema), cellIndex} {
+		for _, stmt := range strings.Split(q, ";") {
+			if strings.TrimSpace(stmt) == "" {
+				continue
+			}
+			if _, err := c.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("creating the worker tables: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Cell states.
+const (
+	CellOpen    = "open"
+	CellClaimed = "claimed"
+	CellDone    = "done"
+)
+
+// PlannedCell is a cell to add: a planned session, at its plan position
+// and its schedule position, with the incarnations earlier runs of it left
+// (0 for none).
+type PlannedCell struct {
+	ID       string
+	Seq, Pos int
+	Claims   int
+}
+
+// AddCells adds cells to a run, open; cells it has already are kept as
+// they are, so adding the same plan twice changes nothing.
+func (s *Store) AddCells(ctx context.Context, runID string, cells []PlannedCell) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail(err)
+	}
+	defer tx.Rollback()
+	if err := s.addCells(ctx, tx, runID, cells); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return s.named(fmt.Errorf("store: commit: %w", err))
+	}
+	return nil
+}
+
+func (s *Store) addCells(ctx context.Context, tx *txn, runID string, cells []PlannedCell) error {
+	b := newBulk("cells", "ON CONFLICT DO NOTHING", "run_id", "session_id", "seq", "pos", "state", "token", "holder", "lease_until", "claims", "lost_holder")
+	for _, c := range cells {
+		b.add(runID, c.ID, c.Seq, c.Pos, CellOpen, "", "", 0, c.Claims, "")
+	}
+	return s.execBulk(ctx, tx, b)
+}
+
+// CreateRunCells stores a new run and its cells in one transaction: a run
+// that workers advance (Join) instead of one process holding its lease.
+func (s *Store) CreateRunCells(ctx context.Context, r Run, deckSource string, deck []byte, cells []PlannedCell) error {
+	if err := os.MkdirAll(s.RunDir(r.ID), 0o700); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail(err)
+	}
+	defer tx.Rollback()
+	if err := s.insertRun(ctx, tx, r, deckSource, deck); err != nil {
+		return err
+	}
+	if err := s.addCells(ctx, tx, r.ID, cells); err != nil {
+		return err
+	}
+	return s.fail(tx.Commit())
+}
+
+// Shared says whether the store is a database server that several
+// machines share (PostgreSQL): its runs are advanced by workers.
+func (s *Store) Shared() bool { return s.db.d.postgres() }
+
+// HasCells says whether a run is advanced by workers (has cells).
+func (s *Store) HasCells(ctx context.Context, runID string) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM cells WHERE run_id = ? LIMIT 1) c`, runID).Scan(&n)
+	if err != nil {
+		return false, s.fail(err)
+	}
+	return n > 0, nil
+}
+
+// CellCounts is how many of a run's cells are in each state; Expired are
+// claimed cells whose lease has run out (their worker stopped).
+type CellCounts struct {
+	Open, Claimed, Done, Expired int
+}
+
+// Left is how many cells are not done.
+func (c CellCounts) Left() int { return c.Open + c.Claimed }
+
+// Cells counts a run's cells by state.
+func (s *Store) Cells(ctx context.Context, runID string) (CellCounts, error) {
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return CellCounts{}, err
+	}
+	var c CellCounts
+	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*), SUM(CASE WHEN lease_until < ? THEN 1 ELSE 0 END) FROM cells WHERE run_id = ? GROUP BY state`,
+		now.UnixMilli(), runID)
+	if err != nil {
+		return c, s.fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var state string
+		var n, expired int
+		if err := rows.Scan(&state, &n, &expired); err != nil {
+			return c, s.fail(err)
+		}
+		switch state {
+		case CellOpen:
+			c.Open = n
+		case CellClaimed:
+			c.Claimed, c.Expired = n, expired
+		case CellDone:
+			c.Done = n
+		}
+	}
+	return c, s.fail(rows.Err())
+}
+
+// Worker is one process advancing a run's cells: it holds the cells it
+// claimed while its heartbeat renews their lease.
+type Worker struct {
+	s      *Store
+	runID  string
+	token  string
+	holder Holder
+
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex
+	err  error // the last heartbeat's failure
+}
+
+// Join registers h as a worker of a run and starts its heartbeat. Leave
+// ends it. record is what the caller keeps with the worker (a JSON record
+// of what it was asked to do), read back by Workers.
+func (s *Store) Join(ctx context.Context, runID string, h Holder, record []byte) (*Worker, error) {
+	tok, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{s: s, runID: runID, token: tok, holder: h, stop: make(chan struct{}), done: make(chan struct{})}
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO run_workers (run_id, token, holder, host, pid, joined, heartbeat, left_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, '', ?)`,
+		runID, tok, h.Name, h.Host, h.PID, ts(now), now.UnixMilli(), string(record)); err != nil {
+		return nil, s.fail(fmt.Errorf("store: run %s: registering a worker: %w", runID, err))
+	}
+	go w.beat()
+	return w, nil
+}
+
+// Token identifies the worker in the run's cells.
+func (w *Worker) Token() string { return w.token }
+
+// beat renews the worker's heartbeat and its cells' lease until Leave.
+func (w *Worker) beat() {
+	defer close(w.done)
+	every := w.s.leaseRenew()
+	if every < 0 {
+		// Heartbeats only when told to (tests).
+		<-w.stop
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			err := w.renew(context.Background())
+			w.mu.Lock()
+			w.err = err
+			w.mu.Unlock()
+		}
+	}
+}
+
+// renew moves the lease of the worker's claimed cells, and its heartbeat,
+// one lease timeout past now.
+func (w *Worker) renew(ctx context.Context) error {
+	s := w.s
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	until := now.Add(s.leaseTimeout()).UnixMilli()
+	if _, err := s.db.ExecContext(ctx, `UPDATE cells SET lease_until = ? WHERE run_id = ? AND state = ? AND token = ?`,
+		until, w.runID, CellClaimed, w.token); err != nil {
+		return s.fail(err)
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE run_workers SET heartbeat = ? WHERE run_id = ? AND token = ?`, now.UnixMilli(), w.runID, w.token)
+	return s.fail(err)
+}
+
+// Err is the last heartbeat's failure, if it failed.
+func (w *Worker) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Leave stops the heartbeat, gives the cells the worker still holds back
+// (open, for another worker to claim at once) and records that it left.
+func (w *Worker) Leave(ctx context.Context) error {
+	select {
+	case <-w.stop:
+		return nil
+	default:
+	}
+	close(w.stop)
+	<-w.done
+	s := w.s
+	_, err := s.db.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', holder = '', lease_until = 0 WHERE run_id = ? AND state = ? AND token = ?`,
+		CellOpen, w.runID, CellClaimed, w.token)
+	if err != nil {
+		return s.fail(err)
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE run_workers SET left_at = ? WHERE run_id = ? AND token = ?`, ts(s.now()), w.runID, w.token)
+	return s.fail(err)
+}
+
+// Claimed is a cell a worker claimed: the session, its plan and schedule
+// positions and the incarnation to run it as. Lost is set when the cell was
+// taken from a worker whose lease ran out: that worker's incarnation was
+// interrupted.
+type Claimed struct {
+	ID          string
+	Seq, Pos    int
+	Incarnation int
+	Lost        *LostClaim
+}
+
+// LostClaim is the incarnation a stopped worker left unfinished.
+type LostClaim struct {
+	Incarnation int
+	Holder      string
+}
+
+// Claim takes up to n claimable cells of the run in plan order: open ones,
+// and claimed ones whose lease has run out. It is one statement: cells
+// another worker is claiming at the same moment are skipped, not waited
+// for (PostgreSQL's SKIP LOCKED; SQLite has one writer at a time). A cell
+// taken from a stopped worker gets an interrupted attempt that records
+// the incarnation it lost.
+func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
+	s := w.s
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	defer tx.Rollback()
+	now, err := s.leaseNow(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	pick := `SELECT session_id FROM cells WHERE run_id = ? AND (state = ? OR (state = ? AND lease_until < ?)) ORDER BY pos LIMIT ?`
+	if s.db.d.postgres() {
+		pick += " FOR UPDATE SKIP LOCKED"
+	}
+	until := now.Add(s.leaseTimeout()).UnixMilli()
+	rows, err := tx.QueryContext(ctx, `UPDATE cells SET lost_holder = CASE WHEN state = ? THEN holder ELSE '' END,
+		state = ?, token = ?, holder = ?, lease_until = ?, claims = claims + 1
+		WHERE run_id = ? AND session_id IN (`+pick+`) RETURNING session_id, seq, pos, claims, lost_holder`,
+		CellClaimed, CellClaimed, w.token, w.holder.String(), until, w.runID, w.runID, CellOpen, CellClaimed, now.UnixMilli(), n)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	var out []Claimed
+	for rows.Next() {
+		var c Claimed
+		var lostHolder string
+		if err := rows.Scan(&c.ID, &c.Seq, &c.Pos, &c.Incarnation, &lostHolder); err != nil {
+			rows.Close()
+			return nil, s.fail(err)
+		}
+		if lostHolder != "" {
+			c.Lost = &LostClaim{Incarnation: c.Incarnation - 1, Holder: lostHolder}
+		}
+		out = append(out, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(err)
+	}
+	slices.SortFunc(out, func(a, b Claimed) int { return a.Pos - b.Pos })
+	lost := newBulk("attempts", "ON CONFLICT DO NOTHING", "run_id", "session_id", "incarnation", "call", "attempt", "phase", "started", "duration_ms", "outcome",
+		"error_kind", "error_message", "http_status", "request_sha256", "response_sha256", "input_tokens", "output_tokens", "model_id", "fingerprint", "request_id", "finish_reason")
+	var lines []byte
+	for _, c := range out {
+		if c.Lost == nil {
+			continue
+		}
+		a := Attempt{Incarnation: c.Lost.Incarnation, Started: now, Outcome: "interrupted", ErrorKind: WorkerLost,
+			ErrorMsg: c.Lost.Holder + " stopped renewing its lease on this session; the calls it made in this incarnation were not stored"}
+		lost.add(w.runID, c.ID, a.Incarnation, a.Call, a.Attempt, a.Phase, ts(a.Started), a.DurationMS, a.Outcome,
+			a.ErrorKind, a.ErrorMsg, a.HTTPStatus, a.RequestSHA, a.ResponseSHA, a.InputTokens, a.OutputTokens,
+			a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason)
+		if w.Logs() {
+			lines = append(lines, LogLines(w.runID, Session{ID: c.ID, Status: SessionInterrupted, Attempts: []Attempt{a}})...)
+		}
+	}
+	if err := s.execBulk(ctx, tx, lost); err != nil {
+		return nil, err
+	}
+	if err := s.logInTx(ctx, tx, w.runID, lines); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, s.named(fmt.Errorf("store: commit: %w", err))
+	}
+	return out, nil
+}
+
+// WorkerLost is the error kind of the interrupted attempt that records an
+// incarnation whose worker stopped before storing it.
+const WorkerLost = "worker_lost"
+
+// WriteSessions stores sessions of cells the worker holds, in the
+// transaction that marks their cells done (an interrupted session's cell
+// goes back to open). A session whose cell the worker no longer holds
+// (its lease ran out and another worker claimed it) is not stored as the
+// cell's result: only its attempts are kept, as an interrupted
+// incarnation.
+func (w *Worker) WriteSessions(ctx context.Context, runID string, sessions []Session) error {
+	if runID != w.runID {
+		return fmt.Errorf("store: worker of run %s asked to write sessions of run %s", w.runID, runID)
+	}
+	return w.s.writeSessions(ctx, runID, sessions, w.guard)
+}
+
+// Logs says whether the worker writes the run's log itself: on a shared
+// store each batch of sessions is logged in the transaction that stores
+// it, so that the log of a run many processes write is never cut or
+// interleaved within a session, and a killed worker leaves nothing to
+// repair. On SQLite, where one worker at a time holds the run, the run's
+// log file is written as by any run.
+func (w *Worker) Logs() bool { return w.s.db.d.postgres() }
+
+// logInTx appends lines to the run's log as part of tx: the chunk number is
+// taken under a lock on the run's log that tx holds until it ends, so
+// chunks follow the order of commits.
+func (s *Store) logInTx(ctx context.Context, tx *txn, runID string, lines []byte) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "budge-log/"+runID); err != nil {
+		return s.fail(err)
+	}
+	return s.appendChunk(ctx, tx, runID, lines)
+}
+
+// guard keeps, of sessions, those whose cells the worker holds, and moves
+// those cells on: done, or open again for an interrupted session. A
+// session whose cell it no longer holds is kept as interrupted: its
+// attempts are stored, and its cell is another worker's. It returns the
+// log lines of what is stored, when the worker logs (Logs).
+func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Session, []byte, error) {
+	s := w.s
+	done := make([]string, 0, len(sessions))
+	var reopen []string
+	for _, se := range sessions {
+		if se.Status == SessionInterrupted {
+			reopen = append(reopen, se.ID)
+		} else {
+			done = append(done, se.ID)
+		}
+	}
+	// The update comes first, so that on SQLite the transaction holds the
+	// write lock before it reads anything.
+	held := map[string]bool{}
+	for _, set := range []struct {
+		ids   []string
+		state string
+	}{{done, CellDone}, {reopen, CellOpen}} {
+		if len(set.ids) == 0 {
+			continue
+		}
+		in, args := inList(set.ids, set.state, w.runID, w.token, CellClaimed)
+		rows, err := tx.QueryContext(ctx, `UPDATE cells SET state = ?, lease_until = 0
+			WHERE run_id = ? AND token = ? AND state = ? AND session_id IN (`+in+`) RETURNING session_id`, args...)
+		if err != nil {
+			return nil, nil, s.fail(err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, nil, s.fail(err)
+			}
+			held[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, s.fail(err)
+		}
+	}
+	out := make([]Session, 0, len(sessions))
+	var lines []byte
+	for _, se := range sessions {
+		if !held[se.ID] {
+			se.Status = SessionInterrupted
+		}
+		out = append(out, se)
+		if w.Logs() {
+			lines = append(lines, LogLines(w.runID, se)...)
+		}
+	}
+	return out, lines, nil
+}
+
+// inList is the placeholders of an IN list of ids, and the arguments:
+// first the leading ones, then the ids.
+func inList(ids []string, lead ...any) (string, []any) {
+	args := append(make([]any, 0, len(lead)+len(ids)), lead...)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "), args
+}
+
+// ErrFinishing is returned by Finisher when another live worker is scoring
+// the run.
+var ErrFinishing = errors.New("another worker is scoring the run")
+
+// Finisher makes this worker the one that scores the run, once every cell
+// is done. It returns false when another worker already is (and is alive);
+// a finisher whose heartbeat stopped is replaced.
+func (w *Worker) Finisher(ctx context.Context) (bool, error) {
+	s := w.s
+	mine := false
+	err := s.immediate(ctx, func(c *conn) error {
+		var tok string
+		err := c.QueryRowContext(ctx, `SELECT token FROM run_finisher WHERE run_id = ?`, w.runID).Scan(&tok)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			_, err = c.ExecContext(ctx, `INSERT INTO run_finisher (run_id, token) VALUES (?, ?)`, w.runID, w.token)
+			mine = err == nil
+			return err
+		case err != nil:
+			return err
+		case tok == w.token:
+			mine = true
+			return nil
+		}
+		now, err := s.leaseNow(ctx, c)
+		if err != nil {
+			return err
+		}
+		var beat int64
+		var left string
+		err = c.QueryRowContext(ctx, `SELECT heartbeat, left_at FROM run_workers WHERE run_id = ? AND token = ?`, w.runID, tok).Scan(&beat, &left)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err == nil && left == "" && now.Sub(time.UnixMilli(beat)) < s.leaseTimeout() {
+			return nil
+		}
+		_, err = c.ExecContext(ctx, `UPDATE run_finisher SET token = ? WHERE run_id = ?`, w.token, w.runID)
+		mine = err == nil
+		return err
+	})
+	return mine, s.fail(err)
+}
+
+// WorkerInfo is a worker of a run as stored.
+type WorkerInfo struct {
+	Holder    Holder          `json:"holder"`
+	Joined    string          `json:"joined"`
+	Heartbeat time.Time       `json:"last_heartbeat"`
+	Left      string          `json:"left,omitempty"`
+	Record    json.RawMessage `json:"-"` // what Join was given
+}
+
+// Workers lists the workers that joined a run, in the order they joined.
+func (s *Store) Workers(ctx context.Context, runID string) ([]WorkerInfo, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT holder, host, pid, joined, heartbeat, left_at, record FROM run_workers WHERE run_id = ? ORDER BY joined, token`, runID)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	defer rows.Close()
+	var out []WorkerInfo
+	for rows.Next() {
+		var wi WorkerInfo
+		var beat int64
+		var record string
+		if err := rows.Scan(&wi.Holder.Name, &wi.Holder.Host, &wi.Holder.PID, &wi.Joined, &beat, &wi.Left, &record); err != nil {
+			return nil, s.fail(err)
+		}
+		if record != "" {
+			wi.Record = json.RawMessage(record)
+		}
+		wi.Heartbeat = time.UnixMilli(beat).UTC()
+		out = append(out, wi)
+	}
+	return out, s.fail(rows.Err())
+}
+
+// OpenRuns lists the runs with cells left to do, oldest first.
+func (s *Store) OpenRuns(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT c.run_id, r.created FROM cells c JOIN runs r ON r.id = c.run_id WHERE c.state <> ? ORDER BY r.created, c.run_id`, CellDone)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, created string
+		if err := rows.Scan(&id, &created); err != nil {
+			return nil, s.fail(err)
+		}
+		out = append(out, id)
+	}
+	return out, s.fail(rows.Err())
+}
+
+// ReopenCells opens again the done cells of sessions taken back from the
+// store (Unstore), for a worker to run them as their next incarnation.
+func (s *Store) ReopenCells(ctx context.Context, runID string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	in, args := inList(ids, CellOpen, runID, CellDone)
+	_, err := s.db.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', lease_until = 0 WHERE run_id = ? AND state = ? AND session_id IN (`+in+`)`, args...)
+	return s.fail(err)
+}
+
+// ReleaseDead gives back, at once, the cells held by workers of the run
+// that ran on this host and no longer exist (killed, or the machine
+// rebooted under a new process): no need to wait for their lease to run
+// out. Workers on other hosts are left to their lease. It returns how many
+// cells it opened; their lost incarnations are recorded when claimed.
+func (s *Store) ReleaseDead(ctx context.Context, runID string) (int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT token, pid FROM run_workers WHERE run_id = ? AND host = ? AND left_at = ''`, runID, hostname())
+	if err != nil {
+		return 0, s.fail(err)
+	}
+	var dead []string
+	for rows.Next() {
+		var tok string
+		var pid int
+		if err := rows.Scan(&tok, &pid); err != nil {
+			rows.Close()
+			return 0, s.fail(err)
+		}
+		if pid > 0 && pid != os.Getpid() && !pidAlive(pid) {
+			dead = append(dead, tok)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(dead) == 0 {
+		return 0, s.fail(err)
+	}
+	in, args := inList(dead, runID, CellClaimed)
+	res, err := s.db.ExecContext(ctx, `UPDATE cells SET lease_until = 0 WHERE run_id = ? AND state = ? AND token IN (`+in+`)`, args...)
+	if err != nil {
+		return 0, s.fail(err)
+	}
+	n, _ := res.RowsAffected()
+	if _, err := s.db.ExecContext(ctx, `UPDATE run_workers SET left_at = ? WHERE run_id = ? AND token IN (`+in+`)`,
+		append([]any{ts(s.now()), runID}, args[2:]...)...); err != nil {
+		return 0, s.fail(err)
+	}
+	return int(n), nil
+}

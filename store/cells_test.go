@@ -1,0 +1,276 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// cellRun stores a run of n cells on st, in a schedule that reverses the
+// plan (so claims follow schedule positions, not plan positions).
+func cellRun(t *testing.T, st *Store, id string, n int) {
+	t.Helper()
+	cells := make([]PlannedCell, n)
+	for i := range cells {
+		cells[i] = PlannedCell{ID: fmt.Sprintf("s%03d", i), Seq: i, Pos: n - 1 - i}
+	}
+	r := testRun(id, base)
+	r.Planned = n
+	if err := st.CreateRunCells(context.Background(), r, "builtin:"+id, []byte("deck of "+id), cells); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// asRun is testSession with every attempt of incarnation inc.
+func asRun(id string, seq, inc int) Session {
+	se := testSession(id, seq)
+	for i := range se.Attempts {
+		se.Attempts[i].Incarnation = inc
+	}
+	return se
+}
+
+// Three workers (three stores, as three processes) claim every cell of a
+// run, concurrently: each cell is claimed once, in schedule order within
+// each worker, and once stored the run has none left.
+func TestCellsClaimedOnce(t *testing.T) { eachBackend(t, testCellsClaimedOnce) }
+
+func testCellsClaimedOnce(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 3)
+	const n = 60
+	cellRun(t, st[0], "r", n)
+	ctx := context.Background()
+	var mu sync.Mutex
+	got := map[string]int{}
+	var wg sync.WaitGroup
+	for k := range st {
+		w, err := st[k].Join(ctx, "r", Holder{Host: "h", PID: k + 1, Name: "worker"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer w.Leave(ctx)
+			last := -1
+			for {
+				cs, err := w.Claim(ctx, 4)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(cs) == 0 {
+					return
+				}
+				var batch []Session
+				for _, cl := range cs {
+					if cl.Pos <= last || cl.Incarnation != 1 || cl.Lost != nil {
+						t.Errorf("claimed %+v after position %d", cl, last)
+					}
+					last = cl.Pos
+					mu.Lock()
+					got[cl.ID]++
+					mu.Unlock()
+					batch = append(batch, testSession(cl.ID, cl.Seq))
+				}
+				if err := w.WriteSessions(ctx, "r", batch); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(got) != n {
+		t.Errorf("%d cells claimed, want %d", len(got), n)
+	}
+	for id, k := range got {
+		if k != 1 {
+			t.Errorf("cell %s claimed %d times", id, k)
+		}
+	}
+	cc, err := st[1].Cells(ctx, "r")
+	if err != nil || cc != (CellCounts{Done: n}) {
+		t.Errorf("cells = %+v, %v; want all %d done", cc, err, n)
+	}
+	if ss := sessions(t, st[2], "r"); len(ss) != n {
+		t.Errorf("%d sessions stored, want %d", len(ss), n)
+	}
+	ws, err := st[0].Workers(ctx, "r")
+	if err != nil || len(ws) != 3 || ws[0].Left == "" {
+		t.Errorf("workers = %+v, %v; want 3 that left", ws, err)
+	}
+}
+
+// A worker that stops renewing loses its cells once the lease runs out:
+// another claims them as the next incarnation, with an interrupted attempt
+// recording the lost one; what the stopped worker writes afterwards keeps
+// only its attempts, and the cell is stored once, by the new holder.
+func TestCellsTakenOverFromStoppedWorker(t *testing.T) {
+	eachBackend(t, testCellsTakenOverFromStoppedWorker)
+}
+
+func testCellsTakenOverFromStoppedWorker(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 2)
+	ctx := context.Background()
+	cellRun(t, st[0], "r", 3)
+	a, err := st[0].Join(ctx, "r", Holder{Host: "h", PID: 1, Name: "worker a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := st[1].Join(ctx, "r", Holder{Host: "h", PID: 2, Name: "worker b"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := a.Claim(ctx, 2)
+	if err != nil || len(held) != 2 || held[0].ID != "s002" {
+		t.Fatalf("a claimed %+v, %v; want s002 and s001 (schedule order)", held, err)
+	}
+	// Within the lease, b gets only the cell a does not hold; renewing
+	// keeps a's cells a's.
+	c.set(t0.Add(DefaultLeaseTimeout - time.Second))
+	if err := a.renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.set(t0.Add(DefaultLeaseTimeout + time.Second))
+	got, err := b.Claim(ctx, 5)
+	if err != nil || len(got) != 1 || got[0].ID != "s000" {
+		t.Fatalf("b claimed %+v, %v; want only s000", got, err)
+	}
+	// a stops renewing: past its lease, b (which renews) takes s002 and
+	// s001 over.
+	c.set(t0.Add(5 * DefaultLeaseTimeout / 2))
+	if err := b.renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.set(t0.Add(3 * DefaultLeaseTimeout))
+	over, err := b.Claim(ctx, 5)
+	if err != nil || len(over) != 2 {
+		t.Fatalf("b took over %+v, %v; want 2 cells", over, err)
+	}
+	for _, cl := range over {
+		if cl.Incarnation != 2 || cl.Lost == nil || cl.Lost.Incarnation != 1 || cl.Lost.Holder == "" {
+			t.Errorf("taken over %+v; want incarnation 2 recording lost incarnation 1", cl)
+		}
+	}
+	// a wakes up and writes s002: refused as the cell's result, its
+	// attempts kept.
+	if err := a.WriteSessions(ctx, "r", []Session{asRun("s002", 2, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := st[0].StoredIDs(ctx, "r"); len(ids) != 0 {
+		t.Errorf("a stored %v after losing its cells", ids)
+	}
+	if err := b.WriteSessions(ctx, "r", []Session{asRun("s002", 2, 2), asRun("s001", 1, 2), testSession("s000", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	se, err := st[1].Session(ctx, "r", "s002")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[int][]string{}
+	for _, at := range se.Attempts {
+		kinds[at.Incarnation] = append(kinds[at.Incarnation], at.Outcome+"/"+at.ErrorKind)
+	}
+	// Incarnation 1: the takeover record and a's attempts; 2: b's.
+	n := len(testSession("x", 0).Attempts)
+	if len(kinds[1]) != n+1 || kinds[1][0] != "interrupted/"+WorkerLost || len(kinds[2]) != n {
+		t.Errorf("attempts of s002 by incarnation = %v", kinds)
+	}
+	cc, _ := st[0].Cells(ctx, "r")
+	if cc != (CellCounts{Done: 3}) {
+		t.Errorf("cells = %+v; want 3 done", cc)
+	}
+}
+
+// One worker scores a run; another asking is refused while the first is
+// alive, and takes over once it has left.
+func TestCellsOneFinisher(t *testing.T) { eachBackend(t, testCellsOneFinisher) }
+
+func testCellsOneFinisher(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 2)
+	ctx := context.Background()
+	cellRun(t, st[0], "r", 1)
+	a, _ := st[0].Join(ctx, "r", Holder{Host: "h", PID: 1, Name: "a"}, nil)
+	b, _ := st[1].Join(ctx, "r", Holder{Host: "h", PID: 2, Name: "b"}, nil)
+	if mine, err := a.Finisher(ctx); !mine || err != nil {
+		t.Fatalf("first asker: %v, %v", mine, err)
+	}
+	if mine, err := b.Finisher(ctx); mine || err != nil {
+		t.Fatalf("second asker while the first is alive: %v, %v", mine, err)
+	}
+	if mine, _ := a.Finisher(ctx); !mine {
+		t.Error("the finisher asking again is refused")
+	}
+	a.Leave(ctx)
+	if mine, err := b.Finisher(ctx); !mine || err != nil {
+		t.Errorf("after the first left: %v, %v", mine, err)
+	}
+}
+
+// An interrupted session gives its cell back at once; ReopenCells opens
+// done cells again (a retry of failed sessions).
+func TestCellsReopen(t *testing.T) { eachBackend(t, testCellsReopen) }
+
+func testCellsReopen(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 1)[0]
+	ctx := context.Background()
+	cellRun(t, st, "r", 2)
+	w, _ := st.Join(ctx, "r", Holder{Host: "h", PID: 1, Name: "w"}, nil)
+	cs, _ := w.Claim(ctx, 2)
+	if len(cs) != 2 {
+		t.Fatalf("claimed %+v", cs)
+	}
+	if err := w.WriteSessions(ctx, "r", []Session{interruptedSession("s001", 1), testSession("s000", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if cc, _ := st.Cells(ctx, "r"); cc != (CellCounts{Open: 1, Done: 1}) {
+		t.Errorf("after an interrupted session: %+v", cc)
+	}
+	again, _ := w.Claim(ctx, 2)
+	if len(again) != 1 || again[0].ID != "s001" || again[0].Incarnation != 2 || again[0].Lost != nil {
+		t.Errorf("claimed again %+v; want s001 as incarnation 2, not lost", again)
+	}
+	if err := st.ReopenCells(ctx, "r", []string{"s000"}); err != nil {
+		t.Fatal(err)
+	}
+	if cc, _ := st.Cells(ctx, "r"); cc != (CellCounts{Open: 1, Claimed: 1}) {
+		t.Errorf("after reopening: %+v", cc)
+	}
+	if has, _ := st.HasCells(ctx, "r"); !has {
+		t.Error("HasCells = false")
+	}
+	if runs, _ := st.OpenRuns(ctx); len(runs) != 1 || runs[0] != "r" {
+		t.Errorf("OpenRuns = %v", runs)
+	}
+}
+
+// The cells of a worker on this host whose process is gone are given back
+// at once, before its lease runs out; a live worker's are not.
+func TestCellsOfDeadProcessReleased(t *testing.T) { eachBackend(t, testCellsOfDeadProcessReleased) }
+
+func testCellsOfDeadProcessReleased(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 2)
+	ctx := context.Background()
+	cellRun(t, st[0], "r", 4)
+	dead, _ := st[0].Join(ctx, "r", Holder{Host: hostname(), PID: deadPID(t), Name: "killed"}, nil)
+	live, _ := st[1].Join(ctx, "r", Holder{Host: hostname(), PID: os.Getpid(), Name: "live"}, nil)
+	dead.Claim(ctx, 2)
+	live.Claim(ctx, 2)
+	n, err := st[1].ReleaseDead(ctx, "r")
+	if err != nil || n != 2 {
+		t.Fatalf("ReleaseDead = %d, %v; want the dead worker's 2 cells", n, err)
+	}
+	got, _ := live.Claim(ctx, 4)
+	if len(got) != 2 || got[0].Lost == nil || got[0].Lost.Holder == "" {
+		t.Errorf("claimed %+v after the release; want the 2 lost cells", got)
+	}
+}

@@ -1,0 +1,335 @@
+package study
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/buildlab/budge/runner"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study/stack"
+)
+
+// A run on a shared store (PostgreSQL), or one made with Detach, is
+// advanced by workers rather than owned by one process: its planned
+// sessions are cells (store.Worker), which any number of processes on any
+// number of machines claim a few at a time, run and store. The run is the
+// same run: the same plan, seeds and settings, so its measures equal those
+// of one process running it alone. The worker that finds every cell done
+// scores the run; the others wait for it and read the result.
+
+// workerPoll is how often a worker with nothing to claim looks again while
+// other workers still hold cells (one of them may stop, and its cells
+// come back once its lease runs out).
+const workerPoll = 500 * time.Millisecond
+
+// ErrWorkerStopped is returned by Work when the worker stopped before the
+// run was done (Ctrl-C, an outage, the cost limit): the cells it held went
+// back to the run for other workers, or a later one.
+var ErrWorkerStopped = errors.New("the worker stopped before the run was done")
+
+// Detach makes a new run of a plan and its cells, and returns its id
+// without running it: workers (Work) advance it.
+func Detach(ctx context.Context, st *store.Store, pl Plan) (string, error) {
+	p, _, err := newWorkerRun(ctx, st, pl)
+	if err != nil {
+		return "", err
+	}
+	return p.head().RunID, nil
+}
+
+// newWorkerRun checks a plan as Start does (the model, the price and
+// --max-cost) and stores the new run with its cells.
+func newWorkerRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *stack.Stack, error) {
+	c := pl.control()
+	if c.Concurrency < 1 {
+		return nil, nil, fmt.Errorf("%w: concurrency must be at least 1", ErrInvalid)
+	}
+	p, prov, err := pl.prepare(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := p.head()
+	s, err := newStack(c.NetOptions, journalDir(st, h.RunID), h, prov, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	h.Fingerprint = p.fingerprint()
+	name, source, hash, content := p.snapshot()
+	ids := p.ids()
+	cells := make([]store.PlannedCell, 0, len(ids))
+	for pos, i := range p.order() {
+		cells = append(cells, store.PlannedCell{ID: ids[i], Seq: i, Pos: pos})
+	}
+	if err := st.CreateRunCells(ctx, store.Run{ID: h.RunID, Protocol: h.Protocol, Created: h.Created, Status: store.RunRunning,
+		DeckName: name, DeckHash: hash, Model: h.Model, Seed: fmt.Sprint(h.Seed), Planned: len(ids), Manifest: manifestJSON(p.manifest())},
+		source, content, cells); err != nil {
+		return nil, nil, err
+	}
+	if c.Started != nil {
+		c.Started(h.RunID)
+	}
+	return p, s, nil
+}
+
+// startShared is Start on a shared store: the new run's cells are stored
+// and this process is their first worker.
+func startShared(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
+	p, s, err := newWorkerRun(ctx, st, pl)
+	if err != nil {
+		return nil, err
+	}
+	run, err := st.GetRun(ctx, p.head().RunID)
+	if err != nil {
+		return nil, err
+	}
+	return work(ctx, st, pl.control(), run, p, s, nil)
+}
+
+// Work advances a stored run as one of its workers, until no cell is left
+// to claim, and returns the scored run: scored by this worker when it is
+// the one to find every cell done, otherwise by the worker that did. A run
+// made before it had cells gets them first (its sessions not yet stored).
+// From c it takes what Resume takes.
+func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, error) {
+	run, p, err := openAskable(ctx, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	h := p.head()
+	if h.Net.ReplayOf != "" {
+		return nil, fmt.Errorf("%w: run %s is a replay; replay %s again instead of working on it", ErrInvalid, run.ID, h.Net.ReplayOf)
+	}
+	var retried []string
+	if c.RetryFailed {
+		// As Resume does: the sessions that failed for transport reasons
+		// go back to be run again, their attempts kept on record.
+		var err error
+		retried, err = transportFailed(ctx, st, run.ID)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.Unstore(ctx, run.ID, retried); err != nil {
+			return nil, err
+		}
+		if err := st.ReopenCells(ctx, run.ID, retried); err != nil {
+			return nil, err
+		}
+	}
+	if err := ensureCells(ctx, st, run, p); err != nil {
+		return nil, err
+	}
+	if _, err := st.ReleaseDead(ctx, run.ID); err != nil {
+		return nil, err
+	}
+	cells, err := st.Cells(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	if cells.Left() == 0 && run.Status != store.RunRunning && !c.RetryFailed {
+		return loadWith(ctx, st, run, p)
+	}
+	if !st.Shared() {
+		// A SQLite store's artifact packs are files one process appends
+		// to: one worker at a time, under the run's lease.
+		lease, err := st.AcquireLease(ctx, run.ID, store.ThisProcess("budge worker"))
+		if err != nil {
+			return nil, fmt.Errorf("%w (several workers on one run need a PostgreSQL store: --store postgres://...)", err)
+		}
+		defer lease.Release()
+		var stop func()
+		ctx, stop = holding(ctx, lease)
+		defer stop()
+		// Its log is a file a kill may have cut: mended before more is
+		// appended, as a resume does.
+		if _, err := repairLog(ctx, st, run.ID); err != nil {
+			return nil, err
+		}
+	}
+	prov, err := resumeProvider(c, h, p)
+	if err != nil {
+		return nil, err
+	}
+	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h)})
+	if err != nil {
+		return nil, err
+	}
+	if run.Status != store.RunRunning {
+		h.Status = store.RunRunning
+		if err := st.ReopenRun(ctx, run.ID, manifestJSON(p.manifest())); err != nil {
+			return nil, err
+		}
+		run.Status = store.RunRunning
+	}
+	if c.Started != nil {
+		c.Started(run.ID)
+	}
+	r := Resumption{At: time.Now().UTC(), Budge: Version, Sessions: cells.Left(), RetriedFailed: len(retried), Worker: store.ThisProcess("budge worker").String()}
+	if info := prov.Info(); info.Detail != h.Provider.Detail {
+		r.Provider = info.Detail
+	}
+	record, _ := json.Marshal(r)
+	return work(ctx, st, c, run, p, s, record)
+}
+
+// ensureCells gives a run that has none (made by one process, before it
+// had cells) a cell for every planned session it has not stored.
+func ensureCells(ctx context.Context, st *store.Store, run store.Run, p protocol) error {
+	has, err := st.HasCells(ctx, run.ID)
+	if err != nil || has {
+		return err
+	}
+	stored, err := st.StoredIDs(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	incarnations, err := st.Incarnations(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	ids := p.ids()
+	var cells []store.PlannedCell
+	for pos, i := range p.order() {
+		if _, done := stored[ids[i]]; !done {
+			cells = append(cells, store.PlannedCell{ID: ids[i], Seq: i, Pos: pos, Claims: incarnations[ids[i]]})
+		}
+	}
+	if len(cells) == 0 {
+		// Nothing is left: one done cell marks the run as a worker run.
+		return nil
+	}
+	return st.AddCells(ctx, run.ID, cells)
+}
+
+// work joins the run as a worker and runs the cells it claims through s;
+// resumption is what it stands for (nil for a run's first process).
+func work(ctx context.Context, st *store.Store, c Control, run store.Run, p protocol, s *stack.Stack, resumption []byte) (Result, error) {
+	h := p.head()
+	w, err := st.Join(ctx, run.ID, store.ThisProcess("budge worker"), resumption)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Leave(context.WithoutCancel(ctx))
+	cells, err := st.Cells(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	drain := c.Drain
+	if drain == nil {
+		drain = context.Background()
+	}
+	var claimErr error
+	jobs := claimed(ctx, drain, st, w, p, max(1, concurrency(c, h)/4), &claimErr)
+	stats, err := execute(ctx, st, c, p, s, w, cells.Left(), jobs)
+	if err != nil {
+		return nil, err
+	}
+	if claimErr != nil {
+		return nil, claimErr
+	}
+	record(&h.Net, s, stats)
+	wctx := context.WithoutCancel(ctx)
+	if cells, err = st.Cells(wctx, run.ID); err != nil {
+		return nil, err
+	}
+	if cells.Left() > 0 {
+		why := "it was stopped"
+		if stats.StoppedBy != "" {
+			why = "sessions stopped starting: " + stats.StoppedBy
+		}
+		return nil, fmt.Errorf("%w: run %s has %d of %d sessions left (%s); other workers go on with them, or start one: budge worker %s",
+			ErrWorkerStopped, run.ID, cells.Left(), cells.Left()+cells.Done, why, run.ID)
+	}
+	// One worker scores the run; the others wait for it and read the
+	// result. A scorer that stops is replaced once its heartbeat does.
+	for {
+		if run, err = st.GetRun(wctx, run.ID); err != nil {
+			return nil, err
+		}
+		if run.Status != store.RunRunning {
+			return Load(wctx, st, run.ID)
+		}
+		mine, err := w.Finisher(wctx)
+		if err != nil {
+			return nil, err
+		}
+		if mine {
+			if err := recordWorkers(wctx, st, h); err != nil {
+				return nil, err
+			}
+			return finish(wctx, st, p, run)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(workerPoll):
+		}
+	}
+}
+
+// claimed is the jobs of the cells w claims, batch at a time, in schedule
+// order, until no cell is left to claim. While other workers still hold
+// cells it waits and looks again: a worker that stops gives its cells back
+// when its lease runs out. A failure to claim ends the jobs and is put in
+// *failed.
+func claimed(ctx, drain context.Context, st *store.Store, w *store.Worker, p protocol, batch int, failed *error) iter.Seq[runner.Job] {
+	runID := p.head().RunID
+	return func(yield func(runner.Job) bool) {
+		for ctx.Err() == nil && drain.Err() == nil {
+			cells, err := w.Claim(ctx, batch)
+			if err != nil {
+				*failed = err
+				return
+			}
+			for _, c := range cells {
+				if !yield(p.job(c.Seq, c.Pos, c.Incarnation)) {
+					return
+				}
+			}
+			if len(cells) > 0 {
+				continue
+			}
+			left, err := st.Cells(ctx, runID)
+			if err != nil {
+				*failed = err
+				return
+			}
+			if left.Left() == 0 {
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-drain.Done():
+			case <-time.After(workerPoll):
+			}
+		}
+	}
+}
+
+// recordWorkers puts a run's workers in its manifest, and the resumptions
+// they stand for among its resumptions (after those of processes that ran
+// it before it had workers).
+func recordWorkers(ctx context.Context, st *store.Store, h *Header) error {
+	ws, err := st.Workers(ctx, h.RunID)
+	if err != nil {
+		return err
+	}
+	h.Net.Workers = ws
+	var rs []Resumption
+	for _, r := range h.Net.Resumes {
+		if r.Worker == "" {
+			rs = append(rs, r)
+		}
+	}
+	for _, wi := range ws {
+		var r Resumption
+		if len(wi.Record) > 0 && json.Unmarshal(wi.Record, &r) == nil {
+			rs = append(rs, r)
+		}
+	}
+	h.Net.Resumes = rs
+	return nil
+}
