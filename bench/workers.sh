@@ -28,7 +28,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 as_pg "'$bin/initdb' -D '$pg/data' -A trust -U budge --no-sync > /dev/null"
 as_pg "'$bin/pg_ctl' -D '$pg/data' -o '-p $port -k $pg -c listen_addresses=127.0.0.1 -c max_connections=200' -l '$pg/log' -w start > /dev/null"
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; as_pg "'"'$bin/pg_ctl'"' -D '"'$pg/data'"' -m fast -w stop" > /dev/null; rm -rf "$work"' EXIT
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; as_pg "'"'$bin/pg_ctl'"' -D '"'$pg/data'"' -m fast -w stop" > /dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 export XDG_CACHE_HOME=$work/cache
 db="postgres://budge@127.0.0.1:$port/postgres?sslmode=disable"
 
@@ -39,17 +39,23 @@ url=$(sed -n 's/^listening on //p' "$work/serve.out")
 sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$work/deck.yaml"
 
 base=""
-for n in 1 2 3; do
+for n in ${COUNTS:-1 2 3}; do
   id=$("$budge" run --store "$db" --model openai-compatible:sim --base-url "$url" --deck "$work/deck.yaml" --seed 7 \
     --concurrency 64 --detach 2>/dev/null | sed -n 's/^run: //p')
   before=$(wc -l < "$work/requests.jsonl")
   start=$(date +%s.%N)
   wp=()
-  for _ in $(seq "$n"); do
-    "$budge" worker "$id" --store "$db" --concurrency 64 --quiet > /dev/null 2>&1 &
+  for k in $(seq "$n"); do
+    "$budge" worker "$id" --store "$db" --concurrency 64 --quiet > "$work/worker-$n-$k.out" 2> "$work/worker-$n-$k.err" &
     wp+=($!)
   done
-  for p in "${wp[@]}"; do wait "$p"; done
+  for p in "${wp[@]}"; do
+    if ! wait "$p"; then
+      echo "a worker failed:" >&2
+      cat "$work"/worker-"$n"-*.err >&2
+      exit 1
+    fi
+  done
   end=$(date +%s.%N)
   calls=$(( $(wc -l < "$work/requests.jsonl") - before ))
   rate=$(python3 -c "print(f'{$calls / ($end - $start):.0f}')")

@@ -187,15 +187,17 @@ func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Si
 	var stats Stats
 	stoppedBy := ""
 	stats.Total = total
-	go func() {
-		writerErr <- writeAll(ctx, cfg, sink, results, &stats, &attempts, &failures, start)
-	}()
-
 	g, gctx := errgroup.WithContext(ctx)
 	// Giving up on an unreachable endpoint cancels the sessions in flight,
-	// as a hard cancel does: they are kept as interrupted.
+	// as a hard cancel does: they are kept as interrupted. So does a
+	// failure to store results: sessions whose results cannot be stored
+	// are not worth paying for.
 	gctx, stopRun := context.WithCancel(gctx)
 	defer stopRun()
+	go func() {
+		err := writeAll(ctx, cfg, sink, results, &stats, &attempts, &failures, start, stopRun)
+		writerErr <- err
+	}()
 	out := newOutages(cfg, stopRun)
 	// A slot is taken before a session starts, so draining or cancelling is
 	// checked again after every wait for a free slot, and then no session
@@ -275,7 +277,7 @@ func logLines(cfg Config, se store.Session) []byte {
 	return store.LogLines(cfg.RunID, se)
 }
 
-func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result, stats *Stats, attempts, failures *atomic.Int64, start time.Time) error {
+func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
 	// Writes use a context that survives cancellation: what was observed is
 	// always stored.
 	wctx := context.WithoutCancel(ctx)
@@ -288,8 +290,10 @@ func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result,
 			return
 		}
 		if err := sink.WriteSessions(wctx, cfg.RunID, batch); err != nil {
-			// Nothing of this batch was stored: it is neither counted nor logged.
+			// Nothing of this batch was stored: it is neither counted nor
+			// logged, and the run stops.
 			firstErr = err
+			failed()
 			batch, logs = batch[:0], logs[:0]
 			return
 		}

@@ -1207,6 +1207,27 @@ func TestRunReportsStorageFailures(t *testing.T) {
 	}
 }
 
+// A run whose results cannot be stored stops: sessions it could not store
+// are not worth paying for.
+func TestRunStopsWhenResultsCannotBeStored(t *testing.T) {
+	var p plan
+	n := make([]int, 200)
+	for i := range n {
+		n[i] = 1
+	}
+	var sl sleeps
+	cfg := config(&sl)
+	cfg.BatchSize, cfg.Concurrency = 1, 2
+	f := &fakeProvider{before: func(ctx context.Context, _ *chat.Request) { time.Sleep(time.Millisecond) }}
+	_, err := Run(context.Background(), context.Background(), cfg, f, &sink{err: errors.New("disk full")}, p.jobs(n...))
+	if err == nil {
+		t.Fatal("Run stored nothing and returned no error")
+	}
+	if c := f.calls.Load(); c > 20 {
+		t.Errorf("%d calls made after the first write failed; want the run to stop (at most a few in flight)", c)
+	}
+}
+
 // Sessions the sink refused are not done: neither the returned stats nor
 // the progress callback may count them.
 func TestRunDoesNotCountUnstoredSessions(t *testing.T) {

@@ -168,6 +168,16 @@ type CellCounts struct {
 // Left is how many cells are not done.
 func (c CellCounts) Left() int { return c.Open + c.Claimed }
 
+// Waiting says whether the worker has anything to wait for from others:
+// cells open, or claimed by another worker. Cells it holds itself are in
+// its own hands.
+func (w *Worker) Waiting(ctx context.Context) (bool, error) {
+	var n int
+	err := w.s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM cells WHERE run_id = ? AND (state = ? OR (state = ? AND token <> ?)) LIMIT 1) c`,
+		w.runID, CellOpen, CellClaimed, w.token).Scan(&n)
+	return n > 0, w.s.fail(err)
+}
+
 // Cells counts a run's cells by state.
 func (s *Store) Cells(ctx context.Context, runID string) (CellCounts, error) {
 	now, err := s.leaseNow(ctx, s.db)
@@ -339,15 +349,19 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The cells are picked once, in a materialized CTE: as a subquery of
+	// the UPDATE, PostgreSQL may run the pick again for every row it
+	// compares, and with SKIP LOCKED each run picks other cells.
 	pick := `SELECT session_id FROM cells WHERE run_id = ? AND (state = ? OR (state = ? AND lease_until < ?)) ORDER BY pos LIMIT ?`
 	if s.db.d.postgres() {
 		pick += " FOR UPDATE SKIP LOCKED"
 	}
 	until := now.Add(s.leaseTimeout()).UnixMilli()
-	rows, err := tx.QueryContext(ctx, `UPDATE cells SET lost_holder = CASE WHEN state = ? THEN holder ELSE '' END,
+	rows, err := tx.QueryContext(ctx, `WITH picked AS MATERIALIZED (`+pick+`)
+		UPDATE cells SET lost_holder = CASE WHEN state = ? THEN holder ELSE '' END,
 		state = ?, token = ?, holder = ?, lease_until = ?, claims = claims + 1
-		WHERE run_id = ? AND session_id IN (`+pick+`) RETURNING session_id, seq, pos, claims, lost_holder`,
-		CellClaimed, CellClaimed, w.token, w.holder.String(), until, w.runID, w.runID, CellOpen, CellClaimed, now.UnixMilli(), n)
+		WHERE run_id = ? AND session_id IN (SELECT session_id FROM picked) RETURNING session_id, seq, pos, claims, lost_holder`,
+		w.runID, CellOpen, CellClaimed, now.UnixMilli(), n, CellClaimed, CellClaimed, w.token, w.holder.String(), until, w.runID)
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -411,7 +425,16 @@ func (w *Worker) WriteSessions(ctx context.Context, runID string, sessions []Ses
 	if runID != w.runID {
 		return fmt.Errorf("store: worker of run %s asked to write sessions of run %s", w.runID, runID)
 	}
-	return w.s.writeSessions(ctx, runID, sessions, w.guard)
+	// Workers writing at once can still meet in a deadlock PostgreSQL
+	// breaks by failing one transaction; nothing of it was stored, and it
+	// is tried again.
+	var err error
+	for try := 0; try < 5; try++ {
+		if err = w.s.writeSessions(ctx, runID, sessions, w.guard); err == nil || !isConflict(err) {
+			break
+		}
+	}
+	return err
 }
 
 // Logs says whether the worker writes the run's log itself: on a shared

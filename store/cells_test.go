@@ -66,6 +66,9 @@ func testCellsClaimedOnce(t *testing.T) {
 				if len(cs) == 0 {
 					return
 				}
+				if len(cs) > 4 {
+					t.Errorf("asked for 4 cells, claimed %d", len(cs))
+				}
 				var batch []Session
 				for _, cl := range cs {
 					if cl.Pos <= last || cl.Incarnation != 1 || cl.Lost != nil {

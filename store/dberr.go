@@ -106,3 +106,11 @@ func isBusy(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
+
+// isConflict reports whether PostgreSQL gave up a transaction that met
+// another (a deadlock it broke, or a serialization failure): the same
+// transaction may simply be tried again.
+func isConflict(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}

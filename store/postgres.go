@@ -6,9 +6,11 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -180,16 +182,18 @@ const inDatabase = ""
 func dbArtifacts(runID string, sessions []Session) (*bulk, *bulk) {
 	idx := newBulk("artifacts", "ON CONFLICT (run_id, sha256) DO NOTHING", "run_id", "sha256", "pack", "pack_offset", "length", "encoding")
 	blobs := newBulk("artifact_blobs", "ON CONFLICT (sha256) DO NOTHING", "sha256", "encoding", "data")
-	seen := map[string]bool{}
+	all := map[string]Blob{}
 	for _, se := range sessions {
-		for sha, b := range se.Artifacts {
-			if seen[sha] {
-				continue
-			}
-			seen[sha] = true
-			idx.add(runID, sha, inDatabase, 0, len(b.Data), b.Encoding)
-			blobs.add(sha, b.Encoding, b.Data)
-		}
+		maps.Copy(all, se.Artifacts)
+	}
+	// Rows go in in the order of their hashes: workers storing the same
+	// artifacts at once then take the unique-index locks in one order, and
+	// never wait on each other in a cycle (a deadlock PostgreSQL would
+	// break by failing one of the writes).
+	for _, sha := range slices.Sorted(maps.Keys(all)) {
+		b := all[sha]
+		idx.add(runID, sha, inDatabase, 0, len(b.Data), b.Encoding)
+		blobs.add(sha, b.Encoding, b.Data)
 	}
 	return idx, blobs
 }

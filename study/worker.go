@@ -222,7 +222,7 @@ func work(ctx context.Context, st *store.Store, c Control, run store.Run, p prot
 		drain = context.Background()
 	}
 	var claimErr error
-	jobs := claimed(ctx, drain, st, w, p, max(1, concurrency(c, h)/4), &claimErr)
+	jobs := claimed(ctx, drain, w, p, max(1, concurrency(c, h)/4), &claimErr)
 	stats, err := execute(ctx, st, c, p, s, w, cells.Left(), jobs)
 	if err != nil {
 		return nil, err
@@ -273,10 +273,9 @@ func work(ctx context.Context, st *store.Store, c Control, run store.Run, p prot
 // claimed is the jobs of the cells w claims, batch at a time, in schedule
 // order, until no cell is left to claim. While other workers still hold
 // cells it waits and looks again: a worker that stops gives its cells back
-// when its lease runs out. A failure to claim ends the jobs and is put in
-// *failed.
-func claimed(ctx, drain context.Context, st *store.Store, w *store.Worker, p protocol, batch int, failed *error) iter.Seq[runner.Job] {
-	runID := p.head().RunID
+// when its lease runs out. It ends when nothing is left but the cells w
+// holds itself. A failure to claim ends the jobs and is put in *failed.
+func claimed(ctx, drain context.Context, w *store.Worker, p protocol, batch int, failed *error) iter.Seq[runner.Job] {
 	return func(yield func(runner.Job) bool) {
 		for ctx.Err() == nil && drain.Err() == nil {
 			cells, err := w.Claim(ctx, batch)
@@ -292,12 +291,12 @@ func claimed(ctx, drain context.Context, st *store.Store, w *store.Worker, p pro
 			if len(cells) > 0 {
 				continue
 			}
-			left, err := st.Cells(ctx, runID)
+			waiting, err := w.Waiting(ctx)
 			if err != nil {
 				*failed = err
 				return
 			}
-			if left.Left() == 0 {
+			if !waiting {
 				return
 			}
 			select {
