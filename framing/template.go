@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/buildlab/budge/textfile"
 )
 
 // Template file names in a template directory. The first two are required;
@@ -93,7 +95,11 @@ func OpenTemplates(ref string) (*Templates, error) {
 			}
 			return "", fmt.Errorf("templates %s: %w", t.Source, err)
 		}
-		return string(b), nil
+		text, err := textfile.Decode(filepath.Join(t.Source, name), b)
+		if err != nil {
+			return "", fmt.Errorf("templates: %w", err)
+		}
+		return string(text), nil
 	}
 	var err error
 	if t.Statement, err = read(StatementFile, true); err != nil {

@@ -77,7 +77,9 @@ CSV (790 or 817 questions), BBQ's original JSONL; any other CSV or JSONL with
 --columns. A bad file stops the run before anything is written, with file,
 line and reason. Files are UTF-8 (a byte order mark is skipped) or UTF-16
 with a byte order mark (decoded); any other bytes are refused with the
-file, line and byte offset and an iconv hint, never guessed at.
+file, line and byte offset and an iconv hint, never guessed at. Template,
+system prompt (prompt=FILE), --challenge-file and --knowledge files are read
+the same way.
 
 Templates (--templates): built-in sets (budge, budge-plain, budge-formal) or
 directories holding c1_statement.tmpl and c2_dialogue.tmpl with the
