@@ -11,6 +11,10 @@ import (
 // declared none and none was assigned).
 type Splits map[string]int
 
+// SplitAssumed is the Splits key of items whose split the data did not
+// declare: DialDefer benchmark items, evaluation data by rule.
+const SplitAssumed = "test by rule (a DialDefer benchmark file that declares no split)"
+
 // paras says how many items of each split were evaluated, and warns when
 // training items were: a model fine-tuned on them has seen them, so its
 // scores on them are not held-out scores.

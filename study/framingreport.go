@@ -42,7 +42,12 @@ func (r *FramingResult) Report() report.Framing {
 	if r.Snapshot != nil {
 		run.Splits = report.Splits{}
 		for i := range r.Snapshot.Items {
-			run.Splits[r.Snapshot.Items[i].Split]++
+			it := &r.Snapshot.Items[i]
+			k := it.Split
+			if it.SplitAssumed {
+				k = report.SplitAssumed
+			}
+			run.Splits[k]++
 		}
 	}
 	f := report.Framing{Version: 1, Run: run, Measures: r.Summary}

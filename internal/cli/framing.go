@@ -399,9 +399,18 @@ split (the data's own, e.g. DialDefer's meta.split "test", or one assigned by
 naturalistic r/AIO data (evaluation-only, as in the paper, unless
 --allow-eval-datasets names them), and every item that any framing run in the
 store evaluated, matched by content (question, context and both answers), not
-by id. Exporting from a run therefore writes nothing of that run's items.`, `
-  budge framing export-training ../shared/data/dialdefer/benchmark --format sft -o sft.jsonl
-  budge framing export-training data.jsonl --format dpo --test-fraction 0.3 --pressure-variants all`)
+by id. Exporting from a run therefore writes nothing of that run's items.
+
+A DialDefer benchmark file (unified JSONL) whose record declares no train/test
+meta.split (HaluEval's "all" is no split) is evaluation data: the released
+benchmark files are the paper's held-out evaluation samples, so exporting them
+writes nothing. --allow-eval-datasets benchmark lifts that rule: such items
+are then split by --test-fraction like any other unsplit item. Other layouts
+(budge's item JSONL, --columns files) without a split are split by
+--test-fraction.`, `
+  budge framing export-training ../shared/data/dialdefer/benchmark --format sft -o sft.jsonl   (writes nothing: all evaluation data)
+  budge framing export-training train.jsonl --format dpo --test-fraction 0.3 --pressure-variants all
+  budge framing export-training ../shared/data/dialdefer/benchmark --format sft --allow-eval-datasets benchmark --test-fraction 0.5`)
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "", "sft or dpo", framing.FormatSFT, framing.FormatDPO)
 	out := fs.String("o", "", "write to this file instead of standard output")
@@ -409,7 +418,7 @@ by id. Exporting from a run therefore writes nothing of that run's items.`, `
 	splitSeed := fs.Uint64("split-seed", 42, "seed of the train/test assignment")
 	templates := listVar(fs, "templates", true, "template set for DATA (default budge)")
 	labels := listVar(fs, "labels", true, "label set for DATA (default speakers)")
-	allowEval := listVar(fs, "allow-eval-datasets", true, "evaluation-only data sets to train on anyway: truthfulqa, aio")
+	allowEval := listVar(fs, "allow-eval-datasets", true, "evaluation-only data to train on anyway: truthfulqa, aio, benchmark (DialDefer benchmark files that declare no split; --test-fraction then splits them)")
 	pressure := fs.String("pressure-variants", "", "challenge families to add as pressure variants per example, or all")
 	pressureFile := fs.String("pressure-file", "", "challenge wording file for --pressure-variants (DialDefer's push_prompts.json works)")
 	pos, err := parse(fs, args)
@@ -429,6 +438,9 @@ by id. Exporting from a run therefore writes nothing of that run's items.`, `
 	items, d, evaluated, err := trainingSource(ctx, *dir, pos[0], templates.vals, labels.vals)
 	if err != nil {
 		return err
+	}
+	if slices.Contains(o.AllowEval, framing.EvalBenchmark) {
+		framing.ReleaseAssumedSplits(items)
 	}
 	o.Evaluated, o.Assigned = evaluated, assignSplits(items, *frac, *splitSeed)
 	recs, withheld, err := framing.TrainingRecords(&d, items, o)
@@ -468,8 +480,8 @@ func trainingOptions(format string, allowEval []string, pressure, pressureFile s
 	o := framing.TrainingOptions{Format: format}
 	for _, a := range allowEval {
 		a = strings.ToLower(strings.TrimSpace(a))
-		if a != framing.EvalTruthfulQA && a != framing.EvalAIO {
-			return o, usageError{fmt.Sprintf("--allow-eval-datasets: %q is not an evaluation-only data set (truthfulqa, aio)", a)}
+		if a != framing.EvalTruthfulQA && a != framing.EvalAIO && a != framing.EvalBenchmark {
+			return o, usageError{fmt.Sprintf("--allow-eval-datasets: %q is not an evaluation-only data set (truthfulqa, aio, benchmark)", a)}
 		}
 		o.AllowEval = append(o.AllowEval, a)
 	}
