@@ -238,6 +238,9 @@ func (o FramingOptions) prepare(ctx context.Context, st *store.Store) (protocol,
 			return nil, nil, err
 		}
 	}
+	if err := d.CheckItems(items); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	prov := o.Provider
 	if prov == nil {
 		var err error

@@ -84,7 +84,11 @@ the same way.
 Templates (--templates): built-in sets (budge, budge-plain, budge-formal) or
 directories holding c1_statement.tmpl and c2_dialogue.tmpl with the
 placeholders {question} {answer} {speaker1} {speaker2} (DialDefer's own are in
-its prompts folder). Several are crossed. Speaker labels (--labels): built-in
+its prompts folder). Several are crossed. Naturalistic (dialogue) items are
+rendered with each chosen set's n1_statement.tmpl and n2_dialogue.tmpl
+({dialogue} {answer} {judger} {judgee} {context}); every built-in set has
+them, and a directory without them is refused when the data has such items
+(never rendered with another set's wording). Speaker labels (--labels): built-in
 sets (speakers, ab, qa, john-jane, jane-john, john-soroush, soroush-john,
 llm-user, user-llm, gpt4o-llama, llama-gpt4o, ai-agents) or FIRST/SECOND;
 several are crossed.
