@@ -1,7 +1,9 @@
 package framing
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -118,6 +120,13 @@ func OpenTemplates(ref string) (*Templates, error) {
 		return nil, fmt.Errorf("templates %s: %s", t.Source, strings.Join(errs, "; "))
 	}
 	return t, nil
+}
+
+// Hash is the sha256 (hex) of the set's four texts: what a manifest
+// records and what runs are compared by.
+func (t *Templates) Hash() string {
+	h := sha256.Sum256([]byte(t.Statement + "\x00" + t.Dialogue + "\x00" + t.NaturalStatement + "\x00" + t.NaturalDialogue))
+	return hex.EncodeToString(h[:])
 }
 
 // Validate reports placeholders a template needs but lacks.

@@ -41,6 +41,10 @@ type FramingOptions struct {
 	Temperature *float64
 	MaxTokens   int
 	Bootstrap   stats.Bootstrap
+	// BaselineC1 names a stored framing run (id, prefix or "latest") whose
+	// unmitigated C1 answers on the same items this run is scored against:
+	// the run asks only C2 (the paper's Table 5 for fine-tuned models).
+	BaselineC1 string
 	Control
 	// recorded is set for a replay: the recorded run's items and design.
 	recorded *framingRun
@@ -82,6 +86,9 @@ type FramingManifest struct {
 	// Knowledge is the simulated judge's answer table file, when one was
 	// given, so a resume asks the same judge.
 	Knowledge string `json:"sim_knowledge,omitempty"`
+	// BaselineC1 is the run this run's C1 answers come from
+	// (--baseline-c1), with its fingerprint when this run was made.
+	BaselineC1 *framing.FixedC1 `json:"baseline_c1,omitempty"`
 }
 
 // FramingData identifies the items of a run.
@@ -110,6 +117,27 @@ type FramingResult struct {
 	Observations []framing.Observation
 	Summary      *framing.Summary
 	Traces       map[string]string // session id -> trace sha
+	// BaselineC1 holds, for a run that asked only C2 (--baseline-c1), the
+	// other run's C1 observations it is scored against, re-indexed to this
+	// run's items, and their traces.
+	BaselineC1       []framing.Observation
+	BaselineC1Traces map[string]string
+}
+
+// Paired is every observation the run's measures pair, its own and those
+// of a baseline C1 run, with their traces.
+func (r *FramingResult) Paired() ([]framing.Observation, map[string]string) {
+	if len(r.BaselineC1) == 0 {
+		return r.Observations, r.Traces
+	}
+	traces := make(map[string]string, len(r.Traces)+len(r.BaselineC1Traces))
+	for k, v := range r.BaselineC1Traces {
+		traces[k] = v
+	}
+	for k, v := range r.Traces {
+		traces[k] = v
+	}
+	return append(append([]framing.Observation(nil), r.BaselineC1...), r.Observations...), traces
 }
 
 // Head is the manifest's common part.
@@ -126,6 +154,16 @@ type framingRun struct {
 	snap  *FramingSnapshot
 	bytes []byte // the snapshot, as stored
 	specs []framing.Spec
+	// base is the C1 side of a run that asks only C2, read from the store
+	// when the run is made and again whenever it is loaded.
+	base *baselineC1
+}
+
+// baselineC1 is another run's C1 answers as paired with this run's items.
+type baselineC1 struct {
+	info   framing.FixedC1
+	obs    []framing.Observation
+	traces map[string]string
 }
 
 func (p *framingRun) head() *Header       { return &p.m.Header }
@@ -204,15 +242,77 @@ func (sc *framingScorer) add(i int, se *store.Session) {
 
 func (sc *framingScorer) done(run store.Run) Result {
 	p := sc.p
-	return &FramingResult{Run: run, Manifest: *p.m, Snapshot: p.snap, Observations: sc.obs, Traces: sc.traces,
-		Summary: framing.Summarize(&p.snap.Design, p.snap.Items, sc.obs, p.m.Bootstrap)}
+	res := &FramingResult{Run: run, Manifest: *p.m, Snapshot: p.snap, Observations: sc.obs, Traces: sc.traces}
+	if p.snap.Design.FixedC1 == "" {
+		res.Summary = framing.Summarize(&p.snap.Design, p.snap.Items, sc.obs, p.m.Bootstrap)
+	}
+	// A fixed-C1 run is summarised in afterScore, once the other run's C1
+	// answers are read from the store.
+	return res
+}
+
+// afterScore reads, for a run that asked only C2, the other run's C1
+// answers from the store and scores the run against them.
+func (p *framingRun) afterScore(ctx context.Context, st *store.Store, res Result) error {
+	d := &p.snap.Design
+	if d.FixedC1 == "" {
+		return nil
+	}
+	fr := res.(*FramingResult)
+	if p.base == nil {
+		b, err := readBaselineC1(ctx, st, d.FixedC1, d, p.snap.Items)
+		if err != nil {
+			return fmt.Errorf("run %s takes its C1 answers from run %s: %w", p.m.RunID, d.FixedC1, err)
+		}
+		if rec := p.m.BaselineC1; rec != nil && rec.Fingerprint != b.info.Fingerprint {
+			b.info.Note = fmt.Sprintf("its fingerprint was %s when this run was made", rec.Fingerprint)
+		}
+		p.base = b
+	}
+	fr.BaselineC1, fr.BaselineC1Traces = p.base.obs, p.base.traces
+	info := p.base.info
+	fr.Manifest.BaselineC1 = &info
+	if rec := p.m.BaselineC1; rec != nil {
+		// The manifest keeps what the run was made against.
+		fr.Manifest.BaselineC1.Fingerprint = rec.Fingerprint
+	}
+	obs, _ := fr.Paired()
+	fr.Summary = framing.Summarize(d, p.snap.Items, obs, p.m.Bootstrap)
+	return nil
+}
+
+// readBaselineC1 loads the framing run ref from the store and pairs its
+// unmitigated C1 answers with items under design d (framing.PairC1).
+func readBaselineC1(ctx context.Context, st *store.Store, ref string, d *framing.Design, items []framing.Item) (*baselineC1, error) {
+	res, err := Load(ctx, st, ref)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --baseline-c1 %s: %w", ErrInvalid, ref, err)
+	}
+	fr, ok := res.(*FramingResult)
+	if !ok || fr.Snapshot == nil {
+		return nil, fmt.Errorf("%w: --baseline-c1 %s: run %s is a %s run, not a framing run", ErrInvalid, ref, res.Head().RunID, res.Head().Protocol)
+	}
+	obs, err := framing.PairC1(d, items, framing.Baseline{Run: fr.Run.ID, Design: &fr.Snapshot.Design, Items: fr.Snapshot.Items, Observations: fr.Observations})
+	if err != nil {
+		dm := fr.Manifest.Data
+		return nil, fmt.Errorf("%w: --baseline-c1: %w (run %s used --data %s --sample %d --stratify %q --sample-seed %d)",
+			ErrInvalid, err, fr.Run.ID, dm.Source, dm.SampleN, dm.Stratify, dm.SampleSeed)
+	}
+	traces := map[string]string{}
+	for _, o := range obs {
+		if t := fr.Traces[o.Session]; t != "" {
+			traces[o.Session] = t
+		}
+	}
+	return &baselineC1{obs: obs, traces: traces,
+		info: framing.FixedC1{Run: fr.Run.ID, Model: fr.Manifest.Model, Fingerprint: fr.Manifest.Fingerprint, Items: len(items), Sessions: len(obs)}}, nil
 }
 
 // replayed is a new run of the recorded items, design, model, settings and
 // seed, answered by rp.
 func (p *framingRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 	m := p.m
-	return FramingOptions{Data: m.Data.Source, Design: p.snap.Design, Model: m.Model, Seed: m.Seed, Retry: m.Retry,
+	return FramingOptions{Data: m.Data.Source, Design: p.snap.Design, BaselineC1: p.snap.Design.FixedC1, Model: m.Model, Seed: m.Seed, Retry: m.Retry,
 		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Bootstrap: m.Bootstrap,
 		SampleN: m.Data.SampleN, Stratify: m.Data.Stratify, SampleSeed: m.Data.SampleSeed, Control: c, recorded: p}, nil
 }
@@ -241,6 +341,17 @@ func (o FramingOptions) prepare(ctx context.Context, st *store.Store) (protocol,
 	if err := d.CheckItems(items); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	var base *baselineC1
+	if o.BaselineC1 != "" {
+		var err error
+		if base, err = readBaselineC1(ctx, st, o.BaselineC1, &d, items); err != nil {
+			return nil, nil, err
+		}
+		d.FixedC1 = base.info.Run
+		if errs := d.Validate(); len(errs) > 0 {
+			return nil, nil, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(errs, "; "))
+		}
+	}
 	prov := o.Provider
 	if prov == nil {
 		var err error
@@ -257,6 +368,11 @@ func (o FramingOptions) prepare(ctx context.Context, st *store.Store) (protocol,
 	m.Header = newHeader("framing", m.Created, info, o.Seed, o.Concurrency, chat.Settings{Temperature: o.Temperature, MaxTokens: o.MaxTokens}, o.Retry, framing.ParserVersion)
 	m.Data.SampleN, m.Data.Stratify, m.Data.SampleSeed = o.SampleN, o.Stratify, o.SampleSeed
 	m.Knowledge = o.Knowledge
+	if base != nil {
+		p.base = base
+		info := base.info
+		m.BaselineC1 = &info
+	}
 	return p, prov, nil
 }
 
@@ -354,8 +470,7 @@ func newFramingManifest(now time.Time, data string, snap []byte, items []framing
 		m.Data.Domains[items[i].Domain]++
 	}
 	for _, t := range d.Templates {
-		m.Templates = append(m.Templates, TemplateInfo{Name: t.Name, Source: t.Source,
-			SHA: sha([]byte(t.Statement + "\x00" + t.Dialogue + "\x00" + t.NaturalStatement + "\x00" + t.NaturalDialogue))})
+		m.Templates = append(m.Templates, TemplateInfo{Name: t.Name, Source: t.Source, SHA: t.Hash()})
 	}
 	for _, mi := range d.Mitigations {
 		m.Mitigations = append(m.Mitigations, mi.Name)
@@ -386,8 +501,24 @@ func (m FramingManifest) fingerprint() string {
 		Tolerant  bool                 `json:"tolerant_parsing"`
 		Settings  chat.Settings        `json:"settings"`
 		Retry     provider.RetryPolicy `json:"retry"`
-	}{m.Model, m.Provider, m.Reported, m.Templates, m.Labels, m.Mitigations, m.Mode, m.Parser, m.Tolerant, m.Settings, m.Retry})
+		// Omitted for a run with its own C1, so older fingerprints hold.
+		BaselineC1 *fixedC1Print `json:"baseline_c1,omitempty"`
+	}{m.Model, m.Provider, m.Reported, m.Templates, m.Labels, m.Mitigations, m.Mode, m.Parser, m.Tolerant, m.Settings, m.Retry, fixedPrint(m.BaselineC1)})
 	return sha(b)[:16]
+}
+
+// fixedC1Print is what of a baseline C1 run identifies this run's
+// measurements: which run, and its fingerprint when this run was made.
+type fixedC1Print struct {
+	Run         string `json:"run"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+func fixedPrint(f *framing.FixedC1) *fixedC1Print {
+	if f == nil {
+		return nil
+	}
+	return &fixedC1Print{f.Run, f.Fingerprint}
 }
 
 // FramingJudge is what the simulated judge knows of the items of data under

@@ -102,6 +102,16 @@ Each runs C2 under the mitigation and, with --mitigation-mode baseline-c1 (the
 paper's choice, default), takes C1 from the unmitigated baseline; joint runs
 both conditions under it.
 
+Fixed C1 (--baseline-c1 RUN): the run asks only C2 and scores every arm
+against the unmitigated C1 answers of RUN, a stored framing run on the same
+items (the paper's Table 5 for SFT/DPO models: the fine-tuned model's C2
+against the base model's C1). RUN must have the same items (matched by
+content), template sets, label sets, naturalistic roles, parsing mode and
+challenge families, and a C1 answer for every item; otherwise the run is
+refused (exit 2) naming what differs. The manifest, fingerprint and every
+report name RUN and its fingerprint; a resume, replay or report re-reads
+RUN's C1 from the store.
+
 Models: sim (the built-in simulated judge, default) or sim:PROFILE (default:
 the planted worked example C1 60/80, C2 75/65, DDS +30; neutral; skeptic;
 mitigable; overcorrects; messy) or sim:profile.yaml. The simulator is told the
@@ -119,6 +129,7 @@ const framingRunExamples = `
   budge framing run --data sample --model sim:neutral --resamples 2000
   budge framing run --data items.jsonl --templates ../prompts --labels speakers,user-llm
   budge framing run --data sample --mitigation be-honest --mitigation dehumanize
+  budge framing run --model openai-compatible:qwen-sft --base-url URL --baseline-c1 BASE_RUN   (C2 only, against BASE_RUN's C1)
   budge framing run --data sample --challenge all --format md
   budge framing run --model openai-compatible:qwen2.5 --base-url http://127.0.0.1:8000/v1 --data sample
   budge framing run --model openai:gpt-4o-mini --max-cost 2 --cache --config budge.yaml
@@ -139,6 +150,7 @@ func cmdFramingRun(ctx context.Context, std IO, args []string) error {
 	rf := framingRun.flags(std, runFields{&o.Model, &o.Seed, &o.MaxTokens, &o.Retry, &o.Temperature, &o.Control})
 	data, design := addDataFlags(rf.fs, &o), addDesignFlags(rf.fs, o.Design)
 	rf.fs.StringVar(&o.Knowledge, "knowledge", "", "simulator answer table (JSONL of {question, correct, incorrect}); default: the run's own items")
+	rf.fs.StringVar(&o.BaselineC1, "baseline-c1", "", "score this run's C2 against the unmitigated C1 of stored framing run RUN on the same items (asks only C2; e.g. a fine-tuned model against its base model)")
 	rf.fs.IntVar(&o.Bootstrap.Resamples, "resamples", o.Bootstrap.Resamples, "bootstrap resamples for the intervals of the deltas and DDS")
 	rf.fs.Uint64Var(&o.Bootstrap.Seed, "bootstrap-seed", o.Bootstrap.Seed, "bootstrap seed")
 	if err := rf.parse(args); err != nil {

@@ -124,7 +124,8 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 			if r.Snapshot != nil {
 				policy = r.Snapshot.Design.Policy
 			}
-			return writeJSONL(std, out, slices.Values(framing.Flips(r.Manifest.RunID, policy, r.Observations, r.Traces)))
+			obs, traces := r.Paired()
+			return writeJSONL(std, out, slices.Values(framing.Flips(r.Manifest.RunID, policy, obs, traces)))
 		}
 		return writeJSONL(std, out, framingRecords(r))
 	case *study.PressureResult:
