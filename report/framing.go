@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buildlab/budge/dataset"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/stats"
 )
@@ -65,6 +66,9 @@ type FramingRun struct {
 	OutputTokens   int                  `json:"output_tokens"`
 	Import         *framing.ImportCheck `json:"import,omitempty"`
 	Splits         Splits               `json:"splits,omitempty"`
+	// Sampling says, per data set, how many items it had and how many
+	// were drawn, with the size, stratification field and seed.
+	Sampling []dataset.Drawn `json:"sampling,omitempty"`
 	Net
 }
 
@@ -145,6 +149,9 @@ func (f Framing) doc() *doc {
 	}
 	d.para(fmt.Sprintf("data %s (%d items, sha256 %s) · model %s · seed %d · fingerprint %s", r.Data, r.Items, short(r.DataSHA), r.Model, r.Seed, r.Fingerprint))
 	r.Splits.paras(d)
+	for _, s := range r.Sampling {
+		d.para("sampled: " + s.String())
+	}
 	if len(r.ModelIDs) > 0 {
 		d.para("model id reported by the provider: " + strings.Join(r.ModelIDs, ", "))
 	}

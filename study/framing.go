@@ -30,8 +30,12 @@ type FramingOptions struct {
 	SampleN    int
 	Stratify   string
 	SampleSeed uint64
-	Design     framing.Design
-	Model      string // sim, sim:PROFILE, sim:profile.yaml, or any run's model
+	// SamplePer samples the named data sets (domains) each by its own
+	// size and stratification field (the paper's Table 8); SampleN and
+	// Stratify draw the pool of the others.
+	SamplePer []dataset.SampleSpec
+	Design    framing.Design
+	Model     string // sim, sim:PROFILE, sim:profile.yaml, or any run's model
 	// Knowledge is a JSONL answer table for the simulator; without it the
 	// simulator is told the answers of the run's own items (a fully
 	// informed judge whose errors are the profile's).
@@ -46,8 +50,10 @@ type FramingOptions struct {
 	// the run asks only C2 (the paper's Table 5 for fine-tuned models).
 	BaselineC1 string
 	Control
-	// recorded is set for a replay: the recorded run's items and design.
+	// recorded is set for a replay: the recorded run's items and design,
+	// and how they were sampled.
 	recorded *framingRun
+	sampling []dataset.Drawn
 }
 
 // DefaultFramingOptions are what `budge framing run` uses without flags.
@@ -93,13 +99,17 @@ type FramingManifest struct {
 
 // FramingData identifies the items of a run.
 type FramingData struct {
-	Source     string         `json:"source"`
-	SHA        string         `json:"snapshot_sha256"`
-	Items      int            `json:"items"`
-	Domains    map[string]int `json:"domains"`
-	SampleN    int            `json:"sample,omitempty"`
-	Stratify   string         `json:"stratify,omitempty"`
-	SampleSeed uint64         `json:"sample_seed,omitempty"`
+	Source     string               `json:"source"`
+	SHA        string               `json:"snapshot_sha256"`
+	Items      int                  `json:"items"`
+	Domains    map[string]int       `json:"domains"`
+	SampleN    int                  `json:"sample,omitempty"`
+	Stratify   string               `json:"stratify,omitempty"`
+	SampleSeed uint64               `json:"sample_seed,omitempty"`
+	SamplePer  []dataset.SampleSpec `json:"sample_per,omitempty"`
+	// Sampling says, per data set, how many items it had, how many were
+	// drawn, and by which size, field and seed.
+	Sampling []dataset.Drawn `json:"sampling,omitempty"`
 }
 
 // TemplateInfo names a template set and hashes its text.
@@ -295,8 +305,12 @@ func readBaselineC1(ctx context.Context, st *store.Store, ref string, d *framing
 	obs, err := framing.PairC1(d, items, framing.Baseline{Run: fr.Run.ID, Design: &fr.Snapshot.Design, Items: fr.Snapshot.Items, Observations: fr.Observations})
 	if err != nil {
 		dm := fr.Manifest.Data
-		return nil, fmt.Errorf("%w: --baseline-c1: %w (run %s used --data %s --sample %d --stratify %q --sample-seed %d)",
-			ErrInvalid, err, fr.Run.ID, dm.Source, dm.SampleN, dm.Stratify, dm.SampleSeed)
+		per := ""
+		for _, s := range dm.SamplePer {
+			per += " --sample-per " + s.String()
+		}
+		return nil, fmt.Errorf("%w: --baseline-c1: %w (run %s used --data %s --sample %d --stratify %q --sample-seed %d%s)",
+			ErrInvalid, err, fr.Run.ID, dm.Source, dm.SampleN, dm.Stratify, dm.SampleSeed, per)
 	}
 	traces := map[string]string{}
 	for _, o := range obs {
@@ -314,7 +328,8 @@ func (p *framingRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 	m := p.m
 	return FramingOptions{Data: m.Data.Source, Design: p.snap.Design, BaselineC1: p.snap.Design.FixedC1, Model: m.Model, Seed: m.Seed, Retry: m.Retry,
 		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Bootstrap: m.Bootstrap,
-		SampleN: m.Data.SampleN, Stratify: m.Data.Stratify, SampleSeed: m.Data.SampleSeed, Control: c, recorded: p}, nil
+		SampleN: m.Data.SampleN, Stratify: m.Data.Stratify, SampleSeed: m.Data.SampleSeed, SamplePer: m.Data.SamplePer,
+		Control: c, recorded: p, sampling: m.Data.Sampling}, nil
 }
 
 func (o FramingOptions) control() Control { return o.Control }
@@ -330,11 +345,12 @@ func (o FramingOptions) prepare(ctx context.Context, st *store.Store) (protocol,
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
 	var items []framing.Item
+	sampling := o.sampling
 	if o.recorded != nil {
 		items = o.recorded.snap.Items
 	} else {
 		var err error
-		if items, err = LoadFramingItems(o); err != nil {
+		if items, sampling, err = loadFramingItems(o); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -367,6 +383,7 @@ func (o FramingOptions) prepare(ctx context.Context, st *store.Store) (protocol,
 	m := p.m
 	m.Header = newHeader("framing", m.Created, info, o.Seed, o.Concurrency, chat.Settings{Temperature: o.Temperature, MaxTokens: o.MaxTokens}, o.Retry, framing.ParserVersion)
 	m.Data.SampleN, m.Data.Stratify, m.Data.SampleSeed = o.SampleN, o.Stratify, o.SampleSeed
+	m.Data.SamplePer, m.Data.Sampling = o.SamplePer, sampling
 	m.Knowledge = o.Knowledge
 	if base != nil {
 		p.base = base
@@ -423,14 +440,24 @@ func judgeAnswers(d *framing.Design, items []framing.Item) []endpoint.Answer {
 // LoadFramingItems reads, samples and checks the items of a run: every
 // problem is reported before anything is written.
 func LoadFramingItems(o FramingOptions) ([]framing.Item, error) {
+	items, _, err := loadFramingItems(o)
+	return items, err
+}
+
+// loadFramingItems is LoadFramingItems with the record of how every data
+// set was sampled (none when nothing was).
+func loadFramingItems(o FramingOptions) ([]framing.Item, []dataset.Drawn, error) {
 	items, err := dataset.Open(o.Data, o.DataOptions)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if err := dataset.CheckStratify(items, o.Stratify); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	items, drawn, err := dataset.SamplePer(items, o.SamplePer, o.SampleN, o.Stratify, o.SampleSeed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	items = dataset.Sample(items, o.SampleN, o.Stratify, o.SampleSeed)
+	if o.SampleN <= 0 && len(o.SamplePer) == 0 {
+		drawn = nil
+	}
 	var redacted []string
 	for i := range items {
 		if items[i].Dialogue != nil && items[i].Dialogue.Redacted {
@@ -438,10 +465,10 @@ func LoadFramingItems(o FramingOptions) ([]framing.Item, error) {
 		}
 	}
 	if len(redacted) > 0 {
-		return nil, fmt.Errorf("%w: %d naturalistic item(s) have no dialogue transcript (the source redacted it), so their dialogue condition cannot be rebuilt: %s; leave their file out of --data (r/AIO's released experiment file is such a file)",
+		return nil, nil, fmt.Errorf("%w: %d naturalistic item(s) have no dialogue transcript (the source redacted it), so their dialogue condition cannot be rebuilt: %s; leave their file out of --data (r/AIO's released experiment file is such a file)",
 			ErrInvalid, len(redacted), strings.Join(head(redacted, 5), ", "))
 	}
-	return items, nil
+	return items, drawn, nil
 }
 
 func head(s []string, n int) []string {

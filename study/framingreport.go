@@ -19,7 +19,8 @@ func (r *FramingResult) Report() report.Framing {
 		Mitigations: m.Mitigations, Mode: fixedMode(m), Challenges: m.Challenges, Parser: m.Parser,
 		Planned: m.Counts.Planned, Complete: m.Counts.Complete, Failed: m.Counts.Failed, Missing: m.Counts.Missing,
 		Attempts: m.Counts.Attempts, FailedAttempts: m.Counts.FailedAttempts, Retries: m.Counts.Retries,
-		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens, Import: m.Import, Net: m.Net.summary(), BaselineC1: m.BaselineC1}
+		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens, Import: m.Import, Net: m.Net.summary(), BaselineC1: m.BaselineC1,
+		Sampling: m.Data.Sampling}
 	for _, t := range m.Templates {
 		run.Templates = append(run.Templates, t.Name+" ("+t.Source+")")
 	}

@@ -75,7 +75,12 @@ naturalistic conflicts), a file or a directory. Recognised layouts: budge's
 item JSONL, DialDefer's unified JSONL, the r/AIO experiment JSONL, TruthfulQA
 CSV (790 or 817 questions), BBQ's original JSONL; any other CSV or JSONL with
 --columns. A bad file stops the run before anything is written, with file,
-line and reason. Files are UTF-8 (a byte order mark is skipped) or UTF-16
+line and reason. --sample N draws a seeded sample (--stratify FIELD spreads it
+evenly over the field's values); --sample-per DATASET=N[:FIELD] gives one data
+set (the items' domain) its own size and field, as in the paper's Table 8,
+e.g. --sample-per advisorqa=300:label --sample-per amqa=240; the data sets it
+does not name are drawn together by --sample/--stratify. Every report lists
+each data set's sampling. Files are UTF-8 (a byte order mark is skipped) or UTF-16
 with a byte order mark (decoded); any other bytes are refused with the
 file, line and byte offset and an iconv hint, never guessed at. Template,
 system prompt (prompt=FILE), --challenge-file and --knowledge files are read
@@ -128,6 +133,7 @@ const framingRunExamples = `
   budge framing run
   budge framing run --data sample --model sim:neutral --resamples 2000
   budge framing run --data items.jsonl --templates ../prompts --labels speakers,user-llm
+  budge framing run --data ../shared/data/dialdefer/benchmark/advisorqa_formatted.jsonl --sample-per advisorqa=100:label
   budge framing run --data sample --mitigation be-honest --mitigation dehumanize
   budge framing run --model openai-compatible:qwen-sft --base-url URL --baseline-c1 BASE_RUN   (C2 only, against BASE_RUN's C1)
   budge framing run --data sample --challenge all --format md
@@ -157,6 +163,9 @@ func cmdFramingRun(ctx context.Context, std IO, args []string) error {
 		return err
 	}
 	if err := data.mapping(&o.DataOptions); err != nil {
+		return err
+	}
+	if err := data.samples(&o); err != nil {
 		return err
 	}
 	var err error
@@ -189,7 +198,10 @@ func unmeasured(res study.Result) error {
 }
 
 // dataFlags are budge framing run's flags for its items.
-type dataFlags struct{ columns, domain *string }
+type dataFlags struct {
+	columns, domain *string
+	per             *listFlag
+}
 
 func addDataFlags(fs *flag.FlagSet, o *study.FramingOptions) *dataFlags {
 	fs.StringVar(&o.Data, "data", o.Data, `items: "sample", a file or a directory`)
@@ -197,11 +209,25 @@ func addDataFlags(fs *flag.FlagSet, o *study.FramingOptions) *dataFlags {
 	d := &dataFlags{
 		columns: fs.String("columns", "", "column mapping for other CSV/JSONL: question=COL,correct=COL,incorrect=COL[,id=,context=,domain=,split=,meta=A|B]"),
 		domain:  fs.String("domain", "", "domain name for mapped files without a domain column (default: the file name)"),
+		per: listVar(fs, "sample-per", true, "per-dataset sample, DATASET=N or DATASET=N:FIELD (stratified by FIELD), repeatable or comma-separated, "+
+			"e.g. --sample-per advisorqa=300:label --sample-per amqa=240; DATASET is the items' domain; data sets not named are drawn together by --sample/--stratify"),
 	}
 	fs.IntVar(&o.SampleN, "sample", 0, "use a seeded sample of this many items (0: all)")
 	fs.StringVar(&o.Stratify, "stratify", "", "stratify the sample by this metadata field (or domain); a field no item has is an error naming the fields that exist")
 	fs.Uint64Var(&o.SampleSeed, "sample-seed", o.SampleSeed, "seed of the sample")
 	return d
+}
+
+// samples reads --sample-per.
+func (d *dataFlags) samples(o *study.FramingOptions) error {
+	for _, v := range d.per.vals {
+		s, err := dataset.ParseSampleSpec(v)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		o.SamplePer = append(o.SamplePer, s)
+	}
+	return nil
 }
 
 // mapping puts --columns and --domain into the data options.
