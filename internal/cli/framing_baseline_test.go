@@ -46,8 +46,8 @@ func TestFramingBaselineC1Run(t *testing.T) {
 		t.Errorf("json report baseline %+v (%v)", j.Run.BaselineC1, err)
 	}
 	_, flips, _ := budge(t, "export", fixed, "--dir", dir, "--format", "flips")
-	if n := strings.Count(flips, `"record":"flip_pair"`); n != 108 {
-		t.Errorf("%d flip pairs, want 108 (54 items × 2 pairs)", n)
+	if n := strings.Count(flips, `"record":"flip_pair"`); n != 108 || strings.Count(flips, `"c1_run":"`+base+`"`) != 108 {
+		t.Errorf("%d flip pairs, want 108 (54 items × 2 pairs), each with its C1 from %s", n, base)
 	}
 
 	// The pressure run is not a framing run; the fixed run has no C1 of
