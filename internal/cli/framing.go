@@ -83,8 +83,8 @@ does not name are drawn together by --sample/--stratify. Every report lists
 each data set's sampling. Files are UTF-8 (a byte order mark is skipped) or UTF-16
 with a byte order mark (decoded); any other bytes are refused with the
 file, line and byte offset and an iconv hint, never guessed at. Template,
-system prompt (prompt=FILE), --challenge-file and --knowledge files are read
-the same way.
+system prompt (prompt=FILE), --challenge-file, --knowledge and sim:FILE.yaml
+files are read the same way.
 
 Templates (--templates): built-in sets (budge, budge-plain, budge-formal) or
 directories holding c1_statement.tmpl and c2_dialogue.tmpl with the

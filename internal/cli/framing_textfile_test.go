@@ -76,3 +76,13 @@ func TestFramingTextFileEncodings(t *testing.T) {
 		}
 	}
 }
+
+// A simulator profile file (sim:FILE.yaml) is read through the same check.
+func TestFramingSimProfileEncoding(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "judge.yaml")
+	os.WriteFile(path, latin1("name: café judge\n"), 0o644)
+	code, _, errs := budge(t, "framing", "run", "--dir", t.TempDir(), "--quiet", "--model", "sim:"+path)
+	if code != ExitInvalid || !strings.Contains(errs, path+":1: not valid UTF-8 at byte offset") || !strings.Contains(errs, "iconv -f latin1") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
