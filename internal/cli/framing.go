@@ -74,29 +74,29 @@ Data (--data): "sample" (built in: 48 questions in four domains and 6
 naturalistic conflicts), a file or a directory. Recognised layouts: budge's
 item JSONL, DialDefer's unified JSONL, the r/AIO experiment JSONL, TruthfulQA
 CSV (790 or 817 questions), BBQ's original JSONL; any other CSV or JSONL with
---columns. A bad file stops the run before anything is written, with file,
-line and reason. --sample N draws a seeded sample (--stratify FIELD spreads it
+--columns. A bad file stops the run before anything is written, with file, line
+and reason. --sample N draws a seeded sample (--stratify FIELD spreads it
 evenly over the field's values); --sample-per DATASET=N[:FIELD] gives one data
-set (the items' domain) its own size and field, as in the paper's Table 8,
-e.g. --sample-per advisorqa=300:label --sample-per amqa=240; the data sets it
-does not name are drawn together by --sample/--stratify. Every report lists
-each data set's sampling. Files are UTF-8 (a byte order mark is skipped) or UTF-16
-with a byte order mark (decoded); any other bytes are refused with the
-file, line and byte offset and an iconv hint, never guessed at. Template,
-system prompt (prompt=FILE), --challenge-file, --knowledge and sim:FILE.yaml
-files are read the same way.
+set (the items' domain) its own size and field, as in the paper's Table 8, e.g.
+--sample-per advisorqa=300:label --sample-per amqa=240; the data sets it does
+not name are drawn together by --sample/--stratify. Every report lists each
+data set's sampling. Files are UTF-8 (a byte order mark is skipped) or UTF-16
+with a byte order mark (decoded); any other bytes are refused with the file,
+line and byte offset and an iconv hint, never guessed at. Template, system
+prompt (prompt=FILE), --challenge-file, --knowledge and sim:FILE.yaml files are
+read the same way.
 
 Templates (--templates): built-in sets (budge, budge-plain, budge-formal) or
 directories holding c1_statement.tmpl and c2_dialogue.tmpl with the
 placeholders {question} {answer} {speaker1} {speaker2} (DialDefer's own are in
 its prompts folder). Several are crossed. Naturalistic (dialogue) items are
 rendered with each chosen set's n1_statement.tmpl and n2_dialogue.tmpl
-({dialogue} {answer} {judger} {judgee} {context}); every built-in set has
-them, and a directory without them is refused when the data has such items
-(never rendered with another set's wording). Speaker labels (--labels): built-in
-sets (speakers, ab, qa, john-jane, jane-john, john-soroush, soroush-john,
-llm-user, user-llm, gpt4o-llama, llama-gpt4o, ai-agents) or FIRST/SECOND;
-several are crossed.
+({dialogue} {answer} {judger} {judgee} {context}); every built-in set has them,
+and a directory without them is refused when the data has such items (never
+rendered with another set's wording). Speaker labels (--labels): built-in sets
+(speakers, ab, qa, john-jane, jane-john, john-soroush, soroush-john, llm-user,
+user-llm, gpt4o-llama, llama-gpt4o, ai-agents) or FIRST/SECOND; several are
+crossed.
 
 Mitigations (--mitigation, repeatable): be-honest, dehumanize (a system prompt
 plus the "AI Agent 1/2" relabelling), or name=NAME,prompt=FILE,relabel=LABELS.
