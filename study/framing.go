@@ -49,6 +49,10 @@ type FramingOptions struct {
 	// unmitigated C1 answers on the same items this run is scored against:
 	// the run asks only C2 (the paper's Table 5 for fine-tuned models).
 	BaselineC1 string
+	// ItemsFromBaseline takes the items, with their data source and
+	// sampling record, from the BaselineC1 run instead of reading Data:
+	// the same items by construction.
+	ItemsFromBaseline bool
 	Control
 	// recorded is set for a replay: the recorded run's items and design,
 	// and how they were sampled.
@@ -291,12 +295,20 @@ func (p *framingRun) afterScore(ctx context.Context, st *store.Store, res Result
 	return nil
 }
 
+// baselineErr is an invalid --baseline-c1 RUN: one that cannot be read.
+func baselineErr(ref string, err error) error {
+	if errors.Is(err, ErrInvalid) {
+		return fmt.Errorf("--baseline-c1 %s: %w", ref, err)
+	}
+	return fmt.Errorf("%w: --baseline-c1 %s: %w", ErrInvalid, ref, err)
+}
+
 // readBaselineC1 loads the framing run ref from the store and pairs its
 // unmitigated C1 answers with items under design d (framing.PairC1).
 func readBaselineC1(ctx context.Context, st *store.Store, ref string, d *framing.Design, items []framing.Item) (*baselineC1, error) {
 	res, err := Load(ctx, st, ref)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --baseline-c1 %s: %w", ErrInvalid, ref, err)
+		return nil, baselineErr(ref, err)
 	}
 	fr, ok := res.(*FramingResult)
 	if !ok || fr.Snapshot == nil {
@@ -346,9 +358,18 @@ func (o FramingOptions) prepare(ctx context.Context, st *store.Store) (protocol,
 	}
 	var items []framing.Item
 	sampling := o.sampling
-	if o.recorded != nil {
+	switch {
+	case o.recorded != nil:
 		items = o.recorded.snap.Items
-	} else {
+	case o.ItemsFromBaseline && o.BaselineC1 != "":
+		fr, err := As[*FramingResult](Load(ctx, st, o.BaselineC1))
+		if err != nil {
+			return nil, nil, baselineErr(o.BaselineC1, err)
+		}
+		dm := fr.Manifest.Data
+		items, sampling = fr.Snapshot.Items, dm.Sampling
+		o.Data, o.SampleN, o.Stratify, o.SampleSeed, o.SamplePer = dm.Source, dm.SampleN, dm.Stratify, dm.SampleSeed, dm.SamplePer
+	default:
 		var err error
 		if items, sampling, err = loadFramingItems(o); err != nil {
 			return nil, nil, err

@@ -113,7 +113,8 @@ items (the paper's Table 5 for SFT/DPO models: the fine-tuned model's C2
 against the base model's C1). RUN must have the same items (matched by
 content), template sets, label sets, naturalistic roles, parsing mode and
 challenge families, and a C1 answer for every item; otherwise the run is
-refused (exit 2) naming what differs. The manifest, fingerprint and every
+refused (exit 2) naming what differs. Without --data or any sampling flag the
+run takes RUN's own items. The manifest, fingerprint and every
 report name RUN and its fingerprint; a resume, replay or report re-reads
 RUN's C1 from the store.
 
@@ -173,11 +174,22 @@ func cmdFramingRun(ctx context.Context, std IO, args []string) error {
 		return err
 	}
 	o.Design.Tolerant = !o.StrictParse
+	if o.BaselineC1 != "" && !anySet(rf.fs, "data", "data-format", "columns", "domain", "sample", "stratify", "sample-seed", "sample-per") {
+		// Nothing says which items: the baseline's, exactly.
+		o.ItemsFromBaseline = true
+	}
 	res, err := rf.execute(ctx, std, func() study.Plan { return o })
 	if err != nil {
 		return err
 	}
 	return unmeasured(res)
+}
+
+// anySet reports whether any of the named flags was given.
+func anySet(fs *flag.FlagSet, names ...string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || slices.Contains(names, f.Name) })
+	return set
 }
 
 // unmeasured is the invalid-result exit for a framing run whose judge

@@ -50,6 +50,23 @@ func TestFramingBaselineC1Run(t *testing.T) {
 		t.Errorf("%d flip pairs, want 108 (54 items × 2 pairs), each with its C1 from %s", n, base)
 	}
 
+	// Without --data or a sampling flag the run takes the baseline's own
+	// items; with --data it must give the same ones.
+	code, out, errs = run("--model", "sim:neutral", "--sample", "24", "--stratify", "domain")
+	if code != ExitOK && code != ExitUnmeasured {
+		t.Fatalf("sampled baseline: exit %d: %s", code, errs)
+	}
+	sampled := runLine.FindStringSubmatch(out)[1]
+	code, out, errs = run("--baseline-c1", sampled)
+	if code != ExitOK && code != ExitUnmeasured || !strings.Contains(out, "(24 items,") || !strings.Contains(out, "48 C1 sessions on 24 items") ||
+		!strings.Contains(out, "sampled: social 4 of 12 (--sample (pool of data sets without --sample-per) 24, stratified by domain, seed 42)") {
+		t.Errorf("run on the baseline's items: exit %d: %s\n%s", code, errs, out)
+	}
+	if code, _, errs := run("--baseline-c1", sampled, "--data", "sample"); code != ExitInvalid || !strings.Contains(errs, "0 of this run's 54 are not in run "+sampled+"") ||
+		!strings.Contains(errs, "used --data sample --sample 24 --stratify \"domain\" --sample-seed 42") {
+		t.Errorf("other items: exit %d: %s", code, errs)
+	}
+
 	// The pressure run is not a framing run; the fixed run has no C1 of
 	// its own.
 	code, out, _ = budge(t, "run", "--dir", dir, "--quiet")
