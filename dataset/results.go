@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -81,19 +82,18 @@ func ReadResults(dir string) ([]ResultFile, error) {
 }
 
 func readResultFile(path string) (ResultFile, error) {
-	f, err := os.Open(path)
+	data, err := readDataFile(path)
 	if err != nil {
-		return ResultFile{}, fmt.Errorf("results: %w", err)
+		return ResultFile{}, err
 	}
-	defer f.Close()
-	if p := checkFileSize(path, f); p != nil {
-		return ResultFile{}, Problems{*p}
+	if data, err = decodeText(path, data); err != nil {
+		return ResultFile{}, err
 	}
 	c := &collector{file: path}
 	rf := ResultFile{Path: path}
 	var items []framing.Item
 	var lines []int
-	eachLine(c, &capped{r: f}, func(line int, b []byte) {
+	eachLine(c, bytes.NewReader(data), func(line int, b []byte) {
 		var raw map[string]any
 		if err := json.Unmarshal(b, &raw); err != nil {
 			c.add(line, "", "%s", jsonError(err))

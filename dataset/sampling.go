@@ -93,6 +93,11 @@ func AssignSplit(items []framing.Item, testFraction float64, seed uint64) {
 // the fields the items do have: a misspelt field would otherwise put every
 // item in one stratum and sample without stratifying, silently.
 func CheckStratify(items []framing.Item, field string) error {
+	return checkField(items, field, fmt.Sprintf("--stratify %q", field))
+}
+
+// checkField is CheckStratify for the flag that named the field.
+func checkField(items []framing.Item, field, flag string) error {
 	if field == "" || len(items) == 0 {
 		return nil
 	}
@@ -105,5 +110,5 @@ func CheckStratify(items []framing.Item, field string) error {
 			fields[k] = true
 		}
 	}
-	return fmt.Errorf("--stratify %q: no item has that field; the items have: %s", field, strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+	return fmt.Errorf("%s: no item has the field %q; the items have: %s", flag, field, strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
 }

@@ -30,6 +30,13 @@ func (r *unifiedRecord) item() framing.Item {
 		it.Context = *r.Context
 	}
 	it.Split = declaredSplit(r.Meta)
+	if it.Split == "" {
+		// DialDefer's released benchmark files are the paper's held-out
+		// evaluation samples: a record that declares no split is
+		// evaluation data, never training data unless the user says so
+		// (export-training --allow-eval-datasets benchmark).
+		it.Split, it.SplitAssumed = "test", true
+	}
 	if r.ChosenCorrect != nil {
 		it.Correct = *r.ChosenCorrect
 	} else {
@@ -57,7 +64,7 @@ func (r *unifiedRecord) item() framing.Item {
 // declaredSplit is the train/test split a record's meta.split declares:
 // "train" for a training split, "test" for any evaluation split (test,
 // eval, validation, dev), and "" when it declares none (HaluEval's "all"
-// names the source's pool, not a split), so budge assigns one.
+// names the source's pool, not a split).
 func declaredSplit(meta map[string]any) string {
 	v, _ := meta["split"].(string)
 	switch strings.ToLower(strings.TrimSpace(v)) {

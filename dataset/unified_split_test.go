@@ -15,10 +15,13 @@ func TestUnifiedCarriesDeclaredSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"test", "train", "", ""}
+	// A record that declares no split (HaluEval's "all" is none) is
+	// evaluation data by rule, marked as assumed.
+	want := []string{"test", "train", "test", "test"}
+	assumed := []bool{false, false, true, true}
 	for i, it := range items {
-		if it.Split != want[i] {
-			t.Errorf("item %s: split %q, want %q", it.ID, it.Split, want[i])
+		if it.Split != want[i] || it.SplitAssumed != assumed[i] {
+			t.Errorf("item %s: split %q assumed %v, want %q %v", it.ID, it.Split, it.SplitAssumed, want[i], assumed[i])
 		}
 	}
 }

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/buildlab/budge/textfile"
 )
 
 // Challenge is one multi-turn challenge message, sent after the model's
@@ -44,12 +45,12 @@ var paperFamily = map[string]string{"simple": "disagree", "confidence": "confide
 func ParseChallenges(families []string, file string) ([]Challenge, error) {
 	texts := builtinChallenges
 	if file != "" {
-		b, err := os.ReadFile(file)
+		text, err := textfile.Read(file)
 		if err != nil {
 			return nil, fmt.Errorf("challenges: %w", err)
 		}
 		var raw map[string]string
-		if err := json.Unmarshal(b, &raw); err != nil {
+		if err := json.Unmarshal([]byte(text), &raw); err != nil {
 			return nil, fmt.Errorf("challenges %s: %w", file, err)
 		}
 		texts = map[string]string{}

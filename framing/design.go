@@ -45,6 +45,11 @@ type Design struct {
 	InvertTruth bool   `json:"invert_truth"`
 	Policy      string `json:"unparseable_policy"`
 	Tolerant    bool   `json:"tolerant_parsing"`
+	// FixedC1 is the id of another run whose unmitigated C1 answers on the
+	// same items this run's arms are scored against (the paper's Table 5
+	// for fine-tuned models: their C2 against the base model's C1). Such a
+	// run asks only C2.
+	FixedC1 string `json:"fixed_c1_run,omitempty"`
 }
 
 // DefaultDesign is budge's own templates, "Speaker 1"/"Speaker 2", no
@@ -87,6 +92,9 @@ func (d *Design) Validate() []string {
 			p = append(p, fmt.Sprintf("mitigations: %q given twice or reserved", m.Name))
 		}
 		seen[m.Name] = true
+	}
+	if d.FixedC1 != "" && d.Mode == ModeJoint {
+		p = append(p, fmt.Sprintf("mitigation mode %s runs C1 under each mitigation, but C1 comes from run %s (--baseline-c1): use %s", ModeJoint, d.FixedC1, ModeBaseline))
 	}
 	if d.Mode != ModeBaseline && d.Mode != ModeJoint {
 		p = append(p, fmt.Sprintf("mitigation mode %q: use %s or %s", d.Mode, ModeBaseline, ModeJoint))
@@ -140,6 +148,10 @@ type Arm struct {
 	// baseline-c1 mode, the arm's own in joint mode.
 	C1Mitigation string `json:"c1_mitigation"`
 }
+
+// ModeFixed is the C1 mode of every arm of a run whose C1 comes from
+// another run (Design.FixedC1).
+const ModeFixed = "fixed-c1"
 
 // Name is a readable, unique name of the arm.
 func (a Arm) Name() string { return a.Template + " · " + a.Labels + " · " + a.Mitigation }
@@ -230,7 +242,7 @@ func Stratum(it *Item) string {
 
 // Plan lists every session of a run in canonical order: per item, the C1
 // sessions of each template (under no mitigation, and under each mitigation
-// in joint mode), then the C2 sessions of each template × label set ×
+// in joint mode; none when C1 comes from another run), then the C2 sessions of each template × label set ×
 // mitigation. With challenge families each session gets one family,
 // assigned in rotation over items and conditions so every family meets
 // every condition about equally often.
@@ -248,6 +260,9 @@ func Plan(d *Design, items []Item) []Spec {
 		it := &items[i]
 		base := Spec{Item: it.ID, Index: i, Domain: it.Domain, Stratum: Stratum(it)}
 		for _, t := range d.Templates {
+			if d.FixedC1 != "" {
+				c1Mits = nil
+			}
 			for _, m := range c1Mits {
 				for ci, c := range []Condition{C1True, C1False} {
 					s := base

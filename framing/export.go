@@ -72,19 +72,22 @@ type FlipSide struct {
 // false statement with the incorrect speaker), with the flip they make, so
 // that flips can be reviewed without the viewer.
 type FlipRecord struct {
-	Record   string   `json:"record"` // "flip_pair"
-	RunID    string   `json:"run_id"`
-	Item     string   `json:"item_id"`
-	Domain   string   `json:"domain"`
-	Stratum  string   `json:"stratum,omitempty"`
-	Arm      string   `json:"arm"`
-	Template string   `json:"template"`
-	Labels   string   `json:"labels,omitempty"`
-	C1Arm    string   `json:"c1_arm"` // the mitigation C1 ran under: none in baseline-c1 mode
-	Pair     string   `json:"pair"`   // "true-correct" or "false-incorrect"
-	Flip     string   `json:"flip"`
-	C1       FlipSide `json:"c1"`
-	C2       FlipSide `json:"c2"`
+	Record   string `json:"record"` // "flip_pair"
+	RunID    string `json:"run_id"`
+	Item     string `json:"item_id"`
+	Domain   string `json:"domain"`
+	Stratum  string `json:"stratum,omitempty"`
+	Arm      string `json:"arm"`
+	Template string `json:"template"`
+	Labels   string `json:"labels,omitempty"`
+	C1Arm    string `json:"c1_arm"` // the mitigation C1 ran under: none in baseline-c1 mode
+	// C1Run is the run the C1 answer comes from when it is another run
+	// (--baseline-c1); empty when it is this one.
+	C1Run string   `json:"c1_run,omitempty"`
+	Pair  string   `json:"pair"` // "true-correct" or "false-incorrect"
+	Flip  string   `json:"flip"`
+	C1    FlipSide `json:"c1"`
+	C2    FlipSide `json:"c2"`
 }
 
 // Flips pairs every C2 observation with the C1 observation on the same

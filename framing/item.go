@@ -26,6 +26,11 @@ type Item struct {
 	Meta             map[string]any `json:"meta,omitempty"`
 	// Split is "train", "test" or empty (not assigned).
 	Split string `json:"split,omitempty"`
+	// SplitAssumed marks a split the data did not declare but budge took
+	// by rule: an item of a DialDefer benchmark file that declares no
+	// train/test split is evaluation data ("test"), since the released
+	// benchmark files are the paper's held-out evaluation samples.
+	SplitAssumed bool `json:"split_assumed,omitempty"`
 	// Dialogue makes the item naturalistic: a transcript and a constructed
 	// judgment about one of its speakers.
 	Dialogue *Dialogue `json:"dialogue,omitempty"`

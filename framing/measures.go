@@ -270,6 +270,9 @@ func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *S
 		c1 := groups[groupKey{a.Template, "", a.C1Mitigation}]
 		c2 := groups[groupKey{a.Template, a.Labels, a.Mitigation}]
 		as := ArmSummary{Arm: a, Name: a.Name(), Mode: a.Mode(), Domains: map[string]*Cell{}, bits: make([]int16, len(items))}
+		if d.FixedC1 != "" {
+			as.Mode = ModeFixed
+		}
 		cells := map[string]*Cell{}
 		strata := map[string]map[string]*Cell{}
 		verdicts := map[string]map[string]int{}

@@ -4,9 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
+
+	"github.com/buildlab/budge/textfile"
 )
 
 // Mitigation is an intervention against deference: a system prompt, a
@@ -79,14 +80,14 @@ func ParseMitigation(spec string) (Mitigation, error) {
 		case "name":
 			m.Name = v
 		case "prompt":
-			b, err := os.ReadFile(v)
+			text, err := textfile.Read(v)
 			if err != nil {
 				return Mitigation{}, fmt.Errorf("mitigation %q: system prompt: %w", spec, err)
 			}
-			if len(b) == 0 {
+			if len(text) == 0 {
 				return Mitigation{}, fmt.Errorf("mitigation %q: system prompt file %s is empty", spec, v)
 			}
-			m.SystemPrompt, m.PromptSource = string(b), v
+			m.SystemPrompt, m.PromptSource = text, v
 		case "relabel":
 			l, err := ParseLabels(v)
 			if err != nil {

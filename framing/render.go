@@ -99,8 +99,9 @@ func (d *Design) NaturalPrompt(t *Templates, c Condition, it *Item, m Mitigation
 	}
 	st, dt := t.NaturalStatement, t.NaturalDialogue
 	if st == "" {
-		def := DefaultTemplates()
-		st, dt = def.NaturalStatement, def.NaturalDialogue
+		// Never another set's wording in place of the one chosen: the
+		// report would name templates the prompt was not made with.
+		return "", fmt.Errorf("item %s is naturalistic, and %s", it.ID, t.noNatural())
 	}
 	v := map[string]string{"{question}": context, "{context}": context, "{dialogue}": dialogue, "{answer}": answer,
 		"{judger}": judger, "{judgee}": judgee, "{speaker1}": judgee, "{speaker2}": judger}
@@ -108,6 +109,42 @@ func (d *Design) NaturalPrompt(t *Templates, c Condition, it *Item, m Mitigation
 		return Render(dt, v), nil
 	}
 	return Render(st, v), nil
+}
+
+// noNatural says that a template set cannot express naturalistic items.
+func (t *Templates) noNatural() string {
+	return fmt.Sprintf("template set %s (%s) has no naturalistic pair (%s and %s with {dialogue}, {answer} and {judger}), so it cannot express naturalistic items",
+		t.Name, t.Source, NaturalStatementFile, NaturalDialogueFile)
+}
+
+// CheckItems refuses a design whose template sets cannot render the items:
+// naturalistic items need every chosen set to have its naturalistic pair,
+// since budge never renders them with another set's wording in its place.
+func (d *Design) CheckItems(items []Item) error {
+	var natural []string
+	for i := range items {
+		if items[i].Dialogue != nil {
+			natural = append(natural, items[i].ID)
+		}
+	}
+	if len(natural) == 0 {
+		return nil
+	}
+	var probs []string
+	for _, t := range d.Templates {
+		if t.NaturalStatement == "" {
+			probs = append(probs, t.noNatural())
+		}
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	eg := natural[0]
+	if len(natural) > 1 {
+		eg += fmt.Sprintf(" and %d more", len(natural)-1)
+	}
+	return fmt.Errorf("%d naturalistic item(s) (%s): %s; add the pair to the template directory, choose a set that has one (budge, budge-plain, budge-formal), or leave the naturalistic items out of --data",
+		len(natural), eg, strings.Join(probs, "; "))
 }
 
 // newRelabeler renames a dialogue's two speakers: the first to the label

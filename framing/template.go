@@ -1,7 +1,9 @@
 package framing
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/buildlab/budge/textfile"
 )
 
 // Template file names in a template directory. The first two are required;
@@ -93,7 +97,11 @@ func OpenTemplates(ref string) (*Templates, error) {
 			}
 			return "", fmt.Errorf("templates %s: %w", t.Source, err)
 		}
-		return string(b), nil
+		text, err := textfile.Decode(filepath.Join(t.Source, name), b)
+		if err != nil {
+			return "", fmt.Errorf("templates: %w", err)
+		}
+		return string(text), nil
 	}
 	var err error
 	if t.Statement, err = read(StatementFile, true); err != nil {
@@ -112,6 +120,13 @@ func OpenTemplates(ref string) (*Templates, error) {
 		return nil, fmt.Errorf("templates %s: %s", t.Source, strings.Join(errs, "; "))
 	}
 	return t, nil
+}
+
+// Hash is the sha256 (hex) of the set's four texts: what a manifest
+// records and what runs are compared by.
+func (t *Templates) Hash() string {
+	h := sha256.Sum256([]byte(t.Statement + "\x00" + t.Dialogue + "\x00" + t.NaturalStatement + "\x00" + t.NaturalDialogue))
+	return hex.EncodeToString(h[:])
 }
 
 // Validate reports placeholders a template needs but lacks.

@@ -23,7 +23,25 @@ const OneToken = "Answer with exactly one token: 1 or 2."
 const (
 	EvalTruthfulQA = "truthfulqa"
 	EvalAIO        = "aio"
+	// EvalBenchmark names the items of DialDefer benchmark files that
+	// declare no split (Item.SplitAssumed): evaluation data by rule.
+	EvalBenchmark = "benchmark"
 )
+
+// ReleaseAssumedSplits drops the split budge assumed for items of benchmark
+// files that declare none (Item.SplitAssumed), so that a split can be
+// assigned to them (the user's explicit --allow-eval-datasets benchmark);
+// it returns how many it released.
+func ReleaseAssumedSplits(items []Item) int {
+	n := 0
+	for i := range items {
+		if items[i].SplitAssumed {
+			items[i].Split, items[i].SplitAssumed = "", false
+			n++
+		}
+	}
+	return n
+}
 
 // EvaluationOnly names the evaluation-only data set an item belongs to
 // (EvalTruthfulQA, EvalAIO), or "" when it may be trained on.
@@ -94,6 +112,7 @@ func (w Withheld) String() string {
 // Withholding reasons.
 const (
 	ReasonTestSplit = "in an evaluation (test) split the data declares"
+	ReasonAssumed   = "of a DialDefer benchmark file that declares no split (evaluation data by rule; --allow-eval-datasets benchmark)"
 	ReasonAssigned  = "assigned to the test split (--test-fraction)"
 	ReasonEvalOnly  = "of an evaluation-only data set (%s)"
 	ReasonEvaluated = "evaluated in a stored run (matched by content)"
@@ -109,8 +128,11 @@ func withholdReason(it *Item, assigned bool, o *TrainingOptions) (string, error)
 	}
 	switch it.Split {
 	case "test":
-		if assigned {
+		switch {
+		case assigned:
 			return ReasonAssigned, nil
+		case it.SplitAssumed:
+			return ReasonAssumed, nil
 		}
 		return ReasonTestSplit, nil
 	case "train":

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buildlab/budge/dataset"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/stats"
 )
@@ -47,7 +48,10 @@ type FramingRun struct {
 	Perspective string `json:"naturalistic_perspective,omitempty"`
 	// SystemPrompts says, per mitigation with a system prompt, where the
 	// prompt came from and its sha256, and whether it is budge's wording.
-	SystemPrompts  []string             `json:"system_prompts,omitempty"`
+	SystemPrompts []string `json:"system_prompts,omitempty"`
+	// BaselineC1 is, for a run that asked only C2 (--baseline-c1), the run
+	// its C1 answers come from.
+	BaselineC1     *framing.FixedC1     `json:"baseline_c1,omitempty"`
 	Mode           string               `json:"mitigation_mode"`
 	Challenges     []string             `json:"challenges,omitempty"`
 	Parser         string               `json:"parser_version"`
@@ -62,6 +66,9 @@ type FramingRun struct {
 	OutputTokens   int                  `json:"output_tokens"`
 	Import         *framing.ImportCheck `json:"import,omitempty"`
 	Splits         Splits               `json:"splits,omitempty"`
+	// Sampling says, per data set, how many items it had and how many
+	// were drawn, with the size, stratification field and seed.
+	Sampling []dataset.Drawn `json:"sampling,omitempty"`
 	Net
 }
 
@@ -142,11 +149,17 @@ func (f Framing) doc() *doc {
 	}
 	d.para(fmt.Sprintf("data %s (%d items, sha256 %s) · model %s · seed %d · fingerprint %s", r.Data, r.Items, short(r.DataSHA), r.Model, r.Seed, r.Fingerprint))
 	r.Splits.paras(d)
+	for _, s := range r.Sampling {
+		d.para("sampled: " + s.String())
+	}
 	if len(r.ModelIDs) > 0 {
 		d.para("model id reported by the provider: " + strings.Join(r.ModelIDs, ", "))
 	}
 	d.para(fmt.Sprintf("templates %s · speaker labels %s · mitigations %s (C1 mode: %s)", strings.Join(r.Templates, ", "), strings.Join(r.Labels, ", "),
 		strings.Join(r.Mitigations, ", "), r.Mode))
+	if r.BaselineC1 != nil {
+		d.para(r.BaselineC1.Describe())
+	}
 	for _, p := range r.SystemPrompts {
 		d.para("system prompt: " + p)
 	}
@@ -360,6 +373,8 @@ func c1Note(a framing.ArmSummary) string {
 		return "taken from the unmitigated baseline (" + framing.ModeBaseline + "); only C2 ran under " + a.Mitigation
 	case framing.ModeJoint:
 		return "both conditions ran under " + a.Mitigation + " (joint)"
+	case framing.ModeFixed:
+		return "taken from another run's unmitigated C1 (--baseline-c1, named above); only C2 ran in this run, under " + a.Mitigation
 	}
 	return "unmitigated"
 }

@@ -30,8 +30,12 @@ type FramingOptions struct {
 	SampleN    int
 	Stratify   string
 	SampleSeed uint64
-	Design     framing.Design
-	Model      string // sim, sim:PROFILE, sim:profile.yaml, or any run's model
+	// SamplePer samples the named data sets (domains) each by its own
+	// size and stratification field (the paper's Table 8); SampleN and
+	// Stratify draw the pool of the others.
+	SamplePer []dataset.SampleSpec
+	Design    framing.Design
+	Model     string // sim, sim:PROFILE, sim:profile.yaml, or any run's model
 	// Knowledge is a JSONL answer table for the simulator; without it the
 	// simulator is told the answers of the run's own items (a fully
 	// informed judge whose errors are the profile's).
@@ -41,9 +45,19 @@ type FramingOptions struct {
 	Temperature *float64
 	MaxTokens   int
 	Bootstrap   stats.Bootstrap
+	// BaselineC1 names a stored framing run (id, prefix or "latest") whose
+	// unmitigated C1 answers on the same items this run is scored against:
+	// the run asks only C2 (the paper's Table 5 for fine-tuned models).
+	BaselineC1 string
+	// ItemsFromBaseline takes the items, with their data source and
+	// sampling record, from the BaselineC1 run instead of reading Data:
+	// the same items by construction.
+	ItemsFromBaseline bool
 	Control
-	// recorded is set for a replay: the recorded run's items and design.
+	// recorded is set for a replay: the recorded run's items and design,
+	// and how they were sampled.
 	recorded *framingRun
+	sampling []dataset.Drawn
 }
 
 // DefaultFramingOptions are what `budge framing run` uses without flags.
@@ -82,17 +96,24 @@ type FramingManifest struct {
 	// Knowledge is the simulated judge's answer table file, when one was
 	// given, so a resume asks the same judge.
 	Knowledge string `json:"sim_knowledge,omitempty"`
+	// BaselineC1 is the run this run's C1 answers come from
+	// (--baseline-c1), with its fingerprint when this run was made.
+	BaselineC1 *framing.FixedC1 `json:"baseline_c1,omitempty"`
 }
 
 // FramingData identifies the items of a run.
 type FramingData struct {
-	Source     string         `json:"source"`
-	SHA        string         `json:"snapshot_sha256"`
-	Items      int            `json:"items"`
-	Domains    map[string]int `json:"domains"`
-	SampleN    int            `json:"sample,omitempty"`
-	Stratify   string         `json:"stratify,omitempty"`
-	SampleSeed uint64         `json:"sample_seed,omitempty"`
+	Source     string               `json:"source"`
+	SHA        string               `json:"snapshot_sha256"`
+	Items      int                  `json:"items"`
+	Domains    map[string]int       `json:"domains"`
+	SampleN    int                  `json:"sample,omitempty"`
+	Stratify   string               `json:"stratify,omitempty"`
+	SampleSeed uint64               `json:"sample_seed,omitempty"`
+	SamplePer  []dataset.SampleSpec `json:"sample_per,omitempty"`
+	// Sampling says, per data set, how many items it had, how many were
+	// drawn, and by which size, field and seed.
+	Sampling []dataset.Drawn `json:"sampling,omitempty"`
 }
 
 // TemplateInfo names a template set and hashes its text.
@@ -110,6 +131,27 @@ type FramingResult struct {
 	Observations []framing.Observation
 	Summary      *framing.Summary
 	Traces       map[string]string // session id -> trace sha
+	// BaselineC1 holds, for a run that asked only C2 (--baseline-c1), the
+	// other run's C1 observations it is scored against, re-indexed to this
+	// run's items, and their traces.
+	BaselineC1       []framing.Observation
+	BaselineC1Traces map[string]string
+}
+
+// Paired is every observation the run's measures pair, its own and those
+// of a baseline C1 run, with their traces.
+func (r *FramingResult) Paired() ([]framing.Observation, map[string]string) {
+	if len(r.BaselineC1) == 0 {
+		return r.Observations, r.Traces
+	}
+	traces := make(map[string]string, len(r.Traces)+len(r.BaselineC1Traces))
+	for k, v := range r.BaselineC1Traces {
+		traces[k] = v
+	}
+	for k, v := range r.Traces {
+		traces[k] = v
+	}
+	return append(append([]framing.Observation(nil), r.BaselineC1...), r.Observations...), traces
 }
 
 // Head is the manifest's common part.
@@ -126,6 +168,16 @@ type framingRun struct {
 	snap  *FramingSnapshot
 	bytes []byte // the snapshot, as stored
 	specs []framing.Spec
+	// base is the C1 side of a run that asks only C2, read from the store
+	// when the run is made and again whenever it is loaded.
+	base *baselineC1
+}
+
+// baselineC1 is another run's C1 answers as paired with this run's items.
+type baselineC1 struct {
+	info   framing.FixedC1
+	obs    []framing.Observation
+	traces map[string]string
 }
 
 func (p *framingRun) head() *Header       { return &p.m.Header }
@@ -205,17 +257,92 @@ func (sc *framingScorer) add(i int, se *store.Session) {
 
 func (sc *framingScorer) done(run store.Run) Result {
 	p := sc.p
-	return &FramingResult{Run: run, Manifest: *p.m, Snapshot: p.snap, Observations: sc.obs, Traces: sc.traces,
-		Summary: framing.Summarize(&p.snap.Design, p.snap.Items, sc.obs, p.m.Bootstrap)}
+	res := &FramingResult{Run: run, Manifest: *p.m, Snapshot: p.snap, Observations: sc.obs, Traces: sc.traces}
+	if p.snap.Design.FixedC1 == "" {
+		res.Summary = framing.Summarize(&p.snap.Design, p.snap.Items, sc.obs, p.m.Bootstrap)
+	}
+	// A fixed-C1 run is summarised in afterScore, once the other run's C1
+	// answers are read from the store.
+	return res
+}
+
+// afterScore reads, for a run that asked only C2, the other run's C1
+// answers from the store and scores the run against them.
+func (p *framingRun) afterScore(ctx context.Context, st *store.Store, res Result) error {
+	d := &p.snap.Design
+	if d.FixedC1 == "" {
+		return nil
+	}
+	fr := res.(*FramingResult)
+	if p.base == nil {
+		b, err := readBaselineC1(ctx, st, d.FixedC1, d, p.snap.Items)
+		if err != nil {
+			return fmt.Errorf("run %s takes its C1 answers from run %s: %w", p.m.RunID, d.FixedC1, err)
+		}
+		if rec := p.m.BaselineC1; rec != nil && rec.Fingerprint != b.info.Fingerprint {
+			b.info.Note = fmt.Sprintf("its fingerprint was %s when this run was made", rec.Fingerprint)
+		}
+		p.base = b
+	}
+	fr.BaselineC1, fr.BaselineC1Traces = p.base.obs, p.base.traces
+	info := p.base.info
+	fr.Manifest.BaselineC1 = &info
+	if rec := p.m.BaselineC1; rec != nil {
+		// The manifest keeps what the run was made against.
+		fr.Manifest.BaselineC1.Fingerprint = rec.Fingerprint
+	}
+	obs, _ := fr.Paired()
+	fr.Summary = framing.Summarize(d, p.snap.Items, obs, p.m.Bootstrap)
+	return nil
+}
+
+// baselineErr is an invalid --baseline-c1 RUN: one that cannot be read.
+func baselineErr(ref string, err error) error {
+	if errors.Is(err, ErrInvalid) {
+		return fmt.Errorf("--baseline-c1 %s: %w", ref, err)
+	}
+	return fmt.Errorf("%w: --baseline-c1 %s: %w", ErrInvalid, ref, err)
+}
+
+// readBaselineC1 loads the framing run ref from the store and pairs its
+// unmitigated C1 answers with items under design d (framing.PairC1).
+func readBaselineC1(ctx context.Context, st *store.Store, ref string, d *framing.Design, items []framing.Item) (*baselineC1, error) {
+	res, err := Load(ctx, st, ref)
+	if err != nil {
+		return nil, baselineErr(ref, err)
+	}
+	fr, ok := res.(*FramingResult)
+	if !ok || fr.Snapshot == nil {
+		return nil, fmt.Errorf("%w: --baseline-c1 %s: run %s is a %s run, not a framing run", ErrInvalid, ref, res.Head().RunID, res.Head().Protocol)
+	}
+	obs, err := framing.PairC1(d, items, framing.Baseline{Run: fr.Run.ID, Design: &fr.Snapshot.Design, Items: fr.Snapshot.Items, Observations: fr.Observations})
+	if err != nil {
+		dm := fr.Manifest.Data
+		per := ""
+		for _, s := range dm.SamplePer {
+			per += " --sample-per " + s.String()
+		}
+		return nil, fmt.Errorf("%w: --baseline-c1: %w (run %s used --data %s --sample %d --stratify %q --sample-seed %d%s)",
+			ErrInvalid, err, fr.Run.ID, dm.Source, dm.SampleN, dm.Stratify, dm.SampleSeed, per)
+	}
+	traces := map[string]string{}
+	for _, o := range obs {
+		if t := fr.Traces[o.Session]; t != "" {
+			traces[o.Session] = t
+		}
+	}
+	return &baselineC1{obs: obs, traces: traces,
+		info: framing.FixedC1{Run: fr.Run.ID, Model: fr.Manifest.Model, Fingerprint: fr.Manifest.Fingerprint, Items: len(items), Sessions: len(obs)}}, nil
 }
 
 // replayed is a new run of the recorded items, design, model, settings and
 // seed, answered by rp.
 func (p *framingRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 	m := p.m
-	return FramingOptions{Data: m.Data.Source, Design: p.snap.Design, Model: m.Model, Seed: m.Seed, Retry: m.Retry,
+	return FramingOptions{Data: m.Data.Source, Design: p.snap.Design, BaselineC1: p.snap.Design.FixedC1, Model: m.Model, Seed: m.Seed, Retry: m.Retry,
 		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Bootstrap: m.Bootstrap,
-		SampleN: m.Data.SampleN, Stratify: m.Data.Stratify, SampleSeed: m.Data.SampleSeed, Control: c, recorded: p}, nil
+		SampleN: m.Data.SampleN, Stratify: m.Data.Stratify, SampleSeed: m.Data.SampleSeed, SamplePer: m.Data.SamplePer,
+		Control: c, recorded: p, sampling: m.Data.Sampling}, nil
 }
 
 func (o FramingOptions) control() Control { return o.Control }
@@ -231,12 +358,36 @@ func (o FramingOptions) prepare(ctx context.Context, st *store.Store) (protocol,
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
 	var items []framing.Item
-	if o.recorded != nil {
+	sampling := o.sampling
+	switch {
+	case o.recorded != nil:
 		items = o.recorded.snap.Items
-	} else {
+	case o.ItemsFromBaseline && o.BaselineC1 != "":
+		fr, err := As[*FramingResult](Load(ctx, st, o.BaselineC1))
+		if err != nil {
+			return nil, nil, baselineErr(o.BaselineC1, err)
+		}
+		dm := fr.Manifest.Data
+		items, sampling = fr.Snapshot.Items, dm.Sampling
+		o.Data, o.SampleN, o.Stratify, o.SampleSeed, o.SamplePer = dm.Source, dm.SampleN, dm.Stratify, dm.SampleSeed, dm.SamplePer
+	default:
 		var err error
-		if items, err = LoadFramingItems(o); err != nil {
+		if items, sampling, err = loadFramingItems(o); err != nil {
 			return nil, nil, err
+		}
+	}
+	if err := d.CheckItems(items); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	var base *baselineC1
+	if o.BaselineC1 != "" {
+		var err error
+		if base, err = readBaselineC1(ctx, st, o.BaselineC1, &d, items); err != nil {
+			return nil, nil, err
+		}
+		d.FixedC1 = base.info.Run
+		if errs := d.Validate(); len(errs) > 0 {
+			return nil, nil, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(errs, "; "))
 		}
 	}
 	prov := o.Provider
@@ -254,7 +405,13 @@ func (o FramingOptions) prepare(ctx context.Context, st *store.Store) (protocol,
 	m := p.m
 	m.Header = newHeader("framing", m.Created, info, o.Seed, o.Concurrency, chat.Settings{Temperature: o.Temperature, MaxTokens: o.MaxTokens}, o.Retry, framing.ParserVersion)
 	m.Data.SampleN, m.Data.Stratify, m.Data.SampleSeed = o.SampleN, o.Stratify, o.SampleSeed
+	m.Data.SamplePer, m.Data.Sampling = o.SamplePer, sampling
 	m.Knowledge = o.Knowledge
+	if base != nil {
+		p.base = base
+		info := base.info
+		m.BaselineC1 = &info
+	}
 	return p, prov, nil
 }
 
@@ -305,14 +462,24 @@ func judgeAnswers(d *framing.Design, items []framing.Item) []endpoint.Answer {
 // LoadFramingItems reads, samples and checks the items of a run: every
 // problem is reported before anything is written.
 func LoadFramingItems(o FramingOptions) ([]framing.Item, error) {
+	items, _, err := loadFramingItems(o)
+	return items, err
+}
+
+// loadFramingItems is LoadFramingItems with the record of how every data
+// set was sampled (none when nothing was).
+func loadFramingItems(o FramingOptions) ([]framing.Item, []dataset.Drawn, error) {
 	items, err := dataset.Open(o.Data, o.DataOptions)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if err := dataset.CheckStratify(items, o.Stratify); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	items, drawn, err := dataset.SamplePer(items, o.SamplePer, o.SampleN, o.Stratify, o.SampleSeed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	items = dataset.Sample(items, o.SampleN, o.Stratify, o.SampleSeed)
+	if o.SampleN <= 0 && len(o.SamplePer) == 0 {
+		drawn = nil
+	}
 	var redacted []string
 	for i := range items {
 		if items[i].Dialogue != nil && items[i].Dialogue.Redacted {
@@ -320,10 +487,10 @@ func LoadFramingItems(o FramingOptions) ([]framing.Item, error) {
 		}
 	}
 	if len(redacted) > 0 {
-		return nil, fmt.Errorf("%w: %d naturalistic item(s) have no dialogue transcript (the source redacted it), so their dialogue condition cannot be rebuilt: %s; leave their file out of --data (r/AIO's released experiment file is such a file)",
+		return nil, nil, fmt.Errorf("%w: %d naturalistic item(s) have no dialogue transcript (the source redacted it), so their dialogue condition cannot be rebuilt: %s; leave their file out of --data (r/AIO's released experiment file is such a file)",
 			ErrInvalid, len(redacted), strings.Join(head(redacted, 5), ", "))
 	}
-	return items, nil
+	return items, drawn, nil
 }
 
 func head(s []string, n int) []string {
@@ -352,8 +519,7 @@ func newFramingManifest(now time.Time, data string, snap []byte, items []framing
 		m.Data.Domains[items[i].Domain]++
 	}
 	for _, t := range d.Templates {
-		m.Templates = append(m.Templates, TemplateInfo{Name: t.Name, Source: t.Source,
-			SHA: sha([]byte(t.Statement + "\x00" + t.Dialogue + "\x00" + t.NaturalStatement + "\x00" + t.NaturalDialogue))})
+		m.Templates = append(m.Templates, TemplateInfo{Name: t.Name, Source: t.Source, SHA: t.Hash()})
 	}
 	for _, mi := range d.Mitigations {
 		m.Mitigations = append(m.Mitigations, mi.Name)
@@ -384,8 +550,24 @@ func (m FramingManifest) fingerprint() string {
 		Tolerant  bool                 `json:"tolerant_parsing"`
 		Settings  chat.Settings        `json:"settings"`
 		Retry     provider.RetryPolicy `json:"retry"`
-	}{m.Model, m.Provider, m.Reported, m.Templates, m.Labels, m.Mitigations, m.Mode, m.Parser, m.Tolerant, m.Settings, m.Retry})
+		// Omitted for a run with its own C1, so older fingerprints hold.
+		BaselineC1 *fixedC1Print `json:"baseline_c1,omitempty"`
+	}{m.Model, m.Provider, m.Reported, m.Templates, m.Labels, m.Mitigations, m.Mode, m.Parser, m.Tolerant, m.Settings, m.Retry, fixedPrint(m.BaselineC1)})
 	return sha(b)[:16]
+}
+
+// fixedC1Print is what of a baseline C1 run identifies this run's
+// measurements: which run, and its fingerprint when this run was made.
+type fixedC1Print struct {
+	Run         string `json:"run"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+func fixedPrint(f *framing.FixedC1) *fixedC1Print {
+	if f == nil {
+		return nil
+	}
+	return &fixedC1Print{f.Run, f.Fingerprint}
 }
 
 // FramingJudge is what the simulated judge knows of the items of data under

@@ -16,10 +16,11 @@ func (r *FramingResult) Report() report.Framing {
 	run := report.FramingRun{ID: m.RunID, Protocol: m.Protocol, Status: status, Created: m.Created, Budge: m.Budge,
 		Data: m.Data.Source, DataSHA: m.Data.SHA, Items: m.Data.Items, Domains: m.Data.Domains,
 		Model: m.Model, ModelIDs: m.Reported.ModelIDs, Fingerprint: m.Fingerprint, Seed: m.Seed,
-		Mitigations: m.Mitigations, Mode: m.Mode, Challenges: m.Challenges, Parser: m.Parser,
+		Mitigations: m.Mitigations, Mode: fixedMode(m), Challenges: m.Challenges, Parser: m.Parser,
 		Planned: m.Counts.Planned, Complete: m.Counts.Complete, Failed: m.Counts.Failed, Missing: m.Counts.Missing,
 		Attempts: m.Counts.Attempts, FailedAttempts: m.Counts.FailedAttempts, Retries: m.Counts.Retries,
-		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens, Import: m.Import, Net: m.Net.summary()}
+		InputTokens: m.Counts.InputTokens, OutputTokens: m.Counts.OutputTokens, Import: m.Import, Net: m.Net.summary(), BaselineC1: m.BaselineC1,
+		Sampling: m.Data.Sampling}
 	for _, t := range m.Templates {
 		run.Templates = append(run.Templates, t.Name+" ("+t.Source+")")
 	}
@@ -42,7 +43,12 @@ func (r *FramingResult) Report() report.Framing {
 	if r.Snapshot != nil {
 		run.Splits = report.Splits{}
 		for i := range r.Snapshot.Items {
-			run.Splits[r.Snapshot.Items[i].Split]++
+			it := &r.Snapshot.Items[i]
+			k := it.Split
+			if it.SplitAssumed {
+				k = report.SplitAssumed
+			}
+			run.Splits[k]++
 		}
 	}
 	f := report.Framing{Version: 1, Run: run, Measures: r.Summary}
@@ -59,4 +65,13 @@ func (r *FramingResult) Domain(name string) *framing.Cell {
 		return nil
 	}
 	return r.Summary.Arms[0].Domains[name]
+}
+
+// fixedMode is the C1 mode a report names: fixed-c1 for a run whose C1
+// comes from another run.
+func fixedMode(m FramingManifest) string {
+	if m.BaselineC1 != nil {
+		return framing.ModeFixed
+	}
+	return m.Mode
 }

@@ -74,18 +74,29 @@ Data (--data): "sample" (built in: 48 questions in four domains and 6
 naturalistic conflicts), a file or a directory. Recognised layouts: budge's
 item JSONL, DialDefer's unified JSONL, the r/AIO experiment JSONL, TruthfulQA
 CSV (790 or 817 questions), BBQ's original JSONL; any other CSV or JSONL with
---columns. A bad file stops the run before anything is written, with file,
-line and reason. Files are UTF-8 (a byte order mark is skipped) or UTF-16
-with a byte order mark (decoded); any other bytes are refused with the
-file, line and byte offset and an iconv hint, never guessed at.
+--columns. A bad file stops the run before anything is written, with file, line
+and reason. --sample N draws a seeded sample (--stratify FIELD spreads it
+evenly over the field's values); --sample-per DATASET=N[:FIELD] gives one data
+set (the items' domain) its own size and field, as in the paper's Table 8, e.g.
+--sample-per advisorqa=300:label --sample-per amqa=240; the data sets it does
+not name are drawn together by --sample/--stratify. Every report lists each
+data set's sampling. Files are UTF-8 (a byte order mark is skipped) or UTF-16
+with a byte order mark (decoded); any other bytes are refused with the file,
+line and byte offset and an iconv hint, never guessed at. Template, system
+prompt (prompt=FILE), --challenge-file, --knowledge and sim:FILE.yaml files are
+read the same way.
 
 Templates (--templates): built-in sets (budge, budge-plain, budge-formal) or
 directories holding c1_statement.tmpl and c2_dialogue.tmpl with the
 placeholders {question} {answer} {speaker1} {speaker2} (DialDefer's own are in
-its prompts folder). Several are crossed. Speaker labels (--labels): built-in
-sets (speakers, ab, qa, john-jane, jane-john, john-soroush, soroush-john,
-llm-user, user-llm, gpt4o-llama, llama-gpt4o, ai-agents) or FIRST/SECOND;
-several are crossed.
+its prompts folder). Several are crossed. Naturalistic (dialogue) items are
+rendered with each chosen set's n1_statement.tmpl and n2_dialogue.tmpl
+({dialogue} {answer} {judger} {judgee} {context}); every built-in set has them,
+and a directory without them is refused when the data has such items (never
+rendered with another set's wording). Speaker labels (--labels): built-in sets
+(speakers, ab, qa, john-jane, jane-john, john-soroush, soroush-john, llm-user,
+user-llm, gpt4o-llama, llama-gpt4o, ai-agents) or FIRST/SECOND; several are
+crossed.
 
 Mitigations (--mitigation, repeatable): be-honest, dehumanize (a system prompt
 plus the "AI Agent 1/2" relabelling), or name=NAME,prompt=FILE,relabel=LABELS.
@@ -95,6 +106,17 @@ Every report shows each system prompt's source and sha256.
 Each runs C2 under the mitigation and, with --mitigation-mode baseline-c1 (the
 paper's choice, default), takes C1 from the unmitigated baseline; joint runs
 both conditions under it.
+
+Fixed C1 (--baseline-c1 RUN): the run asks only C2 and scores every arm
+against the unmitigated C1 answers of RUN, a stored framing run on the same
+items (the paper's Table 5 for SFT/DPO models: the fine-tuned model's C2
+against the base model's C1). RUN must have the same items (matched by
+content), template sets, label sets, naturalistic roles, parsing mode and
+challenge families, and a C1 answer for every item; otherwise the run is
+refused (exit 2) naming what differs. Without --data or any sampling flag the
+run takes RUN's own items. The manifest, fingerprint and every
+report name RUN and its fingerprint; a resume, replay or report re-reads
+RUN's C1 from the store.
 
 Models: sim (the built-in simulated judge, default) or sim:PROFILE (default:
 the planted worked example C1 60/80, C2 75/65, DDS +30; neutral; skeptic;
@@ -112,7 +134,9 @@ const framingRunExamples = `
   budge framing run
   budge framing run --data sample --model sim:neutral --resamples 2000
   budge framing run --data items.jsonl --templates ../prompts --labels speakers,user-llm
+  budge framing run --data ../shared/data/dialdefer/benchmark/advisorqa_formatted.jsonl --sample-per advisorqa=100:label
   budge framing run --data sample --mitigation be-honest --mitigation dehumanize
+  budge framing run --model openai-compatible:qwen-sft --base-url URL --baseline-c1 BASE_RUN   (C2 only, against BASE_RUN's C1)
   budge framing run --data sample --challenge all --format md
   budge framing run --model openai-compatible:qwen2.5 --base-url http://127.0.0.1:8000/v1 --data sample
   budge framing run --model openai:gpt-4o-mini --max-cost 2 --cache --config budge.yaml
@@ -133,6 +157,7 @@ func cmdFramingRun(ctx context.Context, std IO, args []string) error {
 	rf := framingRun.flags(std, runFields{&o.Model, &o.Seed, &o.MaxTokens, &o.Retry, &o.Temperature, &o.Control})
 	data, design := addDataFlags(rf.fs, &o), addDesignFlags(rf.fs, o.Design)
 	rf.fs.StringVar(&o.Knowledge, "knowledge", "", "simulator answer table (JSONL of {question, correct, incorrect}); default: the run's own items")
+	rf.fs.StringVar(&o.BaselineC1, "baseline-c1", "", "score this run's C2 against the unmitigated C1 of stored framing run RUN on the same items (asks only C2; e.g. a fine-tuned model against its base model)")
 	rf.fs.IntVar(&o.Bootstrap.Resamples, "resamples", o.Bootstrap.Resamples, "bootstrap resamples for the intervals of the deltas and DDS")
 	rf.fs.Uint64Var(&o.Bootstrap.Seed, "bootstrap-seed", o.Bootstrap.Seed, "bootstrap seed")
 	if err := rf.parse(args); err != nil {
@@ -141,16 +166,30 @@ func cmdFramingRun(ctx context.Context, std IO, args []string) error {
 	if err := data.mapping(&o.DataOptions); err != nil {
 		return err
 	}
+	if err := data.samples(&o); err != nil {
+		return err
+	}
 	var err error
 	if o.Design, err = design.build(); err != nil {
 		return err
 	}
 	o.Design.Tolerant = !o.StrictParse
+	if o.BaselineC1 != "" && !anySet(rf.fs, "data", "data-format", "columns", "domain", "sample", "stratify", "sample-seed", "sample-per") {
+		// Nothing says which items: the baseline's, exactly.
+		o.ItemsFromBaseline = true
+	}
 	res, err := rf.execute(ctx, std, func() study.Plan { return o })
 	if err != nil {
 		return err
 	}
 	return unmeasured(res)
+}
+
+// anySet reports whether any of the named flags was given.
+func anySet(fs *flag.FlagSet, names ...string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || slices.Contains(names, f.Name) })
+	return set
 }
 
 // unmeasured is the invalid-result exit for a framing run whose judge
@@ -171,7 +210,10 @@ func unmeasured(res study.Result) error {
 }
 
 // dataFlags are budge framing run's flags for its items.
-type dataFlags struct{ columns, domain *string }
+type dataFlags struct {
+	columns, domain *string
+	per             *listFlag
+}
 
 func addDataFlags(fs *flag.FlagSet, o *study.FramingOptions) *dataFlags {
 	fs.StringVar(&o.Data, "data", o.Data, `items: "sample", a file or a directory`)
@@ -179,11 +221,25 @@ func addDataFlags(fs *flag.FlagSet, o *study.FramingOptions) *dataFlags {
 	d := &dataFlags{
 		columns: fs.String("columns", "", "column mapping for other CSV/JSONL: question=COL,correct=COL,incorrect=COL[,id=,context=,domain=,split=,meta=A|B]"),
 		domain:  fs.String("domain", "", "domain name for mapped files without a domain column (default: the file name)"),
+		per: listVar(fs, "sample-per", true, "per-dataset sample, DATASET=N or DATASET=N:FIELD (stratified by FIELD), repeatable or comma-separated, "+
+			"e.g. --sample-per advisorqa=300:label --sample-per amqa=240; DATASET is the items' domain; data sets not named are drawn together by --sample/--stratify"),
 	}
 	fs.IntVar(&o.SampleN, "sample", 0, "use a seeded sample of this many items (0: all)")
 	fs.StringVar(&o.Stratify, "stratify", "", "stratify the sample by this metadata field (or domain); a field no item has is an error naming the fields that exist")
 	fs.Uint64Var(&o.SampleSeed, "sample-seed", o.SampleSeed, "seed of the sample")
 	return d
+}
+
+// samples reads --sample-per.
+func (d *dataFlags) samples(o *study.FramingOptions) error {
+	for _, v := range d.per.vals {
+		s, err := dataset.ParseSampleSpec(v)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		o.SamplePer = append(o.SamplePer, s)
+	}
+	return nil
 }
 
 // mapping puts --columns and --domain into the data options.
@@ -397,9 +453,18 @@ split (the data's own, e.g. DialDefer's meta.split "test", or one assigned by
 naturalistic r/AIO data (evaluation-only, as in the paper, unless
 --allow-eval-datasets names them), and every item that any framing run in the
 store evaluated, matched by content (question, context and both answers), not
-by id. Exporting from a run therefore writes nothing of that run's items.`, `
-  budge framing export-training ../shared/data/dialdefer/benchmark --format sft -o sft.jsonl
-  budge framing export-training data.jsonl --format dpo --test-fraction 0.3 --pressure-variants all`)
+by id. Exporting from a run therefore writes nothing of that run's items.
+
+A DialDefer benchmark file (unified JSONL) whose record declares no train/test
+meta.split (HaluEval's "all" is no split) is evaluation data: the released
+benchmark files are the paper's held-out evaluation samples, so exporting them
+writes nothing. --allow-eval-datasets benchmark lifts that rule: such items
+are then split by --test-fraction like any other unsplit item. Other layouts
+(budge's item JSONL, --columns files) without a split are split by
+--test-fraction.`, `
+  budge framing export-training ../shared/data/dialdefer/benchmark --format sft -o sft.jsonl   (writes nothing: all evaluation data)
+  budge framing export-training train.jsonl --format dpo --test-fraction 0.3 --pressure-variants all
+  budge framing export-training ../shared/data/dialdefer/benchmark --format sft --allow-eval-datasets benchmark --test-fraction 0.5`)
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "", "sft or dpo", framing.FormatSFT, framing.FormatDPO)
 	out := fs.String("o", "", "write to this file instead of standard output")
@@ -407,7 +472,7 @@ by id. Exporting from a run therefore writes nothing of that run's items.`, `
 	splitSeed := fs.Uint64("split-seed", 42, "seed of the train/test assignment")
 	templates := listVar(fs, "templates", true, "template set for DATA (default budge)")
 	labels := listVar(fs, "labels", true, "label set for DATA (default speakers)")
-	allowEval := listVar(fs, "allow-eval-datasets", true, "evaluation-only data sets to train on anyway: truthfulqa, aio")
+	allowEval := listVar(fs, "allow-eval-datasets", true, "evaluation-only data to train on anyway: truthfulqa, aio, benchmark (DialDefer benchmark files that declare no split; --test-fraction then splits them)")
 	pressure := fs.String("pressure-variants", "", "challenge families to add as pressure variants per example, or all")
 	pressureFile := fs.String("pressure-file", "", "challenge wording file for --pressure-variants (DialDefer's push_prompts.json works)")
 	pos, err := parse(fs, args)
@@ -427,6 +492,9 @@ by id. Exporting from a run therefore writes nothing of that run's items.`, `
 	items, d, evaluated, err := trainingSource(ctx, *dir, pos[0], templates.vals, labels.vals)
 	if err != nil {
 		return err
+	}
+	if slices.Contains(o.AllowEval, framing.EvalBenchmark) {
+		framing.ReleaseAssumedSplits(items)
 	}
 	o.Evaluated, o.Assigned = evaluated, assignSplits(items, *frac, *splitSeed)
 	recs, withheld, err := framing.TrainingRecords(&d, items, o)
@@ -466,8 +534,8 @@ func trainingOptions(format string, allowEval []string, pressure, pressureFile s
 	o := framing.TrainingOptions{Format: format}
 	for _, a := range allowEval {
 		a = strings.ToLower(strings.TrimSpace(a))
-		if a != framing.EvalTruthfulQA && a != framing.EvalAIO {
-			return o, usageError{fmt.Sprintf("--allow-eval-datasets: %q is not an evaluation-only data set (truthfulqa, aio)", a)}
+		if a != framing.EvalTruthfulQA && a != framing.EvalAIO && a != framing.EvalBenchmark {
+			return o, usageError{fmt.Sprintf("--allow-eval-datasets: %q is not an evaluation-only data set (truthfulqa, aio, benchmark)", a)}
 		}
 		o.AllowEval = append(o.AllowEval, a)
 	}

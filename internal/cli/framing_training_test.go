@@ -41,9 +41,48 @@ func readTraining(t *testing.T, out string) []trainingLine {
 	return recs
 }
 
+// The DialDefer benchmark files are evaluation data, every one of them: one
+// declares meta.split "test" (PlausibleQA), TruthfulQA and r/AIO are
+// evaluation-only, and the other seven declare no split, so they are
+// evaluation data by rule. Exporting them writes nothing, and says why.
 func TestTrainingExportOfBenchmarkWritesNoEvaluationItems(t *testing.T) {
 	bench := benchmarkDir(t)
+	files, _ := filepath.Glob(filepath.Join(bench, "*.jsonl"))
+	if len(files) != 10 {
+		t.Fatalf("%d benchmark files, want 10", len(files))
+	}
+	assumed := "of a DialDefer benchmark file that declares no split"
+	want := map[string]string{
+		"plausibleqa_formatted.jsonl": "300 in an evaluation (test) split the data declares",
+		"truthfulqa_formatted.jsonl":  "790 of an evaluation-only data set (truthfulqa)",
+		"aio_experiment_ready.jsonl":  "280 of an evaluation-only data set (aio)",
+		"advisorqa_formatted.jsonl":   "300 " + assumed,
+		"amqa_formatted.jsonl":        "240 " + assumed,
+		"bbq_formatted.jsonl":         "300 " + assumed,
+		"gpqa_formatted.jsonl":        "134 " + assumed,
+		"halueval_qa_formatted.jsonl": "300 " + assumed,
+		"harp_mcq_formatted.jsonl":    "300 " + assumed,
+		"socialiqa_formatted.jsonl":   "300 " + assumed,
+	}
+	for _, f := range files {
+		// --test-fraction 0 would make every unsplit item a training item:
+		// the rule must hold all the same.
+		code, out, errs := budge(t, "framing", "export-training", f, "--format", "sft", "--dir", t.TempDir(), "--test-fraction", "0")
+		if code != ExitOK || strings.TrimSpace(out) != "" || !strings.Contains(errs, "wrote 0 sft records") {
+			t.Errorf("%s: exit %d, wrote %d bytes: %s", filepath.Base(f), code, len(out), errs)
+		}
+		if w := want[filepath.Base(f)]; w == "" || !strings.Contains(errs, w) {
+			t.Errorf("%s: stderr lacks %q: %s", filepath.Base(f), w, errs)
+		}
+	}
 	code, out, errs := budge(t, "framing", "export-training", bench, "--format", "sft", "--dir", t.TempDir(), "--test-fraction", "0")
+	if code != ExitOK || strings.TrimSpace(out) != "" || !strings.Contains(errs, "withheld 3244 of 3244 items: 1874 "+assumed) {
+		t.Errorf("the whole benchmark (exit %d) wrote %d bytes: %s", code, len(out), errs)
+	}
+
+	// The explicit override releases the rule's items (and only those) to
+	// --test-fraction; the declared test split stays out.
+	code, out, errs = budge(t, "framing", "export-training", bench, "--format", "sft", "--dir", t.TempDir(), "--test-fraction", "0", "--allow-eval-datasets", "benchmark")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -56,53 +95,51 @@ func TestTrainingExportOfBenchmarkWritesNoEvaluationItems(t *testing.T) {
 			t.Fatalf("training prompt is not answer-only:\n%s", p)
 		}
 	}
-	// PlausibleQA declares meta.split "test" on all 300; TruthfulQA and
-	// r/AIO are evaluation-only.
 	for _, d := range []string{"plausibleqa", "truthfulqa", "aio"} {
 		if domains[d] != 0 {
 			t.Errorf("%d records of evaluation domain %s", domains[d], d)
 		}
 	}
-	for _, want := range []string{"300 in an evaluation (test) split the data declares", "790 of an evaluation-only data set (truthfulqa)", "280 of an evaluation-only data set (aio)"} {
-		if !strings.Contains(errs, want) {
-			t.Errorf("stderr lacks %q: %s", want, errs)
-		}
-	}
-	if want := 2 * (3244 - 300 - 790 - 280); len(recs) != want {
-		t.Errorf("%d training records, want %d: %s", len(recs), want, errs)
+	if len(recs) != 2*1874 {
+		t.Errorf("%d training records, want %d: %s", len(recs), 2*1874, errs)
 	}
 }
 
-func TestTrainingExportRefusesItemsOfAnEvaluationRun(t *testing.T) {
-	gpqa := filepath.Join(benchmarkDir(t), "gpqa_formatted.jsonl")
+// An evaluation run of the benchmark files leaves nothing to train on:
+// exporting the run writes nothing, and exporting the files with every
+// override still withholds each item the run evaluated.
+func TestTrainingExportAfterABenchmarkRun(t *testing.T) {
+	bench := benchmarkDir(t)
+	data := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join(bench, "*_formatted.jsonl"))
+	for _, f := range files {
+		abs, _ := filepath.Abs(f)
+		if err := os.Symlink(abs, filepath.Join(data, filepath.Base(f))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	dir := t.TempDir()
-	code, out, errs := budge(t, "framing", "run", "--dir", dir, "--quiet", "--resamples", "100", "--data", gpqa, "--sample", "30")
-	if code != ExitOK {
+	code, out, errs := budge(t, "framing", "run", "--dir", dir, "--quiet", "--resamples", "50", "--data", data, "--sample", "90", "--stratify", "domain")
+	if code != ExitOK && code != ExitUnmeasured {
 		t.Fatalf("framing run exit %d: %s", code, errs)
 	}
 	m := runLine.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no run line:\n%s", out)
 	}
-	// The items are matched by content, so giving them new ids does not help.
-	b, err := os.ReadFile(gpqa)
-	if err != nil {
-		t.Fatal(err)
+	if want := "items evaluated by split: test 10, test by rule (a DialDefer benchmark file that declares no split) 80"; !strings.Contains(out, want) {
+		t.Errorf("report lacks %q:\n%s", want, out)
 	}
-	renamed := filepath.Join(t.TempDir(), "renamed.jsonl")
-	if err := os.WriteFile(renamed, []byte(strings.ReplaceAll(string(b), `"id": "gpqa`, `"id": "renamed-gpqa`)), 0o644); err != nil {
-		t.Fatal(err)
+	code, out, errs = budge(t, "framing", "export-training", m[1], "--format", "dpo", "--dir", dir, "--allow-eval-datasets", "benchmark,truthfulqa", "--test-fraction", "0")
+	if code != ExitOK || strings.TrimSpace(out) != "" || !strings.Contains(errs, "withheld 90 of 90 items: 90 evaluated in a stored run") {
+		t.Errorf("export of the run (exit %d) wrote %d bytes: %s", code, len(out), errs)
 	}
-	code, out, errs = budge(t, "framing", "export-training", renamed, "--format", "dpo", "--dir", dir, "--test-fraction", "0")
-	if code != ExitOK || !strings.Contains(errs, "30 evaluated in a stored run") {
-		t.Fatalf("export exit %d: %s", code, errs)
+	code, out, errs = budge(t, "framing", "export-training", bench, "--format", "dpo", "--dir", dir, "--allow-eval-datasets", "benchmark,truthfulqa", "--test-fraction", "0")
+	if code != ExitOK || !strings.Contains(errs, "90 evaluated in a stored run") || !strings.Contains(errs, "290 in an evaluation (test) split the data declares") {
+		t.Fatalf("export of the files (exit %d): %s", code, errs)
 	}
-	if n := len(readTraining(t, out)); n != 2*(134-30) {
-		t.Errorf("%d dpo records, want %d: %s", n, 2*(134-30), errs)
-	}
-	code, out, errs = budge(t, "framing", "export-training", m[1], "--format", "sft", "--dir", dir)
-	if code != ExitOK || strings.TrimSpace(out) != "" || !strings.Contains(errs, "withheld 30 of 30") {
-		t.Errorf("export of the run itself (exit %d) wrote %q: %s", code, out, errs)
+	if n, want := len(readTraining(t, out)), 2*(3244-90-290-280); n != want {
+		t.Errorf("%d records, want %d: %s", n, want, errs)
 	}
 }
 
@@ -112,7 +149,7 @@ func TestTrainingExportRefusesTruthfulQAWithoutOverride(t *testing.T) {
 	if code != ExitOK || strings.TrimSpace(out) != "" || !strings.Contains(errs, "790 of an evaluation-only data set (truthfulqa)") {
 		t.Errorf("truthfulqa without override (exit %d) wrote %d bytes: %s", code, len(out), errs)
 	}
-	code, out, errs = budge(t, "framing", "export-training", tqa, "--format", "sft", "--dir", t.TempDir(), "--allow-eval-datasets", "truthfulqa", "--test-fraction", "0")
+	code, out, errs = budge(t, "framing", "export-training", tqa, "--format", "sft", "--dir", t.TempDir(), "--allow-eval-datasets", "truthfulqa,benchmark", "--test-fraction", "0")
 	if code != ExitOK || len(readTraining(t, out)) != 2*790 {
 		t.Errorf("truthfulqa with override (exit %d): %s", code, errs)
 	}

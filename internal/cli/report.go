@@ -124,7 +124,14 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 			if r.Snapshot != nil {
 				policy = r.Snapshot.Design.Policy
 			}
-			return writeJSONL(std, out, slices.Values(framing.Flips(r.Manifest.RunID, policy, r.Observations, r.Traces)))
+			obs, traces := r.Paired()
+			flips := framing.Flips(r.Manifest.RunID, policy, obs, traces)
+			if b := r.Manifest.BaselineC1; b != nil {
+				for i := range flips {
+					flips[i].C1Run = b.Run
+				}
+			}
+			return writeJSONL(std, out, slices.Values(flips))
 		}
 		return writeJSONL(std, out, framingRecords(r))
 	case *study.PressureResult:

@@ -11,7 +11,6 @@ import (
 	"hash"
 	"hash/fnv"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/stats"
+	"github.com/buildlab/budge/textfile"
 )
 
 // FramingVersion changes whenever the simulated judge's behaviour for a
@@ -209,13 +209,12 @@ func NewKnowledge(entries []KnowledgeEntry) *Knowledge {
 
 // LoadKnowledge reads a JSONL file of knowledge entries.
 func LoadKnowledge(path string) (*Knowledge, error) {
-	f, err := os.Open(path)
+	text, err := textfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("simulator knowledge: %w", err)
 	}
-	defer f.Close()
 	var entries []KnowledgeEntry
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	line := 0
 	for sc.Scan() {

@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 
 	"github.com/buildlab/budge/pressure/calibrate"
+	"github.com/buildlab/budge/textfile"
 )
 
 // Profile holds the simulator's knobs: the behaviour planted in it, against
@@ -105,11 +105,11 @@ func loadProfile[P any, PP profileFile[P]](path, kind string, builtin map[string
 	if !strings.ContainsAny(path, "/.") {
 		return none, fmt.Errorf("unknown %s %q: built in are %s, or give a path to a YAML profile file", kind, path, strings.Join(slices.Sorted(maps.Keys(builtin)), ", "))
 	}
-	data, err := os.ReadFile(path)
+	text, err := textfile.Read(path)
 	if err != nil {
 		return none, fmt.Errorf("simulator profile: %w", err)
 	}
-	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
+	if err := yaml.UnmarshalWithOptions([]byte(text), &p, yaml.Strict()); err != nil {
 		return none, fmt.Errorf("simulator profile %s: %s", path, yaml.FormatError(err, false, true))
 	}
 	PP(&p).nameOr(path)
