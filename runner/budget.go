@@ -1,6 +1,9 @@
 package runner
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // Budget stops a run before its cost would pass a limit. A session is
 // admitted only when what was spent, plus what admitted sessions have
@@ -11,24 +14,81 @@ import "sync"
 // interrupted, a missing cell that `budge run --resume` completes later.
 // So a run stops cleanly, and its cost stays under the limit as long as no
 // call costs more than its worst case.
+//
+// With a Ledger, the limit is shared by every process running the run
+// (workers): each adds what it spends to the ledger a few times a second
+// and counts what the others spent, as of its last look, as spent. The
+// others' calls in flight are not seen, so together they can pass the limit
+// by at most what their calls in flight and one sync interval cost.
 type Budget struct {
 	Limit      float64                   // dollars
 	PerSession float64                   // projected cost of one session
 	MaxOutput  int                       // max output tokens of one call
 	Price      func(in, out int) float64 // cost of one call's tokens
+	// Ledger, when set, adds delta dollars to the run's shared spending
+	// and returns the run's spending in all.
+	Ledger func(delta float64) (total float64, err error)
 
 	mu            sync.Mutex
 	spent         float64
+	others        float64 // spent by other processes, as of the last sync
 	reserved      float64 // by sessions in flight
 	reservedCalls float64 // by calls in flight
 	refused       bool
+
+	syncMu   sync.Mutex // one sync at a time
+	synced   float64    // of spent, what the ledger has
+	lastSync time.Time
+	syncErr  error
+}
+
+// ledgerEvery is how often a budget with a ledger syncs at most, unless
+// its unsynced spending passes a hundredth of the limit.
+const ledgerEvery = 200 * time.Millisecond
+
+// Sync adds this process's unsynced spending to the ledger and reads what
+// the others spent. Without a ledger it does nothing.
+func (b *Budget) Sync() error {
+	if b.Ledger == nil {
+		return nil
+	}
+	b.syncMu.Lock()
+	defer b.syncMu.Unlock()
+	b.mu.Lock()
+	delta, spent := b.spent-b.synced, b.spent
+	b.mu.Unlock()
+	total, err := b.Ledger(delta)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lastSync, b.syncErr = time.Now(), err
+	if err != nil {
+		return err
+	}
+	b.synced = spent
+	// What the ledger holds beyond this process's synced spending is the
+	// others'.
+	b.others = max(0, total-spent)
+	return nil
+}
+
+// maybeSync syncs when the last sync is old or much is unsynced.
+func (b *Budget) maybeSync() {
+	if b.Ledger == nil {
+		return
+	}
+	b.mu.Lock()
+	due := time.Since(b.lastSync) >= ledgerEvery || b.spent-b.synced >= b.Limit/100
+	b.mu.Unlock()
+	if due {
+		b.Sync()
+	}
 }
 
 // Admit reserves a session's projected cost, or refuses it.
 func (b *Budget) Admit() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.refused || b.spent+b.reserved+b.PerSession > b.Limit {
+	if b.refused || b.spent+b.others+b.reserved+b.PerSession > b.Limit {
 		b.refused = true
 		return false
 	}
@@ -52,7 +112,7 @@ func (b *Budget) Call(n int) (float64, bool) {
 	worst := b.Price(n/3+1, b.MaxOutput)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.spent+b.reservedCalls+worst > b.Limit {
+	if b.spent+b.others+b.reservedCalls+worst > b.Limit {
 		b.refused = true
 		return 0, false
 	}
@@ -70,6 +130,7 @@ func (b *Budget) Settle(reserved float64, in, out int) {
 	b.reservedCalls -= reserved
 	b.spent += c
 	b.mu.Unlock()
+	b.maybeSync()
 }
 
 // Spent is the running cost; Refused says whether a session or a call was

@@ -247,6 +247,7 @@ dispatch:
 	stats.Elapsed = time.Since(start)
 	stats.StoppedBy = stoppedBy
 	if cfg.Budget != nil {
+		cfg.Budget.Sync() // the last spending, into a shared ledger
 		var refused bool
 		if stats.Cost, refused = cfg.Budget.Spent(); refused {
 			stats.StoppedBy = "cost limit"

@@ -305,14 +305,33 @@ func (w *Worker) Leave(ctx context.Context) error {
 	}
 	close(w.stop)
 	<-w.done
-	s := w.s
-	_, err := s.db.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', holder = '', lease_until = 0 WHERE run_id = ? AND state = ? AND token = ?`,
-		CellOpen, w.runID, CellClaimed, w.token)
-	if err != nil {
-		return s.fail(err)
+	if err := w.Release(ctx); err != nil {
+		return err
 	}
-	_, err = s.db.ExecContext(ctx, `UPDATE run_workers SET left_at = ? WHERE run_id = ? AND token = ?`, ts(s.now()), w.runID, w.token)
+	s := w.s
+	_, err := s.db.ExecContext(ctx, `UPDATE run_workers SET left_at = ? WHERE run_id = ? AND token = ?`, ts(s.now()), w.runID, w.token)
 	return s.fail(err)
+}
+
+// Release gives the cells the worker holds back to the run, open.
+func (w *Worker) Release(ctx context.Context) error {
+	_, err := w.s.db.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', holder = '', lease_until = 0 WHERE run_id = ? AND state = ? AND token = ?`,
+		CellOpen, w.runID, CellClaimed, w.token)
+	return w.s.fail(err)
+}
+
+// Alone says whether no other worker of the run is alive: none that has
+// not left and whose heartbeat is within the lease timeout.
+func (w *Worker) Alone(ctx context.Context) (bool, error) {
+	s := w.s
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return false, err
+	}
+	var n int
+	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_workers WHERE run_id = ? AND token <> ? AND left_at = '' AND heartbeat >= ?`,
+		w.runID, w.token, now.Add(-s.leaseTimeout()).UnixMilli()).Scan(&n)
+	return n == 0, s.fail(err)
 }
 
 // Claimed is a cell a worker claimed: the session, its plan and schedule
@@ -670,4 +689,38 @@ func (s *Store) ReleaseDead(ctx context.Context, runID string) (int, error) {
 		return 0, s.fail(err)
 	}
 	return int(n), nil
+}
+
+// OpenLedger gives a run a shared cost ledger with a limit and what the run
+// has spent so far, unless it has one.
+func (s *Store) OpenLedger(ctx context.Context, runID string, limit, spent float64) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO run_ledger (run_id, limit_usd, spent_usd) VALUES (?, ?, ?) ON CONFLICT (run_id) DO NOTHING`, runID, limit, spent)
+	return s.fail(err)
+}
+
+// Ledger reads a run's cost ledger: its limit and what it has spent; ok is
+// false for a run without one.
+func (s *Store) Ledger(ctx context.Context, runID string) (limit, spent float64, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT limit_usd, spent_usd FROM run_ledger WHERE run_id = ?`, runID).Scan(&limit, &spent)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, false, nil
+	}
+	return limit, spent, err == nil, s.fail(err)
+}
+
+// Spend adds delta dollars to a run's ledger and returns what the run has
+// spent in all.
+func (s *Store) Spend(ctx context.Context, runID string, delta float64) (float64, error) {
+	var total float64
+	err := s.db.QueryRowContext(ctx, `UPDATE run_ledger SET spent_usd = spent_usd + ? WHERE run_id = ? RETURNING spent_usd`, delta, runID).Scan(&total)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("store: run %s has no cost ledger", runID)
+	}
+	return total, s.fail(err)
+}
+
+// StoredTokens sums the tokens of a run's stored sessions.
+func (s *Store) StoredTokens(ctx context.Context, runID string) (in, out int, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0) FROM sessions WHERE run_id = ?`, runID).Scan(&in, &out)
+	return in, out, s.fail(err)
 }

@@ -143,6 +143,7 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer s.Close()
 	h.Fingerprint = p.fingerprint()
 	lease, err := create(ctx, st, p, c.Started)
 	if err != nil {

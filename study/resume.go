@@ -110,6 +110,7 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 	if err != nil {
 		return false, err
 	}
+	defer s.Close()
 	if c.CacheDir != "" {
 		h.Net.Cache = &CacheInfo{Dir: c.CacheDir}
 	}

@@ -34,10 +34,11 @@ var ErrWorkerStopped = errors.New("the worker stopped before the run was done")
 // Detach makes a new run of a plan and its cells, and returns its id
 // without running it: workers (Work) advance it.
 func Detach(ctx context.Context, st *store.Store, pl Plan) (string, error) {
-	p, _, err := newWorkerRun(ctx, st, pl)
+	p, s, err := newWorkerRun(ctx, st, pl)
 	if err != nil {
 		return "", err
 	}
+	s.Close()
 	return p.head().RunID, nil
 }
 
@@ -69,6 +70,13 @@ func newWorkerRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *sta
 		source, content, cells); err != nil {
 		return nil, nil, err
 	}
+	if s.Budget != nil {
+		// The cost limit holds for the run, across its workers.
+		if err := st.OpenLedger(ctx, h.RunID, s.Budget.Limit, 0); err != nil {
+			return nil, nil, err
+		}
+		s.Budget.Ledger = spend(st, h.RunID)
+	}
 	if c.Started != nil {
 		c.Started(h.RunID)
 	}
@@ -82,6 +90,7 @@ func startShared(ctx context.Context, st *store.Store, pl Plan) (Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	defer s.Close()
 	run, err := st.GetRun(ctx, p.head().RunID)
 	if err != nil {
 		return nil, err
@@ -153,10 +162,15 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 	if err != nil {
 		return nil, err
 	}
-	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h)})
+	budget, err := sharedBudget(ctx, st, c.NetOptions, h, p)
 	if err != nil {
 		return nil, err
 	}
+	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h), Budget: budget})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
 	if run.Status != store.RunRunning {
 		h.Status = store.RunRunning
 		if err := st.ReopenRun(ctx, run.ID, manifestJSON(p.manifest())); err != nil {
@@ -236,12 +250,25 @@ func work(ctx context.Context, st *store.Store, c Control, run store.Run, p prot
 		return nil, err
 	}
 	if cells.Left() > 0 {
-		why := "it was stopped"
-		if stats.StoppedBy != "" {
-			why = "sessions stopped starting: " + stats.StoppedBy
+		// Stopped (Ctrl-C, an outage, the cost limit) with sessions left:
+		// its cells go back to the run. While other workers are alive they
+		// go on; the last one to stop scores the run as it stands
+		// (interrupted), as a single process would.
+		if err := w.Release(wctx); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("%w: run %s has %d of %d sessions left (%s); other workers go on with them, or start one: budge worker %s",
-			ErrWorkerStopped, run.ID, cells.Left(), cells.Left()+cells.Done, why, run.ID)
+		alone, err := w.Alone(wctx)
+		if err != nil {
+			return nil, err
+		}
+		if !alone {
+			why := "it was stopped"
+			if stats.StoppedBy != "" {
+				why = "sessions stopped starting: " + stats.StoppedBy
+			}
+			return nil, fmt.Errorf("%w: run %s has %d of %d sessions left (%s); other workers go on with them, or start one: budge worker %s",
+				ErrWorkerStopped, run.ID, cells.Left(), cells.Left()+cells.Done, why, run.ID)
+		}
 	}
 	// One worker scores the run; the others wait for it and read the
 	// result. A scorer that stops is replaced once its heartbeat does.
@@ -331,4 +358,51 @@ func recordWorkers(ctx context.Context, st *store.Store, h *Header) error {
 	}
 	h.Net.Resumes = rs
 	return nil
+}
+
+// spend adds to a run's shared cost ledger (runner.Budget.Ledger).
+func spend(st *store.Store, runID string) func(float64) (float64, error) {
+	return func(delta float64) (float64, error) { return st.Spend(context.Background(), runID, delta) }
+}
+
+// sharedBudget is a worker's cost limit: the run's ledger, shared by its
+// workers, or a new one when --max-cost is first given to a run that has
+// none (what its stored sessions cost counts as spent). A --max-cost that
+// differs from the ledger's limit is an error: the limit is the run's.
+func sharedBudget(ctx context.Context, st *store.Store, o NetOptions, h *Header, p protocol) (*runner.Budget, error) {
+	limit, _, ok, err := st.Ledger(ctx, h.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if ok && o.MaxCost > 0 && o.MaxCost != limit {
+		return nil, fmt.Errorf("%w: run %s has a cost limit of $%g shared by its workers; drop --max-cost, or give the same", ErrInvalid, h.RunID, limit)
+	}
+	if !ok {
+		if o.MaxCost <= 0 {
+			return nil, nil
+		}
+		price, found := o.Endpoint.Config.PriceOf(h.Model)
+		if !found {
+			return nil, fmt.Errorf("%w: --max-cost needs a price for %s in the config file", ErrInvalid, h.Model)
+		}
+		in, out, err := st.StoredTokens(ctx, h.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.OpenLedger(ctx, h.RunID, o.MaxCost, price.Cost(in, out)); err != nil {
+			return nil, err
+		}
+		limit, h.Net.Price, h.Net.MaxCost = o.MaxCost, &price, o.MaxCost
+	}
+	if h.Net.Price == nil {
+		return nil, fmt.Errorf("%w: run %s has a cost limit but no recorded price", ErrInvalid, h.RunID)
+	}
+	price := *h.Net.Price
+	proj, err := projection(p, func(string) bool { return true }, price)
+	if err != nil {
+		return nil, err
+	}
+	b := &runner.Budget{Limit: limit, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(h.Settings), Price: price.Cost,
+		Ledger: spend(st, h.RunID)}
+	return b, b.Sync()
 }

@@ -47,13 +47,19 @@ type entry struct {
 
 // Key is the cache key of a request.
 func (c *Cache) Key(ctx context.Context, req *chat.Request) string {
+	sum := requestKey(ctx, c.inner.Info(), req)
+	return hex.EncodeToString(sum[:])
+}
+
+// requestKey is the sha256 that keys a request's answer in a cache or a
+// journal: the provider's description, the request and the repeat index.
+func requestKey(ctx context.Context, info provider.Info, req *chat.Request) [32]byte {
 	b, _ := json.Marshal(struct {
 		Provider provider.Info `json:"provider"`
 		Request  *chat.Request `json:"request"`
 		Repeat   int           `json:"repeat"`
-	}{c.inner.Info(), req, provider.Repeat(ctx)})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	}{info, req, provider.Repeat(ctx)})
+	return sha256.Sum256(b)
 }
 
 func (c *Cache) path(key string) string { return filepath.Join(c.dir, key[:2], key+".json") }

@@ -39,7 +39,7 @@ type Options struct {
 type Stack struct {
 	Provider provider.Provider
 	Cache    *replay.Cache    // nil without a cache
-	Journal  *replay.Cache    // nil for a model in process or without a journal
+	Journal  *replay.Journal  // nil for a model in process or without a journal
 	Adapt    *runner.Adaptive // nil for a model in process
 	Budget   *runner.Budget   // nil without a cost limit
 }
@@ -49,7 +49,7 @@ func Build(p provider.Provider, o Options) (*Stack, error) {
 	s := &Stack{Provider: p, Budget: o.Budget}
 	info := p.Info() // before the layers: a cached endpoint is still remote
 	if o.JournalDir != "" && !info.InProcess {
-		j, err := replay.NewCache(o.JournalDir, p)
+		j, err := replay.OpenJournal(o.JournalDir, p)
 		if err != nil {
 			return nil, err
 		}
@@ -66,6 +66,14 @@ func Build(p provider.Provider, o Options) (*Stack, error) {
 		s.Adapt = runner.NewAdaptive(o.Concurrency)
 	}
 	return s, nil
+}
+
+// Close closes the files of the stack's journal.
+func (s *Stack) Close() error {
+	if s.Journal != nil {
+		return s.Journal.Close()
+	}
+	return nil
 }
 
 // Config is the runner configuration of the stack's layers, added to c.

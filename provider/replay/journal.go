@@ -1,0 +1,195 @@
+package replay
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
+)
+
+// Journal records a run's answers as they arrive, so that a process that
+// continues the run (a resume after a kill, another worker on this
+// machine) pays for no answered call again. Entries are keyed as Cache
+// keys them. Unlike Cache, which keeps one file per answer for a cache
+// shared across runs, a journal appends to one file per process: creating
+// a file for every answer cost more CPU than everything else a call does.
+// The files earlier processes left are read once, when the journal opens:
+// their keys are indexed and an answer is read back only when asked for.
+// A line cut short by a kill is ignored.
+type Journal struct {
+	dir   string
+	inner provider.Provider
+
+	mu    sync.Mutex
+	own   *os.File // this process's file, made at its first answer
+	index map[[32]byte]entryAt
+	files []*os.File // earlier processes' files, by entryAt.file
+
+	hits, misses atomic.Int64
+}
+
+// entryAt is where an earlier process's entry is: its file, the offset of
+// its JSON and its length.
+type entryAt struct {
+	file int
+	off  int64
+	n    int
+}
+
+// journalSuffix names journal files; keyWidth is a key's hex length, which
+// starts every line, followed by a tab and the entry's JSON.
+const (
+	journalSuffix = ".journal"
+	keyWidth      = 64
+)
+
+// OpenJournal opens the journal in dir (created owner-only) around inner,
+// indexing the entries earlier processes left there.
+func OpenJournal(dir string, inner provider.Provider) (*Journal, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	j := &Journal{dir: dir, inner: inner, index: map[[32]byte]entryAt{}}
+	names, err := filepath.Glob(filepath.Join(dir, "*"+journalSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	for _, name := range names {
+		if err := j.indexFile(name); err != nil {
+			j.Close()
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+// indexFile adds the whole lines of an earlier process's file to the index.
+func (j *Journal) indexFile(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	file := len(j.files)
+	j.files = append(j.files, f)
+	r := bufio.NewReaderSize(f, 1<<16)
+	var off int64
+	for {
+		line, err := r.ReadSlice('\n')
+		n := len(line)
+		var head [keyWidth + 1]byte
+		h := copy(head[:], line)
+		for err == bufio.ErrBufferFull {
+			// A long answer: read the rest of its line without keeping it.
+			var more []byte
+			more, err = r.ReadSlice('\n')
+			n += len(more)
+		}
+		if err != nil {
+			// The end, or a last line a kill cut short.
+			return nil
+		}
+		var key [32]byte
+		if h == keyWidth+1 && n > keyWidth+2 && head[keyWidth] == '\t' {
+			if _, herr := hex.Decode(key[:], head[:keyWidth]); herr == nil {
+				j.index[key] = entryAt{file: file, off: off + keyWidth + 1, n: n - keyWidth - 2}
+			}
+		}
+		off += int64(n)
+	}
+}
+
+// Info is the wrapped provider's.
+func (j *Journal) Info() provider.Info { return j.inner.Info() }
+
+// Counts returns the calls answered from the journal and those asked.
+func (j *Journal) Counts() (hits, misses int64) { return j.hits.Load(), j.misses.Load() }
+
+// Chat answers a request an earlier process recorded, or asks the wrapped
+// provider and appends the answer to this process's file.
+func (j *Journal) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &provider.Error{Kind: provider.Canceled, Err: err}
+	}
+	key := requestKey(ctx, j.inner.Info(), req)
+	if resp, ok := j.recorded(key); ok {
+		j.hits.Add(1)
+		return resp, nil
+	}
+	resp, err := j.inner.Chat(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	j.misses.Add(1)
+	b, _ := json.Marshal(entry{Response: *resp, Raw: resp.Raw})
+	// A failed write only costs a later process a call; the answer is
+	// returned.
+	_ = j.append(key, b)
+	return resp, nil
+}
+
+// recorded reads an earlier process's answer to the request with key.
+func (j *Journal) recorded(key [32]byte) (*chat.Response, bool) {
+	j.mu.Lock()
+	at, ok := j.index[key]
+	j.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	b := make([]byte, at.n)
+	if _, err := j.files[at.file].ReadAt(b, at.off); err != nil {
+		return nil, false
+	}
+	var e entry
+	if json.Unmarshal(b, &e) != nil {
+		return nil, false
+	}
+	e.Response.Raw = e.Raw
+	return &e.Response, true
+}
+
+// append writes one line, key and entry, to this process's file with one
+// write: a kill leaves whole lines and at most one cut short.
+func (j *Journal) append(key [32]byte, entry []byte) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.own == nil {
+		host, _ := os.Hostname()
+		name := fmt.Sprintf("%s-%d-%d%s", strings.ReplaceAll(host, string(filepath.Separator), "_"), os.Getpid(), time.Now().UnixNano(), journalSuffix)
+		f, err := os.OpenFile(filepath.Join(j.dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return err
+		}
+		j.own = f
+	}
+	line := make([]byte, 0, keyWidth+2+len(entry))
+	line = hex.AppendEncode(line, key[:])
+	line = append(append(append(line, '\t'), entry...), '\n')
+	_, err := j.own.Write(line)
+	return err
+}
+
+// Close closes the journal's files.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, f := range j.files {
+		f.Close()
+	}
+	j.files = nil
+	if j.own != nil {
+		err := j.own.Close()
+		j.own = nil
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package replay
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/providertest"
+)
+
+// long answers with more than the reader's buffer of content.
+type long struct{ counting }
+
+func (l *long) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	r, err := l.counting.Chat(ctx, req)
+	if err == nil {
+		r.Message.Content += strings.Repeat("x", 200_000)
+	}
+	return r, err
+}
+
+// A journal answers, in a later process, what an earlier one recorded, and
+// asks for the rest; a line a kill cut short and a file of another format
+// are ignored; failures are not recorded.
+func TestJournal(t *testing.T) {
+	dir := t.TempDir()
+	inner := &long{}
+	j, err := OpenJournal(dir, inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	providertest.Basic(t, j, providertest.Request())
+	req := providertest.Request()
+	ctx := provider.WithRepeat(context.Background(), 1)
+	first, _ := j.Chat(ctx, req)
+	second, _ := j.Chat(provider.WithRepeat(context.Background(), 2), req)
+	if hits, misses := j.Counts(); hits != 0 || misses != 3 {
+		t.Errorf("first process: %d hits, %d misses; want 0 and 3 (it asks what it records)", hits, misses)
+	}
+	j.Close()
+	// The kill cut a last line short; a stray file is not a journal.
+	files, _ := filepath.Glob(filepath.Join(dir, "*"+journalSuffix))
+	if len(files) != 1 {
+		t.Fatalf("%d journal files, want one per process", len(files))
+	}
+	f, _ := os.OpenFile(files[0], os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(strings.Repeat("a", keyWidth) + "\t{\"response\":")
+	f.Close()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x\n"), 0o600)
+
+	later := &long{}
+	later.fail = true
+	j2, err := OpenJournal(dir, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	a, err := j2.Chat(ctx, req)
+	if err != nil || a.Message.Content != first.Message.Content || string(a.Raw) != `{"raw":true}` || a.Meta.ModelID != "m-1" {
+		t.Fatalf("recorded answer: %v, %.40q", err, a.Message.Content)
+	}
+	b, _ := j2.Chat(provider.WithRepeat(context.Background(), 2), req)
+	if b == nil || b.Message.Content != second.Message.Content {
+		t.Error("repeat 2's recorded answer is not repeat 2's")
+	}
+	seed := int64(99)
+	req.Settings.Seed = &seed
+	if _, err := j2.Chat(ctx, req); err == nil {
+		t.Error("a request never answered must be asked (and here fail)")
+	}
+	if hits, misses := j2.Counts(); hits != 2 || misses != 0 || later.calls.Load() != 1 {
+		t.Errorf("later process: %d hits, %d misses, %d calls", hits, misses, later.calls.Load())
+	}
+	// The failure was not recorded: a third process asks again.
+	j3, _ := OpenJournal(dir, &long{})
+	defer j3.Close()
+	if _, err := j3.Chat(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if hits, misses := j3.Counts(); hits != 0 || misses != 1 {
+		t.Errorf("a failure was recorded: %d hits, %d misses", hits, misses)
+	}
+}
