@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Workers on one PostgreSQL run: 1, 2 and 3 `budge worker` processes
 # advance a detached run (the discovery deck repeated REPEATS times, default
-# 20: 4,160 sessions) against `budge sim serve` with 100 ms latency, each
-# worker at concurrency 64. For each count: wall time from the first worker's
+# 20: 4,160 sessions) against `budge sim serve` with LATENCY (default
+# 100ms) per call, each worker at concurrency 64. Each worker process needs
+# about 1 ms of CPU per call, and the simulator server half that: on a
+# machine with few cores the workers share the CPU and scale only until it
+# is full, so LATENCY=1s shows how the claims scale when calls wait on the
+# endpoint, as they do on a real provider. For each count: wall time from the first worker's
 # start to the last one's exit, calls per second (the server's request log),
 # and the speed-up over one worker. The PostgreSQL server is started in a
 # temporary directory (Debian's postgresql package; as the postgres user
 # when run as root).
 #
-#   bash bench/workers.sh          # 4,160 sessions
-#   bash bench/workers.sh 40       # 8,320 sessions
+#   bash bench/workers.sh                  # 4,160 sessions, 100 ms calls
+#   LATENCY=1s bash bench/workers.sh 5     # 1,040 sessions, 1 s calls
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeats=${1:-20}
@@ -32,7 +36,7 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; as_pg "'"'$
 export XDG_CACHE_HOME=$work/cache
 db="postgres://budge@127.0.0.1:$port/postgres?sslmode=disable"
 
-"$budge" sim serve --addr 127.0.0.1:0 --latency 100ms --request-log "$work/requests.jsonl" > "$work/serve.out" 2>&1 &
+"$budge" sim serve --addr 127.0.0.1:0 --latency "${LATENCY:-100ms}" --request-log "$work/requests.jsonl" > "$work/serve.out" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q listening "$work/serve.out" && break; sleep 0.05; done
 url=$(sed -n 's/^listening on //p' "$work/serve.out")

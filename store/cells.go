@@ -724,3 +724,16 @@ func (s *Store) StoredTokens(ctx context.Context, runID string) (in, out int, er
 	err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0) FROM sessions WHERE run_id = ?`, runID).Scan(&in, &out)
 	return in, out, s.fail(err)
 }
+
+// LiveWorkers counts the workers of a run that are alive: not left, with a
+// heartbeat within the lease timeout.
+func (s *Store) LiveWorkers(ctx context.Context, runID string) (int, error) {
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_workers WHERE run_id = ? AND left_at = '' AND heartbeat >= ?`,
+		runID, now.Add(-s.leaseTimeout()).UnixMilli()).Scan(&n)
+	return n, s.fail(err)
+}

@@ -29,7 +29,8 @@ func IsURL(loc string) bool {
 func OpenLocation(ctx context.Context, loc string, existing bool) (*Store, error) {
 	switch {
 	case IsURL(loc):
-		return OpenURL(ctx, loc, "")
+		st, err := openURL(ctx, loc, Redact(loc), "", existing)
+		return st, redactErr(err, loc)
 	case existing:
 		return OpenExisting(loc)
 	}
@@ -43,11 +44,14 @@ func OpenLocation(ctx context.Context, loc string, existing bool) (*Store, error
 // store shows the URL's password.
 func OpenURL(ctx context.Context, rawURL, cacheDir string) (*Store, error) {
 	where := Redact(rawURL)
-	st, err := openURL(ctx, rawURL, where, cacheDir)
+	st, err := openURL(ctx, rawURL, where, cacheDir, false)
 	return st, redactErr(err, rawURL)
 }
 
-func openURL(ctx context.Context, rawURL, where, cacheDir string) (*Store, error) {
+// openURL is OpenURL; existing refuses, with ErrNoStore, a database that
+// holds no budge store yet instead of creating its tables (a command that
+// only reads).
+func openURL(ctx context.Context, rawURL, where, cacheDir string, existing bool) (*Store, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s is not a database URL", where)
@@ -70,6 +74,17 @@ func openURL(ctx context.Context, rawURL, where, cacheDir string) (*Store, error
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: connecting to %s: %w", where, err)
+	}
+	if existing {
+		var has bool
+		if err := db.QueryRowContext(ctx, `SELECT to_regclass('budge_schema') IS NOT NULL`).Scan(&has); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: %s: %w", where, err)
+		}
+		if !has {
+			db.Close()
+			return nil, fmt.Errorf("store: %w in the database %s (it has no budge tables): check --store or $BUDGE_STORE; a run there creates them", ErrNoStore, where)
+		}
 	}
 	if err := migrate(ctx, db, where); err != nil {
 		db.Close()

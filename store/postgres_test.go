@@ -177,3 +177,23 @@ func TestPostgresRefusesForeignTables(t *testing.T) {
 		t.Errorf("the foreign sessions table has %d columns (%v), want its own 2", n, err)
 	}
 }
+
+// A command that only reads does not make a store of an empty database:
+// it is told there is none.
+func TestPostgresReadOnlyOpenMakesNoTables(t *testing.T) {
+	url := pgtest.Shared(t).FreshURL(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	if _, err := OpenLocation(context.Background(), url, true); !errors.Is(err, ErrNoStore) {
+		t.Fatalf("opening an empty database to read: %v, want ErrNoStore", err)
+	}
+	s, err := OpenLocation(context.Background(), url, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = OpenLocation(context.Background(), url, true)
+	if err != nil {
+		t.Fatalf("once made, the store opens to read: %v", err)
+	}
+	s.Close()
+}

@@ -233,13 +233,13 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 			fmt.Fprintf(std.Err, "no runs in %s yet; start one with: budge run\n", store.Redact(*dir))
 			return nil
 		}
-		fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
+		fmt.Fprintf(std.Out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
 		for _, r := range runs {
 			status, err := liveStatus(ctx, st, r)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(std.Out, "%-24s  %-9s  %-12s  %-12s  %-18s  %s\n", r.ID, r.Protocol, status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
+			fmt.Fprintf(std.Out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", r.ID, r.Protocol, status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
 		}
 		return nil
 	})
@@ -300,11 +300,14 @@ exit code is 2.`, `
 }
 
 // liveStatus is a run's status for the runs list: a run stored as running
-// whose process is gone (no lease, or a stale one) says so, so that it is
-// resumed rather than waited for.
+// whose process is gone (no lease, or a stale one; for a run of workers, no
+// live worker) says so, so that it is resumed rather than waited for.
 func liveStatus(ctx context.Context, st *store.Store, r store.Run) (string, error) {
 	if r.Status != store.RunRunning {
 		return r.Status, nil
+	}
+	if n, err := st.LiveWorkers(ctx, r.ID); err != nil || n > 0 {
+		return fmt.Sprintf("running, %d worker(s)", n), err
 	}
 	lease, held, err := st.RunLease(ctx, r.ID)
 	if err != nil || (held && !lease.Stale) {
