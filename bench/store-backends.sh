@@ -9,23 +9,7 @@
 # memory is not in the RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=bench/out
-mkdir -p "$out"
-go build -o "$out/budge" ./cmd/budge
-budge=$PWD/$out/budge
-bin=$(dirname "$(ls /usr/lib/postgresql/*/bin/pg_ctl | tail -1)")
-work=$(mktemp -d)
-chmod 755 "$work"
-pg=$work/pg
-mkdir -p "$pg"
-as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
-[ "$(id -u)" = 0 ] && chown postgres "$pg"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-as_pg "'$bin/initdb' -D '$pg/data' -A trust -U budge --no-sync > /dev/null"
-as_pg "'$bin/pg_ctl' -D '$pg/data' -o '-p $port -k $pg -c listen_addresses=127.0.0.1' -l '$pg/log' -w start > /dev/null"
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; as_pg "'"'$bin/pg_ctl'"' -D '"'$pg/data'"' -m fast -w stop" > /dev/null; rm -rf "$work"' EXIT
-export XDG_CACHE_HOME=$work/cache
+. bench/pg.sh
 
 "$budge" sim serve --addr 127.0.0.1:0 --latency 100ms > "$work/serve.out" 2>&1 &
 pids+=($!)
@@ -53,7 +37,7 @@ print(line)
 PY
 }
 
-for store in "sqlite:$work/runs" "postgres:postgres://budge@127.0.0.1:$port/postgres?sslmode=disable"; do
+for store in "sqlite:$work/runs" "postgres:$db"; do
   name=${store%%:*}
   loc=${store#*:}
   timed "$name run in process" "$budge" run --store "$loc" --deck "$work/discovery-x20.yaml" --seed 7 --quiet --format json

@@ -128,21 +128,7 @@ func (s *Store) addCells(ctx context.Context, tx *txn, runID string, cells []Pla
 // CreateRunCells stores a new run and its cells in one transaction: a run
 // that workers advance (Join) instead of one process holding its lease.
 func (s *Store) CreateRunCells(ctx context.Context, r Run, deckSource string, deck []byte, cells []PlannedCell) error {
-	if err := os.MkdirAll(s.RunDir(r.ID), 0o700); err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.fail(err)
-	}
-	defer tx.Rollback()
-	if err := s.insertRun(ctx, tx, r, deckSource, deck); err != nil {
-		return err
-	}
-	if err := s.addCells(ctx, tx, r.ID, cells); err != nil {
-		return err
-	}
-	return s.fail(tx.Commit())
+	return s.createRun(ctx, r, deckSource, deck, func(tx *txn) error { return s.addCells(ctx, tx, r.ID, cells) })
 }
 
 // Shared says whether the store is a database server that several

@@ -227,6 +227,12 @@ func (s *Store) RunDir(id string) string { return filepath.Join(s.Dir, "runs", i
 
 // CreateRun records a new run and its deck snapshot and creates its directory.
 func (s *Store) CreateRun(ctx context.Context, r Run, deckSource string, deck []byte) error {
+	return s.createRun(ctx, r, deckSource, deck, nil)
+}
+
+// createRun stores a run's row and snapshot and, when with is set, what
+// with adds in the same transaction.
+func (s *Store) createRun(ctx context.Context, r Run, deckSource string, deck []byte, with func(tx *txn) error) error {
 	if err := os.MkdirAll(s.RunDir(r.ID), 0o700); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -237,6 +243,11 @@ func (s *Store) CreateRun(ctx context.Context, r Run, deckSource string, deck []
 	defer tx.Rollback()
 	if err := s.insertRun(ctx, tx, r, deckSource, deck); err != nil {
 		return err
+	}
+	if with != nil {
+		if err := with(tx); err != nil {
+			return err
+		}
 	}
 	return s.fail(tx.Commit())
 }
