@@ -417,12 +417,20 @@ const scoreBatch = 512
 // bookkeeping on the way (tally): memory holds one batch of transcripts,
 // not the run. The scorer is returned for done.
 func scoreStored(ctx context.Context, st *store.Store, p protocol) (sessionScorer, error) {
+	return scoreThrough(ctx, st, p, p.scorer())
+}
+
+// failer is a scorer that can stop the scoring: failed is its error.
+type failer interface{ failed() error }
+
+// scoreThrough is scoreStored through the scorer sc.
+func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionScorer) (sessionScorer, error) {
 	h := p.head()
 	orphans, err := st.Orphans(ctx, h.RunID)
 	if err != nil {
 		return nil, err
 	}
-	ids, sc, t := p.ids(), p.scorer(), newTally()
+	ids, t := p.ids(), newTally()
 	next := 0
 	err = st.EachSessions(ctx, h.RunID, scoreBatch, func(batch []store.Session) error {
 		for i := range batch {
@@ -438,7 +446,7 @@ func scoreStored(ctx context.Context, st *store.Store, p protocol) (sessionScore
 			sc.add(next, se)
 			next++
 		}
-		return nil
+		return stopped(sc)
 	})
 	if err != nil {
 		return nil, err
@@ -446,6 +454,9 @@ func scoreStored(ctx context.Context, st *store.Store, p protocol) (sessionScore
 	for ; next < len(ids); next++ {
 		sc.add(next, nil)
 		t.missing++
+	}
+	if err := stopped(sc); err != nil {
+		return nil, err
 	}
 	t.finish(h, orphans, len(ids))
 	h.Net.CostUSD = nil
@@ -455,6 +466,14 @@ func scoreStored(ctx context.Context, st *store.Store, p protocol) (sessionScore
 	}
 	h.Fingerprint = p.fingerprint()
 	return sc, nil
+}
+
+// stopped is the error that stopped sc, if it can stop.
+func stopped(sc sessionScorer) error {
+	if f, ok := sc.(failer); ok {
+		return f.failed()
+	}
+	return nil
 }
 
 // tallied is the header's bookkeeping, summed a session at a time:
