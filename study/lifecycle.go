@@ -420,6 +420,22 @@ func scoreStored(ctx context.Context, st *store.Store, p protocol) (sessionScore
 	return scoreThrough(ctx, st, p, p.scorer())
 }
 
+// indexed is a protocol whose planned session ids can be read by position,
+// without all of them in memory.
+type indexed interface {
+	planLen() int
+	idAt(i int) string
+}
+
+// plannedIDs are how many sessions p plans and the id at each position.
+func plannedIDs(p protocol) (int, func(i int) string) {
+	if x, ok := p.(indexed); ok {
+		return x.planLen(), x.idAt
+	}
+	ids := p.ids()
+	return len(ids), func(i int) string { return ids[i] }
+}
+
 // failer is a scorer that can stop the scoring: failed is its error.
 type failer interface{ failed() error }
 
@@ -430,12 +446,13 @@ func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionSc
 	if err != nil {
 		return nil, err
 	}
-	ids, t := p.ids(), newTally()
+	planned, idAt := plannedIDs(p)
+	t := newTally()
 	next := 0
 	err = st.EachSessions(ctx, h.RunID, scoreBatch, func(batch []store.Session) error {
 		for i := range batch {
 			se := &batch[i]
-			if se.Seq < next || se.Seq >= len(ids) || ids[se.Seq] != se.ID {
+			if se.Seq < next || se.Seq >= planned || idAt(se.Seq) != se.ID {
 				return fmt.Errorf("run %s: stored session %q is at plan position %d, which the run's plan does not give it", h.RunID, se.ID, se.Seq)
 			}
 			for ; next < se.Seq; next++ {
@@ -451,14 +468,14 @@ func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionSc
 	if err != nil {
 		return nil, err
 	}
-	for ; next < len(ids); next++ {
+	for ; next < planned; next++ {
 		sc.add(next, nil)
 		t.missing++
 	}
 	if err := stopped(sc); err != nil {
 		return nil, err
 	}
-	t.finish(h, orphans, len(ids))
+	t.finish(h, orphans, planned)
 	h.Net.CostUSD = nil
 	if h.Net.Price != nil {
 		cost := h.Net.Price.Cost(h.Counts.InputTokens, h.Counts.OutputTokens)

@@ -144,8 +144,21 @@ type pressureRun struct {
 	deck   *pressure.Deck
 	bytes  []byte // the deck's source, as stored
 	prompt string
-	specs  []pressure.Spec
+	plan   pressure.Planned
+	specs  []pressure.Spec // the plan in memory, made when needed (planned)
 }
+
+// planned is the run's plan in memory, made the first time running or
+// resuming needs it; scoring reads p.plan by position instead.
+func (p *pressureRun) planned() []pressure.Spec {
+	if p.specs == nil {
+		p.specs = pressure.Plan(p.deck)
+	}
+	return p.specs
+}
+
+func (p *pressureRun) planLen() int      { return p.plan.Len() }
+func (p *pressureRun) idAt(i int) string { return p.plan.At(i).ID() }
 
 func (p *pressureRun) head() *Header       { return &p.m.Header }
 func (p *pressureRun) manifest() any       { return p.m }
@@ -155,11 +168,11 @@ func (p *pressureRun) snapshot() (name, source, hash string, content []byte) {
 	return p.deck.Name, p.deck.Path, p.deck.Hash, p.bytes
 }
 
-func (p *pressureRun) ids() []string { return idsOf(p.specs) }
+func (p *pressureRun) ids() []string { return idsOf(p.planned()) }
 
 func (p *pressureRun) jobs(want func(id string) (int, bool)) []runner.Job {
 	m := p.m
-	jobs := jobsOf(p.specs, pressure.Schedule(p.specs, m.ScheduleSeed), &m.Header, want, pressure.SessionSeed,
+	jobs := jobsOf(p.planned(), pressure.Schedule(p.planned(), m.ScheduleSeed), &m.Header, want, pressure.SessionSeed,
 		func(s pressure.Spec, settings chat.Settings) (runner.Conversation, error) {
 			return pressure.NewSession(p.deck, s, m.Channel, m.Model, settings, p.prompt)
 		})
@@ -172,7 +185,7 @@ func (p *pressureRun) jobs(want func(id string) (int, bool)) []runner.Job {
 // project estimates the cost of the sessions todo accepts
 // (projectSessions).
 func (p *pressureRun) project(todo func(id string) bool, price endpoint.Price) Projection {
-	specs, m := pick(p.specs, todo), p.m
+	specs, m := pick(p.planned(), todo), p.m
 	return projectSessions(len(specs), m.Settings, price, func(i int) (any, int, bool) {
 		s, err := pressure.NewSession(p.deck, specs[i], m.Channel, m.Model, m.Settings, p.prompt)
 		if err != nil {
@@ -252,7 +265,7 @@ func (p *pressureRun) score(i int, se *store.Session) (o pressure.Outcome, trace
 			FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: p.m.Channel}
 		trace = se.TraceSHA
 	}
-	return pressure.ScoreWith(p.deck, p.specs[i], t, p.m.parse()), trace
+	return pressure.ScoreWith(p.deck, p.plan.At(i), t, p.m.parse()), trace
 }
 
 func (sc *pressureScorer) add(i int, se *store.Session) {
@@ -309,8 +322,8 @@ func ScoreSession(ctx context.Context, st *store.Store, ref, id string) (o *pres
 	if !isPressure {
 		return nil, false, fmt.Errorf("%w: run %s is a %s run, not a pressure run", ErrInvalid, run.ID, run.Protocol)
 	}
-	for i := range pr.specs {
-		if pr.specs[i].ID() != id {
+	for i := range pr.plan.Len() {
+		if pr.plan.At(i).ID() != id {
 			continue
 		}
 		var stored *store.Session
@@ -419,7 +432,7 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 	if channel == pressure.MessageChannel {
 		toolsJSON = []byte("[]")
 	}
-	p.specs = pressure.Plan(p.deck)
+	p.plan = pressure.PlanOf(p.deck)
 	det, amb := p.deck.Counts()
 	d := p.deck
 	p.m = &Manifest{
@@ -509,7 +522,7 @@ func loadPressure(run store.Run, src string, content []byte) (protocol, error) {
 			return nil, fmt.Errorf("run %s: its identity contrast no longer applies to its deck: %w", run.ID, err)
 		}
 	}
-	p.deck, p.bytes, p.specs = deck, content, pressure.Plan(deck)
+	p.deck, p.bytes, p.plan = deck, content, pressure.PlanOf(deck)
 	p.prompt = deck.Templates.Application
 	if p.m.AppPromptFrom != "deck" {
 		p.prompt = p.m.Net.AppPrompt
