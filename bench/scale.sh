@@ -8,12 +8,16 @@
 #
 #   bash bench/scale.sh                # 4,160 and 41,600 sessions
 #   bash bench/scale.sh 4160 1000000   # the issue's million-session target
+#   BUDGE=/tmp/old/budge bash bench/scale.sh   # measure another build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
 mkdir -p "$out"
-go build -o "$out/budge" ./cmd/budge
-budge=$PWD/$out/budge
+budge=${BUDGE:-}
+if [ -z "$budge" ]; then
+  go build -o "$out/budge" ./cmd/budge
+  budge=$PWD/$out/budge
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 sizes=("$@")
@@ -25,7 +29,28 @@ measure() {
   cat "$work/time"
 }
 
-printf '%-10s %-8s %10s %10s\n' sessions command seconds peak_MB
+# view DIR PATH: starts `budge view` on a free port, fetches PATH (with
+# RUN standing for the run's id) and prints "seconds rss_kb": the time to
+# serve the page and the server's peak RSS once it has.
+view() {
+  local dir=$1 path=$2 pid url run t
+  run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
+  "$budge" view "$run" --dir "$dir" --addr 127.0.0.1:0 > "$work/view.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    url=$(sed -n 's/^viewer: //p' "$work/view.out")
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  url=${url%/}
+  path=${path//RUN/$run}
+  t=$(curl -fsS -o /dev/null -w '%{time_total}' "$url$path")
+  awk -v t="$t" '/^VmHWM:/ { print t, $2 }' "/proc/$pid/status"
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+}
+
+printf '%-10s %-11s %10s %10s\n' sessions command seconds peak_MB
 declare -A base_t base_m
 first=""
 for n in "${sizes[@]}"; do
@@ -34,13 +59,15 @@ for n in "${sizes[@]}"; do
   sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$deck"
   dir=$work/store-$n
   sessions=$(( 208 * repeats ))
-  for cmd in run report export; do
+  for cmd in run report export view view-report; do
     case $cmd in
       run) read -r t m < <(measure "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16) ;;
       report) read -r t m < <(measure "$budge" report latest --dir "$dir") ;;
       export) read -r t m < <(measure "$budge" export latest --dir "$dir") ;;
+      view) read -r t m < <(view "$dir" "/runs/RUN/session?id=robotics-arm/I/P-first/authority/r1") ;;
+      view-report) read -r t m < <(view "$dir" "/runs/RUN/report") ;;
     esac
-    printf '%-10s %-8s %10.1f %10.0f\n' "$sessions" "$cmd" "$t" "$((m / 1024))"
+    printf '%-10s %-11s %10.2f %10.0f\n' "$sessions" "$cmd" "$t" "$((m / 1024))"
     if [ -z "$first" ] || [ "$first" = "$sessions" ]; then
       base_t[$cmd]=$t; base_m[$cmd]=$m
     else
