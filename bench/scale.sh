@@ -9,6 +9,7 @@
 #   bash bench/scale.sh                # 4,160 and 41,600 sessions
 #   bash bench/scale.sh 4160 1000000   # the issue's million-session target
 #   BUDGE=/tmp/old/budge bash bench/scale.sh   # measure another build
+#   COMMANDS="run report" bash bench/scale.sh  # only some of the commands
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -59,7 +60,7 @@ for n in "${sizes[@]}"; do
   sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$deck"
   dir=$work/store-$n
   sessions=$(( 208 * repeats ))
-  for cmd in run report export view view-report; do
+  for cmd in ${COMMANDS:-run report export view view-report}; do
     case $cmd in
       run) read -r t m < <(measure "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16) ;;
       report) read -r t m < <(measure "$budge" report latest --dir "$dir") ;;
