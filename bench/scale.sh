@@ -8,6 +8,10 @@
 #
 #   bash bench/scale.sh                # 4,160 and 41,600 sessions
 #   bash bench/scale.sh 4160 1000000   # the million-session target
+#
+# A deck repeats at most 1,000 times (208,000 sessions of the discovery
+# deck); a larger N copies the deck's cases under new ids (c1-..., with
+# their record and profile ids renamed) as often as it takes.
 #   BUDGE=/tmp/old/budge bash bench/scale.sh   # measure another build
 #   COMMANDS="run report" bash bench/scale.sh  # only some of the commands
 set -euo pipefail
@@ -55,17 +59,28 @@ printf '%-10s %-11s %10s %10s\n' sessions command seconds peak_MB
 declare -A base_t base_m
 first=""
 for n in "${sizes[@]}"; do
-  repeats=$(( (n + 207) / 208 ))
+  copies=$(( (n + 207999) / 208000 ))
+  repeats=$(( n / (208 * copies) > 0 ? n / (208 * copies) : 1 ))
   deck=$work/discovery-$n.yaml
   sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$deck"
+  case=robotics-arm
+  if [ "$copies" -gt 1 ]; then
+    sed -n '1,/^cases:$/p' "$deck" > "$deck.tmp"
+    for k in $(seq "$copies"); do
+      sed -n '/^cases:$/,$p' pressure/decks/discovery.yaml | tail -n +2 |
+        sed "s/^  - id: /  - id: c$k-/; s/AV-/AV-$k/g; s/VOL-/VOL-$k/g" >> "$deck.tmp"
+    done
+    mv "$deck.tmp" "$deck"
+    case=c1-robotics-arm
+  fi
   dir=$work/store-$n
-  sessions=$(( 208 * repeats ))
+  sessions=$(( 208 * copies * repeats ))
   for cmd in ${COMMANDS:-run report export view view-report}; do
     case $cmd in
       run) read -r t m < <(measure "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16) ;;
       report) read -r t m < <(measure "$budge" report latest --dir "$dir") ;;
       export) read -r t m < <(measure "$budge" export latest --dir "$dir") ;;
-      view) read -r t m < <(view "$dir" "/runs/RUN/session?id=robotics-arm/I/P-first/authority/r1") ;;
+      view) read -r t m < <(view "$dir" "/runs/RUN/session?id=$case/I/P-first/authority/r1") ;;
       view-report) read -r t m < <(view "$dir" "/runs/RUN/report") ;;
     esac
     printf '%-10s %-11s %10.2f %10.0f\n' "$sessions" "$cmd" "$t" "$((m / 1024))"
