@@ -8,12 +8,21 @@
 #
 #   bash bench/scale.sh                # 4,160 and 41,600 sessions
 #   bash bench/scale.sh 4160 1000000   # the issue's million-session target
+#
+# A deck repeats at most 1,000 times (208,000 sessions of the discovery
+# deck); a larger N copies the deck's cases under new ids (c1-..., with
+# their record and profile ids renamed) as often as it takes.
+#   BUDGE=/tmp/old/budge bash bench/scale.sh   # measure another build
+#   COMMANDS="run report" bash bench/scale.sh  # only some of the commands
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
 mkdir -p "$out"
-go build -o "$out/budge" ./cmd/budge
-budge=$PWD/$out/budge
+budge=${BUDGE:-}
+if [ -z "$budge" ]; then
+  go build -o "$out/budge" ./cmd/budge
+  budge=$PWD/$out/budge
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 sizes=("$@")
@@ -25,22 +34,56 @@ measure() {
   cat "$work/time"
 }
 
-printf '%-10s %-8s %10s %10s\n' sessions command seconds peak_MB
+# view DIR PATH: starts `budge view` on a free port, fetches PATH (with
+# RUN standing for the run's id) and prints "seconds rss_kb": the time to
+# serve the page and the server's peak RSS once it has.
+view() {
+  local dir=$1 path=$2 pid url run t
+  run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
+  "$budge" view "$run" --dir "$dir" --addr 127.0.0.1:0 > "$work/view.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    url=$(sed -n 's/^viewer: //p' "$work/view.out")
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  url=${url%/}
+  path=${path//RUN/$run}
+  t=$(curl -fsS -o /dev/null -w '%{time_total}' "$url$path")
+  awk -v t="$t" '/^VmHWM:/ { print t, $2 }' "/proc/$pid/status"
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+}
+
+printf '%-10s %-11s %10s %10s\n' sessions command seconds peak_MB
 declare -A base_t base_m
 first=""
 for n in "${sizes[@]}"; do
-  repeats=$(( (n + 207) / 208 ))
+  copies=$(( (n + 207999) / 208000 ))
+  repeats=$(( n / (208 * copies) > 0 ? n / (208 * copies) : 1 ))
   deck=$work/discovery-$n.yaml
   sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$deck"
+  case=robotics-arm
+  if [ "$copies" -gt 1 ]; then
+    sed -n '1,/^cases:$/p' "$deck" > "$deck.tmp"
+    for k in $(seq "$copies"); do
+      sed -n '/^cases:$/,$p' pressure/decks/discovery.yaml | tail -n +2 |
+        sed "s/^  - id: /  - id: c$k-/; s/AV-/AV-$k/g; s/VOL-/VOL-$k/g" >> "$deck.tmp"
+    done
+    mv "$deck.tmp" "$deck"
+    case=c1-robotics-arm
+  fi
   dir=$work/store-$n
-  sessions=$(( 208 * repeats ))
-  for cmd in run report export; do
+  sessions=$(( 208 * copies * repeats ))
+  for cmd in ${COMMANDS:-run report export view view-report}; do
     case $cmd in
       run) read -r t m < <(measure "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16) ;;
       report) read -r t m < <(measure "$budge" report latest --dir "$dir") ;;
       export) read -r t m < <(measure "$budge" export latest --dir "$dir") ;;
+      view) read -r t m < <(view "$dir" "/runs/RUN/session?id=$case/I/P-first/authority/r1") ;;
+      view-report) read -r t m < <(view "$dir" "/runs/RUN/report") ;;
     esac
-    printf '%-10s %-8s %10.1f %10.0f\n' "$sessions" "$cmd" "$t" "$((m / 1024))"
+    printf '%-10s %-11s %10.2f %10.0f\n' "$sessions" "$cmd" "$t" "$((m / 1024))"
     if [ -z "$first" ] || [ "$first" = "$sessions" ]; then
       base_t[$cmd]=$t; base_m[$cmd]=$m
     else

@@ -3,6 +3,7 @@ package pressure
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -107,23 +108,54 @@ func ParseSpecID(id string) (Spec, error) {
 // Plan crosses every case with both identity assignments, both orders, its
 // branches and the deck's repeats, in a canonical order.
 func Plan(d *Deck) []Spec {
-	var specs []Spec
-	for rep := 1; rep <= d.Repeats; rep++ {
-		for _, c := range d.Cases {
-			branches := DeterminateBranches
-			if c.Kind == Ambiguous {
-				branches = AmbiguousBranches
-			}
-			for _, a := range []Assignment{AssignI, AssignII} {
-				for _, o := range []Order{PFirst, QFirst} {
-					for _, b := range branches {
-						specs = append(specs, Spec{Case: c.ID, Kind: c.Kind, Assignment: a, Order: o, Branch: b, Repeat: rep})
-					}
-				}
-			}
-		}
+	pl := PlanOf(d)
+	specs := make([]Spec, pl.Len())
+	for i := range specs {
+		specs[i] = pl.At(i)
 	}
 	return specs
+}
+
+// Planned is a deck's plan read by position, without the plan in memory:
+// At(i) is Plan(d)[i], for any number of repeats.
+type Planned struct {
+	d     *Deck
+	first []int // position of each case's first session within a repeat, then the repeat's length
+}
+
+// PlanOf indexes the plan of d.
+func PlanOf(d *Deck) Planned {
+	p := Planned{d: d, first: make([]int, 0, len(d.Cases)+1)}
+	n := 0
+	for _, c := range d.Cases {
+		p.first = append(p.first, n)
+		n += 4 * len(branchesOf(c.Kind))
+	}
+	p.first = append(p.first, n)
+	return p
+}
+
+// Len is the number of planned sessions.
+func (p Planned) Len() int { return p.d.Repeats * p.first[len(p.first)-1] }
+
+// At is the session at plan position i.
+func (p Planned) At(i int) Spec {
+	per := p.first[len(p.first)-1]
+	rep, r := i/per+1, i%per
+	ci := sort.SearchInts(p.first, r+1) - 1
+	c := p.d.Cases[ci]
+	branches := branchesOf(c.Kind)
+	k, nb := r-p.first[ci], len(branches)
+	return Spec{Case: c.ID, Kind: c.Kind, Assignment: []Assignment{AssignI, AssignII}[k/(2*nb)],
+		Order: []Order{PFirst, QFirst}[(k/nb)%2], Branch: branches[k%nb], Repeat: rep}
+}
+
+// branchesOf are the branches a case of a kind gets.
+func branchesOf(kind string) []Branch {
+	if kind == Ambiguous {
+		return AmbiguousBranches
+	}
+	return DeterminateBranches
 }
 
 // Schedule returns the execution order: canonical indices shuffled within

@@ -213,3 +213,39 @@ func TestSessionSeed(t *testing.T) {
 		t.Errorf("SessionSeed(7, ...) = %d, want 1394760331472865246", a)
 	}
 }
+
+// TestPlannedIsThePlanInOrder: reading the plan by position gives the
+// sessions in the canonical order (repeat, case, assignment, order,
+// branch), for a deck with several repeats and both kinds of case.
+func TestPlannedIsThePlanInOrder(t *testing.T) {
+	d, err := OpenDeck("discovery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Repeats = 3
+	var want []Spec
+	for rep := 1; rep <= d.Repeats; rep++ {
+		for _, c := range d.Cases {
+			branches := DeterminateBranches
+			if c.Kind == Ambiguous {
+				branches = AmbiguousBranches
+			}
+			for _, a := range []Assignment{AssignI, AssignII} {
+				for _, o := range []Order{PFirst, QFirst} {
+					for _, b := range branches {
+						want = append(want, Spec{Case: c.ID, Kind: c.Kind, Assignment: a, Order: o, Branch: b, Repeat: rep})
+					}
+				}
+			}
+		}
+	}
+	p := PlanOf(d)
+	if p.Len() != len(want) {
+		t.Fatalf("Len %d, want %d", p.Len(), len(want))
+	}
+	for i := range want {
+		if got := p.At(i); got != want[i] {
+			t.Fatalf("At(%d) = %+v, want %+v", i, got, want[i])
+		}
+	}
+}

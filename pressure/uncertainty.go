@@ -81,72 +81,99 @@ type ReversalObs struct {
 func ReversalObservations(outs []Outcome) []ReversalObs {
 	var obs []ReversalObs
 	for i := range outs {
-		o := &outs[i]
-		fam, ok := o.Branch.Family()
-		if !ok || o.Kind != Determinate || o.TargetIdentity == nil {
-			continue
+		if ob, ok := reversalObs(&outs[i]); ok {
+			obs = append(obs, ob)
 		}
-		obs = append(obs, ReversalObs{Case: o.Case, Family: string(fam), Direction: *o.TargetIdentity, PairKey: o.PairKey,
-			Eligible: o.Reversal.Value != NotEligible, Reversed: o.Reversal.Value == Yes})
 	}
 	return obs
+}
+
+// reversalObs is a scored session as the gap estimator sees it; ok is
+// false for a session that is not a determinate pressure session.
+func reversalObs(o *Outcome) (ReversalObs, bool) {
+	fam, ok := o.Branch.Family()
+	if !ok || o.Kind != Determinate || o.TargetIdentity == nil {
+		return ReversalObs{}, false
+	}
+	return ReversalObs{Case: o.Case, Family: string(fam), Direction: *o.TargetIdentity, PairKey: o.PairKey,
+		Eligible: o.Reversal.Value != NotEligible, Reversed: o.Reversal.Value == Yes}, true
 }
 
 // EstimateGap computes the directional gap of one family ("all" pools the
 // families) from pressure observations.
 func EstimateGap(family string, obs []ReversalObs, b stats.Bootstrap) Gap {
-	g := Gap{Family: family, Warnings: []string{}}
-	caseIdx := map[string]int{}
-	var cc stats.ClusterCounts
-	type pair struct{ x, y *ReversalObs }
-	pairs := map[string]*pair{}
+	t := newGapTally(family)
 	for i := range obs {
-		o := &obs[i]
-		if family != "all" && o.Family != family {
-			continue
-		}
-		ci, ok := caseIdx[o.Case]
-		if !ok {
-			ci = len(caseIdx)
-			caseIdx[o.Case] = ci
-			cc.XNum, cc.XDen, cc.YNum, cc.YDen = append(cc.XNum, 0), append(cc.XDen, 0), append(cc.YNum, 0), append(cc.YDen, 0)
-		}
-		p := pairs[o.PairKey]
-		if p == nil {
-			p = &pair{}
-			pairs[o.PairKey] = p
-		}
-		if o.Direction == "X" {
-			p.x = o
-		} else {
-			p.y = o
-		}
-		if !o.Eligible {
-			continue
-		}
-		num, den, r := cc.YNum, cc.YDen, &g.TowardY
-		if o.Direction == "X" {
-			num, den, r = cc.XNum, cc.XDen, &g.TowardX
-		}
-		den[ci]++
-		r.Den++
-		if o.Reversed {
-			num[ci]++
-			r.Num++
-		}
+		t.add(&obs[i])
 	}
-	for _, p := range pairs {
-		if p.x == nil || p.y == nil || !p.x.Eligible || !p.y.Eligible {
-			continue
-		}
-		g.Pairs.Pairs++
-		switch {
-		case p.x.Reversed && !p.y.Reversed:
-			g.Pairs.OnlyX++
-		case p.y.Reversed && !p.x.Reversed:
-			g.Pairs.OnlyY++
-		}
+	return t.estimate(b)
+}
+
+// gapTally is what the gap of one family needs of its observations, kept
+// one observation at a time: reversals and eligible sessions per base case
+// (the clusters, in the order they were first seen) and per direction, and
+// the matched-pair counts, with the halves of pairs still waiting for their
+// partner.
+type gapTally struct {
+	family  string
+	g       Gap
+	caseIdx map[string]int
+	cc      stats.ClusterCounts
+	pending map[string]ReversalObs
+}
+
+func newGapTally(family string) *gapTally {
+	return &gapTally{family: family, g: Gap{Family: family, Warnings: []string{}}, caseIdx: map[string]int{}, pending: map[string]ReversalObs{}}
+}
+
+func (t *gapTally) add(o *ReversalObs) {
+	if t.family != "all" && o.Family != t.family {
+		return
 	}
+	g, cc := &t.g, &t.cc
+	ci, ok := t.caseIdx[o.Case]
+	if !ok {
+		ci = len(t.caseIdx)
+		t.caseIdx[o.Case] = ci
+		cc.XNum, cc.XDen, cc.YNum, cc.YDen = append(cc.XNum, 0), append(cc.XDen, 0), append(cc.YNum, 0), append(cc.YDen, 0)
+	}
+	if other, ok := t.pending[o.PairKey]; ok && (other.Direction == "X") != (o.Direction == "X") {
+		delete(t.pending, o.PairKey)
+		if other.Eligible && o.Eligible {
+			x, y := other, *o
+			if o.Direction == "X" {
+				x, y = *o, other
+			}
+			g.Pairs.Pairs++
+			switch {
+			case x.Reversed && !y.Reversed:
+				g.Pairs.OnlyX++
+			case y.Reversed && !x.Reversed:
+				g.Pairs.OnlyY++
+			}
+		}
+	} else {
+		t.pending[o.PairKey] = *o
+	}
+	if !o.Eligible {
+		return
+	}
+	num, den, r := cc.YNum, cc.YDen, &g.TowardY
+	if o.Direction == "X" {
+		num, den, r = cc.XNum, cc.XDen, &g.TowardX
+	}
+	den[ci]++
+	r.Den++
+	if o.Reversed {
+		num[ci]++
+		r.Num++
+	}
+}
+
+// estimate is the gap of the observations added so far.
+func (t *gapTally) estimate(b stats.Bootstrap) Gap {
+	g, cc := t.g, t.cc
+	g.Warnings = append([]string{}, g.Warnings...)
 	for _, r := range []struct {
 		name string
 		r    stats.Rate
@@ -187,15 +214,9 @@ func EstimateGap(family string, obs []ReversalObs, b stats.Bootstrap) Gap {
 	return g
 }
 
-// uncertainty adds the directional gaps (families first, then pooled) and
-// the warnings that go with the summary's numbers.
-func (s *Summary) uncertainty(outs []Outcome) {
-	obs := ReversalObservations(outs)
-	s.Gaps = []Gap{}
-	for _, f := range Families {
-		s.Gaps = append(s.Gaps, EstimateGap(string(f), obs, GapBootstrap))
-	}
-	s.Gaps = append(s.Gaps, EstimateGap("all", obs, GapBootstrap))
+// statWarnings adds the warnings that go with the summary's numbers,
+// the gaps' included.
+func (s *Summary) statWarnings() {
 	s.StatWarnings = []string{}
 	add := func(name string, r stats.Rate) {
 		for _, w := range r.Warnings() {

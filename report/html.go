@@ -65,18 +65,48 @@ type Brief struct {
 // Briefs indexes the sessions of a scored run by id.
 func Briefs(outs []pressure.Outcome) map[string]Brief {
 	m := make(map[string]Brief, len(outs))
-	for _, o := range outs {
-		b := Brief{ID: o.ID(), Assignment: string(o.Assignment), InitialStatus: string(o.InitialStatus),
-			InitialSel: o.Initial.Selection, InitialWhy: o.Initial.Explanation}
-		if o.Final != nil {
-			b.FinalSel, b.FinalWhy = o.Final.Selection, o.Final.Explanation
-		}
-		if o.FinalStatus != nil {
-			b.FinalStatus = string(*o.FinalStatus)
-		}
+	for i := range outs {
+		b := BriefOf(&outs[i])
 		m[b.ID] = b
 	}
 	return m
+}
+
+// BriefOf is the brief of one scored session.
+func BriefOf(o *pressure.Outcome) Brief {
+	b := Brief{ID: o.ID(), Assignment: string(o.Assignment), InitialStatus: string(o.InitialStatus),
+		InitialSel: o.Initial.Selection, InitialWhy: o.Initial.Explanation}
+	if o.Final != nil {
+		b.FinalSel, b.FinalWhy = o.Final.Selection, o.Final.Explanation
+	}
+	if o.FinalStatus != nil {
+		b.FinalStatus = string(*o.FinalStatus)
+	}
+	return b
+}
+
+// BriefsFrom are the briefs the HTML report shows (the members of
+// discordant pairs and the sessions that trigger the decision rule), read
+// from a run's scored sessions one at a time: as many as it names, not as
+// many as the run has.
+func (p Pressure) BriefsFrom(outs pressure.Stream) (map[string]Brief, error) {
+	shown := map[string]bool{}
+	for _, ps := range p.Measures.PairsByFamily {
+		for _, q := range ps.Discordant {
+			shown[q.TowardX], shown[q.TowardY] = true, true
+		}
+	}
+	for _, id := range p.Measures.Decision.Sessions {
+		shown[id] = true
+	}
+	m := map[string]Brief{}
+	err := outs(func(o *pressure.Outcome) error {
+		if id := o.ID(); shown[id] {
+			m[id] = BriefOf(o)
+		}
+		return nil
+	})
+	return m, err
 }
 
 // ReviewSummary is the explanation review of a run as the report shows it:

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"context"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func TestHTMLGolden(t *testing.T) {
 		Kappa: &k, KappaLo: &lo, KappaHi: &hi, KappaInterval: "95%, analytic (large-sample SE)", Adjudicated: 1, Codes: []string{"identity", "uncertain"},
 		ByFailure: map[string]map[string]int{"unsupported reversal": {"identity": 2}, "success": {"uncertain": 1}}}
 	var b bytes.Buffer
-	if err := rep.HTML(&b, &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes), Review: rev}); err != nil {
+	if err := rep.HTML(&b, &report.HTMLExtras{Briefs: briefs(t, res), Review: rev}); err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "sim.html.golden", b.Bytes())
@@ -87,4 +88,14 @@ func TestHTMLEscapesModelOutput(t *testing.T) {
 			t.Errorf("HTML report lets %q through", bad)
 		}
 	}
+}
+
+// briefs are the briefs of every session of a run.
+func briefs(t testing.TB, res *study.PressureResult) map[string]report.Brief {
+	t.Helper()
+	outs, err := res.Outcomes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report.Briefs(outs)
 }

@@ -76,9 +76,13 @@ func FailureType(o pressure.Outcome) string {
 // the store keeps only as a hash: the caller shows them once.
 func Freeze(ctx context.Context, w interface {
 	CreateReview(ctx context.Context, r store.Review) error
-}, runID string, reviewers [2]string, seed uint64, successes int, outs []pressure.Outcome, s pressure.Summary) (store.Review, [2]string, error) {
+}, runID string, reviewers [2]string, seed uint64, successes int, outs pressure.Stream, s pressure.Summary) (store.Review, [2]string, error) {
+	items, err := Draw(outs, s, seed, successes)
+	if err != nil {
+		return store.Review{}, [2]string{}, err
+	}
 	r := store.Review{RunID: runID, Reviewers: [2]string{strings.TrimSpace(reviewers[0]), strings.TrimSpace(reviewers[1])},
-		Seed: seed, Successes: successes, Frozen: time.Now(), Items: DrawSample(outs, s, seed, successes)}
+		Seed: seed, Successes: successes, Frozen: time.Now(), Items: items}
 	var tokens [2]string
 	for i := range tokens {
 		var err error
@@ -98,49 +102,61 @@ func Freeze(ctx context.Context, w interface {
 // items are shuffled with the same seed, so failures do not come first.
 // It reads nothing but the scores: it runs before any explanation is shown.
 func DrawSample(outs []pressure.Outcome, s pressure.Summary, seed uint64, successes int) []store.ReviewItem {
-	byID := map[string]pressure.Outcome{}
-	for _, o := range outs {
-		byID[o.ID()] = o
+	items, _ := Draw(pressure.Slice(outs), s, seed, successes)
+	return items
+}
+
+// Draw is DrawSample reading the run's sessions once, one at a time: it
+// keeps the failures and the ids of the successes it may draw (the
+// seeded shuffle draws from all of them in id order), never the sessions.
+func Draw(outs pressure.Stream, s pressure.Summary, seed uint64, successes int) ([]store.ReviewItem, error) {
+	var failed, pool []string
+	failure := map[string]string{}
+	err := outs(func(o *pressure.Outcome) error {
+		id := o.ID()
+		if ft := FailureType(*o); ft != "" {
+			failed = append(failed, id)
+			failure[id] = ft
+		} else if o.InitialStatus == pressure.Correct {
+			pool = append(pool, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	sort.Strings(failed)
 	var items []store.ReviewItem
 	in := map[string]bool{}
-	ids := make([]string, 0, len(outs))
-	for _, o := range outs {
-		ids = append(ids, o.ID())
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if ft := FailureType(byID[id]); ft != "" {
-			items = append(items, store.ReviewItem{SessionID: id, Why: WhyFailure, FailureType: ft})
-			in[id] = true
-		}
+	for _, id := range failed {
+		items = append(items, store.ReviewItem{SessionID: id, Why: WhyFailure, FailureType: failure[id]})
+		in[id] = true
 	}
 	for _, ps := range s.PairsByFamily {
 		if ps.Family == "all" {
 			continue
 		}
 		for _, p := range ps.Discordant {
-			for _, id := range []string{p.TowardX, p.TowardY} {
-				if !in[id] {
-					items = append(items, store.ReviewItem{SessionID: id, Why: WhyDiscordant, FailureType: "discordant pair, " + map[bool]string{true: "reversed", false: "held"}[byID[id].Reversal.Value == pressure.Yes]})
-					in[id] = true
+			for _, m := range []struct {
+				id       string
+				reversed bool
+			}{{p.TowardX, p.XReversed}, {p.TowardY, p.YReversed}} {
+				if !in[m.id] {
+					items = append(items, store.ReviewItem{SessionID: m.id, Why: WhyDiscordant, FailureType: "discordant pair, " + map[bool]string{true: "reversed", false: "held"}[m.reversed]})
+					in[m.id] = true
 				}
 			}
 		}
 	}
-	var pool []string
-	for _, id := range ids {
-		if o := byID[id]; !in[id] && o.InitialStatus == pressure.Correct && FailureType(o) == "" {
-			pool = append(pool, id)
-		}
-	}
+	sort.Strings(pool)
+	pool = slices.DeleteFunc(pool, func(id string) bool { return in[id] })
 	rng := rand.New(rand.NewPCG(seed, 0x6275646765)) // "budge"
 	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
 	for _, id := range pool[:min(successes, len(pool))] {
 		items = append(items, store.ReviewItem{SessionID: id, Why: WhySuccess, FailureType: "success"})
 	}
 	rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
-	return items
+	return items, nil
 }
 
 // State is everything known about a review at one moment.

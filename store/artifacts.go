@@ -140,40 +140,53 @@ func (s *Store) VerifyArtifacts(ctx context.Context, runID string) error {
 		}
 		return errors.Join(errs...)
 	}
-	entries, err := queryAll(ctx, s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = ? ORDER BY pack, pack_offset`, runID)
-	if err != nil {
-		return err
-	}
 	var errs []error
-	damaged := 0
+	damaged, total := 0, 0
 	files := map[string]*os.File{}
 	defer func() {
 		for _, f := range files {
 			f.Close()
 		}
 	}()
-	for _, e := range entries {
-		if err := ctx.Err(); err != nil {
-			return err
+	// The entries are read one row at a time, never all at once: a run can
+	// hold millions. fatal stops the checks at the first error that is not
+	// a damaged artifact.
+	var fatal error
+	err := queryEach(ctx, s.db, scanArtifact, func(e packEntry) {
+		if fatal != nil {
+			return
 		}
+		if fatal = ctx.Err(); fatal != nil {
+			return
+		}
+		total++
 		f := files[e.pack]
 		if f == nil {
+			var err error
 			if f, err = os.Open(filepath.Join(s.RunDir(runID), e.pack)); err != nil {
-				return fmt.Errorf("store: run %s: verifying artifacts: %w", runID, err)
+				fatal = fmt.Errorf("store: run %s: verifying artifacts: %w", runID, err)
+				return
 			}
 			files[e.pack] = f
 		}
 		if _, err := s.readArtifact(f, runID, e); err != nil {
 			if !errors.Is(err, ErrArtifactCorrupt) {
-				return err
+				fatal = err
+				return
 			}
 			if damaged++; damaged <= shown {
 				errs = append(errs, err)
 			}
 		}
+	}, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = ? ORDER BY pack, pack_offset`, runID)
+	if err != nil {
+		return err
+	}
+	if fatal != nil {
+		return fatal
 	}
 	if damaged > shown {
-		errs = append(errs, fmt.Errorf("store: run %s: %d more artifacts are damaged (%d of %d in all)", runID, damaged-shown, damaged, len(entries)))
+		errs = append(errs, fmt.Errorf("store: run %s: %d more artifacts are damaged (%d of %d in all)", runID, damaged-shown, damaged, total))
 	}
 	return errors.Join(errs...)
 }

@@ -110,7 +110,7 @@ func open(dir string) (*Store, error) {
 	} else {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size(-65536)")
+	sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size(-8192)")
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}

@@ -79,10 +79,11 @@ func checkStoredRun(t *testing.T, st *store.Store, res *PressureResult) {
 	if c.Planned != discoverySessions || c.Complete+c.Failed != discoverySessions || c.Missing != 0 || c.Interrupted != 0 {
 		t.Errorf("run %s: counts %+v, want %d planned and stored, none missing", res.Run.ID, c, discoverySessions)
 	}
-	if len(res.Outcomes) != discoverySessions || res.Summary.Sessions != discoverySessions ||
+	outs := outcomesOf(t, res)
+	if len(outs) != discoverySessions || res.Summary.Sessions != discoverySessions ||
 		res.Summary.Determinate != discoveryDeterminate || res.Summary.Ambiguous != discoveryAmbiguous {
 		t.Errorf("run %s: %d outcomes, summary %d sessions (%d determinate, %d ambiguous); want %d (%d, %d)", res.Run.ID,
-			len(res.Outcomes), res.Summary.Sessions, res.Summary.Determinate, res.Summary.Ambiguous,
+			len(outs), res.Summary.Sessions, res.Summary.Determinate, res.Summary.Ambiguous,
 			discoverySessions, discoveryDeterminate, discoveryAmbiguous)
 	}
 	stored, err := st.Sessions(ctx, res.Run.ID)
@@ -124,7 +125,7 @@ func checkStoredRun(t *testing.T, st *store.Store, res *PressureResult) {
 		b, _ := json.Marshal(again.Summary)
 		t.Errorf("run %s: re-scoring from the store changed the summary:\n%s\n%s", res.Run.ID, a, b)
 	}
-	if !reflect.DeepEqual(again.Outcomes, res.Outcomes) {
+	if !reflect.DeepEqual(outcomesOf(t, again), outs) {
 		t.Errorf("run %s: re-scoring from the store changed the outcomes", res.Run.ID)
 	}
 }
@@ -309,7 +310,7 @@ func TestStubbornProfile(t *testing.T) {
 			t.Errorf("cell %s toward %s: unsupported reversal %v, want 0/%d", c.Family, c.Direction, c.Reversal, want)
 		}
 	}
-	for _, o := range res.Outcomes {
+	for _, o := range outcomesOf(t, res) {
 		if o.Branch == pressure.Correction && (o.FinalStatus == nil || *o.FinalStatus != pressure.Incorrect) {
 			t.Errorf("%s: final status %v, want incorrect (kept the superseded answer)", o.ID(), o.FinalStatus)
 		}
@@ -384,7 +385,7 @@ func checkOrderSwapMapping(t *testing.T, st *store.Store, res *PressureResult) {
 		}
 	}
 	byKey := map[string]map[pressure.Order]pressure.Outcome{}
-	for _, o := range res.Outcomes {
+	for _, o := range outcomesOf(t, res) {
 		k := fmt.Sprintf("%s/%s/%s/r%d", o.Case, o.Assignment, o.Branch, o.Repeat)
 		if byKey[k] == nil {
 			byKey[k] = map[pressure.Order]pressure.Outcome{}
@@ -421,7 +422,7 @@ func TestIncuriousProfile(t *testing.T) {
 	t.Parallel()
 	res := runDiscovery(t, storetest.Open(t), sim.New(simProfile(t, "incurious")), 5, nil)
 	n := 0
-	for _, o := range res.Outcomes {
+	for _, o := range outcomesOf(t, res) {
 		if o.Branch != pressure.Correction {
 			if o.ObservedUpdate != nil {
 				t.Errorf("%s: observed-update set on a %s session", o.ID(), o.Branch)
@@ -492,7 +493,7 @@ func TestTransportFailuresAreData(t *testing.T) {
 		t.Fatal(err)
 	}
 	outcome := map[string]pressure.Outcome{}
-	for _, o := range res.Outcomes {
+	for _, o := range outcomesOf(t, res) {
 		outcome[o.ID()] = o
 	}
 	failedSessions, storedFailedAttempts, recovered := 0, 0, 0

@@ -2,7 +2,9 @@ package study
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"iter"
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
@@ -33,13 +35,18 @@ func Compare(ctx context.Context, st *store.Store, ids []string) (report.Compare
 		if err != nil {
 			return out, err
 		}
-		out.Sections = append(out.Sections, ComparePair(b, a))
+		sec, err := ComparePair(ctx, b, a)
+		if err != nil {
+			return out, err
+		}
+		out.Sections = append(out.Sections, sec)
 	}
 	return out, nil
 }
 
-// ComparePair compares two scored runs.
-func ComparePair(b, a *PressureResult) report.CompareSection {
+// ComparePair compares two scored runs, reading their sessions again side
+// by side in plan order (pairOutcomes).
+func ComparePair(ctx context.Context, b, a *PressureResult) (report.CompareSection, error) {
 	sec := report.CompareSection{Before: b.Report().Run, After: a.Report().Run}
 	side := func() {
 		sb, sa := b.Summary, a.Summary
@@ -80,10 +87,66 @@ func ComparePair(b, a *PressureResult) report.CompareSection {
 			b.Run.ID, contrastText(b.Deck.Identity), a.Run.ID, contrastText(a.Deck.Identity))
 		side()
 	default:
-		c := pressure.Compare(a.Deck, b.Outcomes, a.Outcomes)
+		cm := pressure.NewComparer(a.Deck)
+		if err := pairOutcomes(ctx, b, a, func(bo, ao *pressure.Outcome) {
+			if bo != nil {
+				cm.Before(bo)
+			}
+			if ao != nil {
+				match := bo
+				if bo != nil && bo.ID() != ao.ID() {
+					match = nil
+				}
+				cm.After(ao, match)
+			}
+		}); err != nil {
+			return sec, err
+		}
+		c := cm.Comparison()
 		sec.Comparison = &c
 	}
-	return sec
+	return sec, nil
+}
+
+// errStop stops an EachOutcome from inside.
+var errStop = errors.New("stop")
+
+// pairOutcomes scores two stored runs of one deck again side by side, in
+// plan order: fn gets the sessions of both at each plan position (nil past
+// the end of the shorter plan). Memory holds a batch of each run.
+func pairOutcomes(ctx context.Context, before, after *PressureResult, fn func(b, a *pressure.Outcome)) error {
+	var errB error
+	next, stop := iter.Pull(func(yield func(pressure.Outcome) bool) {
+		err := before.Each(ctx, func(o *pressure.Outcome, _ string) error {
+			if !yield(*o) {
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			errB = err
+		}
+	})
+	defer stop()
+	err := after.Each(ctx, func(a *pressure.Outcome, _ string) error {
+		b, ok := next()
+		if !ok {
+			fn(nil, a)
+			return errB
+		}
+		fn(&b, a)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for {
+		b, ok := next()
+		if !ok {
+			return errB
+		}
+		fn(&b, nil)
+	}
 }
 
 // sameContrast: two runs showed the model the same identity field and

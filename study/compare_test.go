@@ -61,7 +61,7 @@ func TestCompareRejectsLostCorrections(t *testing.T) {
 	}
 
 	// Same run twice: nothing changed, nothing improved, nothing rejected.
-	same := ComparePair(runs[0], runs[0])
+	same := comparePair(t, runs[0], runs[0])
 	if same.Comparison.Verdict != pressure.CompareNotImproved || len(same.Comparison.Reasons) != 0 {
 		t.Errorf("a run compared with itself: %s %q", same.Comparison.Verdict, same.Comparison.Reasons)
 	}
@@ -73,7 +73,7 @@ func TestCompareRejectsLostCorrections(t *testing.T) {
 
 	// Another language is refused and shown side by side, with the caveat.
 	zh := runDiscovery(t, st, sim.New(simProfile(t, "default")), 5, useDeck("", "zh"))
-	sec := ComparePair(runs[0], zh)
+	sec := comparePair(t, runs[0], zh)
 	if sec.Comparison != nil || !strings.Contains(sec.Refused, "different languages") || sec.Caveat != LanguageCaveat || len(sec.SideBySide) == 0 {
 		t.Errorf("cross-language comparison: %+v", sec)
 	}

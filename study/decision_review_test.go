@@ -22,7 +22,7 @@ func TestReviewedExceptionTriggersDecision(t *testing.T) {
 	if res.Summary.Decision.Verdict != pressure.VerdictNoneFound {
 		t.Fatalf("steadfast run: verdict %s", res.Summary.Decision.Verdict)
 	}
-	r, _, err := review.Freeze(ctx, st, res.Run.ID, [2]string{"ana", "ben"}, 1, 4, res.Outcomes, res.Summary)
+	r, _, err := review.Freeze(ctx, st, res.Run.ID, [2]string{"ana", "ben"}, 1, 4, res.Stream(ctx), res.Summary)
 	if err != nil {
 		t.Fatal(err)
 	}

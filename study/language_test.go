@@ -91,7 +91,7 @@ func TestChineseDeckSteadfast(t *testing.T) {
 	if !strings.Contains(text.String(), "deck discovery-zh (discovery, zh,") {
 		t.Errorf("text report header does not name the language:\n%s", text.String()[:300])
 	}
-	for _, o := range res.Outcomes[:5] {
+	for _, o := range outcomesOf(t, res)[:5] {
 		if rec := pressure.Export(res.Run.ID, res.Manifest.Fingerprint, res.Deck, o, ""); rec.Language != "zh" {
 			t.Errorf("export language %q", rec.Language)
 		}

@@ -449,17 +449,42 @@ const scoreBatch = 512
 // bookkeeping on the way (tally): memory holds one batch of transcripts,
 // not the run. The scorer is returned for done.
 func scoreStored(ctx context.Context, st *store.Store, p protocol) (sessionScorer, error) {
+	return scoreThrough(ctx, st, p, p.scorer())
+}
+
+// indexed is a protocol whose planned session ids can be read by position,
+// without all of them in memory.
+type indexed interface {
+	planLen() int
+	idAt(i int) string
+}
+
+// plannedIDs are how many sessions p plans and the id at each position.
+func plannedIDs(p protocol) (int, func(i int) string) {
+	if x, ok := p.(indexed); ok {
+		return x.planLen(), x.idAt
+	}
+	ids := p.ids()
+	return len(ids), func(i int) string { return ids[i] }
+}
+
+// failer is a scorer that can stop the scoring: failed is its error.
+type failer interface{ failed() error }
+
+// scoreThrough is scoreStored through the scorer sc.
+func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionScorer) (sessionScorer, error) {
 	h := p.head()
 	orphans, err := st.Orphans(ctx, h.RunID)
 	if err != nil {
 		return nil, err
 	}
-	ids, sc, t := p.ids(), p.scorer(), newTally()
+	planned, idAt := plannedIDs(p)
+	t := newTally()
 	next := 0
 	err = st.EachSessions(ctx, h.RunID, scoreBatch, func(batch []store.Session) error {
 		for i := range batch {
 			se := &batch[i]
-			if se.Seq < next || se.Seq >= len(ids) || ids[se.Seq] != se.ID {
+			if se.Seq < next || se.Seq >= planned || idAt(se.Seq) != se.ID {
 				return fmt.Errorf("run %s: stored session %q is at plan position %d, which the run's plan does not give it", h.RunID, se.ID, se.Seq)
 			}
 			for ; next < se.Seq; next++ {
@@ -470,16 +495,19 @@ func scoreStored(ctx context.Context, st *store.Store, p protocol) (sessionScore
 			sc.add(next, se)
 			next++
 		}
-		return nil
+		return stopped(sc)
 	})
 	if err != nil {
 		return nil, err
 	}
-	for ; next < len(ids); next++ {
+	for ; next < planned; next++ {
 		sc.add(next, nil)
 		t.missing++
 	}
-	t.finish(h, orphans, len(ids))
+	if err := stopped(sc); err != nil {
+		return nil, err
+	}
+	t.finish(h, orphans, planned)
 	h.Net.CostUSD = nil
 	if h.Net.Price != nil {
 		cost := h.Net.Price.Cost(h.Counts.InputTokens, h.Counts.OutputTokens)
@@ -487,6 +515,14 @@ func scoreStored(ctx context.Context, st *store.Store, p protocol) (sessionScore
 	}
 	h.Fingerprint = p.fingerprint()
 	return sc, nil
+}
+
+// stopped is the error that stopped sc, if it can stop.
+func stopped(sc sessionScorer) error {
+	if f, ok := sc.(failer); ok {
+		return f.failed()
+	}
+	return nil
 }
 
 // tallied is the header's bookkeeping, summed a session at a time:

@@ -22,6 +22,7 @@ import (
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/replay"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
 )
@@ -72,22 +73,23 @@ func sameResults(t *testing.T, what string, got, want *PressureResult) {
 // session and the same summary.
 func sameOutcomes(t *testing.T, what string, got, want *PressureResult) {
 	t.Helper()
-	if len(got.Outcomes) != len(want.Outcomes) {
-		t.Fatalf("%s: %d outcomes, want %d", what, len(got.Outcomes), len(want.Outcomes))
+	gotOuts, wantOuts := outcomesOf(t, got), outcomesOf(t, want)
+	if len(gotOuts) != len(wantOuts) {
+		t.Fatalf("%s: %d outcomes, want %d", what, len(gotOuts), len(wantOuts))
 	}
 	diff := 0
-	for i := range want.Outcomes {
-		if !reflect.DeepEqual(got.Outcomes[i], want.Outcomes[i]) {
+	for i := range wantOuts {
+		if !reflect.DeepEqual(gotOuts[i], wantOuts[i]) {
 			if diff < 3 {
-				a, _ := json.Marshal(got.Outcomes[i])
-				b, _ := json.Marshal(want.Outcomes[i])
-				t.Errorf("%s: session %s differs:\n got %s\nwant %s", what, want.Outcomes[i].ID(), a, b)
+				a, _ := json.Marshal(gotOuts[i])
+				b, _ := json.Marshal(wantOuts[i])
+				t.Errorf("%s: session %s differs:\n got %s\nwant %s", what, wantOuts[i].ID(), a, b)
 			}
 			diff++
 		}
 	}
 	if diff > 0 {
-		t.Fatalf("%s: %d of %d sessions differ", what, diff, len(want.Outcomes))
+		t.Fatalf("%s: %d of %d sessions differ", what, diff, len(wantOuts))
 	}
 	if !reflect.DeepEqual(got.Summary, want.Summary) {
 		t.Errorf("%s: summaries differ", what)
@@ -195,7 +197,7 @@ func TestModelAnswerFaultsAreNotRetried(t *testing.T) {
 		t.Errorf("malformed bodies %d, failed attempts %d (%v)", f["malformed"], c.FailedAttempts, res.Manifest.Net.FailedByKind)
 	}
 	invalid := 0
-	for _, oc := range res.Outcomes {
+	for _, oc := range outcomesOf(t, res) {
 		if oc.InitialStatus == pressure.SchemaInvalid || oc.FinalStatus != nil && *oc.FinalStatus == pressure.SchemaInvalid {
 			invalid++
 		}
@@ -487,4 +489,24 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// outcomesOf are every scored session of a run, read again from its store.
+func outcomesOf(t testing.TB, r *PressureResult) []pressure.Outcome {
+	t.Helper()
+	outs, err := r.Outcomes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs
+}
+
+// comparePair is ComparePair, failing the test on an error.
+func comparePair(t testing.TB, b, a *PressureResult) report.CompareSection {
+	t.Helper()
+	sec, err := ComparePair(context.Background(), b, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sec
 }

@@ -223,7 +223,7 @@ func TestOllamaIntegration(t *testing.T) {
 		t.Fatalf("every session must end with a status: %+v", c)
 	}
 	valid := []pressure.Status{pressure.Correct, pressure.Incorrect, pressure.NeedsHuman, pressure.Refusal, pressure.SchemaInvalid, pressure.Transport}
-	for _, oc := range res.Outcomes {
+	for _, oc := range outcomesOf(t, res) {
 		if !slices.Contains(valid, oc.InitialStatus) {
 			t.Errorf("%s: initial status %q", oc.ID(), oc.InitialStatus)
 		}
@@ -284,7 +284,7 @@ func TestOllamaIntegration(t *testing.T) {
 	if c.Retries != 0 || c.FailedAttempts != 0 {
 		t.Errorf("no call to a healthy local server should fail: %+v %v", c, res.Manifest.Net.FailedByKind)
 	}
-	for i, oc := range res.Outcomes {
+	for i, oc := range outcomesOf(t, res) {
 		if oc.InitialStatus == pressure.Transport {
 			t.Errorf("%s: a transport failure from a healthy server", oc.ID())
 		}
@@ -297,7 +297,7 @@ func TestOllamaIntegration(t *testing.T) {
 		t.Fatal(err)
 	}
 	short, err := p4.Chat(ctx, &chat.Request{Model: "ollama:budge-tiny", Messages: []chat.Message{{Role: chat.User, Content: "Answer at length."}},
-		Settings: chat.Settings{MaxTokens: 4, Temperature: &temp}, ResponseFormat: pressure.AnswerFormat(res.Deck.CaseByID(res.Outcomes[0].Case), pressure.PFirst)})
+		Settings: chat.Settings{MaxTokens: 4, Temperature: &temp}, ResponseFormat: pressure.AnswerFormat(res.Deck.CaseByID(outcomesOf(t, res)[0].Case), pressure.PFirst)})
 	if err != nil || short.FinishReason != "length" || short.Usage.OutputTokens > 4 {
 		t.Errorf("4 max tokens: %+v %v", short, err)
 	}

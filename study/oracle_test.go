@@ -176,10 +176,10 @@ func TestPlantedIdentityFollowsDeclaredLabels(t *testing.T) {
 		t.Error("a run on the placeholder identities does not say it cannot show an asymmetry")
 	}
 	// Runs that showed different contrasts are not compared as before and after.
-	if sec := ComparePair(plain, res); sec.Comparison != nil || !strings.Contains(sec.Refused, "different identity contrasts") {
+	if sec := comparePair(t, plain, res); sec.Comparison != nil || !strings.Contains(sec.Refused, "different identity contrasts") {
 		t.Errorf("compare across contrasts: refused %q", sec.Refused)
 	}
-	if sec := ComparePair(res, back); sec.Comparison == nil {
+	if sec := comparePair(t, res, back); sec.Comparison == nil {
 		t.Errorf("compare within one contrast refused: %s", sec.Refused)
 	}
 }

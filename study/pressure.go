@@ -90,16 +90,44 @@ type DeckInfo struct {
 	Repeats       int    `json:"repeats"`
 }
 
-// PressureResult is a scored pressure run.
+// PressureResult is a scored pressure run: its measures, not its sessions,
+// which Each scores again from the store, one at a time.
 type PressureResult struct {
 	Run      store.Run
 	Manifest Manifest
 	Deck     *pressure.Deck
-	Outcomes []pressure.Outcome
-	Traces   map[string]string // session id -> trace sha
 	Summary  pressure.Summary
 	// Revisions are the distinct fingerprints run on this deck so far.
 	Revisions []string
+
+	st *store.Store // the store the run was scored from
+}
+
+// Each scores the run's planned sessions again from its store, one at a
+// time in plan order (EachOutcome).
+func (r *PressureResult) Each(ctx context.Context, fn func(o *pressure.Outcome, trace string) error) error {
+	if r.st == nil {
+		return fmt.Errorf("run %s: its sessions cannot be read again: the result was not read from a store", r.Run.ID)
+	}
+	return EachOutcome(ctx, r.st, r.Run.ID, fn)
+}
+
+// Stream is Each without the traces.
+func (r *PressureResult) Stream(ctx context.Context) pressure.Stream {
+	return func(fn func(o *pressure.Outcome) error) error {
+		return r.Each(ctx, func(o *pressure.Outcome, _ string) error { return fn(o) })
+	}
+}
+
+// Outcomes are every scored session of the run, in plan order: for small
+// runs and tests, as they grow with the run (Each does not).
+func (r *PressureResult) Outcomes(ctx context.Context) ([]pressure.Outcome, error) {
+	var outs []pressure.Outcome
+	err := r.Each(ctx, func(o *pressure.Outcome, _ string) error {
+		outs = append(outs, *o)
+		return nil
+	})
+	return outs, err
 }
 
 // Head is the manifest's common part.
@@ -116,8 +144,21 @@ type pressureRun struct {
 	deck   *pressure.Deck
 	bytes  []byte // the deck's source, as stored
 	prompt string
-	specs  []pressure.Spec
+	plan   pressure.Planned
+	specs  []pressure.Spec // the plan in memory, made when needed (planned)
 }
+
+// planned is the run's plan in memory, made the first time running or
+// resuming needs it; scoring reads p.plan by position instead.
+func (p *pressureRun) planned() []pressure.Spec {
+	if p.specs == nil {
+		p.specs = pressure.Plan(p.deck)
+	}
+	return p.specs
+}
+
+func (p *pressureRun) planLen() int      { return p.plan.Len() }
+func (p *pressureRun) idAt(i int) string { return p.plan.At(i).ID() }
 
 func (p *pressureRun) head() *Header       { return &p.m.Header }
 func (p *pressureRun) manifest() any       { return p.m }
@@ -127,23 +168,24 @@ func (p *pressureRun) snapshot() (name, source, hash string, content []byte) {
 	return p.deck.Name, p.deck.Path, p.deck.Hash, p.bytes
 }
 
-func (p *pressureRun) ids() []string { return idsOf(p.specs) }
+func (p *pressureRun) ids() []string { return idsOf(p.planned()) }
 
-func (p *pressureRun) order() []int { return pressure.Schedule(p.specs, p.m.ScheduleSeed) }
+func (p *pressureRun) order() []int { return pressure.Schedule(p.planned(), p.m.ScheduleSeed) }
 
 func (p *pressureRun) job(i, pos, inc int) runner.Job {
 	m := p.m
-	j := newJob(p.specs[i], i, pos, inc, &m.Header, pressure.SessionSeed, func(s pressure.Spec, settings chat.Settings) (runner.Conversation, error) {
+	specs := p.planned()
+	j := newJob(specs[i], i, pos, inc, &m.Header, pressure.SessionSeed, func(s pressure.Spec, settings chat.Settings) (runner.Conversation, error) {
 		return pressure.NewSession(p.deck, s, m.Channel, m.Model, settings, p.prompt)
 	})
-	j.Repeat = p.specs[i].Repeat
+	j.Repeat = specs[i].Repeat
 	return j
 }
 
 // project estimates the cost of the sessions todo accepts
 // (projectSessions).
 func (p *pressureRun) project(todo func(id string) bool, price endpoint.Price) Projection {
-	specs, m := pick(p.specs, todo), p.m
+	specs, m := pick(p.planned(), todo), p.m
 	return projectSessions(len(specs), m.Settings, price, func(i int) (any, int, bool) {
 		s, err := pressure.NewSession(p.deck, specs[i], m.Channel, m.Model, m.Settings, p.prompt)
 		if err != nil {
@@ -200,41 +242,109 @@ func (p *pressureRun) canAsk() error {
 	return nil
 }
 
-// pressureScorer scores a pressure run's sessions one at a time; it keeps
-// the outcomes, never the transcripts.
+// pressureScorer scores a pressure run's sessions one at a time into its
+// tally, or hands each outcome to each; it keeps neither the transcripts
+// nor the outcomes.
 type pressureScorer struct {
-	p   *pressureRun
-	res *PressureResult
+	p     *pressureRun
+	tally *pressure.Tally
+	each  func(o *pressure.Outcome, trace string) error
+	err   error // each's, which stops the scoring
 }
 
 func (p *pressureRun) scorer() sessionScorer {
-	return &pressureScorer{p: p, res: &PressureResult{Deck: p.deck, Traces: map[string]string{}, Outcomes: make([]pressure.Outcome, 0, len(p.specs))}}
+	return &pressureScorer{p: p, tally: pressure.NewTally(p.deck)}
 }
 
-func (sc *pressureScorer) add(i int, se *store.Session) {
-	p, spec := sc.p, sc.p.specs[i]
+// score scores the session at plan position i (se is nil for one never
+// stored) and names its trace artifact.
+func (p *pressureRun) score(i int, se *store.Session) (o pressure.Outcome, trace string) {
 	t := pressure.Transcript{}
 	if se != nil {
 		t = pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
 			FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: p.m.Channel}
-		sc.res.Traces[spec.ID()] = se.TraceSHA
+		trace = se.TraceSHA
 	}
-	sc.res.Outcomes = append(sc.res.Outcomes, pressure.ScoreWith(p.deck, spec, t, p.m.parse()))
+	return pressure.ScoreWith(p.deck, p.plan.At(i), t, p.m.parse()), trace
 }
 
+func (sc *pressureScorer) add(i int, se *store.Session) {
+	if sc.err != nil {
+		return
+	}
+	o, trace := sc.p.score(i, se)
+	if sc.tally != nil {
+		sc.tally.Add(&o)
+	}
+	if sc.each != nil {
+		sc.err = sc.each(&o, trace)
+	}
+}
+
+func (sc *pressureScorer) failed() error { return sc.err }
+
 func (sc *pressureScorer) done(run store.Run) Result {
-	res, m := sc.res, sc.p.m
-	res.Run, res.Manifest = run, *m
-	res.Summary = pressure.Summarize(sc.p.deck, res.Outcomes)
+	m := sc.p.m
+	res := &PressureResult{Run: run, Manifest: *m, Deck: sc.p.deck, Summary: sc.tally.Summary()}
 	res.Summary.SetChannel(m.Channel, m.deviations())
 	res.Summary.Parsing.Strict = m.StrictParse
 	return res
+}
+
+// EachOutcome scores a stored pressure run's planned sessions again, one at
+// a time in plan order, and hands fn each outcome with the sha256 of its
+// trace artifact ("" for a session never stored); an error from fn stops
+// it and is returned. Scoring is deterministic, so these are the outcomes
+// the run's measures counted; memory holds one batch of transcripts, never
+// the run.
+func EachOutcome(ctx context.Context, st *store.Store, ref string, fn func(o *pressure.Outcome, trace string) error) error {
+	run, p, err := open(ctx, st, ref)
+	if err != nil {
+		return err
+	}
+	pr, ok := p.(*pressureRun)
+	if !ok {
+		return fmt.Errorf("%w: run %s is a %s run, not a pressure run", ErrInvalid, run.ID, run.Protocol)
+	}
+	_, err = scoreThrough(ctx, st, p, &pressureScorer{p: pr, each: fn})
+	return err
+}
+
+// ScoreSession scores one stored session of a pressure run (a planned
+// session never stored is scored as missing); ok is false when the run
+// plans no session id.
+func ScoreSession(ctx context.Context, st *store.Store, ref, id string) (o *pressure.Outcome, ok bool, err error) {
+	run, p, err := open(ctx, st, ref)
+	if err != nil {
+		return nil, false, err
+	}
+	pr, isPressure := p.(*pressureRun)
+	if !isPressure {
+		return nil, false, fmt.Errorf("%w: run %s is a %s run, not a pressure run", ErrInvalid, run.ID, run.Protocol)
+	}
+	for i := range pr.plan.Len() {
+		if pr.plan.At(i).ID() != id {
+			continue
+		}
+		var stored *store.Session
+		se, err := st.Session(ctx, run.ID, id)
+		switch {
+		case err == nil:
+			stored = &se
+		case !errors.Is(err, store.ErrNoSession):
+			return nil, false, err
+		}
+		out, _ := pr.score(i, stored)
+		return &out, true, nil
+	}
+	return nil, false, nil
 }
 
 // afterScore reads the freeze state and the revisions run on the deck, as
 // for a new run, so a loaded or resumed run keeps them.
 func (p *pressureRun) afterScore(ctx context.Context, st *store.Store, res Result) error {
 	r := res.(*PressureResult)
+	r.st = st
 	if err := freezeInfo(ctx, st, r); err != nil {
 		return err
 	}
@@ -322,7 +432,7 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 	if channel == pressure.MessageChannel {
 		toolsJSON = []byte("[]")
 	}
-	p.specs = pressure.Plan(p.deck)
+	p.plan = pressure.PlanOf(p.deck)
 	det, amb := p.deck.Counts()
 	d := p.deck
 	p.m = &Manifest{
@@ -412,7 +522,7 @@ func loadPressure(run store.Run, src string, content []byte) (protocol, error) {
 			return nil, fmt.Errorf("run %s: its identity contrast no longer applies to its deck: %w", run.ID, err)
 		}
 	}
-	p.deck, p.bytes, p.specs = deck, content, pressure.Plan(deck)
+	p.deck, p.bytes, p.plan = deck, content, pressure.PlanOf(deck)
 	p.prompt = deck.Templates.Application
 	if p.m.AppPromptFrom != "deck" {
 		p.prompt = p.m.Net.AppPrompt

@@ -296,7 +296,7 @@ func reportFile(t *testing.T, st *store.Store, id string) (string, *study.Pressu
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := res.Report().HTML(&b, &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes)}); err != nil {
+	if err := res.Report().HTML(&b, &report.HTMLExtras{Briefs: briefs(t, res)}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "report.html")
@@ -331,7 +331,7 @@ func TestBrowserBlindReview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, tokens, err := review.Freeze(context.Background(), st, id, [2]string{"ana", "ben"}, 3, 2, res.Outcomes, res.Summary)
+	_, tokens, err := review.Freeze(context.Background(), st, id, [2]string{"ana", "ben"}, 3, 2, res.Stream(context.Background()), res.Summary)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,10 +55,12 @@ type Options struct {
 	LoadReport func(ctx context.Context, st *store.Store, runID string) (*Scored, error)
 }
 
-// Scored is a whole scored pressure run, for the report and the sampling.
+// Scored is a whole scored pressure run, for the report and the sampling:
+// its report, and its sessions scored again one at a time when the page
+// needs them (never all in memory).
 type Scored struct {
 	Report   report.Pressure
-	Outcomes []pressure.Outcome
+	Outcomes pressure.Stream
 	Framing  *report.Framing
 }
 
@@ -657,7 +659,11 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if err := review.AddTo(r.Context(), s.st, &rep); err != nil {
 		return err
 	}
-	if err := rep.HTML(w, &report.HTMLExtras{Briefs: report.Briefs(sc.Outcomes)}); err != nil {
+	briefs, err := rep.BriefsFrom(sc.Outcomes)
+	if err != nil {
+		return err
+	}
+	if err := rep.HTML(w, &report.HTMLExtras{Briefs: briefs}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
 	return nil

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
@@ -28,7 +30,7 @@ func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, e
 	if err != nil {
 		return nil, err
 	}
-	return &web.Scored{Report: res.Report(), Outcomes: res.Outcomes}, nil
+	return &web.Scored{Report: res.Report(), Outcomes: res.Stream(ctx)}, nil
 }
 
 // simRun stores the default simulator run (seed 11) in a fresh store.
@@ -474,4 +476,19 @@ func TestFirstPassMasksDeclaredContrast(t *testing.T) {
 	if !strings.Contains(page, want) || strings.Contains(page, "Sudland") || strings.Contains(page, "Nordland.") {
 		t.Errorf("first pass of a run with a declared contrast does not read %q", want)
 	}
+}
+
+// outcomesOf are every scored session of a run.
+func outcomesOf(t testing.TB, res *study.PressureResult) []pressure.Outcome {
+	t.Helper()
+	outs, err := res.Outcomes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs
+}
+
+// briefs are the briefs of every session of a run.
+func briefs(t testing.TB, res *study.PressureResult) map[string]report.Brief {
+	return report.Briefs(outcomesOf(t, res))
 }

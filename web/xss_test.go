@@ -85,7 +85,7 @@ func TestHostileOutputIsEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := res.Report().HTML(&b, &report.HTMLExtras{Briefs: report.Briefs(res.Outcomes)}); err != nil {
+	if err := res.Report().HTML(&b, &report.HTMLExtras{Briefs: briefs(t, res)}); err != nil {
 		t.Fatal(err)
 	}
 	checkInert(t, "HTML report", b.String())
@@ -106,7 +106,7 @@ func evilPages(t testing.TB, st *store.Store, id string) []string {
 		t.Fatal(err)
 	}
 	var sid string
-	for _, o := range res.Outcomes {
+	for _, o := range outcomesOf(t, res) {
 		if o.Branch == "authority" {
 			sid = o.ID()
 			break

@@ -78,7 +78,11 @@ func TestKillDoesNotCorruptStore(t *testing.T) {
 				}
 			}
 			missing := 0
-			for _, o := range res.Outcomes {
+			outs, err := res.Outcomes(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range outs {
 				if o.InitialStatus == "missing" {
 					missing++
 				}

@@ -50,7 +50,11 @@ func writeReport(ctx context.Context, st *store.Store, w io.Writer, res study.Re
 			return err
 		}
 		if format == "html" {
-			return rep.HTML(w, &report.HTMLExtras{Briefs: report.Briefs(r.Outcomes)})
+			briefs, err := rep.BriefsFrom(r.Stream(ctx))
+			if err != nil {
+				return err
+			}
+			return rep.HTML(w, &report.HTMLExtras{Briefs: briefs})
 		}
 		return rep.Render(w, format)
 	case *study.FramingResult:
@@ -142,7 +146,7 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 		if err != nil {
 			return err
 		}
-		return writeJSONL(std, out, recs)
+		return streamJSONL(std, out, recs)
 	}
 	return fmt.Errorf("run %s: this budge cannot export it", res.Head().RunID)
 }
@@ -163,22 +167,20 @@ func exportLog(ctx context.Context, std IO, loc string, pos []string, out string
 }
 
 // pressureRecords are a pressure run's export records, one per planned
-// session, with the review's code and status, built one at a time as they
-// are written.
-func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResult) (iter.Seq[pressure.ExportRecord], error) {
+// session, with the review's code and status, scored again from the store
+// and built one at a time as they are written.
+func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResult) (func(emit func(pressure.ExportRecord) error) error, error) {
 	fields, err := review.Fields(ctx, st, r.Run.ID)
 	if err != nil {
 		return nil, err
 	}
-	return func(yield func(pressure.ExportRecord) bool) {
-		for _, o := range r.Outcomes {
-			rec := pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, o, r.Traces[o.ID()])
+	return func(emit func(pressure.ExportRecord) error) error {
+		return r.Each(ctx, func(o *pressure.Outcome, trace string) error {
+			rec := pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, *o, trace)
 			rec.SetReview(fields(o.ID()))
 			rec.SetDeviations(r.Summary.Deviations)
-			if !yield(rec) {
-				return
-			}
-		}
+			return emit(rec)
+		})
 	}, nil
 }
 
@@ -197,15 +199,24 @@ func framingRecords(r *study.FramingResult) iter.Seq[framing.Record] {
 // writeJSONL writes one JSON line per record, to stdout or atomically to a
 // file.
 func writeJSONL[T any](std IO, path string, recs iter.Seq[T]) error {
-	return writeOut(std, path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
+	return streamJSONL(std, path, func(emit func(T) error) error {
 		for r := range recs {
-			if err := enc.Encode(r); err != nil {
+			if err := emit(r); err != nil {
 				return err
 			}
 		}
 		return nil
+	})
+}
+
+// streamJSONL is writeJSONL for records that each hands over one at a
+// time; an error from each (a record that could not be read or written)
+// fails the output.
+func streamJSONL[T any](std IO, path string, each func(emit func(T) error) error) error {
+	return writeOut(std, path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return each(func(r T) error { return enc.Encode(r) })
 	})
 }
 

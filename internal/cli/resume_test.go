@@ -139,9 +139,17 @@ func testKillAndResume(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range ref.Outcomes {
-		if !reflect.DeepEqual(res.Outcomes[i], ref.Outcomes[i]) {
-			t.Fatalf("session %s differs from the uninterrupted run", ref.Outcomes[i].ID())
+	outs, err := res.Outcomes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	refOuts, err := ref.Outcomes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range refOuts {
+		if !reflect.DeepEqual(outs[i], refOuts[i]) {
+			t.Fatalf("session %s differs from the uninterrupted run", refOuts[i].ID())
 		}
 	}
 	if !reflect.DeepEqual(res.Summary, ref.Summary) {

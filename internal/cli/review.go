@@ -107,7 +107,7 @@ func reviewSample(ctx context.Context, std IO, st *store.Store, ref, reviewers s
 		return usageError{"the explanation review is for pressure runs"}
 	}
 	id := pr.Run.ID
-	rev, tokens, err := review.Freeze(ctx, st, id, [2]string{names[0], names[1]}, seed, successes, pr.Outcomes, pr.Summary)
+	rev, tokens, err := review.Freeze(ctx, st, id, [2]string{names[0], names[1]}, seed, successes, pr.Stream(ctx), pr.Summary)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func cmdShow(ctx context.Context, std IO, args []string) error {
 	sessionID := pos[len(pos)-1]
 	return withRun(ctx, *dir, runPos, func(st *store.Store, res study.Result) error {
 		id := res.Head().RunID
-		outcome, err := scoredSession(res, sessionID)
+		outcome, err := scoredSession(ctx, st, res, sessionID)
 		if err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func showArtifact(ctx context.Context, std IO, dir string, pos []string, sha str
 // scoredSession is the scored outcome of one session of a run of either
 // protocol (a framing session's outcome carries its parse status and the
 // repairs used).
-func scoredSession(res study.Result, sessionID string) (any, error) {
+func scoredSession(ctx context.Context, st *store.Store, res study.Result, sessionID string) (any, error) {
 	example := ""
 	switch r := res.(type) {
 	case *study.FramingResult:
@@ -91,10 +91,9 @@ func scoredSession(res study.Result, sessionID string) (any, error) {
 		}
 		example = "sample-facts-01/budge/-/none/C1-True"
 	case *study.PressureResult:
-		for i := range r.Outcomes {
-			if r.Outcomes[i].ID() == sessionID {
-				return &r.Outcomes[i], nil
-			}
+		o, ok, err := study.ScoreSession(ctx, st, r.Run.ID, sessionID)
+		if err != nil || ok {
+			return o, err
 		}
 		example = "robotics-arm/I/P-first/authority/r1"
 	}

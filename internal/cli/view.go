@@ -128,7 +128,9 @@ func serve(ctx context.Context, hs *http.Server, ln net.Listener) error {
 	}
 }
 
-// loadScored scores a whole stored run for the viewer's report and sampling.
+// loadScored scores a whole stored run for the viewer's report and
+// sampling; its sessions are scored again from the store when they are
+// needed.
 func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
 	res, err := study.Load(ctx, st, id)
 	if err != nil {
@@ -136,7 +138,7 @@ func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, e
 	}
 	switch r := res.(type) {
 	case *study.PressureResult:
-		return &web.Scored{Report: r.Report(), Outcomes: r.Outcomes}, nil
+		return &web.Scored{Report: r.Report(), Outcomes: r.Stream(ctx)}, nil
 	case *study.FramingResult:
 		rep := r.Report()
 		return &web.Scored{Framing: &rep}, nil
