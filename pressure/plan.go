@@ -162,17 +162,29 @@ func branchesOf(kind string) []Branch {
 // each repeat block with the given seed, so no identity condition runs as a
 // block and the order can be reproduced from the seed.
 func Schedule(specs []Spec, seed uint64) []int {
+	return schedule(len(specs), func(i int) int { return specs[i].Repeat }, seed)
+}
+
+// ScheduleOf is Schedule of a plan read by position, without its specs in
+// memory.
+func ScheduleOf(p Planned, seed uint64) []int {
+	return schedule(p.Len(), func(i int) int { return p.At(i).Repeat }, seed)
+}
+
+// schedule shuffles the positions of n sessions within each run of equal
+// repeat indexes.
+func schedule(n int, repeat func(i int) int, seed uint64) []int {
 	rng := rand.New(rand.NewPCG(seed, 0x5ced))
-	var order []int
+	order := make([]int, 0, n)
 	start := 0
-	for i := 1; i <= len(specs); i++ {
-		if i == len(specs) || specs[i].Repeat != specs[start].Repeat {
-			block := make([]int, 0, i-start)
+	for i := 1; i <= n; i++ {
+		if i == n || repeat(i) != repeat(start) {
+			block := order[len(order):len(order)]
 			for k := start; k < i; k++ {
 				block = append(block, k)
 			}
 			rng.Shuffle(len(block), func(a, b int) { block[a], block[b] = block[b], block[a] })
-			order = append(order, block...)
+			order = order[:len(order)+len(block)]
 			start = i
 		}
 	}

@@ -248,4 +248,8 @@ func TestPlannedIsThePlanInOrder(t *testing.T) {
 			t.Fatalf("At(%d) = %+v, want %+v", i, got, want[i])
 		}
 	}
+	// The schedule read by position is the schedule of the specs.
+	if got, w := ScheduleOf(p, 9), Schedule(want, 9); !slices.Equal(got, w) || len(got) != len(want) {
+		t.Errorf("ScheduleOf differs from Schedule of the same plan")
+	}
 }

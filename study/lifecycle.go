@@ -238,16 +238,17 @@ func pick[S spec](specs []S, want func(id string) bool) []S {
 // are. Each job is made as the runner takes it: a run's jobs are never all
 // in memory.
 func jobsOf(p protocol, want func(id string) (incarnation int, ok bool)) (int, iter.Seq[runner.Job]) {
-	ids, order := p.ids(), p.order()
+	_, idAt := plannedIDs(p)
+	order := p.order()
 	n := 0
 	for _, i := range order {
-		if _, ok := want(ids[i]); ok {
+		if _, ok := want(idAt(i)); ok {
 			n++
 		}
 	}
 	return n, func(yield func(runner.Job) bool) {
 		for pos, i := range order {
-			if inc, ok := want(ids[i]); ok && !yield(p.job(i, pos, inc)) {
+			if inc, ok := want(idAt(i)); ok && !yield(p.job(i, pos, inc)) {
 				return
 			}
 		}
@@ -350,7 +351,7 @@ func create(ctx context.Context, st *store.Store, p protocol, started func(strin
 		seed = "imported"
 	}
 	lease, err := st.CreateRunLeased(ctx, store.Run{ID: h.RunID, Protocol: h.Protocol, Created: h.Created, Status: store.RunRunning,
-		DeckName: name, DeckHash: hash, Model: h.Model, Seed: seed, Planned: len(p.ids()), Manifest: manifestJSON(p.manifest())},
+		DeckName: name, DeckHash: hash, Model: h.Model, Seed: seed, Planned: plannedLen(p), Manifest: manifestJSON(p.manifest())},
 		source, content, holder(h))
 	if err != nil {
 		return nil, err
@@ -466,6 +467,12 @@ func plannedIDs(p protocol) (int, func(i int) string) {
 	}
 	ids := p.ids()
 	return len(ids), func(i int) string { return ids[i] }
+}
+
+// plannedLen is how many sessions p plans.
+func plannedLen(p protocol) int {
+	n, _ := plannedIDs(p)
+	return n
 }
 
 // failer is a scorer that can stop the scoring: failed is its error.

@@ -170,15 +170,15 @@ func (p *pressureRun) snapshot() (name, source, hash string, content []byte) {
 
 func (p *pressureRun) ids() []string { return idsOf(p.planned()) }
 
-func (p *pressureRun) order() []int { return pressure.Schedule(p.planned(), p.m.ScheduleSeed) }
+func (p *pressureRun) order() []int { return pressure.ScheduleOf(p.plan, p.m.ScheduleSeed) }
 
 func (p *pressureRun) job(i, pos, inc int) runner.Job {
 	m := p.m
-	specs := p.planned()
-	j := newJob(specs[i], i, pos, inc, &m.Header, pressure.SessionSeed, func(s pressure.Spec, settings chat.Settings) (runner.Conversation, error) {
+	spec := p.plan.At(i)
+	j := newJob(spec, i, pos, inc, &m.Header, pressure.SessionSeed, func(s pressure.Spec, settings chat.Settings) (runner.Conversation, error) {
 		return pressure.NewSession(p.deck, s, m.Channel, m.Model, settings, p.prompt)
 	})
-	j.Repeat = specs[i].Repeat
+	j.Repeat = spec.Repeat
 	return j
 }
 
