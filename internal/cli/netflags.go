@@ -21,9 +21,23 @@ type netFlags struct {
 	maxCost                     *float64
 	cache, retryFailed, detach  *bool
 	resume, replay              *string
+	// worker marks budge worker's flags: it continues stored runs, so
+	// --retry-failed needs no --resume.
+	worker bool
 }
 
 func addNetFlags(fs *flag.FlagSet) *netFlags {
+	n := addEndpointFlags(fs)
+	n.resume = fs.String("resume", "", "continue the interrupted run RUN: completed sessions are not sent again")
+	n.replay = fs.String("replay", "", "re-run the sessions of RUN from its recorded responses, as a new run, with no network calls")
+	n.detach = fs.Bool("detach", false, "store the new run and its sessions as cells for workers, print its id and return without running it (budge worker RUN advances it, on any machine sharing the store)")
+	return n
+}
+
+// addEndpointFlags adds the flags of how a model behind an API is reached
+// and paid for, which budge worker takes too (it continues stored runs, so
+// it has no --resume, --replay or --detach).
+func addEndpointFlags(fs *flag.FlagSet) *netFlags {
 	return &netFlags{
 		baseURL:       fs.String("base-url", "", "base URL of an OpenAI-compatible endpoint (openai-compatible:MODEL; overrides the endpoint's for the others)"),
 		config:        fs.String("config", "", "config file with named endpoints and a price table (default $BUDGE_CONFIG)"),
@@ -33,10 +47,10 @@ func addNetFlags(fs *flag.FlagSet) *netFlags {
 		rateLimitWait: fs.Duration("rate-limit-wait", 0, "how long one call waits out 429 answers with Retry-After without using an attempt (default 5m; negative: every 429 is an attempt)"),
 		maxCost:       fs.Float64("max-cost", 0, "refuse to start if the projected cost passes this many US dollars, and start no session once the running cost would (prices from the config file)"),
 		cache:         fs.Bool("cache", false, "answer repeated requests from the response cache under the run directory, and record new answers there"),
-		resume:        fs.String("resume", "", "continue the interrupted run RUN: completed sessions are not sent again"),
-		retryFailed:   fs.Bool("retry-failed", false, "with --resume: also run again the sessions that failed for transport reasons (rate limits, server errors, timeouts), as new attempts on record"),
-		replay:        fs.String("replay", "", "re-run the sessions of RUN from its recorded responses, as a new run, with no network calls"),
-		detach:        fs.Bool("detach", false, "store the new run and its sessions as cells for workers, print its id and return without running it (budge worker RUN advances it, on any machine sharing the store)"),
+		retryFailed:   fs.Bool("retry-failed", false, "with --resume (or budge worker): also run again the sessions that failed for transport reasons (rate limits, server errors, timeouts), as new attempts on record"),
+		resume:        new(string),
+		replay:        new(string),
+		detach:        new(bool),
 	}
 }
 
@@ -58,7 +72,7 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOpti
 	if *n.resume != "" && *n.replay != "" {
 		return usageError{"--resume and --replay exclude each other"}
 	}
-	if *n.retryFailed && *n.resume == "" {
+	if *n.retryFailed && *n.resume == "" && !n.worker {
 		return usageError{"--retry-failed goes with --resume RUN"}
 	}
 	if *n.resume != "" || *n.replay != "" {

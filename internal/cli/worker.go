@@ -43,15 +43,11 @@ func cmdWorker(ctx context.Context, std IO, args []string) error {
 	poll := fs.Duration("poll", 5*time.Second, "with --follow: how often to look for new runs")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	lease := fs.Duration("lease", store.DefaultLeaseTimeout, "how long the cells this worker holds stay its own without a heartbeat (it renews them six times as often): after it dies, other workers take its cells over once this has passed")
-	n := addNetFlags(fs)
+	n := addEndpointFlags(fs)
+	n.worker = true
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
-	}
-	for _, f := range []string{"resume", "replay", "detach"} {
-		if flagSet(fs, f) {
-			return usageError{fmt.Sprintf("budge worker takes runs as arguments; --%s is for budge run", f)}
-		}
 	}
 	if *lease < time.Second {
 		return usageError{"--lease must be at least 1s"}
