@@ -139,6 +139,10 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 		return nil, err
 	}
 	if cells.Left() == 0 && run.Status != store.RunRunning && !c.RetryFailed {
+		// Nothing is left and the run is scored: nothing to send.
+		if c.Started != nil {
+			c.Started(run.ID)
+		}
 		return loadWith(ctx, st, run, p)
 	}
 	if !st.Shared() {
