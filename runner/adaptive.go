@@ -78,8 +78,14 @@ func (a *Adaptive) State() (limit, lowest, cuts int) {
 	return int(a.limit), a.lowest, a.cuts
 }
 
-// chatOnce makes one call, through the adaptive bound when there is one.
+// chatOnce makes one call, paced and through the adaptive bound when
+// there are those.
 func chatOnce(ctx context.Context, cfg Config, p provider.Provider, req *chat.Request) (*chat.Response, error) {
+	if cfg.Pace != nil {
+		if err := cfg.Pace.Wait(ctx); err != nil {
+			return nil, &provider.Error{Kind: provider.Canceled, Err: err}
+		}
+	}
 	if cfg.Adapt == nil {
 		return p.Chat(ctx, req)
 	}

@@ -82,6 +82,8 @@ type Config struct {
 	// Budget, when set, admits sessions only while the projected cost stays
 	// under a limit.
 	Budget *Budget
+	// Pace, when set, holds calls to a number per second.
+	Pace *Pace
 	// OutageWait bounds how long a run waits out an outage of the endpoint
 	// (see outage.go) before it stops with StoppedBy "outage". Zero means
 	// DefaultOutageWait; a negative value never pauses: connection failures
@@ -133,6 +135,8 @@ type Stats struct {
 	// RateLimitWaits is how many 429 answers were waited out (per their
 	// Retry-After) without spending an attempt.
 	RateLimitWaits int
+	// PaceWaits is how often a call waited for the run's calls per second.
+	PaceWaits int
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -262,6 +266,9 @@ dispatch:
 		stats.StoppedBy = "outage"
 	}
 	stats.RateLimitWaits = int(rateWaits.Load())
+	if cfg.Pace != nil {
+		stats.PaceWaits = cfg.Pace.Waits()
+	}
 	return stats, errors.Join(gErr, wErr)
 }
 

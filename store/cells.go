@@ -28,7 +28,8 @@ import (
 
 // cellSchema is what version 5 adds: the cells of runs advanced by
 // workers, the workers of each run with their heartbeats, the one worker
-// that scores a run once every cell is done, and the shared cost ledger.
+// that scores a run once every cell is done, the shared cost ledger and the
+// shared pace (calls per second).
 const cellSchema = `
 CREATE TABLE IF NOT EXISTS cells (
   run_id TEXT NOT NULL,
@@ -63,6 +64,13 @@ CREATE TABLE IF NOT EXISTS run_ledger (
   run_id TEXT PRIMARY KEY,
   limit_usd REAL NOT NULL,
   spent_usd REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_pace (
+  run_id TEXT PRIMARY KEY,
+  per_second INTEGER NOT NULL,
+  window_ms INTEGER NOT NULL,
+  used INTEGER NOT NULL,
+  last_grant INTEGER NOT NULL
 );
 `
 
@@ -722,4 +730,45 @@ func (s *Store) LiveWorkers(ctx context.Context, runID string) (int, error) {
 	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_workers WHERE run_id = ? AND left_at = '' AND heartbeat >= ?`,
 		runID, now.Add(-s.leaseTimeout()).UnixMilli()).Scan(&n)
 	return n, s.fail(err)
+}
+
+// OpenPace gives a run a pace of perSecond calls shared by its workers,
+// unless it has one.
+func (s *Store) OpenPace(ctx context.Context, runID string, perSecond int) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO run_pace (run_id, per_second, window_ms, used, last_grant) VALUES (?, ?, 0, 0, 0) ON CONFLICT (run_id) DO NOTHING`,
+		runID, perSecond)
+	return s.fail(err)
+}
+
+// PaceOf reads a run's shared pace; ok is false for a run without one.
+func (s *Store) PaceOf(ctx context.Context, runID string) (perSecond int, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT per_second FROM run_pace WHERE run_id = ?`, runID).Scan(&perSecond)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return perSecond, err == nil, s.fail(err)
+}
+
+// TakeCalls grants up to want calls of the run's current one-second window
+// (by the database's clock on PostgreSQL), in one statement: workers taking
+// at once never get more than the pace between them. It returns the calls
+// granted, the window and when the next one starts.
+func (s *Store) TakeCalls(ctx context.Context, runID string, want int) (int, time.Time, time.Time, error) {
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return 0, time.Time{}, time.Time{}, err
+	}
+	w := now.Truncate(time.Second)
+	cur := `(CASE WHEN window_ms = ? THEN used ELSE 0 END)`
+	grant := `(CASE WHEN per_second - ` + cur + ` < ? THEN per_second - ` + cur + ` ELSE ? END)`
+	var granted int
+	err = s.db.QueryRowContext(ctx, `UPDATE run_pace SET last_grant = `+grant+`, used = `+cur+` + `+grant+`, window_ms = ? WHERE run_id = ? RETURNING last_grant`,
+		w.UnixMilli(), want, w.UnixMilli(), want, w.UnixMilli(), w.UnixMilli(), want, w.UnixMilli(), want, w.UnixMilli(), runID).Scan(&granted)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, w, w, fmt.Errorf("store: run %s has no pace", runID)
+	}
+	if err != nil {
+		return 0, w, w, s.fail(err)
+	}
+	return max(granted, 0), w, w.Add(time.Second), nil
 }

@@ -277,3 +277,49 @@ func testCellsOfDeadProcessReleased(t *testing.T) {
 		t.Errorf("claimed %+v after the release; want the 2 lost cells", got)
 	}
 }
+
+// Workers taking calls of one pace at once get no more than it allows in a
+// window, between them; the next window starts afresh.
+func TestPaceSharedByWorkers(t *testing.T) { eachBackend(t, testPaceSharedByWorkers) }
+
+func testPaceSharedByWorkers(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 3)
+	ctx := context.Background()
+	cellRun(t, st[0], "r", 1)
+	if err := st[0].OpenPace(ctx, "r", 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := st[1].OpenPace(ctx, "r", 99); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok, err := st[2].PaceOf(ctx, "r"); n != 10 || !ok || err != nil {
+		t.Fatalf("PaceOf = %d, %v, %v; the first pace stays", n, ok, err)
+	}
+	var mu sync.Mutex
+	total := 0
+	var wg sync.WaitGroup
+	for k := range st {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				n, _, next, err := st[k].TakeCalls(ctx, "r", 3)
+				if err != nil || !next.Equal(t0.Truncate(time.Second).Add(time.Second)) {
+					t.Errorf("TakeCalls: %v, next %v", err, next)
+				}
+				mu.Lock()
+				total += n
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if total != 10 {
+		t.Errorf("workers were granted %d calls in one window of a pace of 10", total)
+	}
+	c.set(t0.Add(time.Second))
+	if n, _, _, _ := st[0].TakeCalls(ctx, "r", 4); n != 4 {
+		t.Errorf("the next window granted %d of 4", n)
+	}
+}

@@ -639,7 +639,8 @@ func newStack(o NetOptions, journal string, h *Header, p provider.Provider, prot
 	if o.CacheDir != "" {
 		n.Cache = &CacheInfo{Dir: o.CacheDir}
 	}
-	return stack.Build(p, stack.Options{CacheDir: o.CacheDir, JournalDir: journal, Concurrency: h.Concurrency, Budget: budget})
+	n.Rate = o.Rate
+	return stack.Build(p, stack.Options{CacheDir: o.CacheDir, JournalDir: journal, Concurrency: h.Concurrency, Budget: budget, Pace: localPace(o.Rate)})
 }
 
 // journalDir is where a run keeps its journal of answers (stack.Options).
@@ -649,6 +650,18 @@ func newStack(o NetOptions, journal string, h *Header, p provider.Provider, prot
 func journalDir(st *store.Store, runID string) string {
 	return filepath.Join(st.RunDir(runID), "journal")
 }
+
+// localPace holds one process to rate calls per second; nil for no limit.
+func localPace(rate int) *runner.Pace {
+	if rate <= 0 {
+		return nil
+	}
+	return runner.NewPace(runner.LocalGrants(rate), paceBatch(rate))
+}
+
+// paceBatch is how many calls a process takes from its pace at a time: a
+// twentieth of a second's worth.
+func paceBatch(rate int) int { return max(1, rate/20) }
 
 // maxOutput is the most output tokens one call can produce, for the cost
 // limit's worst case.
@@ -676,6 +689,7 @@ func record(n *NetInfo, s *stack.Stack, stats runner.Stats) {
 		n.Outages = append(n.Outages, Outage{Started: stats.OutageStarted.UTC(), Count: stats.Outages, Total: stats.OutageTime, Stopped: stats.StoppedBy == "outage"})
 	}
 	n.RateLimitWaits += stats.RateLimitWaits
+	n.PaceWaits += stats.PaceWaits
 }
 
 // baseURLOf reads the base URL a provider recorded in its detail.

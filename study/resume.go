@@ -106,7 +106,11 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 	if err != nil {
 		return false, err
 	}
-	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h), Budget: budget})
+	if c.Rate > 0 {
+		h.Net.Rate = c.Rate
+	}
+	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h), Budget: budget,
+		Pace: localPace(h.Net.Rate)})
 	if err != nil {
 		return false, err
 	}

@@ -53,6 +53,9 @@ type NetOptions struct {
 	// out 429 answers with Retry-After without using an attempt. Zero is
 	// the runner's default (2m and 5m), negative turns the wait off.
 	OutageWait, RateLimitWait time.Duration
+	// Rate, when positive, is the most calls per second the run makes: by
+	// all its workers together on a shared store.
+	Rate int
 }
 
 // Control is what a run of any protocol, new, resumed or replayed, takes

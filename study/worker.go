@@ -70,6 +70,13 @@ func newWorkerRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *sta
 		source, content, cells); err != nil {
 		return nil, nil, err
 	}
+	if h.Net.Rate > 0 {
+		// So does the limit of calls per second.
+		if err := st.OpenPace(ctx, h.RunID, h.Net.Rate); err != nil {
+			return nil, nil, err
+		}
+		s.Pace = sharedPace(st, h.RunID, h.Net.Rate)
+	}
 	if s.Budget != nil {
 		// The cost limit holds for the run, across its workers.
 		if err := st.OpenLedger(ctx, h.RunID, s.Budget.Limit, 0); err != nil {
@@ -170,7 +177,11 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 	if err != nil {
 		return nil, err
 	}
-	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h), Budget: budget})
+	pace, err := workerPace(ctx, st, c.Rate, h)
+	if err != nil {
+		return nil, err
+	}
+	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h), Budget: budget, Pace: pace})
 	if err != nil {
 		return nil, err
 	}
@@ -409,4 +420,35 @@ func sharedBudget(ctx context.Context, st *store.Store, o NetOptions, h *Header,
 	b := &runner.Budget{Limit: limit, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(h.Settings), Price: price.Cost,
 		Ledger: spend(st, h.RunID)}
 	return b, b.Sync()
+}
+
+// sharedPace holds the workers of a run to rate calls per second between
+// them, through the store.
+func sharedPace(st *store.Store, runID string, rate int) *runner.Pace {
+	return runner.NewPace(func(ctx context.Context, want int) (int, time.Time, time.Time, error) {
+		return st.TakeCalls(ctx, runID, want)
+	}, paceBatch(rate))
+}
+
+// workerPace is a worker's limit of calls per second: the run's, shared by
+// its workers, or a new one when --rate is first given to a run without
+// one. A --rate that differs from the run's is an error.
+func workerPace(ctx context.Context, st *store.Store, rate int, h *Header) (*runner.Pace, error) {
+	have, ok, err := st.PaceOf(ctx, h.RunID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case ok && rate > 0 && rate != have:
+		return nil, fmt.Errorf("%w: run %s is limited to %d calls per second shared by its workers; drop --rate, or give the same", ErrInvalid, h.RunID, have)
+	case !ok && rate <= 0:
+		return nil, nil
+	case !ok:
+		if err := st.OpenPace(ctx, h.RunID, rate); err != nil {
+			return nil, err
+		}
+		have = rate
+	}
+	h.Net.Rate = have
+	return sharedPace(st, h.RunID, have), nil
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
@@ -98,5 +101,64 @@ func TestWorkersShareTheCostLimit(t *testing.T) {
 	}
 	if len(m.Net.Workers) != 2 {
 		t.Errorf("%d workers recorded", len(m.Net.Workers))
+	}
+}
+
+// stamped records when each call of every process was made.
+type stamped struct {
+	provider.Provider
+	mu    *sync.Mutex
+	calls map[time.Time]int // by one-second window
+}
+
+func (s stamped) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	s.mu.Lock()
+	s.calls[time.Now().Truncate(time.Second)]++
+	s.mu.Unlock()
+	return s.Provider.Chat(ctx, req)
+}
+
+// Two workers on a run with --rate keep to it between them: no second
+// holds more calls than the run's limit, and the run completes.
+func TestWorkersShareTheRate(t *testing.T) {
+	sts := openShared(t, 2)
+	o := DefaultPressureOptions()
+	o.Seed, o.Concurrency, o.Rate = 3, 16, 400
+	id, err := Detach(context.Background(), sts[0], o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	calls := map[time.Time]int{}
+	var wg sync.WaitGroup
+	for _, st := range sts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := o.Control
+			c.Rate = 0 // the run's
+			c.Provider = stamped{sim.New(simProfile(t, "default")), &mu, calls}
+			if _, err := Work(context.Background(), st, id, c); err != nil && !errors.Is(err, ErrWorkerStopped) {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	res, err := LoadPressure(context.Background(), sts[0], id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Run.Status != store.RunComplete || res.Manifest.Net.Rate != 400 {
+		t.Fatalf("status %s, rate %d", res.Run.Status, res.Manifest.Net.Rate)
+	}
+	total := 0
+	for w, n := range calls {
+		total += n
+		if n > 400 {
+			t.Errorf("%d calls in the second from %s, over the run's 400", n, w.Format("15:04:05"))
+		}
+	}
+	if len(calls) < 3 {
+		t.Errorf("%d calls fit in %d seconds at 400 a second", total, len(calls))
 	}
 }

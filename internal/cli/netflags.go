@@ -19,6 +19,7 @@ type netFlags struct {
 	callTimeout, outageWait     *time.Duration
 	rateLimitWait               *time.Duration
 	maxCost                     *float64
+	rate                        *int
 	cache, retryFailed, detach  *bool
 	resume, replay              *string
 	// worker marks budge worker's flags: it continues stored runs, so
@@ -46,6 +47,7 @@ func addEndpointFlags(fs *flag.FlagSet) *netFlags {
 		outageWait:    fs.Duration("outage-wait", 0, "how long to wait for an endpoint that is unreachable across the board before stopping the run as interrupted (default 2m; failures meanwhile are not counted against the model; negative: no waiting)"),
 		rateLimitWait: fs.Duration("rate-limit-wait", 0, "how long one call waits out 429 answers with Retry-After without using an attempt (default 5m; negative: every 429 is an attempt)"),
 		maxCost:       fs.Float64("max-cost", 0, "refuse to start if the projected cost passes this many US dollars, and start no session once the running cost would (prices from the config file)"),
+		rate:          fs.Int("rate", 0, "most model calls per second the run makes, by all its workers together on a shared store (0: no limit; a worker takes the run's)"),
 		cache:         fs.Bool("cache", false, "answer repeated requests from the response cache under the run directory, and record new answers there"),
 		retryFailed:   fs.Bool("retry-failed", false, "with --resume (or budge worker): also run again the sessions that failed for transport reasons (rate limits, server errors, timeouts), as new attempts on record"),
 		resume:        new(string),
@@ -98,6 +100,9 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOpti
 	if *n.maxCost < 0 {
 		return usageError{"--max-cost must not be negative"}
 	}
+	if *n.rate < 0 {
+		return usageError{"--rate must not be negative"}
+	}
 	if *n.callTimeout < 0 {
 		return usageError{"--call-timeout must not be negative"}
 	}
@@ -115,7 +120,7 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOpti
 	}
 	o.Endpoint = endpoint.Options{BaseURL: *n.baseURL, Structured: *n.structured, Timeout: *n.callTimeout,
 		Concurrency: *concurrency, Config: cfg, Env: env}
-	o.MaxCost = *n.maxCost
+	o.MaxCost, o.Rate = *n.maxCost, *n.rate
 	o.OutageWait, o.RateLimitWait = *n.outageWait, *n.rateLimitWait
 	if *n.cache {
 		local, err := store.LocalDir(dir)

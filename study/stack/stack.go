@@ -32,6 +32,8 @@ type Options struct {
 	// Budget, when set, stops starting sessions before the running cost
 	// would pass its limit.
 	Budget *runner.Budget
+	// Pace, when set, holds calls to a number per second.
+	Pace *runner.Pace
 }
 
 // Stack is a model ready to run, with the layers that report back what they
@@ -42,11 +44,12 @@ type Stack struct {
 	Journal  *replay.Journal  // nil for a model in process or without a journal
 	Adapt    *runner.Adaptive // nil for a model in process
 	Budget   *runner.Budget   // nil without a cost limit
+	Pace     *runner.Pace     // nil without a limit of calls per second
 }
 
 // Build wraps p in the layers o asks for, in the one order every run uses.
 func Build(p provider.Provider, o Options) (*Stack, error) {
-	s := &Stack{Provider: p, Budget: o.Budget}
+	s := &Stack{Provider: p, Budget: o.Budget, Pace: o.Pace}
 	info := p.Info() // before the layers: a cached endpoint is still remote
 	if o.JournalDir != "" && !info.InProcess {
 		j, err := replay.OpenJournal(o.JournalDir, p)
@@ -78,7 +81,7 @@ func (s *Stack) Close() error {
 
 // Config is the runner configuration of the stack's layers, added to c.
 func (s *Stack) Config(c runner.Config) runner.Config {
-	c.Adapt, c.Budget = s.Adapt, s.Budget
+	c.Adapt, c.Budget, c.Pace = s.Adapt, s.Budget, s.Pace
 	return c
 }
 
