@@ -42,12 +42,12 @@ type NetInfo struct {
 	Outages []Outage `json:"outages,omitempty"`
 	// RateLimitWaits counts 429 answers with Retry-After that were waited
 	// out without using an attempt.
-	RateLimitWaits int          `json:"rate_limit_waits,omitempty"`
+	RateLimitWaits int `json:"rate_limit_waits,omitempty"`
 	// Rate is the most calls per second the run was allowed (--rate), by
 	// all its workers together; PaceWaits how often a call waited for it.
-	Rate      int `json:"calls_per_second_limit,omitempty"`
-	PaceWaits int `json:"pace_waits,omitempty"`
-	Resumes        []Resumption `json:"resumes,omitempty"`
+	Rate      int          `json:"calls_per_second_limit,omitempty"`
+	PaceWaits int          `json:"pace_waits,omitempty"`
+	Resumes   []Resumption `json:"resumes,omitempty"`
 	// Workers are the processes that advanced a run on a shared store
 	// (budge worker, or budge run on PostgreSQL), in the order they
 	// joined. Stats above (cache, outages, rate-limit waits) are those of
