@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -198,7 +200,6 @@ const packName = "artifacts.pack"
 type pack struct {
 	f    *os.File
 	size int64
-	seen map[string]bool // artifacts already indexed for this run
 }
 
 type packEntry struct {
@@ -219,67 +220,80 @@ func (s *Store) openPack(ctx context.Context, runID string) (*pack, error) {
 		f.Close()
 		return nil, fmt.Errorf("store: pack: %w", err)
 	}
-	p := &pack{f: f, size: fi.Size(), seen: map[string]bool{}}
-	err = queryEach(ctx, s.db, scanArtifact, func(e packEntry) { p.seen[e.sha] = true },
-		`SELECT `+artifactCols+` FROM artifacts WHERE run_id = ?`, runID)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
+	p := &pack{f: f, size: fi.Size()}
 	s.packs[runID] = p
 	return p, nil
 }
 
 // appendArtifacts writes the sessions' new artifacts to the run's pack in
-// one write and returns their index entries.
+// one write and returns their index entries. Which artifacts the run has
+// already is asked of its index, for this batch's only: a set of every
+// artifact written grew by about a kilobyte a session.
 func (s *Store) appendArtifacts(ctx context.Context, runID string, sessions []Session) ([]packEntry, error) {
 	p, err := s.openPack(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
+	batch := map[string]Blob{}
+	for _, se := range sessions {
+		maps.Copy(batch, se.Artifacts)
+	}
+	if err := s.dropIndexed(ctx, runID, batch); err != nil {
+		return nil, err
+	}
 	var entries []packEntry
 	w := bufio.NewWriterSize(p.f, 256<<10)
 	start := p.size
-	for _, se := range sessions {
-		for sha, blob := range se.Artifacts {
-			if p.seen[sha] {
-				continue
-			}
-			p.seen[sha] = true
-			entries = append(entries, packEntry{sha: sha, pack: packName, encoding: blob.Encoding,
-				offset: p.size, length: int64(len(blob.Data))})
-			if _, err := w.Write(blob.Data); err != nil {
-				return nil, s.failPack(runID, p, start, entries, err)
-			}
-			p.size += int64(len(blob.Data))
+	for _, sha := range slices.Sorted(maps.Keys(batch)) {
+		blob := batch[sha]
+		entries = append(entries, packEntry{sha: sha, pack: packName, encoding: blob.Encoding,
+			offset: p.size, length: int64(len(blob.Data))})
+		if _, err := w.Write(blob.Data); err != nil {
+			return nil, s.failPack(p, start, err)
 		}
+		p.size += int64(len(blob.Data))
 	}
 	if err := w.Flush(); err != nil {
-		return nil, s.failPack(runID, p, start, entries, err)
+		return nil, s.failPack(p, start, err)
 	}
 	return entries, nil
 }
 
+// dropIndexed removes from batch the artifacts the run's index already has.
+func (s *Store) dropIndexed(ctx context.Context, runID string, batch map[string]Blob) error {
+	shas := slices.Sorted(maps.Keys(batch))
+	for start := 0; start < len(shas); start += 500 {
+		chunk := shas[start:min(start+500, len(shas))]
+		in, args := inList(chunk, runID)
+		rows, err := s.db.QueryContext(ctx, `SELECT sha256 FROM artifacts WHERE run_id = ? AND sha256 IN (`+in+`)`, args...)
+		if err != nil {
+			return s.fail(err)
+		}
+		for rows.Next() {
+			var sha string
+			if err := rows.Scan(&sha); err != nil {
+				rows.Close()
+				return s.fail(err)
+			}
+			delete(batch, sha)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return s.fail(err)
+		}
+	}
+	return nil
+}
+
 // failPack undoes the bookkeeping of a failed append: the entries will be
 // written again, after whatever part of them reached the file.
-func (s *Store) failPack(runID string, p *pack, start int64, entries []packEntry, err error) error {
-	s.forget(runID, entries)
+func (s *Store) failPack(p *pack, start int64, err error) error {
 	if fi, statErr := p.f.Stat(); statErr == nil {
 		p.size = fi.Size()
 	} else {
 		p.size = start
 	}
 	return fmt.Errorf("store: writing artifacts: %w", err)
-}
-
-// forget drops entries from the seen set after a failed write or commit, so
-// they are written again with the next attempt to store them.
-func (s *Store) forget(runID string, entries []packEntry) {
-	if p := s.packs[runID]; p != nil {
-		for _, e := range entries {
-			delete(p.seen, e.sha)
-		}
-	}
 }
 
 // WriteFileAtomic writes data to path, for output files a user names

@@ -35,7 +35,7 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 			return err
 		}
 	}
-	entries, arts, blobs, err := s.artifactRows(ctx, runID, sessions)
+	arts, blobs, err := s.artifactRows(ctx, runID, sessions)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,6 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 	}
 	for _, b := range []*bulk{blobs, arts, sess, atts, msgs} {
 		if err := s.execBulk(ctx, tx, b); err != nil {
-			s.forget(runID, entries)
 			if errors.Is(err, ErrAlreadyStored) {
 				return fmt.Errorf("run %s: %w; is another budge writing this run? Only the holder of its lease may (AcquireLease)", runID, err)
 			}
@@ -81,11 +80,9 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 		}
 	}
 	if err := s.logInTx(ctx, tx, runID, lines); err != nil {
-		s.forget(runID, entries)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		s.forget(runID, entries)
 		return s.named(fmt.Errorf("store: commit: %w", err))
 	}
 	return nil
@@ -93,23 +90,23 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 
 // artifactRows stores the sessions' new artifacts where the store keeps
 // them and returns the rows that index them (and, on PostgreSQL, hold their
-// bytes), with the pack entries written.
-func (s *Store) artifactRows(ctx context.Context, runID string, sessions []Session) ([]packEntry, *bulk, *bulk, error) {
+// bytes).
+func (s *Store) artifactRows(ctx context.Context, runID string, sessions []Session) (*bulk, *bulk, error) {
 	if s.artifactsInDB() {
 		arts, blobs := dbArtifacts(runID, sessions)
-		return nil, arts, blobs, nil
+		return arts, blobs, nil
 	}
 	// Artifacts go to the pack before the rows that reference them commit:
 	// a crash in between leaves unreferenced bytes, never a dangling row.
 	entries, err := s.appendArtifacts(ctx, runID, sessions)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	arts := newBulk("artifacts", "ON CONFLICT (run_id, sha256) DO NOTHING", "run_id", "sha256", "pack", "pack_offset", "length", "encoding")
 	for _, e := range entries {
 		arts.add(runID, e.sha, e.pack, e.offset, e.length, e.encoding)
 	}
-	return entries, arts, newBulk("artifact_blobs", ""), nil
+	return arts, newBulk("artifact_blobs", ""), nil
 }
 
 // ErrAlreadyStored is returned by WriteSessions for a session (or attempt)
