@@ -42,9 +42,12 @@ view() {
   run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
   "$budge" view "$run" --dir "$dir" --addr 127.0.0.1:0 > "$work/view.out" 2>&1 &
   pid=$!
-  for _ in $(seq 100); do
+  # The first start on a store builds its browse indexes before it
+  # listens: minutes for a million sessions.
+  for _ in $(seq 6000); do
     url=$(sed -n 's/^viewer: //p' "$work/view.out")
     [ -n "$url" ] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$work/view.out" >&2; return 1; }
     sleep 0.1
   done
   url=${url%/}
