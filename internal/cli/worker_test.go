@@ -164,3 +164,49 @@ func sameTranscripts(t *testing.T, a *store.Store, aID string, b *store.Store, b
 		}
 	}
 }
+
+// budge worker without RUN advances every run with cells left, oldest
+// first, to the measures one process gets with the same seed, and then has
+// nothing to do; a detached run is listed as stopped until a worker takes
+// it.
+func TestWorkerServesEveryOpenRun(t *testing.T) {
+	dir := t.TempDir()
+	var ids []string
+	for _, args := range [][]string{{"run"}, {"framing", "run", "--data", "sample"}} {
+		code, out, errs := budge(t, append(args, "--store", dir, "--seed", "5", "--detach")...)
+		if code != ExitOK {
+			t.Fatalf("%v --detach: exit %d %s", args, code, errs)
+		}
+		ids = append(ids, runLine.FindStringSubmatch(out)[1])
+	}
+	if _, out, _ := budge(t, "runs", "--store", dir); strings.Count(out, "stopped") != 2 {
+		t.Errorf("detached runs before any worker:\n%s", out)
+	}
+	code, out, errs := budge(t, "worker", "--store", dir, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("worker: exit %d\n%s%s", code, out, errs)
+	}
+	first, second := strings.Index(out, "run "+ids[0]+": complete"), strings.Index(out, "run "+ids[1]+": complete")
+	if first < 0 || second < first {
+		t.Errorf("the worker did not complete both runs, oldest first:\n%s", out)
+	}
+	if _, out, _ := budge(t, "runs", "--store", dir); strings.Count(out, "complete") != 2 {
+		t.Errorf("runs after the worker:\n%s", out)
+	}
+	if code, _, errs := budge(t, "worker", "--store", dir); code != ExitOK || !strings.Contains(errs, "no run has cells left") {
+		t.Errorf("a worker with nothing to do: exit %d %q", code, errs)
+	}
+	// The same results as one process with the same seed.
+	code, out, _ = budge(t, "run", "--store", dir, "--seed", "5", "--quiet", "--format", "md")
+	if code != ExitOK {
+		t.Fatal(out)
+	}
+	_, rep, _ := budge(t, "report", ids[0], "--store", dir, "--format", "md")
+	norm := func(s, id string) string {
+		s = strings.ReplaceAll(s, id, "RUN")
+		return s[strings.Index(s, "## Measures"):]
+	}
+	if norm(rep, ids[0]) != norm(out, runLine.FindStringSubmatch(out)[1]) {
+		t.Errorf("the worker's run measures differ from a single process's:\n%s", firstDiff(norm(rep, ids[0]), norm(out, runLine.FindStringSubmatch(out)[1])))
+	}
+}
