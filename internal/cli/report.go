@@ -320,6 +320,10 @@ func liveStatus(ctx context.Context, st *store.Store, r store.Run) (string, erro
 	if n, err := st.LiveWorkers(ctx, r.ID); err != nil || n > 0 {
 		return fmt.Sprintf("running, %d worker(s)", n), err
 	}
+	if cells, err := st.HasCells(ctx, r.ID); err != nil || cells {
+		// Detached, or its workers are gone: budge worker RUN goes on.
+		return "waiting for worker", err
+	}
 	lease, held, err := st.RunLease(ctx, r.ID)
 	if err != nil || (held && !lease.Stale) {
 		return r.Status, err

@@ -167,8 +167,8 @@ func sameTranscripts(t *testing.T, a *store.Store, aID string, b *store.Store, b
 
 // budge worker without RUN advances every run with cells left, oldest
 // first, to the measures one process gets with the same seed, and then has
-// nothing to do; a detached run is listed as stopped until a worker takes
-// it.
+// nothing to do; a detached run is listed as waiting for a worker until
+// one takes it.
 func TestWorkerServesEveryOpenRun(t *testing.T) {
 	dir := t.TempDir()
 	var ids []string
@@ -179,7 +179,7 @@ func TestWorkerServesEveryOpenRun(t *testing.T) {
 		}
 		ids = append(ids, runLine.FindStringSubmatch(out)[1])
 	}
-	if _, out, _ := budge(t, "runs", "--store", dir); strings.Count(out, "stopped") != 2 {
+	if _, out, _ := budge(t, "runs", "--store", dir); strings.Count(out, "waiting for worker") != 2 {
 		t.Errorf("detached runs before any worker:\n%s", out)
 	}
 	code, out, errs := budge(t, "worker", "--store", dir, "--quiet")
