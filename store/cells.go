@@ -317,15 +317,8 @@ func (w *Worker) Release(ctx context.Context) error {
 // Alone says whether no other worker of the run is alive: none that has
 // not left and whose heartbeat is within the lease timeout.
 func (w *Worker) Alone(ctx context.Context) (bool, error) {
-	s := w.s
-	now, err := s.leaseNow(ctx, s.db)
-	if err != nil {
-		return false, err
-	}
-	var n int
-	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_workers WHERE run_id = ? AND token <> ? AND left_at = '' AND heartbeat >= ?`,
-		w.runID, w.token, now.Add(-s.leaseTimeout()).UnixMilli()).Scan(&n)
-	return n == 0, s.fail(err)
+	n, err := w.s.liveWorkers(ctx, w.runID, w.token)
+	return n == 0, err
 }
 
 // Claimed is a cell a worker claimed: the session, its plan and schedule
@@ -396,8 +389,7 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 		return nil, s.fail(err)
 	}
 	slices.SortFunc(out, func(a, b Claimed) int { return a.Pos - b.Pos })
-	lost := newBulk("attempts", "ON CONFLICT DO NOTHING", "run_id", "session_id", "incarnation", "call", "attempt", "phase", "started", "duration_ms", "outcome",
-		"error_kind", "error_message", "http_status", "request_sha256", "response_sha256", "input_tokens", "output_tokens", "model_id", "fingerprint", "request_id", "finish_reason")
+	lost := attemptBulk("ON CONFLICT DO NOTHING")
 	var lines []byte
 	for _, c := range out {
 		if c.Lost == nil {
@@ -405,9 +397,7 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 		}
 		a := Attempt{Incarnation: c.Lost.Incarnation, Started: now, Outcome: "interrupted", ErrorKind: WorkerLost,
 			ErrorMsg: c.Lost.Holder + " stopped renewing its lease on this session; the calls it made in this incarnation were not stored"}
-		lost.add(w.runID, c.ID, a.Incarnation, a.Call, a.Attempt, a.Phase, ts(a.Started), a.DurationMS, a.Outcome,
-			a.ErrorKind, a.ErrorMsg, a.HTTPStatus, a.RequestSHA, a.ResponseSHA, a.InputTokens, a.OutputTokens,
-			a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason)
+		lost.addAttempt(w.runID, c.ID, a)
 		if w.Logs() {
 			lines = append(lines, LogLines(w.runID, Session{ID: c.ID, Status: SessionInterrupted, Attempts: []Attempt{a}})...)
 		}
@@ -722,13 +712,18 @@ func (s *Store) StoredTokens(ctx context.Context, runID string) (in, out int, er
 // LiveWorkers counts the workers of a run that are alive: not left, with a
 // heartbeat within the lease timeout.
 func (s *Store) LiveWorkers(ctx context.Context, runID string) (int, error) {
+	return s.liveWorkers(ctx, runID, "")
+}
+
+// liveWorkers is LiveWorkers, not counting the worker with token except.
+func (s *Store) liveWorkers(ctx context.Context, runID, except string) (int, error) {
 	now, err := s.leaseNow(ctx, s.db)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_workers WHERE run_id = ? AND left_at = '' AND heartbeat >= ?`,
-		runID, now.Add(-s.leaseTimeout()).UnixMilli()).Scan(&n)
+	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_workers WHERE run_id = ? AND token <> ? AND left_at = '' AND heartbeat >= ?`,
+		runID, except, now.Add(-s.leaseTimeout()).UnixMilli()).Scan(&n)
 	return n, s.fail(err)
 }
 

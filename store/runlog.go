@@ -243,8 +243,9 @@ func (s *Store) WriteLog(ctx context.Context, runID string, w io.Writer) error {
 }
 
 // dbLog appends a run's log to the database: each write of whole lines is
-// one row (a chunk) of run_logs, numbered after the run's last. Only the
-// holder of the run's lease writes its log, so chunks do not race.
+// one row (a chunk) of run_logs, numbered after the run's last. Workers of
+// one run log in the transactions that store their sessions (Worker.Logs);
+// appendChunk takes the next number again when another writer took it.
 type dbLog struct {
 	s       *Store
 	runID   string

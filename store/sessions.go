@@ -41,8 +41,7 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 	}
 	sess := newBulk("sessions", "", "run_id", "session_id", "seq", "schedule_pos", "spec", "status", "started", "finished",
 		"stop_reason", "failed_phase", "failure_kind", "failure_message", "attempts", "failed_attempts", "input_tokens", "output_tokens", "trace_sha256")
-	atts := newBulk("attempts", "", "run_id", "session_id", "incarnation", "call", "attempt", "phase", "started", "duration_ms", "outcome",
-		"error_kind", "error_message", "http_status", "request_sha256", "response_sha256", "input_tokens", "output_tokens", "model_id", "fingerprint", "request_id", "finish_reason")
+	atts := attemptBulk("")
 	msgs := newBulk("messages", "", "run_id", "session_id", "seq", "phase", "role", "content", "tool_calls", "tool_call_id", "name", "refusal")
 	for _, se := range sessions {
 		failed := 0
@@ -50,9 +49,7 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 			if a.Outcome != "ok" {
 				failed++
 			}
-			atts.add(runID, se.ID, a.Incarnation, a.Call, a.Attempt, a.Phase, ts(a.Started), a.DurationMS, a.Outcome,
-				a.ErrorKind, a.ErrorMsg, a.HTTPStatus, a.RequestSHA, a.ResponseSHA, a.InputTokens, a.OutputTokens,
-				a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason)
+			atts.addAttempt(runID, se.ID, a)
 		}
 		if se.Status == SessionInterrupted {
 			// Only the attempts of an interrupted session are kept: the cell
@@ -126,6 +123,19 @@ func newBulk(table, suffix string, cols ...string) *bulk {
 }
 
 func (b *bulk) add(vals ...any) { b.args = append(b.args, vals...) }
+
+// attemptBulk collects rows of the attempts table; suffix is as newBulk's.
+func attemptBulk(suffix string) *bulk {
+	return newBulk("attempts", suffix, "run_id", "session_id", "incarnation", "call", "attempt", "phase", "started", "duration_ms", "outcome",
+		"error_kind", "error_message", "http_status", "request_sha256", "response_sha256", "input_tokens", "output_tokens", "model_id", "fingerprint", "request_id", "finish_reason")
+}
+
+// addAttempt adds one attempt of a session to an attemptBulk.
+func (b *bulk) addAttempt(runID, sessionID string, a Attempt) {
+	b.add(runID, sessionID, a.Incarnation, a.Call, a.Attempt, a.Phase, ts(a.Started), a.DurationMS, a.Outcome,
+		a.ErrorKind, a.ErrorMsg, a.HTTPStatus, a.RequestSHA, a.ResponseSHA, a.InputTokens, a.OutputTokens,
+		a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason)
+}
 
 // chunkRows is how many rows one INSERT carries; it keeps the bound
 // parameters under SQLite's (and PostgreSQL's) limits for every table.

@@ -345,14 +345,8 @@ func (r replayPlan) prepare(ctx context.Context, st *store.Store) (protocol, pro
 // released.
 func create(ctx context.Context, st *store.Store, p protocol, started func(string)) (*store.Lease, error) {
 	h := p.head()
-	name, source, hash, content := p.snapshot()
-	seed := fmt.Sprint(h.Seed)
-	if h.Provider.Name == importedMarker {
-		seed = "imported"
-	}
-	lease, err := st.CreateRunLeased(ctx, store.Run{ID: h.RunID, Protocol: h.Protocol, Created: h.Created, Status: store.RunRunning,
-		DeckName: name, DeckHash: hash, Model: h.Model, Seed: seed, Planned: plannedLen(p), Manifest: manifestJSON(p.manifest())},
-		source, content, holder(h))
+	run, source, content := runRow(p)
+	lease, err := st.CreateRunLeased(ctx, run, source, content, holder(h))
 	if err != nil {
 		return nil, err
 	}
@@ -360,6 +354,18 @@ func create(ctx context.Context, st *store.Store, p protocol, started func(strin
 		started(h.RunID)
 	}
 	return lease, nil
+}
+
+// runRow is a new run's row, running, and its snapshot's source and bytes.
+func runRow(p protocol) (run store.Run, source string, content []byte) {
+	h := p.head()
+	name, source, hash, content := p.snapshot()
+	seed := fmt.Sprint(h.Seed)
+	if h.Provider.Name == importedMarker {
+		seed = "imported"
+	}
+	return store.Run{ID: h.RunID, Protocol: h.Protocol, Created: h.Created, Status: store.RunRunning,
+		DeckName: name, DeckHash: hash, Model: h.Model, Seed: seed, Planned: plannedLen(p), Manifest: manifestJSON(p.manifest())}, source, content
 }
 
 // holder names this process as the writer of a run.

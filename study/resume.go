@@ -98,11 +98,10 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 			todo[id] = true
 		}
 	}
-	prior, err := repairLog(ctx, st, run.ID)
-	if err != nil {
+	if err := repairLog(ctx, st, run.ID); err != nil {
 		return false, err
 	}
-	budget, err := remainingBudget(c.NetOptions, h, p, prior, todo)
+	budget, err := remainingBudget(ctx, st, c.NetOptions, h, p, todo)
 	if err != nil {
 		return false, err
 	}
@@ -195,28 +194,30 @@ func remaining(ctx context.Context, st *store.Store, id string, ids []string) (t
 
 // repairLog mends a run's log before more is appended to it: a kill can
 // cut its last line, or lose the records of sessions the database had
-// already committed. It returns the stored sessions.
-func repairLog(ctx context.Context, st *store.Store, id string) ([]store.Session, error) {
+// already committed. The stored sessions are read a batch at a time.
+func repairLog(ctx context.Context, st *store.Store, id string) error {
 	logged, err := st.RepairLog(id)
 	if err != nil {
-		return nil, err
-	}
-	prior, err := st.Sessions(ctx, id)
-	if err != nil {
-		return nil, err
+		return err
 	}
 	var lost []byte
-	for _, se := range prior {
-		if !logged[se.ID] {
-			lost = append(lost, runner.LogLines(id, se)...)
+	err = st.EachSessions(ctx, id, scoreBatch, func(batch []store.Session) error {
+		for _, se := range batch {
+			if !logged[se.ID] {
+				lost = append(lost, runner.LogLines(id, se)...)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return prior, st.AppendLog(id, lost)
+	return st.AppendLog(id, lost)
 }
 
 // remainingBudget is the cost limit of a resume: what the run has spent
 // counts against --max-cost, and the sessions left must fit in the rest.
-func remainingBudget(o NetOptions, h *Header, p protocol, prior []store.Session, todo map[string]bool) (*runner.Budget, error) {
+func remainingBudget(ctx context.Context, st *store.Store, o NetOptions, h *Header, p protocol, todo map[string]bool) (*runner.Budget, error) {
 	if o.MaxCost <= 0 || len(todo) == 0 {
 		return nil, nil
 	}
@@ -224,10 +225,11 @@ func remainingBudget(o NetOptions, h *Header, p protocol, prior []store.Session,
 	if !ok {
 		return nil, fmt.Errorf("%w: --max-cost needs a price for %s in the config file", ErrInvalid, h.Model)
 	}
-	spent := 0.0
-	for _, se := range prior {
-		spent += price.Cost(se.InputTokens, se.OutputTokens)
+	in, out, err := st.StoredTokens(ctx, h.RunID)
+	if err != nil {
+		return nil, err
 	}
+	spent := price.Cost(in, out)
 	proj, err := projection(p, func(id string) bool { return todo[id] }, price)
 	if err != nil {
 		return nil, err

@@ -59,15 +59,9 @@ func newWorkerRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *sta
 		return nil, nil, err
 	}
 	h.Fingerprint = p.fingerprint()
-	name, source, hash, content := p.snapshot()
-	ids := p.ids()
-	cells := make([]store.PlannedCell, 0, len(ids))
-	for pos, i := range p.order() {
-		cells = append(cells, store.PlannedCell{ID: ids[i], Seq: i, Pos: pos})
-	}
-	if err := st.CreateRunCells(ctx, store.Run{ID: h.RunID, Protocol: h.Protocol, Created: h.Created, Status: store.RunRunning,
-		DeckName: name, DeckHash: hash, Model: h.Model, Seed: fmt.Sprint(h.Seed), Planned: len(ids), Manifest: manifestJSON(p.manifest())},
-		source, content, cells); err != nil {
+	run, source, content := runRow(p)
+	cells := cellsOf(p, func(string) (int, bool) { return 0, true })
+	if err := st.CreateRunCells(ctx, run, source, content, cells); err != nil {
 		return nil, nil, err
 	}
 	if h.Net.Rate > 0 {
@@ -165,7 +159,7 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 		defer stop()
 		// Its log is a file a kill may have cut: mended before more is
 		// appended, as a resume does.
-		if _, err := repairLog(ctx, st, run.ID); err != nil {
+		if err := repairLog(ctx, st, run.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -204,6 +198,19 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 	return work(ctx, st, c, run, p, s, record)
 }
 
+// cellsOf is the cells of p's planned sessions in schedule order, of those
+// want accepts, each with the incarnations want says earlier runs left.
+func cellsOf(p protocol, want func(id string) (claims int, ok bool)) []store.PlannedCell {
+	_, idAt := plannedIDs(p)
+	var cells []store.PlannedCell
+	for pos, i := range p.order() {
+		if claims, ok := want(idAt(i)); ok {
+			cells = append(cells, store.PlannedCell{ID: idAt(i), Seq: i, Pos: pos, Claims: claims})
+		}
+	}
+	return cells
+}
+
 // ensureCells gives a run that has none (made by one process, before it
 // had cells) a cell for every planned session it has not stored.
 func ensureCells(ctx context.Context, st *store.Store, run store.Run, p protocol) error {
@@ -219,13 +226,10 @@ func ensureCells(ctx context.Context, st *store.Store, run store.Run, p protocol
 	if err != nil {
 		return err
 	}
-	ids := p.ids()
-	var cells []store.PlannedCell
-	for pos, i := range p.order() {
-		if _, done := stored[ids[i]]; !done {
-			cells = append(cells, store.PlannedCell{ID: ids[i], Seq: i, Pos: pos, Claims: incarnations[ids[i]]})
-		}
-	}
+	cells := cellsOf(p, func(id string) (int, bool) {
+		_, done := stored[id]
+		return incarnations[id], !done
+	})
 	if len(cells) == 0 {
 		// Nothing is left: one done cell marks the run as a worker run.
 		return nil
