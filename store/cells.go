@@ -314,11 +314,28 @@ func (w *Worker) Release(ctx context.Context) error {
 	return w.s.fail(err)
 }
 
-// Alone says whether no other worker of the run is alive: none that has
-// not left and whose heartbeat is within the lease timeout.
-func (w *Worker) Alone(ctx context.Context) (bool, error) {
-	n, err := w.s.liveWorkers(ctx, w.runID, w.token)
-	return n == 0, err
+// Stop gives the cells the worker holds back to the run and says whether
+// it was the last live worker: none other has not left and beats within
+// the lease timeout. A worker that is not the last is marked as left in the
+// same serialized transaction, so of workers that stop at the same moment
+// exactly one finds itself last (and goes on to score the run) rather than
+// each leaving it to the other.
+func (w *Worker) Stop(ctx context.Context) (last bool, err error) {
+	s := w.s
+	err = s.immediate(ctx, func(c *conn) error {
+		if _, err := c.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', holder = '', lease_until = 0 WHERE run_id = ? AND state = ? AND token = ?`,
+			CellOpen, w.runID, CellClaimed, w.token); err != nil {
+			return err
+		}
+		n, err := s.liveWorkersIn(ctx, c, w.runID, w.token)
+		if err != nil || n == 0 {
+			last = err == nil
+			return err
+		}
+		_, err = c.ExecContext(ctx, `UPDATE run_workers SET left_at = ? WHERE run_id = ? AND token = ?`, ts(s.now()), w.runID, w.token)
+		return err
+	})
+	return last, s.fail(err)
 }
 
 // Claimed is a cell a worker claimed: the session, its plan and schedule
@@ -717,14 +734,19 @@ func (s *Store) LiveWorkers(ctx context.Context, runID string) (int, error) {
 
 // liveWorkers is LiveWorkers, not counting the worker with token except.
 func (s *Store) liveWorkers(ctx context.Context, runID, except string) (int, error) {
-	now, err := s.leaseNow(ctx, s.db)
+	n, err := s.liveWorkersIn(ctx, s.db, runID, except)
+	return n, s.fail(err)
+}
+
+func (s *Store) liveWorkersIn(ctx context.Context, q querier, runID, except string) (int, error) {
+	now, err := s.leaseNow(ctx, q)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_workers WHERE run_id = ? AND token <> ? AND left_at = '' AND heartbeat >= ?`,
+	err = q.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_workers WHERE run_id = ? AND token <> ? AND left_at = '' AND heartbeat >= ?`,
 		runID, except, now.Add(-s.leaseTimeout()).UnixMilli()).Scan(&n)
-	return n, s.fail(err)
+	return n, err
 }
 
 // OpenPace gives a run a pace of perSecond calls shared by its workers,

@@ -217,6 +217,58 @@ func testCellsOneFinisher(t *testing.T) {
 	}
 }
 
+// Workers that stop at the same moment with cells left: exactly one of
+// them finds itself the last (and scores the run); none leaves it to the
+// others, and the cells they held are open again.
+func TestCellsOneLastToStop(t *testing.T) { eachBackend(t, testCellsOneLastToStop) }
+
+func testCellsOneLastToStop(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 3)
+	ctx := context.Background()
+	for round := range 15 {
+		id := fmt.Sprintf("r%d", round)
+		cellRun(t, st[0], id, 6)
+		var ws []*Worker
+		for k := range st {
+			w, err := st[k].Join(ctx, id, Holder{Host: "h", PID: k + 1, Name: "w"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Leave(ctx)
+			if _, err := w.Claim(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			ws = append(ws, w)
+		}
+		last := make([]bool, len(ws))
+		var wg sync.WaitGroup
+		for k, w := range ws {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var err error
+				if last[k], err = w.Stop(ctx); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		n := 0
+		for _, l := range last {
+			if l {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("round %d: %d workers found themselves last: %v", round, n, last)
+		}
+		if cells, err := st[1].Cells(ctx, id); err != nil || cells.Open != 6 || cells.Claimed != 0 {
+			t.Fatalf("round %d: cells %+v, %v", round, cells, err)
+		}
+	}
+}
+
 // An interrupted session gives its cell back at once; ReopenCells opens
 // done cells again (a retry of failed sessions).
 func TestCellsReopen(t *testing.T) { eachBackend(t, testCellsReopen) }

@@ -273,14 +273,11 @@ func work(ctx context.Context, st *store.Store, c Control, run store.Run, p prot
 		// its cells go back to the run. While other workers are alive they
 		// go on; the last one to stop scores the run as it stands
 		// (interrupted), as a single process would.
-		if err := w.Release(wctx); err != nil {
-			return nil, err
-		}
-		alone, err := w.Alone(wctx)
+		last, err := w.Stop(wctx)
 		if err != nil {
 			return nil, err
 		}
-		if !alone {
+		if !last {
 			why := "it was stopped"
 			if stats.StoppedBy != "" {
 				why = "sessions stopped starting: " + stats.StoppedBy
