@@ -262,7 +262,7 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 }
 
 func cmdCompare(ctx context.Context, std IO, args []string) error {
-	fs := newFlags(std, "compare", "BEFORE AFTER [BEFORE AFTER ...] [--format text|md|json] [-o FILE]", `
+	fs := newFlags(std, "compare", "BEFORE AFTER [BEFORE AFTER ...] [--format text|md|json|html] [-o FILE]", `
 Compares an intervention (a new prompt, model or settings) on the same deck:
 every measure before and after, each with its interval and the paired McNemar
 test on matching sessions (same case, identity assignment, presentation
@@ -279,12 +279,17 @@ Give runs in pairs: each pair is compared on its own, so the discovery deck's
 before/after and the confirmation deck's before/after are reported
 separately, never pooled. Runs in different languages, or on different
 decks, are not compared: their own results are shown side by side and the
-exit code is 2.`, `
+exit code is 2.
+
+--format html writes the run diff as one self-contained file: the verdict
+and paired tests above, then every matched session of the two runs side by
+side with what changed highlighted, and a switch to show changed cells only.`, `
   budge compare 20261202-101010-aaaaaa 20261202-111111-bbbbbb
   budge compare BEFORE AFTER --format md -o compare.md
+  budge compare BEFORE AFTER --format html -o diff.html
   budge compare DISCOVERY_BEFORE DISCOVERY_AFTER CONFIRMATION_BEFORE CONFIRMATION_AFTER`)
 	dir := dirFlag(fs)
-	format := formatFlag(fs, "format", "text", "text, md or json", "text", "md", "json")
+	format := formatFlag(fs, "format", "text", "text, md, json or html (the run diff, cell by cell)", "text", "md", "json", "html")
 	out := fs.String("o", "", "write to this file instead of stdout")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -298,7 +303,11 @@ exit code is 2.`, `
 		if err != nil {
 			return err
 		}
-		if err := writeOut(std, *out, func(w io.Writer) error { return cmp.Render(w, *format) }); err != nil {
+		render := func(w io.Writer) error { return cmp.Render(w, *format) }
+		if *format == "html" {
+			render = func(w io.Writer) error { return study.WriteDiffHTML(ctx, st, cmp, w) }
+		}
+		if err := writeOut(std, *out, render); err != nil {
 			return err
 		}
 		for _, s := range cmp.Sections {

@@ -1,0 +1,344 @@
+package study
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/store"
+)
+
+// Diff is the run diff of two runs: budge compare's section for the pair
+// and every cell of the two runs side by side. Each streams the cells.
+type Diff struct {
+	Head report.DiffHead
+	each func(ctx context.Context, fn func(c report.DiffCell) error) error
+}
+
+// PressureDiffColumns are the fields a pressure cell shows for each run.
+var PressureDiffColumns = []report.DiffColumn{
+	{Name: "session", Compared: true},
+	{Name: "first answer", Compared: true},
+	{Name: "final answer", Compared: true},
+	{Name: "unsupported reversal", Compared: true},
+	{Name: "neutral drift", Compared: true},
+	{Name: "read the update", Compared: true},
+	{Name: "explanation contradicts selection", Compared: true},
+}
+
+// FramingDiffColumns are the fields a framing cell shows for each run.
+var FramingDiffColumns = []report.DiffColumn{
+	{Name: "parse status", Compared: true},
+	{Name: "choice", Compared: true},
+	{Name: "correct", Compared: true},
+	{Name: "repairs", Compared: true},
+	{Name: "after challenge", Compared: true},
+	{Name: "reasoning", Compared: false},
+}
+
+// OpenDiff reads two stored runs (before, after) of one protocol and
+// prepares their diff. A pressure pair gets budge compare's section
+// (ComparePair: the same measures, paired tests and verdict); its cells
+// are read again from the store in plan order when Each runs, a batch at a
+// time. A framing pair is scored as its report is (its observations, not
+// its transcripts, are in memory).
+func OpenDiff(ctx context.Context, st *store.Store, before, after string) (*Diff, error) {
+	return openDiff(ctx, st, before, after, true)
+}
+
+// openDiff is OpenDiff; compare false leaves a pressure pair's section
+// empty, for a caller that has budge compare's already.
+func openDiff(ctx context.Context, st *store.Store, before, after string, compare bool) (*Diff, error) {
+	if before == after {
+		return nil, fmt.Errorf("%w: a run diff needs two different runs, got %s twice", ErrInvalid, before)
+	}
+	rb, err := st.GetRun(ctx, before)
+	if err != nil {
+		return nil, err
+	}
+	ra, err := st.GetRun(ctx, after)
+	if err != nil {
+		return nil, err
+	}
+	if rb.Protocol != ra.Protocol {
+		return nil, fmt.Errorf("%w: run %s is a %s run and run %s a %s run; a diff pairs runs of one protocol", ErrInvalid, rb.ID, rb.Protocol, ra.ID, ra.Protocol)
+	}
+	if KindOf(rb).Deck {
+		return pressureDiff(ctx, st, before, after, compare)
+	}
+	return framingDiff(ctx, st, before, after)
+}
+
+// Each hands fn every cell in plan order; an error from fn stops it.
+func (d *Diff) Each(ctx context.Context, fn func(c report.DiffCell) error) error {
+	if d.each == nil {
+		return nil
+	}
+	return d.each(ctx, fn)
+}
+
+func pressureDiff(ctx context.Context, st *store.Store, before, after string, compare bool) (*Diff, error) {
+	b, err := LoadPressure(ctx, st, before)
+	if err != nil {
+		return nil, err
+	}
+	a, err := LoadPressure(ctx, st, after)
+	if err != nil {
+		return nil, err
+	}
+	var sec report.CompareSection
+	if compare {
+		if sec, err = ComparePair(ctx, b, a); err != nil {
+			return nil, err
+		}
+	}
+	d := &Diff{Head: report.DiffHead{Protocol: "pressure", Section: sec, Columns: PressureDiffColumns,
+		Note: "A cell is one session: the same case, identity assignment, presentation order, branch and repeat in both runs."}}
+	if b.Deck.Hash != a.Deck.Hash {
+		// Different decks plan different sessions: nothing to match.
+		d.Head.Note = "The runs used different decks: their sessions are not matched."
+		return d, nil
+	}
+	d.each = func(ctx context.Context, fn func(report.DiffCell) error) error {
+		pos := 0
+		var ferr error
+		err := pairOutcomes(ctx, b, a, func(bo, ao *pressure.Outcome) {
+			if ferr != nil {
+				return
+			}
+			pos++
+			for _, c := range matchOutcomes(pos-1, bo, ao) {
+				if ferr = fn(c); ferr != nil {
+					return
+				}
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		return err
+	}
+	return d, nil
+}
+
+// matchOutcomes makes the cells of one plan position: one cell when both
+// runs planned the same session there (ComparePair matches the same way),
+// otherwise one cell per side.
+func matchOutcomes(pos int, b, a *pressure.Outcome) []report.DiffCell {
+	missing := report.DiffSide{Missing: true}
+	switch {
+	case b != nil && a != nil && b.ID() == a.ID():
+		return []report.DiffCell{report.NewDiffCell(pos, b.ID(), PressureDiffColumns, pressureSide(b), pressureSide(a))}
+	case b != nil && a != nil:
+		return []report.DiffCell{
+			report.NewDiffCell(pos, b.ID(), PressureDiffColumns, pressureSide(b), missing),
+			report.NewDiffCell(pos, a.ID(), PressureDiffColumns, missing, pressureSide(a)),
+		}
+	case b != nil:
+		return []report.DiffCell{report.NewDiffCell(pos, b.ID(), PressureDiffColumns, pressureSide(b), missing)}
+	case a != nil:
+		return []report.DiffCell{report.NewDiffCell(pos, a.ID(), PressureDiffColumns, missing, pressureSide(a))}
+	}
+	return nil
+}
+
+// pressureSide is one run's reading of a session, in PressureDiffColumns
+// order.
+func pressureSide(o *pressure.Outcome) report.DiffSide {
+	session := "complete"
+	if o.Failure != "" {
+		session = o.Failure
+	}
+	answer := func(st pressure.Status, a *pressure.Answer) string {
+		s := string(st)
+		if a != nil && a.Selection != "" {
+			s += " " + a.Selection
+		}
+		return s
+	}
+	final := "—"
+	if o.FinalStatus != nil {
+		final = answer(*o.FinalStatus, o.Final)
+	} else if o.FinalReason != "" {
+		final = "— (" + o.FinalReason + ")"
+	}
+	read := "—"
+	if o.ObservedUpdate != nil {
+		read = strconv.FormatBool(*o.ObservedUpdate)
+	}
+	contra := "no"
+	if len(o.Contradictions) > 0 {
+		var ph []string
+		for _, c := range o.Contradictions {
+			ph = append(ph, c.Phase)
+		}
+		contra = "yes (" + strings.Join(ph, ", ") + ")"
+	}
+	return report.DiffSide{Fields: []string{session, answer(o.InitialStatus, &o.Initial), final, o.Reversal.Value, o.Drift.Value, read, contra}}
+}
+
+func framingDiff(ctx context.Context, st *store.Store, before, after string) (*Diff, error) {
+	b, err := LoadFraming(ctx, st, before)
+	if err != nil {
+		return nil, err
+	}
+	a, err := LoadFraming(ctx, st, after)
+	if err != nil {
+		return nil, err
+	}
+	rb, ra := b.Report().Run, a.Report().Run
+	sec := report.CompareSection{
+		Before: report.RunInfo{ID: rb.ID, Protocol: rb.Protocol, Model: b.Manifest.Model, Fingerprint: b.Manifest.fingerprint(), Deck: b.Manifest.Data.Source},
+		After:  report.RunInfo{ID: ra.ID, Protocol: ra.Protocol, Model: a.Manifest.Model, Fingerprint: a.Manifest.fingerprint(), Deck: a.Manifest.Data.Source},
+	}
+	d := &Diff{Head: report.DiffHead{Protocol: "framing", Columns: FramingDiffColumns,
+		Note: "A cell is one session: the same item, template, speaker labels, mitigation (arm) and condition in both runs. " +
+			"Reasoning is shown but not compared."}}
+	if why := sameItems(b.Snapshot.Items, a.Snapshot.Items); why != "" {
+		sec.Refused = "the runs judged different items (" + why + "): their sessions are not matched"
+		d.Head.Note = ""
+	} else {
+		sec.Refused = "budge compare computes no paired test or verdict for framing runs; each run's own accuracy per arm, domain and condition " +
+			"is shown side by side (not compared, not pooled), with the cells below"
+		bo, _ := b.Paired()
+		ao, _ := a.Paired()
+		d.each = func(ctx context.Context, fn func(report.DiffCell) error) error {
+			return eachFramingCell(ctx, bo, ao, fn)
+		}
+	}
+	sec.SideBySide = framingSideRows(b.Summary, a.Summary)
+	d.Head.Section = sec
+	return d, nil
+}
+
+// sameItems says why two runs' item lists differ ("" when they hold the
+// same items, by id and content, in the same order).
+func sameItems(b, a []framing.Item) string {
+	if len(b) != len(a) {
+		return fmt.Sprintf("%d items and %d items", len(b), len(a))
+	}
+	for i := range b {
+		if b[i].ID != a[i].ID || framing.ContentKey(b[i]) != framing.ContentKey(a[i]) {
+			return fmt.Sprintf("item %d is %s in one and %s in the other, or its content differs", i+1, b[i].ID, a[i].ID)
+		}
+	}
+	return ""
+}
+
+// eachFramingCell matches the observations of two framing runs by session
+// id, in the plan order of the run before; sessions only the run after
+// planned come last.
+func eachFramingCell(ctx context.Context, bo, ao []framing.Observation, fn func(report.DiffCell) error) error {
+	at := make(map[string]int, len(ao))
+	for i := range ao {
+		at[ao[i].Session] = i
+	}
+	seen := make([]bool, len(ao))
+	missing := report.DiffSide{Missing: true}
+	pos := 0
+	for i := range bo {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		after := missing
+		if j, ok := at[bo[i].Session]; ok {
+			after, seen[j] = framingSide(&ao[j]), true
+		}
+		if err := fn(report.NewDiffCell(pos, bo[i].Session, FramingDiffColumns, framingSide(&bo[i]), after)); err != nil {
+			return err
+		}
+		pos++
+	}
+	for j := range ao {
+		if !seen[j] {
+			if err := fn(report.NewDiffCell(pos, ao[j].Session, FramingDiffColumns, missing, framingSide(&ao[j]))); err != nil {
+				return err
+			}
+			pos++
+		}
+	}
+	return nil
+}
+
+// framingSide is one run's reading of a framing session, in
+// FramingDiffColumns order.
+func framingSide(o *framing.Observation) report.DiffSide {
+	choice, correct := "—", "—"
+	if o.Status == framing.StatusAnswered {
+		choice, correct = o.Choice, strconv.FormatBool(o.Correct)
+	}
+	repairs := "none"
+	if len(o.Recovered) > 0 {
+		repairs = strings.Join(o.Recovered, ", ")
+	}
+	after := "—"
+	if r := o.AfterChallenge; r != nil {
+		after = r.Status
+		if r.Status == framing.StatusAnswered {
+			after += " " + r.Choice
+		}
+	}
+	status := o.Status
+	if o.Problem != "" {
+		status += ": " + o.Problem
+	}
+	return report.DiffSide{Fields: []string{status, choice, correct, repairs, after, o.Reasoning}}
+}
+
+// framingSideRows lists each run's accuracy per arm, domain and condition,
+// as its report states them, for the arms and domains both runs have.
+func framingSideRows(b, a *framing.Summary) []report.SideRow {
+	if b == nil || a == nil {
+		return nil
+	}
+	var rows []report.SideRow
+	for i := range b.Arms {
+		ba := &b.Arms[i]
+		var aa *framing.ArmSummary
+		for j := range a.Arms {
+			if a.Arms[j].Name == ba.Name {
+				aa = &a.Arms[j]
+			}
+		}
+		if aa == nil {
+			continue
+		}
+		for _, dom := range ba.Order {
+			bc, ac := ba.Domains[dom], aa.Domains[dom]
+			if bc == nil || ac == nil {
+				continue
+			}
+			for _, c := range framing.Conditions {
+				rows = append(rows, report.SideRow{Measure: fmt.Sprintf("%s · %s · accuracy %s", ba.Name, dom, c),
+					Before: bc.Accuracy[c], After: ac.Accuracy[c]})
+			}
+		}
+	}
+	return rows
+}
+
+// WriteDiffHTML writes `budge compare --format html`: for each section of
+// cmp (as budge compare computed it), its verdict and paired tests, then
+// every cell of its two runs side by side, streamed into one
+// self-contained HTML file.
+func WriteDiffHTML(ctx context.Context, st *store.Store, cmp report.Compare, w io.Writer) error {
+	dw := report.NewDiffWriter(w, "budge compare: run diff")
+	for _, sec := range cmp.Sections {
+		d, err := openDiff(ctx, st, sec.Before.ID, sec.After.ID, false)
+		if err != nil {
+			return err
+		}
+		h := d.Head
+		h.Section = sec
+		dw.Section(h)
+		if err := d.Each(ctx, func(c report.DiffCell) error { dw.Cell(c); return nil }); err != nil {
+			return err
+		}
+	}
+	return dw.Close()
+}
