@@ -93,6 +93,7 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	static, _ := fs.Sub(assets, "assets/static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /{$}", s.runs)
+	s.mux.HandleFunc("GET /diff", s.diff)
 	for _, rt := range []struct {
 		pattern string
 		h       func(http.ResponseWriter, *http.Request, store.Run) error
@@ -101,6 +102,8 @@ func New(st *store.Store, opt Options) (*Server, error) {
 		{"GET /runs/{run}/session", s.session},
 		{"GET /runs/{run}/pair", s.pair},
 		{"GET /runs/{run}/item", s.item},
+		{"GET /runs/{run}/item/{item...}", s.framingItem},
+		{"GET /runs/{run}/items", s.framingItems},
 		{"GET /runs/{run}/report", s.report},
 		{"GET /runs/{run}/review", s.review},
 		{"POST /runs/{run}/review/start", s.reviewStart},
