@@ -2,8 +2,10 @@ package study
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -51,8 +53,15 @@ func OpenDiff(ctx context.Context, st *store.Store, before, after string) (*Diff
 	return openDiff(ctx, st, before, after, true)
 }
 
+// OpenDiffCells is OpenDiff without budge compare's section (Head.Section
+// is empty for a pressure pair): for a caller that has it already and needs
+// the cells again. Its cells are read without scoring the runs' measures.
+func OpenDiffCells(ctx context.Context, st *store.Store, before, after string) (*Diff, error) {
+	return openDiff(ctx, st, before, after, false)
+}
+
 // openDiff is OpenDiff; compare false leaves a pressure pair's section
-// empty, for a caller that has budge compare's already.
+// empty.
 func openDiff(ctx context.Context, st *store.Store, before, after string, compare bool) (*Diff, error) {
 	if before == after {
 		return nil, fmt.Errorf("%w: a run diff needs two different runs, got %s twice", ErrInvalid, before)
@@ -69,7 +78,7 @@ func openDiff(ctx context.Context, st *store.Store, before, after string, compar
 		return nil, fmt.Errorf("%w: run %s is a %s run and run %s a %s run; a diff pairs runs of one protocol", ErrInvalid, rb.ID, rb.Protocol, ra.ID, ra.Protocol)
 	}
 	if KindOf(rb).Deck {
-		return pressureDiff(ctx, st, before, after, compare)
+		return pressureDiff(ctx, st, rb, ra, compare)
 	}
 	return framingDiff(ctx, st, before, after)
 }
@@ -82,48 +91,85 @@ func (d *Diff) Each(ctx context.Context, fn func(c report.DiffCell) error) error
 	return d.each(ctx, fn)
 }
 
-func pressureDiff(ctx context.Context, st *store.Store, before, after string, compare bool) (*Diff, error) {
-	b, err := LoadPressure(ctx, st, before)
-	if err != nil {
-		return nil, err
-	}
-	a, err := LoadPressure(ctx, st, after)
-	if err != nil {
-		return nil, err
-	}
+func pressureDiff(ctx context.Context, st *store.Store, rb, ra store.Run, compare bool) (*Diff, error) {
 	var sec report.CompareSection
 	if compare {
+		b, err := LoadPressure(ctx, st, rb.ID)
+		if err != nil {
+			return nil, err
+		}
+		a, err := LoadPressure(ctx, st, ra.ID)
+		if err != nil {
+			return nil, err
+		}
 		if sec, err = ComparePair(ctx, b, a); err != nil {
 			return nil, err
 		}
 	}
 	d := &Diff{Head: report.DiffHead{Protocol: "pressure", Section: sec, Columns: PressureDiffColumns,
 		Note: "A cell is one session: the same case, identity assignment, presentation order, branch and repeat in both runs."}}
-	if b.Deck.Hash != a.Deck.Hash {
+	if rb.DeckHash != ra.DeckHash {
 		// Different decks plan different sessions: nothing to match.
 		d.Head.Note = "The runs used different decks: their sessions are not matched."
 		return d, nil
 	}
+	// The cells need only the sessions scored again, not the runs' measures.
+	b, a := &PressureResult{Run: rb, st: st}, &PressureResult{Run: ra, st: st}
 	d.each = func(ctx context.Context, fn func(report.DiffCell) error) error {
 		pos := 0
-		var ferr error
-		err := pairOutcomes(ctx, b, a, func(bo, ao *pressure.Outcome) {
-			if ferr != nil {
-				return
-			}
-			pos++
-			for _, c := range matchOutcomes(pos-1, bo, ao) {
-				if ferr = fn(c); ferr != nil {
-					return
+		return eachPair(ctx, b, a, func(bo, ao *pressure.Outcome) error {
+			for _, c := range matchOutcomes(pos, bo, ao) {
+				if err := fn(c); err != nil {
+					return err
 				}
 			}
+			pos++
+			return nil
 		})
-		if ferr != nil {
-			return ferr
-		}
-		return err
 	}
 	return d, nil
+}
+
+// eachPair hands fn the sessions of two runs of one deck at each plan
+// position, as pairOutcomes does for ComparePair (nil past the end of the
+// shorter plan), but stops at fn's first error and returns it, so that a
+// page of cells reads no further than it shows.
+func eachPair(ctx context.Context, before, after *PressureResult, fn func(b, a *pressure.Outcome) error) error {
+	var errB error
+	next, stop := iter.Pull(func(yield func(pressure.Outcome) bool) {
+		err := before.Each(ctx, func(o *pressure.Outcome, _ string) error {
+			if !yield(*o) {
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			errB = err
+		}
+	})
+	defer stop()
+	err := after.Each(ctx, func(a *pressure.Outcome, _ string) error {
+		b, ok := next()
+		if !ok {
+			if errB != nil {
+				return errB
+			}
+			return fn(nil, a)
+		}
+		return fn(&b, a)
+	})
+	if err != nil {
+		return err
+	}
+	for {
+		b, ok := next()
+		if !ok {
+			return errB
+		}
+		if err := fn(&b, nil); err != nil {
+			return err
+		}
+	}
 }
 
 // matchOutcomes makes the cells of one plan position: one cell when both

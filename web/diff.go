@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
@@ -60,41 +62,78 @@ func (s *Server) serveDiff(w http.ResponseWriter, r *http.Request) error {
 		s.render(w, "diff", "budge run diff", "", d)
 		return nil
 	}
-	for _, id := range []string{d.A, d.B} {
-		if !slices.ContainsFunc(d.Runs, func(x store.Run) bool { return x.ID == id }) {
-			return fmt.Errorf("%w: run %q is not served by this viewer", errNotFound, id)
+	var ra, rb store.Run
+	for _, x := range d.Runs {
+		if x.ID == d.A {
+			ra = x
+		}
+		if x.ID == d.B {
+			rb = x
 		}
 	}
-	diff, err := study.OpenDiff(ctx, s.st, d.A, d.B)
+	for _, id := range []string{ra.ID, rb.ID} {
+		if id == "" {
+			return fmt.Errorf("%w: run %q or %q is not served by this viewer", errNotFound, d.A, d.B)
+		}
+	}
+	d.Page, _ = strconv.Atoi(q.Get("page"))
+	d.Page = max(1, d.Page)
+	from := (d.Page - 1) * DiffPageSize
+	key, cacheable := diffKeyOf(ra, rb)
+	sum := s.diffs.get(key)
+	var diff *study.Diff
+	if sum == nil {
+		diff, err = study.OpenDiff(ctx, s.st, d.A, d.B)
+	} else {
+		// Known counts: the cells are read only up to the page shown.
+		diff, err = study.OpenDiffCells(ctx, s.st, d.A, d.B)
+	}
 	if errors.Is(err, study.ErrInvalid) {
 		return fmt.Errorf("%w: %v", errBadRequest, err)
 	}
 	if err != nil {
 		return err
 	}
-	d.Head = diff.Head
-	if d.Compare, err = diff.Head.Section.CompareHTML(); err != nil {
-		return err
+	if sum == nil {
+		sum = &diffSummary{head: diff.Head}
+		if sum.compare, err = diff.Head.Section.CompareHTML(); err != nil {
+			return err
+		}
 	}
-	d.Page, _ = strconv.Atoi(q.Get("page"))
-	d.Page = max(1, d.Page)
-	from := (d.Page - 1) * DiffPageSize
+	d.Head, d.Compare = sum.head, sum.compare
+	counted := sum.done
+	shown := 0
 	err = diff.Each(ctx, func(c report.DiffCell) error {
-		d.Total++
-		if c.Changed {
-			d.Differ++
+		if !counted {
+			sum.total++
+			if c.Changed {
+				sum.differ++
+			}
 		}
 		if d.Changed && !c.Changed {
 			return nil
 		}
-		if d.Shown >= from && d.Shown < from+DiffPageSize {
+		if shown >= from && shown < from+DiffPageSize {
 			d.Cells = append(d.Cells, viewCell(c, d.Head.Columns))
 		}
-		d.Shown++
+		shown++
+		if counted && shown >= from+DiffPageSize {
+			return errPageFull
+		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errPageFull) {
 		return err
+	}
+	if !counted {
+		sum.done = true
+		if cacheable {
+			s.diffs.put(key, sum)
+		}
+	}
+	d.Total, d.Differ, d.Shown = sum.total, sum.differ, sum.total
+	if d.Changed {
+		d.Shown = sum.differ
 	}
 	d.Pages = max(1, (d.Shown+DiffPageSize-1)/DiffPageSize)
 	d.First = from + 1
@@ -139,4 +178,72 @@ func viewCell(c report.DiffCell, cols []report.DiffColumn) cellView {
 			Differs: i < len(c.Differs) && c.Differs[i], Compared: col.Compared})
 	}
 	return v
+}
+
+// errPageFull stops reading cells once a page is full.
+var errPageFull = errors.New("page full")
+
+// diffKey names a diff of two runs as they stood: a resumed run finishes
+// again at another time, which makes a new key.
+type diffKey struct {
+	a, b             string
+	statusA, statusB string
+	finA, finB       time.Time
+}
+
+// diffKeyOf is the key of a diff, and whether it may be kept: only when
+// both runs have finished (a running run's cells change).
+func diffKeyOf(a, b store.Run) (diffKey, bool) {
+	k := diffKey{a: a.ID, b: b.ID, statusA: a.Status, statusB: b.Status}
+	if a.Finished == nil || b.Finished == nil || a.Status == store.RunRunning || b.Status == store.RunRunning {
+		return k, false
+	}
+	k.finA, k.finB = *a.Finished, *b.Finished
+	return k, true
+}
+
+// diffSummary is what a diff's first request learns for the next pages:
+// compare's section and the cell counts (never the cells).
+type diffSummary struct {
+	head          report.DiffHead
+	compare       template.HTML
+	total, differ int
+	done          bool // counted every cell
+}
+
+// diffCache keeps the summaries of the last few diffs, so that paging and
+// the changed-only filter do not score both runs again for compare's
+// verdict and the counts.
+type diffCache struct {
+	mu    sync.Mutex
+	m     map[diffKey]*diffSummary
+	order []diffKey
+}
+
+const diffCacheSize = 8
+
+func (c *diffCache) get(k diffKey) *diffSummary {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sum := c.m[k]; sum != nil {
+		cp := *sum
+		return &cp
+	}
+	return nil
+}
+
+func (c *diffCache) put(k diffKey, sum *diffSummary) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[diffKey]*diffSummary{}
+	}
+	if _, ok := c.m[k]; !ok {
+		c.order = append(c.order, k)
+	}
+	c.m[k] = sum
+	for len(c.order) > diffCacheSize {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
 }

@@ -74,6 +74,7 @@ type Server struct {
 
 	mu    sync.Mutex
 	decks map[string]*pressure.Deck
+	diffs diffCache
 }
 
 // New makes a viewer over a store.
