@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/store"
@@ -240,3 +241,61 @@ func mitigation(t testing.TB, name string) framing.Mitigation {
 }
 
 func htmlUnescape(s string) string { return html.UnescapeString(s) }
+
+var reasoningRe = regexp.MustCompile(`"reasoning"\s*:\s*"`)
+
+// evilFramingRun clones a framing run with hostile text in every reasoning.
+func evilFramingRun(t testing.TB, st *store.Store, src string) string {
+	id := src + "-evil"
+	cloneRun(t, st, src, id, func(se *store.Session) {
+		for i := range se.Messages {
+			if m := &se.Messages[i]; m.Role == chat.Assistant {
+				m.Content = reasoningRe.ReplaceAllLiteralString(m.Content, `"reasoning": "`+evilJSON)
+			}
+		}
+	})
+	return id
+}
+
+// evilDiffPages are the run diff and item pages over runs whose model
+// output is hostile, and the diff file budge compare --format html writes.
+func evilDiffPages(t *testing.T) (*store.Store, []string, string) {
+	st, src := simRun(t)
+	evil := evilRun(t, st, src)
+	fa, _ := twoFramingRuns(t, st)
+	fevil := evilFramingRun(t, st, fa)
+	res, err := study.LoadFraming(context.Background(), st, fevil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := res.Snapshot.Items[0].ID
+	cmp, err := study.Compare(context.Background(), st, []string{src, evil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := study.WriteDiffHTML(context.Background(), st, cmp, &b); err != nil {
+		t.Fatal(err)
+	}
+	return st, []string{
+		"/diff?a=" + src + "&b=" + evil,
+		"/diff?a=" + fa + "&b=" + fevil,
+		"/runs/" + fevil + "/item/" + item,
+		"/runs/" + fevil + "/items",
+	}, b.String()
+}
+
+func TestHostileOutputInDiffAndItemPages(t *testing.T) {
+	st, pages, file := evilDiffPages(t)
+	c := serve(t, st, web.Options{})
+	for i, p := range pages {
+		page := c.get(p, 200)
+		checkInert(t, p, page)
+		// The framing pages show the reasoning; the pressure diff shows
+		// no model text, only how each answer was scored.
+		if i > 0 && i < 3 && !strings.Contains(page, "window.__pwned") {
+			t.Errorf("%s does not show the hostile reasoning at all", p)
+		}
+	}
+	checkInert(t, "compare --format html", file)
+}
