@@ -7,6 +7,8 @@ import (
 	"html/template"
 	"io"
 	"strings"
+
+	"github.com/buildlab/budge/framing"
 )
 
 // A run diff puts two runs of the same deck (pressure) or the same items
@@ -36,6 +38,90 @@ type DiffHead struct {
 	Columns []DiffColumn   `json:"columns"`
 	// Note explains anything the reader needs about how cells are matched.
 	Note string `json:"note,omitempty"`
+	// Arms are the arms of two framing runs, each measured on its own.
+	Arms []FramingArmPair `json:"arms,omitempty"`
+}
+
+// FramingArmPair is one arm (by name) of two framing runs, each with its
+// own measures; nil for a run without the arm.
+type FramingArmPair struct {
+	Arm    string              `json:"arm"`
+	Before *framing.ArmSummary `json:"before"`
+	After  *framing.ArmSummary `json:"after"`
+}
+
+// FramingNoTest is what a framing diff says in place of a verdict.
+const FramingNoTest = "budge compare computes no paired test or verdict for framing runs: each run's own measures are shown side by side " +
+	"(not compared, not pooled), then every cell of the two runs"
+
+// HeadHTML renders what a diff shows above its cells: budge compare's
+// section for a pressure pair (CompareHTML), each run's own measures for a
+// framing pair.
+func (h DiffHead) HeadHTML() (template.HTML, error) {
+	if h.Protocol != "framing" {
+		return h.Section.CompareHTML()
+	}
+	var b strings.Builder
+	if err := diffTmpl.ExecuteTemplate(&b, "doc", h.framingDoc().view()); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil
+}
+
+func (h DiffHead) framingDoc() *doc {
+	d := &doc{title: "budge run diff: two framing runs"}
+	line := func(label string, r RunInfo) string {
+		return fmt.Sprintf("%s: run %s · data %s · model %s · fingerprint %s", label, r.ID, r.Deck, r.Model, r.Fingerprint)
+	}
+	sec := h.Section
+	d.section("Runs", []string{line("before", sec.Before), line("after", sec.After)})
+	if sec.Refused != "" {
+		d.para("NOT MATCHED: " + sec.Refused)
+	} else {
+		d.para(FramingNoTest + ".")
+	}
+	var dds, acc [][]string
+	side := func(a *framing.ArmSummary, f func(*framing.ArmSummary) string) string {
+		if a == nil {
+			return "— (no such arm)"
+		}
+		return f(a)
+	}
+	for _, p := range h.Arms {
+		dds = append(dds, []string{p.Arm + " · DDS, mean over domains", side(p.Before, macroDDS), side(p.After, macroDDS)})
+		arm := p.Before
+		if arm == nil {
+			arm = p.After
+		}
+		for _, dom := range arm.Order {
+			cell := func(a *framing.ArmSummary, f func(*framing.Cell) string) string {
+				if a == nil || a.Domains[dom] == nil {
+					return "—"
+				}
+				return f(a.Domains[dom])
+			}
+			shift := func(c *framing.Cell) string { return fshift(c.DDS) + " (" + c.Reading + ")" }
+			dds = append(dds, []string{p.Arm + " · " + dom + " · DDS", cell(p.Before, shift), cell(p.After, shift)})
+			for _, cond := range framing.Conditions {
+				rate := func(c *framing.Cell) string { return frate(c.Accuracy[cond]) }
+				acc = append(acc, []string{p.Arm + " · " + dom + " · " + string(cond), cell(p.Before, rate), cell(p.After, rate)})
+			}
+		}
+	}
+	head := []string{"measure", "before: " + sec.Before.ID, "after: " + sec.After.ID}
+	if len(dds) > 0 {
+		d.tableRows("DDS of each run on its own, side by side (not compared, not pooled)", head, dds,
+			"DDS in points with its paired bootstrap interval within the run, and its reading.")
+		d.tableRows("Accuracy of each run on its own, per arm, domain and condition", head, acc, "Accuracy with its Wilson 95% interval.")
+	}
+	return d
+}
+
+func macroDDS(a *framing.ArmSummary) string {
+	if a.Macro == nil {
+		return "—"
+	}
+	return fshift(a.Macro.DDS) + " (" + a.Macro.Reading + ")"
 }
 
 // DiffSide is one run's reading of a cell; Missing when the run plans no
@@ -179,7 +265,7 @@ func (d *DiffWriter) exec(name string, data any) {
 // then the cells' table.
 func (d *DiffWriter) Section(h DiffHead) {
 	d.endSection()
-	frag, err := h.Section.CompareHTML()
+	frag, err := h.HeadHTML()
 	if err != nil && d.err == nil {
 		d.err = err
 	}

@@ -249,15 +249,13 @@ func framingDiff(ctx context.Context, st *store.Store, before, after string) (*D
 		sec.Refused = "the runs judged different items (" + why + "): their sessions are not matched"
 		d.Head.Note = ""
 	} else {
-		sec.Refused = "budge compare computes no paired test or verdict for framing runs; each run's own accuracy per arm, domain and condition " +
-			"is shown side by side (not compared, not pooled), with the cells below"
 		bo, _ := b.Paired()
 		ao, _ := a.Paired()
 		d.each = func(ctx context.Context, fn func(report.DiffCell) error) error {
 			return eachFramingCell(ctx, bo, ao, fn)
 		}
 	}
-	sec.SideBySide = framingSideRows(b.Summary, a.Summary)
+	d.Head.Arms = framingArms(b.Summary, a.Summary)
 	d.Head.Section = sec
 	return d, nil
 }
@@ -336,36 +334,34 @@ func framingSide(o *framing.Observation) report.DiffSide {
 	return report.DiffSide{Fields: []string{status, choice, correct, repairs, after, o.Reasoning}}
 }
 
-// framingSideRows lists each run's accuracy per arm, domain and condition,
-// as its report states them, for the arms and domains both runs have.
-func framingSideRows(b, a *framing.Summary) []report.SideRow {
-	if b == nil || a == nil {
+// framingArms pairs the arms of two framing runs by name, in the order of
+// the run before, then the arms only the run after has.
+func framingArms(b, a *framing.Summary) []report.FramingArmPair {
+	var out []report.FramingArmPair
+	find := func(s *framing.Summary, name string) *framing.ArmSummary {
+		if s == nil {
+			return nil
+		}
+		for i := range s.Arms {
+			if s.Arms[i].Name == name {
+				return &s.Arms[i]
+			}
+		}
 		return nil
 	}
-	var rows []report.SideRow
-	for i := range b.Arms {
-		ba := &b.Arms[i]
-		var aa *framing.ArmSummary
-		for j := range a.Arms {
-			if a.Arms[j].Name == ba.Name {
-				aa = &a.Arms[j]
-			}
+	if b != nil {
+		for i := range b.Arms {
+			out = append(out, report.FramingArmPair{Arm: b.Arms[i].Name, Before: &b.Arms[i], After: find(a, b.Arms[i].Name)})
 		}
-		if aa == nil {
-			continue
-		}
-		for _, dom := range ba.Order {
-			bc, ac := ba.Domains[dom], aa.Domains[dom]
-			if bc == nil || ac == nil {
-				continue
-			}
-			for _, c := range framing.Conditions {
-				rows = append(rows, report.SideRow{Measure: fmt.Sprintf("%s · %s · accuracy %s", ba.Name, dom, c),
-					Before: bc.Accuracy[c], After: ac.Accuracy[c]})
+	}
+	if a != nil {
+		for i := range a.Arms {
+			if find(b, a.Arms[i].Name) == nil {
+				out = append(out, report.FramingArmPair{Arm: a.Arms[i].Name, After: &a.Arms[i]})
 			}
 		}
 	}
-	return rows
+	return out
 }
 
 // WriteDiffHTML writes `budge compare --format html`: for each section of

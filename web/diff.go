@@ -96,7 +96,7 @@ func (s *Server) serveDiff(w http.ResponseWriter, r *http.Request) error {
 	}
 	if sum == nil {
 		sum = &diffSummary{head: diff.Head}
-		if sum.compare, err = diff.Head.Section.CompareHTML(); err != nil {
+		if sum.compare, err = diff.Head.HeadHTML(); err != nil {
 			return err
 		}
 	}

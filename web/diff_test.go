@@ -11,6 +11,7 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
@@ -157,7 +158,7 @@ func TestRunDiffFraming(t *testing.T) {
 	c := serve(t, st, web.Options{})
 	c.get("/diff?a="+p+"&b="+a, 400)
 	page := c.get("/diff?a="+a+"&b="+b, 200)
-	if !strings.Contains(page, "no paired test or verdict for framing runs") {
+	if !strings.Contains(page, html.EscapeString(report.FramingNoTest)) {
 		t.Error("the framing diff does not say that compare has no paired test for framing runs")
 	}
 	res, err := study.LoadFraming(context.Background(), st, a)
@@ -167,6 +168,24 @@ func TestRunDiffFraming(t *testing.T) {
 	m := diffCountRe.FindStringSubmatch(page)
 	if m == nil || atoi(m[1]) != len(res.Observations) || atoi(m[2]) == 0 {
 		t.Fatalf("framing diff count %q; want %d cells, some changed", m, len(res.Observations))
+	}
+	// Each run's own DDS per arm, as its report states it.
+	for _, arm := range res.Summary.Arms {
+		if !strings.Contains(page, html.EscapeString(arm.Name+" · DDS, mean over domains")) {
+			t.Errorf("the framing diff lacks arm %s's DDS", arm.Name)
+		}
+	}
+
+	// Runs of other items are not matched cell by cell.
+	o := study.DefaultFramingOptions()
+	o.Bootstrap.Resamples, o.SampleN, o.SampleSeed = 50, 12, 3
+	other, err := study.RunFraming(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page = c.get("/diff?a="+a+"&b="+other.Manifest.RunID, 200)
+	if !strings.Contains(page, "NOT MATCHED: the runs judged different items") || !strings.Contains(page, "No cells matched.") {
+		t.Error("a diff of runs on other items matches their cells")
 	}
 }
 
