@@ -146,6 +146,21 @@ func TestRunDiffPressure(t *testing.T) {
 		break
 	}
 
+	// A later page of a diff already counted (read only up to that page)
+	// shows the cells a fresh viewer shows (reading every cell).
+	keys := func(page string) []string {
+		var out []string
+		for _, m := range cellRe.FindAllStringSubmatch(page, -1) {
+			out = append(out, m[1]+" "+m[2])
+		}
+		return out
+	}
+	warm := keys(c.get("/diff?a="+a+"&b="+b+"&page=3", 200))
+	cold := keys(serve(t, st, web.Options{}).get("/diff?a="+a+"&b="+b+"&page=3", 200))
+	if len(warm) != web.DiffPageSize || strings.Join(warm, ",") != strings.Join(cold, ",") {
+		t.Errorf("page 3: %d cells from a counted diff, %d from a fresh viewer, or they differ", len(warm), len(cold))
+	}
+
 	c.get("/diff?a="+a+"&b="+a, 400)
 	c.get("/diff?a="+a+"&b=nope", 404)
 	limited := serve(t, st, web.Options{Runs: []string{a}})
