@@ -53,6 +53,8 @@ type NetInfo struct {
 	// joined. Stats above (cache, outages, rate-limit waits) are those of
 	// the worker that scored the run.
 	Workers []store.WorkerInfo `json:"workers,omitempty"`
+	// Batch is set for a run through a provider's batch API (--batch).
+	Batch *BatchInfo `json:"batch,omitempty"`
 }
 
 // Outage is one stretch of a run (or of one resume) during which the
