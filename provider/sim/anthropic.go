@@ -26,7 +26,13 @@ type anthropicRequest struct {
 		Description string          `json:"description"`
 		InputSchema json.RawMessage `json:"input_schema"`
 	} `json:"tools"`
-	Stream bool `json:"stream"`
+	Stream       bool `json:"stream"`
+	OutputConfig *struct {
+		Format *struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"format"`
+	} `json:"output_config"`
 }
 
 type anthropicMsg struct {
@@ -88,6 +94,7 @@ func decodeAnthropicRequest(body []byte) (*chat.Request, error) {
 	} else if sys != "" {
 		req.Messages = append(req.Messages, chat.Message{Role: chat.System, Content: sys})
 	}
+	names := map[string]string{} // tool_use id → tool name, for its result
 	for i, m := range w.Messages {
 		bs, err := blocks(m.Content)
 		if err != nil {
@@ -104,7 +111,7 @@ func decodeAnthropicRequest(body []byte) (*chat.Request, error) {
 					if err != nil {
 						return nil, fmt.Errorf("messages[%d] tool_result content: %v", i, err)
 					}
-					req.Messages = append(req.Messages, chat.Message{Role: chat.ToolRole, ToolCallID: b.ToolUseID, Content: text})
+					req.Messages = append(req.Messages, chat.Message{Role: chat.ToolRole, ToolCallID: b.ToolUseID, Name: names[b.ToolUseID], Content: text})
 				default:
 					return nil, fmt.Errorf("messages[%d]: block type %q is not served", i, b.Type)
 				}
@@ -117,6 +124,7 @@ func decodeAnthropicRequest(body []byte) (*chat.Request, error) {
 					am.Content += b.Text
 				case "tool_use":
 					am.ToolCalls = append(am.ToolCalls, chat.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Input})
+					names[b.ID] = b.Name
 				default:
 					return nil, fmt.Errorf("messages[%d]: block type %q is not served", i, b.Type)
 				}
@@ -131,6 +139,9 @@ func decodeAnthropicRequest(body []byte) (*chat.Request, error) {
 	}
 	for _, t := range w.Tools {
 		req.Tools = append(req.Tools, chat.Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+	}
+	if oc := w.OutputConfig; oc != nil && oc.Format != nil && oc.Format.Type == "json_schema" {
+		req.ResponseFormat = &chat.ResponseFormat{Name: "answer", Schema: oc.Format.Schema}
 	}
 	return req, nil
 }
