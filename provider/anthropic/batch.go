@@ -38,8 +38,10 @@ const (
 	batchWindow   = 24 * time.Hour
 )
 
-func (b *Batch) Style() string         { return "anthropic" }
-func (b *Batch) Limits() batch.Limits  { return batch.Limits{Requests: batchRequests, Bytes: batchBytes} }
+func (b *Batch) Style() string { return "anthropic" }
+func (b *Batch) Limits() batch.Limits {
+	return batch.Limits{Requests: batchRequests, Bytes: batchBytes}
+}
 func (b *Batch) Window() time.Duration { return batchWindow }
 
 // Encode is the Messages request a batch entry carries as its params,

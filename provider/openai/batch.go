@@ -42,8 +42,10 @@ const (
 	tokenKey = "budge_token"
 )
 
-func (b *Batch) Style() string         { return "openai" }
-func (b *Batch) Limits() batch.Limits  { return batch.Limits{Requests: batchRequests, Bytes: batchBytes} }
+func (b *Batch) Style() string { return "openai" }
+func (b *Batch) Limits() batch.Limits {
+	return batch.Limits{Requests: batchRequests, Bytes: batchBytes}
+}
 func (b *Batch) Window() time.Duration { return batchWindow }
 
 // Encode is the chat completion body the batch line carries.

@@ -30,14 +30,14 @@ type Journal struct {
 	dir   string
 	inner provider.Provider
 
-	mu    sync.Mutex
-	own   *os.File // this process's file, made at its first answer
+	mu  sync.Mutex
+	own *os.File // this process's file, made at its first answer
 	// ownAt is the own file's place in files once an entry of its own was
 	// indexed (-1 before), ownOff the length written to it.
 	ownAt  int
 	ownOff int64
-	index map[[32]byte]entryAt
-	files []*os.File // earlier processes' files, by entryAt.file
+	index  map[[32]byte]entryAt
+	files  []*os.File // earlier processes' files, by entryAt.file
 
 	hits, misses atomic.Int64
 }

@@ -518,4 +518,3 @@ func (s *Server) BatchCounts() map[string]int {
 	}
 	return out
 }
-
