@@ -86,19 +86,33 @@ func (l batchLedger) PutBatch(ctx context.Context, r batch.Record) error {
 	return l.st.PutBatch(ctx, l.runID, store.BatchRow{Token: r.Token, Wave: r.Wave, State: r.State, Record: b})
 }
 
-// recordBatch adds what a process's batcher did to the manifest.
-func recordBatch(n *NetInfo, s *stack.Stack) {
+// recordBatch puts a batch run's waves, batches and requests in the
+// manifest, counted from the batches stored (so those of killed processes
+// count too), with what this process's batcher saw added to the counts of
+// earlier processes.
+func recordBatch(ctx context.Context, st *store.Store, n *NetInfo, runID string, s *stack.Stack) error {
 	if s.Batch == nil || n.Batch == nil {
-		return
+		return nil
 	}
-	st := s.Batch.Stats()
+	recs, err := batchLedger{st, runID}.Batches(ctx)
+	if err != nil {
+		return err
+	}
 	b := n.Batch
-	b.Waves += st.Waves
-	b.Batches += st.Batches
-	b.Requests += st.Requests
-	b.Reattached += st.Reattached
-	b.Recovered += st.Recovered
-	b.Duplicates += st.Duplicates
-	b.Missing += st.Missing
-	b.Unknown += st.Unknown
+	b.Waves, b.Batches, b.Requests = 0, 0, 0
+	for _, r := range recs {
+		if r.State == batch.Lost {
+			continue
+		}
+		b.Waves = max(b.Waves, r.Wave)
+		b.Batches++
+		b.Requests += len(r.Requests)
+	}
+	ps := s.Batch.Stats()
+	b.Reattached += ps.Reattached
+	b.Recovered += ps.Recovered
+	b.Duplicates += ps.Duplicates
+	b.Missing += ps.Missing
+	b.Unknown += ps.Unknown
+	return nil
 }

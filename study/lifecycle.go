@@ -418,6 +418,10 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 			runErr = err
 		}
 	}
+	if s.Batch != nil && runErr == nil {
+		s.Batch.Wait()
+		runErr = recordBatch(context.WithoutCancel(ctx), st, &h.Net, h.RunID, s)
+	}
 	if runErr != nil {
 		// The sessions the store committed are whole; mark the run
 		// interrupted (best effort: a full disk may refuse this too) so it
@@ -628,7 +632,7 @@ func newStack(o NetOptions, st *store.Store, journal string, h *Header, p provid
 	info := p.Info()
 	n := &h.Net
 	if o.Batch {
-		n.Batch = &BatchInfo{Price: "batch"}
+		n.Batch = &BatchInfo{Price: "no price (none in the config)"}
 	}
 	if n.BodyFormat == "" {
 		n.BodyFormat = stack.BodyFormat(info)
@@ -704,7 +708,6 @@ func maxOutput(s chat.Settings) int {
 // record notes what the run's layers saw.
 func record(n *NetInfo, s *stack.Stack, stats runner.Stats) {
 	n.StoppedBy = stats.StoppedBy
-	recordBatch(n, s)
 	if s.Cache != nil && n.Cache != nil {
 		n.Cache.Hits, n.Cache.Misses = s.Cache.Counts()
 	}
