@@ -195,7 +195,7 @@ func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Si
 		cfg.RateLimitWait = DefaultRateLimitWait
 	}
 	start := time.Now()
-	results := make(chan result, cfg.Concurrency*2)
+	results := make(chan result, min(cfg.Concurrency*2, 4096)) // a batch run may have 100,000 in flight
 	var attempts, failures, rateWaits atomic.Int64
 
 	writerErr := make(chan error, 1)

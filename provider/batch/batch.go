@@ -463,6 +463,12 @@ func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call)
 		return err
 	}
 	id, err := b.submit(ctx, r.Token, reqs)
+	// The bodies are the provider's now: the wait for the results does not
+	// hold them.
+	clear(reqs)
+	for _, c := range calls {
+		c.body = nil
+	}
 	if err != nil {
 		r.State = Lost
 		b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r)
