@@ -16,3 +16,28 @@ func Repeat(ctx context.Context) int {
 	n, _ := ctx.Value(repeatKey{}).(int)
 	return n
 }
+
+type callKey struct{}
+
+// Call names one attempt of one model call of a session: the session's
+// place in the run's plan, which of its calls (its turn) and which attempt
+// of that call, in which incarnation of the session. A batching provider
+// derives its request ids from it, so results map back exactly.
+type Call struct {
+	Session     string
+	Seq         int
+	Turn        int
+	Attempt     int
+	Incarnation int
+}
+
+// WithCall tells providers which call an attempt is.
+func WithCall(ctx context.Context, c Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// CallOf returns the call set by WithCall; ok is false without one.
+func CallOf(ctx context.Context) (Call, bool) {
+	c, ok := ctx.Value(callKey{}).(Call)
+	return c, ok
+}

@@ -23,6 +23,20 @@ type Net struct {
 	// Retried lists, per resume that ran failed sessions again, how many
 	// and when ("3 at 2026-12-03T14:00:00Z").
 	Retried []string `json:"failed_sessions_retried,omitempty"`
+	// Batch is set for a run through a provider's batch API.
+	Batch *Batch `json:"batch,omitempty"`
+}
+
+// Batch is what went through a provider's batch API.
+type Batch struct {
+	Style      string `json:"style"`
+	Price      string `json:"price"`
+	Waves      int    `json:"waves"`
+	Batches    int    `json:"batches"`
+	Requests   int    `json:"requests"`
+	Reattached int    `json:"reattached_batches,omitempty"`
+	Missing    int    `json:"missing_results,omitempty"`
+	Duplicates int    `json:"duplicate_results,omitempty"`
 }
 
 // line says it in one line; empty for a run that saw none of it.
@@ -41,6 +55,16 @@ func (r Net) line() string {
 	}
 	if r.CostUSD != nil {
 		parts = append(parts, fmt.Sprintf("cost $%.4f", *r.CostUSD))
+	}
+	if b := r.Batch; b != nil {
+		line := fmt.Sprintf("%s batch API: %d request(s) in %d batch(es) over %d wave(s), priced at %s", b.Style, b.Requests, b.Batches, b.Waves, b.Price)
+		if b.Reattached > 0 {
+			line += fmt.Sprintf("; %d batch(es) of a killed process collected, not sent again", b.Reattached)
+		}
+		if b.Missing+b.Duplicates > 0 {
+			line += fmt.Sprintf("; %d result(s) missing and %d duplicated by the provider", b.Missing, b.Duplicates)
+		}
+		parts = append(parts, line)
 	}
 	if r.Outages > 0 {
 		parts = append(parts, fmt.Sprintf("endpoint unreachable %d time(s), %.0f s in all: waited out, not counted against the model", r.Outages, r.OutageSeconds))

@@ -101,6 +101,17 @@ type Config struct {
 	// the endpoint answers again; since is when the outage started. It is
 	// called from a worker and must not block.
 	OutageNotice func(on bool, since time.Time)
+	// Waves, when set, is told when each session starts and ends and when
+	// no more sessions will start: a batching provider sends a wave when
+	// every session in flight waits for the model (provider/batch).
+	Waves Waves
+}
+
+// Waves follows the sessions in flight.
+type Waves interface {
+	Started()
+	Ended()
+	NoMore()
 }
 
 // Progress reports how far a run has come.
@@ -184,7 +195,7 @@ func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Si
 		cfg.RateLimitWait = DefaultRateLimitWait
 	}
 	start := time.Now()
-	results := make(chan result, cfg.Concurrency*2)
+	results := make(chan result, min(cfg.Concurrency*2, 4096)) // a batch run may have 100,000 in flight
 	var attempts, failures, rateWaits atomic.Int64
 
 	writerErr := make(chan error, 1)
@@ -230,6 +241,9 @@ dispatch:
 			break dispatch
 		}
 		job := job
+		if cfg.Waves != nil {
+			cfg.Waves.Started() // here, not in the session's goroutine: counted before NoMore
+		}
 		g.Go(func() error {
 			defer func() { <-slots }()
 			if cfg.Budget != nil {
@@ -238,12 +252,18 @@ dispatch:
 			// Backoff jitter depends on the session, not on scheduling.
 			rng := rand.New(rand.NewPCG(cfg.JitterSeed, uint64(job.Seq)))
 			se, err := runOne(gctx, cfg, p, job, rng, out, &attempts, &failures, &rateWaits)
+			if cfg.Waves != nil {
+				cfg.Waves.Ended()
+			}
 			if err != nil {
 				return err
 			}
 			results <- result{se, logLines(cfg, se)} // the writer drains every result until Run closes the channel
 			return nil
 		})
+	}
+	if cfg.Waves != nil {
+		cfg.Waves.NoMore()
 	}
 	gErr := g.Wait()
 	close(results)
@@ -415,7 +435,7 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 				se.Finished = time.Now()
 				return se, nil
 			}
-			r, callErr := chatOnce(ctx, cfg, p, req)
+			r, callErr := chatOnce(provider.WithCall(ctx, provider.Call{Session: job.ID, Seq: job.Seq, Turn: call, Attempt: n, Incarnation: job.Incarnation}), cfg, p, req)
 			if cfg.Budget != nil {
 				if callErr == nil && r != nil {
 					cfg.Budget.Settle(reserved, r.Usage.InputTokens, r.Usage.OutputTokens)

@@ -14,7 +14,7 @@ import (
 // user_version); Open migrates an older database up to this version and
 // refuses a newer one. Every change to the tables below adds a migration
 // and raises the version.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // budge than this one.
@@ -217,6 +217,7 @@ var migrations = [SchemaVersion]func(ctx context.Context, c *conn) error{
 	2: addReviewTokens,
 	3: addSeqIndex,
 	4: addCells,
+	5: addBatches,
 }
 
 // seqIndex is what version 4 adds: sessions by plan position, which

@@ -139,7 +139,7 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 		return nil, err
 	}
 	h := p.head()
-	s, err := newStack(c.NetOptions, journalDir(st, h.RunID), h, prov, p)
+	s, err := newStack(c.NetOptions, st, journalDir(st, h.RunID), h, prov, p)
 	if err != nil {
 		return nil, err
 	}
@@ -403,12 +403,24 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 	if drain == nil {
 		drain = context.Background()
 	}
+	if s.Batch != nil {
+		// Batches an earlier process of the run submitted are collected
+		// first: their answers wait in the journal for the sessions.
+		if err := s.Batch.Start(ctx); err != nil {
+			return runner.Stats{}, fmt.Errorf("run %s: %w", h.RunID, err)
+		}
+		defer s.Batch.Wait()
+	}
 	stats, runErr := runner.RunSeq(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: concurrency(c, h), Retry: h.Retry,
 		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait}), s.Provider, sink, n, jobs)
 	if log != nil {
 		if err := log.Close(); err != nil && runErr == nil {
 			runErr = err
 		}
+	}
+	if s.Batch != nil && runErr == nil {
+		s.Batch.Wait()
+		runErr = recordBatch(context.WithoutCancel(ctx), st, &h.Net, h.RunID, s)
 	}
 	if runErr != nil {
 		// The sessions the store committed are whole; mark the run
@@ -616,15 +628,30 @@ func (t *tallied) finish(h *Header, orphans map[string][]store.Attempt, planned 
 // protocol: the price and the cost limit (refusing a run whose projected
 // cost exceeds it), the response cache, adaptive concurrency, and the
 // manifest's record of them.
-func newStack(o NetOptions, journal string, h *Header, p provider.Provider, proto protocol) (*stack.Stack, error) {
+func newStack(o NetOptions, st *store.Store, journal string, h *Header, p provider.Provider, proto protocol) (*stack.Stack, error) {
 	info := p.Info()
 	n := &h.Net
+	if o.Batch {
+		n.Batch = &BatchInfo{Price: "no price (none in the config)"}
+	}
 	if n.BodyFormat == "" {
 		n.BodyFormat = stack.BodyFormat(info)
 	}
 	cfg := o.Endpoint.Config
 	if price, ok := cfg.PriceOf(h.Model); ok && info.Name != "replay" && (cfg.HasPrice(h.Model) || o.MaxCost > 0) {
+		if n.Batch != nil {
+			var note string
+			price, note = price.ForBatch()
+			n.Batch.Price = note
+		}
 		n.Price = &price
+	}
+	var bs *stack.Batch
+	if st != nil {
+		var err error
+		if bs, err = batchStack(st, h, p, o.BatchNotify); err != nil {
+			return nil, err
+		}
 	}
 	var budget *runner.Budget
 	if o.MaxCost > 0 {
@@ -646,7 +673,7 @@ func newStack(o NetOptions, journal string, h *Header, p provider.Provider, prot
 		n.Cache = &CacheInfo{Dir: o.CacheDir}
 	}
 	n.Rate = o.Rate
-	return stack.Build(p, stack.Options{CacheDir: o.CacheDir, JournalDir: journal, Concurrency: h.Concurrency, Budget: budget, Pace: localPace(o.Rate)})
+	return stack.Build(p, stack.Options{CacheDir: o.CacheDir, JournalDir: journal, Concurrency: h.Concurrency, Budget: budget, Pace: localPace(o.Rate), Batch: bs})
 }
 
 // journalDir is where a run keeps its journal of answers (stack.Options).

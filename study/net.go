@@ -53,6 +53,8 @@ type NetInfo struct {
 	// joined. Stats above (cache, outages, rate-limit waits) are those of
 	// the worker that scored the run.
 	Workers []store.WorkerInfo `json:"workers,omitempty"`
+	// Batch is set for a run through a provider's batch API (--batch).
+	Batch *BatchInfo `json:"batch,omitempty"`
 }
 
 // Outage is one stretch of a run (or of one resume) during which the
@@ -137,6 +139,10 @@ func projectSessions(n int, settings chat.Settings, price endpoint.Price, sessio
 func (n NetInfo) summary() report.Net {
 	rep := report.Net{FailedByKind: n.FailedByKind, CostUSD: n.CostUSD, StoppedBy: n.StoppedBy, ReplayOf: n.ReplayOf,
 		Resumes: len(n.Resumes), JournalHits: n.JournalHits}
+	if b := n.Batch; b != nil {
+		rep.Batch = &report.Batch{Style: b.Style, Price: b.Price, Waves: b.Waves, Batches: b.Batches, Requests: b.Requests,
+			Reattached: b.Reattached, Missing: b.Missing, Duplicates: b.Duplicates}
+	}
 	for _, r := range n.Resumes {
 		if r.RetriedFailed > 0 {
 			rep.Retried = append(rep.Retried, fmt.Sprintf("%d at %s", r.RetriedFailed, r.At.UTC().Format(time.RFC3339)))

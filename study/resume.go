@@ -108,8 +108,12 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 	if c.Rate > 0 {
 		h.Net.Rate = c.Rate
 	}
+	bs, err := batchStack(st, h, prov, c.BatchNotify)
+	if err != nil {
+		return false, err
+	}
 	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h), Budget: budget,
-		Pace: localPace(h.Net.Rate)})
+		Pace: localPace(h.Net.Rate), Batch: bs})
 	if err != nil {
 		return false, err
 	}

@@ -27,7 +27,7 @@ func TestStoreFailureMarksRunInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newStack(o.NetOptions, "", p.head(), prov, p)
+	s, err := newStack(o.NetOptions, nil, "", p.head(), prov, p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/buildlab/budge/provider/batch"
 	"time"
 
 	"github.com/buildlab/budge/chat"
@@ -56,6 +57,11 @@ type NetOptions struct {
 	// Rate, when positive, is the most calls per second the run makes: by
 	// all its workers together on a shared store.
 	Rate int
+	// Batch sends the run's calls through the provider's batch API, one
+	// turn per wave, at the batch price (provider/batch).
+	Batch bool
+	// BatchNotify, when set, is told of a batch run's waves and batches.
+	BatchNotify func(batch.Event)
 }
 
 // Control is what a run of any protocol, new, resumed or replayed, takes

@@ -54,7 +54,7 @@ func newWorkerRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *sta
 		return nil, nil, err
 	}
 	h := p.head()
-	s, err := newStack(c.NetOptions, journalDir(st, h.RunID), h, prov, p)
+	s, err := newStack(c.NetOptions, st, journalDir(st, h.RunID), h, prov, p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,7 +175,11 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 	if err != nil {
 		return nil, err
 	}
-	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h), Budget: budget, Pace: pace})
+	bs, err := batchStack(st, h, prov, c.BatchNotify)
+	if err != nil {
+		return nil, err
+	}
+	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h), Budget: budget, Pace: pace, Batch: bs})
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ type netFlags struct {
 	maxCost                     *float64
 	rate                        *int
 	cache, retryFailed, detach  *bool
+	batch                       *bool
 	resume, replay              *string
 	// worker marks budge worker's flags: it continues stored runs, so
 	// --retry-failed needs no --resume.
@@ -31,6 +32,7 @@ func addNetFlags(fs *flag.FlagSet) *netFlags {
 	n := addEndpointFlags(fs)
 	n.resume = fs.String("resume", "", "continue the interrupted run RUN: completed sessions are not sent again")
 	n.replay = fs.String("replay", "", "re-run the sessions of RUN from its recorded responses, as a new run, with no network calls")
+	n.batch = fs.Bool("batch", false, "send the calls through the provider's batch API at the batch price (openai:, anthropic:, and openai-compatible: servers with the Batch API): every session waiting for its next turn goes out in one wave of batches; --concurrency is then the most sessions per wave (default 100000)")
 	n.detach = fs.Bool("detach", false, "store the new run and its sessions as cells for workers, print its id and return without running it (budge worker RUN advances it, on any machine sharing the store)")
 	return n
 }
@@ -53,6 +55,7 @@ func addEndpointFlags(fs *flag.FlagSet) *netFlags {
 		resume:        new(string),
 		replay:        new(string),
 		detach:        new(bool),
+		batch:         new(bool),
 	}
 }
 
@@ -96,6 +99,20 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOpti
 	}
 	if *n.detach && (*n.resume != "" || *n.replay != "") {
 		return usageError{"--detach makes a new run; to continue a stored run on several machines, start budge worker RUN on each"}
+	}
+	if *n.batch {
+		switch {
+		case *n.replay != "":
+			return usageError{"--replay makes no calls: --batch does not apply"}
+		case *n.resume != "":
+			return usageError{"--resume continues a batch run as a batch run by itself: drop --batch"}
+		case *n.detach:
+			return usageError{"--batch runs in one process: drop --detach"}
+		}
+		o.Batch = true
+		if !flagSet(fs, "concurrency") {
+			*concurrency = defaultBatchSessions
+		}
 	}
 	if *n.maxCost < 0 {
 		return usageError{"--max-cost must not be negative"}

@@ -120,6 +120,7 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	c.Started = func(id string) { fmt.Fprintln(std.Out, "run: "+id) }
 	if !*r.quiet {
 		c.Progress = progressPrinter(std)
+		c.BatchNotify = batchPrinter(std)
 	}
 	if *r.net.detach {
 		id, err := study.Detach(hard, st, plan())

@@ -32,12 +32,22 @@ wraps the answer as real models do (a reasoning block, prose around it, a
 fence inside prose, bold markup), which budge reads tolerantly and records
 as repairs (--strict-parse refuses them). Latency
 is added to every request. Prints "listening on http://ADDR/v1" once ready;
-stops on Ctrl-C.`
+stops on Ctrl-C.
+
+Batches: the server also speaks OpenAI's Batch API (POST /v1/files with
+purpose batch, POST /v1/batches, GET /v1/batches/ID, GET
+/v1/files/ID/content, cancel) and Anthropic's Messages API and Message
+Batches (POST /v1/messages, /v1/messages/batches, its results and cancel),
+so budge run --batch runs offline. A batch ends --batch-delay after it is
+created; --batch-error-rate fails a share of its requests; --batch-expire N
+lets the Nth batch expire half done. Each request a batch answers is in the
+request log with fault "batch".`
 
 const simExamples = `
   budge sim serve --addr 127.0.0.1:8088
   budge sim serve --addr 127.0.0.1:8088 --rate-429 0.2 --rate-5xx 0.05 --rate-reset 0.02 --rate-truncate 0.02 --request-log req.jsonl
-  budge sim serve --latency 100ms --latency-dist exponential`
+  budge sim serve --latency 100ms --latency-dist exponential
+  budge sim serve --batch-delay 2s --batch-error-rate 0.05 --batch-expire 2`
 
 func cmdSim(ctx context.Context, std IO, args []string) error {
 	if len(args) == 0 || args[0] != "serve" {
@@ -63,6 +73,10 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 	seed := fs.Uint64("fault-seed", 1, "seed of the fault and latency draws")
 	logPath := fs.String("request-log", "", "append one JSON line per request to this file")
 	judgeData := fs.String("judge-data", "sample", `items whose answers the simulated judge knows: "sample", a file or a directory`)
+	batchDelay := fs.Duration("batch-delay", 2*time.Second, "how long a batch (OpenAI Batch API or Anthropic Message Batches) stays in progress")
+	batchErrors := fs.Float64("batch-error-rate", 0, "share of a batch's requests that fail inside it (a 500 in their result)")
+	var expire intList
+	fs.Var(&expire, "batch-expire", "N: the Nth batch created expires with half its requests unanswered (repeatable)")
 	pos, err := parse(fs, args[1:])
 	if err != nil {
 		return err
@@ -71,7 +85,8 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 		return usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	o := sim.ServerOptions{Faults: sim.Faults{RateLimit: *r429, RetryAfter: *retryAfter, ServerErr: *r5xx, Reset: *reset,
-		Truncate: *trunc, Malformed: *malformed, Empty: *empty, Messy: *messy, Latency: *latency, Jitter: *jitter, LatencyDist: *dist, Seed: *seed}}
+		Truncate: *trunc, Malformed: *malformed, Empty: *empty, Messy: *messy, Latency: *latency, Jitter: *jitter, LatencyDist: *dist, Seed: *seed},
+		Batch: sim.BatchOptions{Delay: *batchDelay, ErrorRate: *batchErrors, Expire: expire}}
 	if o.Judge, err = judgeKnowledge(*judgeData); err != nil {
 		return err
 	}

@@ -45,6 +45,7 @@ type Config struct {
 type Provider struct {
 	cfg  Config
 	svc  an.MessageService
+	opts []option.RequestOption
 	api  provider.API
 	info provider.Info
 }
@@ -69,7 +70,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
-	p := &Provider{cfg: cfg, svc: an.NewMessageService(opts...),
+	p := &Provider{cfg: cfg, svc: an.NewMessageService(opts...), opts: opts,
 		api: provider.API{ErrorBody: ErrorBody, Decode: Decode, RequestIDHeader: "Request-Id",
 			Redact: provider.NewRedactor(cfg.APIKey).With(cfg.Secrets...), Timeout: cfg.Timeout,
 			MaxBody: cfg.MaxBody, Budget: cfg.Budget}}

@@ -57,6 +57,20 @@ type Endpoint struct {
 type Price struct {
 	Input  float64 `yaml:"input" json:"input_per_mtok"`
 	Output float64 `yaml:"output" json:"output_per_mtok"`
+	// BatchInput and BatchOutput are the prices through the provider's
+	// batch API (budge run --batch); when not given, half the list price,
+	// which is what OpenAI and Anthropic charge for batches.
+	BatchInput  float64 `yaml:"batch_input" json:"batch_input_per_mtok,omitempty"`
+	BatchOutput float64 `yaml:"batch_output" json:"batch_output_per_mtok,omitempty"`
+}
+
+// ForBatch is the price of calls through a batch API, and a note of where
+// it came from: the config's batch column, or half the list price.
+func (p Price) ForBatch() (Price, string) {
+	if p.BatchInput > 0 || p.BatchOutput > 0 {
+		return Price{Input: p.BatchInput, Output: p.BatchOutput}, "batch price from the config"
+	}
+	return Price{Input: p.Input / 2, Output: p.Output / 2}, "half the list price (no batch price in the config)"
 }
 
 // Cost is the price of the given token counts.

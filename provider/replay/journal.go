@@ -30,10 +30,14 @@ type Journal struct {
 	dir   string
 	inner provider.Provider
 
-	mu    sync.Mutex
-	own   *os.File // this process's file, made at its first answer
-	index map[[32]byte]entryAt
-	files []*os.File // earlier processes' files, by entryAt.file
+	mu  sync.Mutex
+	own *os.File // this process's file, made at its first answer
+	// ownAt is the own file's place in files once an entry of its own was
+	// indexed (-1 before), ownOff the length written to it.
+	ownAt  int
+	ownOff int64
+	index  map[[32]byte]entryAt
+	files  []*os.File // earlier processes' files, by entryAt.file
 
 	hits, misses atomic.Int64
 }
@@ -59,7 +63,7 @@ func OpenJournal(dir string, inner provider.Provider) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	j := &Journal{dir: dir, inner: inner, index: map[[32]byte]entryAt{}}
+	j := &Journal{dir: dir, inner: inner, index: map[[32]byte]entryAt{}, ownAt: -1}
 	names, err := filepath.Glob(filepath.Join(dir, "*"+journalSuffix))
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -133,8 +137,35 @@ func (j *Journal) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	b, _ := json.Marshal(entry{Response: *resp, Raw: resp.Raw})
 	// A failed write only costs a later process a call; the answer is
 	// returned.
-	_ = j.append(key, b)
+	_ = j.append(key, b, false)
 	return resp, nil
+}
+
+// Key is the key of a request in the journal (the cache's key).
+func (j *Journal) Key(ctx context.Context, req *chat.Request) [32]byte {
+	return requestKey(ctx, j.inner.Info(), req)
+}
+
+// Lookup answers a request by its key from what the journal holds.
+func (j *Journal) Lookup(key [32]byte) (*chat.Response, bool) {
+	resp, ok := j.recorded(key)
+	if ok {
+		j.hits.Add(1)
+	}
+	return resp, ok
+}
+
+// Keep writes an answer that came another way (a batch's result) to the
+// journal. With later, this process can look it up too (an answer
+// collected for sessions that have yet to ask); otherwise only a later
+// process can, and the journal's memory does not grow with it.
+func (j *Journal) Keep(key [32]byte, resp *chat.Response, later bool) error {
+	j.misses.Add(1)
+	b, err := json.Marshal(entry{Response: *resp, Raw: resp.Raw})
+	if err != nil {
+		return err
+	}
+	return j.append(key, b, later)
 }
 
 // recorded reads an earlier process's answer to the request with key.
@@ -159,7 +190,7 @@ func (j *Journal) recorded(key [32]byte) (*chat.Response, bool) {
 
 // append writes one line, key and entry, to this process's file with one
 // write: a kill leaves whole lines and at most one cut short.
-func (j *Journal) append(key [32]byte, entry []byte) error {
+func (j *Journal) append(key [32]byte, entry []byte, index bool) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.own == nil {
@@ -174,8 +205,22 @@ func (j *Journal) append(key [32]byte, entry []byte) error {
 	line := make([]byte, 0, keyWidth+2+len(entry))
 	line = hex.AppendEncode(line, key[:])
 	line = append(append(append(line, '\t'), entry...), '\n')
-	_, err := j.own.Write(line)
-	return err
+	n, err := j.own.Write(line)
+	off := j.ownOff
+	j.ownOff += int64(n)
+	if err != nil || !index {
+		return err
+	}
+	if j.ownAt < 0 {
+		r, err := os.Open(j.own.Name())
+		if err != nil {
+			return err
+		}
+		j.ownAt = len(j.files)
+		j.files = append(j.files, r)
+	}
+	j.index[key] = entryAt{file: j.ownAt, off: off + keyWidth + 1, n: len(entry)}
+	return nil
 }
 
 // Close closes the journal's files.

@@ -95,6 +95,8 @@ type ServerOptions struct {
 	// Log receives one JSON line per request; OnRequest sees every entry.
 	Log       io.Writer
 	OnRequest func(LogEntry)
+	// Batch sets the batch endpoints' delay, error rate and expiries.
+	Batch BatchOptions
 }
 
 // RequestLog keeps a server's request log in memory for inspection: pass
@@ -130,11 +132,12 @@ type Server struct {
 	seq    int64
 	faults map[string]int
 	five   int
+	batch  *batches
 }
 
 // NewServer returns a server; it checks the faults.
 func NewServer(o ServerOptions) (*Server, error) {
-	if errs := o.Faults.Validate(); len(errs) > 0 {
+	if errs := append(o.Faults.Validate(), o.Batch.Validate()...); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	if o.Models == nil {
@@ -194,6 +197,8 @@ func (s *Server) Handler() http.Handler {
 		}
 		writeJSON(w, 200, map[string]any{"object": "list", "data": data}, nil)
 	})
+	mux.HandleFunc("POST /v1/messages", s.messages)
+	s.batchRoutes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
 }

@@ -8,8 +8,10 @@ package stack
 
 import (
 	"context"
+	"errors"
 
 	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/batch"
 	"github.com/buildlab/budge/provider/replay"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
@@ -34,6 +36,18 @@ type Options struct {
 	Budget *runner.Budget
 	// Pace, when set, holds calls to a number per second.
 	Pace *runner.Pace
+	// Batch, when set, sends the run's calls through the provider's batch
+	// API, one turn per wave (provider/batch). It needs JournalDir: the
+	// journal is where collected answers wait for their sessions.
+	Batch *Batch
+}
+
+// Batch is how a run's calls go through a batch API.
+type Batch struct {
+	RunID  string
+	API    batch.API
+	Ledger batch.Ledger
+	Notify func(batch.Event)
 }
 
 // Stack is a model ready to run, with the layers that report back what they
@@ -45,13 +59,26 @@ type Stack struct {
 	Adapt    *runner.Adaptive // nil for a model in process
 	Budget   *runner.Budget   // nil without a cost limit
 	Pace     *runner.Pace     // nil without a limit of calls per second
+	Batch    *batch.Batcher   // nil unless the run goes through a batch API
 }
 
 // Build wraps p in the layers o asks for, in the one order every run uses.
 func Build(p provider.Provider, o Options) (*Stack, error) {
 	s := &Stack{Provider: p, Budget: o.Budget, Pace: o.Pace}
 	info := p.Info() // before the layers: a cached endpoint is still remote
-	if o.JournalDir != "" && !info.InProcess {
+	if o.Batch != nil {
+		if o.JournalDir == "" {
+			return nil, errors.New("a batch run needs a journal directory")
+		}
+		j, err := replay.OpenJournal(o.JournalDir, p)
+		if err != nil {
+			return nil, err
+		}
+		s.Journal = j
+		s.Batch = batch.New(batch.Config{RunID: o.Batch.RunID, API: o.Batch.API, Info: info, Ledger: o.Batch.Ledger,
+			Journal: j, Cap: o.Concurrency, Notify: o.Batch.Notify})
+		s.Provider = s.Batch
+	} else if o.JournalDir != "" && !info.InProcess {
 		j, err := replay.OpenJournal(o.JournalDir, p)
 		if err != nil {
 			return nil, err
@@ -65,7 +92,7 @@ func Build(p provider.Provider, o Options) (*Stack, error) {
 		}
 		s.Cache, s.Provider = c, c
 	}
-	if !info.InProcess {
+	if !info.InProcess && s.Batch == nil {
 		s.Adapt = runner.NewAdaptive(o.Concurrency)
 	}
 	return s, nil
@@ -82,6 +109,9 @@ func (s *Stack) Close() error {
 // Config is the runner configuration of the stack's layers, added to c.
 func (s *Stack) Config(c runner.Config) runner.Config {
 	c.Adapt, c.Budget, c.Pace = s.Adapt, s.Budget, s.Pace
+	if s.Batch != nil {
+		c.Waves = s.Batch
+	}
 	return c
 }
 

@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"context"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/study"
+)
+
+// batchServer is budge sim serve in the test, with its batch settings.
+func batchServer(t *testing.T, o sim.BatchOptions, log *sim.RequestLog) (*sim.Server, *httptest.Server) {
+	t.Helper()
+	so := sim.ServerOptions{Batch: o}
+	if log != nil {
+		so.OnRequest = log.Add
+	}
+	srv, err := sim.NewServer(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return srv, hs
+}
+
+// batchModel is the flags that reach the test server in one style.
+func batchModel(t *testing.T, style, url string) []string {
+	if style == "anthropic" {
+		t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key-0000")
+		// The Messages API has no seed: the simulator answers by content.
+		return []string{"--model", "anthropic:sim", "--base-url", url, "--structured-output", "json_schema"}
+	}
+	return []string{"--model", "openai-compatible:sim", "--base-url", url + "/v1"}
+}
+
+// maxTurns is the most model calls any session of a run made.
+func maxTurns(t *testing.T, st *store.Store, id string) int {
+	t.Helper()
+	ss, err := st.Sessions(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for _, se := range ss {
+		for _, a := range se.Attempts {
+			most = max(most, a.Call)
+		}
+	}
+	return most
+}
+
+// The discovery deck with --batch gives exactly the sessions and measures
+// of the same seed without it, through OpenAI's Batch API and through
+// Anthropic's Message Batches; it takes one wave per model turn (as many
+// waves as the longest session has turns), one batch per wave, and its
+// cost is at the batch price.
+func TestBatchMatchesDirectCalls(t *testing.T) {
+	for _, style := range []string{"openai", "anthropic"} {
+		t.Run(style, func(t *testing.T) {
+			srv, hs := batchServer(t, sim.BatchOptions{Delay: 100 * time.Millisecond}, nil)
+			dir := t.TempDir()
+			model := batchModel(t, style, hs.URL)
+			code, out, errs := budge(t, append([]string{"run", "--dir", dir, "--seed", "11", "--batch"}, model...)...)
+			if code != ExitOK {
+				t.Fatalf("--batch: exit %d\n%s%s", code, out, errs)
+			}
+			batched := runLine.FindStringSubmatch(out)[1]
+			if !strings.Contains(errs, "batch: wave 1: 416 request(s) in 1 batch(es)") {
+				t.Errorf("progress does not show the first wave:\n%s", errs)
+			}
+			code, out, errs = budge(t, append([]string{"run", "--dir", dir, "--seed", "11", "--quiet"}, model...)...)
+			if code != ExitOK {
+				t.Fatalf("direct: exit %d\n%s%s", code, out, errs)
+			}
+			direct := runLine.FindStringSubmatch(out)[1]
+
+			st := storetest.OpenDir(t, dir)
+			a, err := study.LoadPressure(context.Background(), st, batched)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := study.LoadPressure(context.Background(), st, direct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a.Summary, b.Summary) {
+				t.Errorf("the measures of the batch run differ from the direct run's")
+			}
+			sameTranscripts(t, st, batched, st, direct)
+			bi := a.Manifest.Net.Batch
+			if bi == nil || bi.Style != style {
+				t.Fatalf("manifest batch record %+v", bi)
+			}
+			turns := maxTurns(t, st, batched)
+			if bi.Waves != turns || bi.Batches != turns || srv.BatchCounts()[style] != turns {
+				t.Errorf("%d waves, %d batches stored, %d at the server; the longest session has %d turns", bi.Waves, bi.Batches, srv.BatchCounts()[style], turns)
+			}
+			if bi.Requests != a.Manifest.Counts.Attempts {
+				t.Errorf("%d requests in batches, %d attempts stored", bi.Requests, a.Manifest.Counts.Attempts)
+			}
+			t.Logf("%s: %d waves, %d requests", style, bi.Waves, bi.Requests)
+		})
+	}
+}
+
+// A batch run killed with SIGKILL during a wave, and again later, then
+// resumed: no request is answered twice by the server (nothing paid
+// twice), every batch the killed processes submitted is collected rather
+// than sent again, and the sessions are those of the same seed without
+// --batch.
+func TestBatchResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	log := &sim.RequestLog{}
+	srv, hs := batchServer(t, sim.BatchOptions{Delay: 700 * time.Millisecond}, log)
+	dir := t.TempDir()
+	model := batchModel(t, "openai", hs.URL)
+	cmd, id := startChild(t, append([]string{"run", "--dir", dir, "--seed", "13", "--batch", "--quiet"}, model...)...)
+	// During the first wave: the batch is submitted and in progress.
+	waitFor(t, func() bool { return srv.BatchCounts()["openai"] >= 1 })
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	first := srv.BatchCounts()["openai"]
+
+	// The resume collects the killed process's batch; kill it during its
+	// second wave.
+	cmd, got := startChild(t, "run", "--dir", dir, "--resume", id, "--quiet")
+	if got != id {
+		t.Fatalf("resume printed run %s, want %s", got, id)
+	}
+	waitFor(t, func() bool { return srv.BatchCounts()["openai"] >= first+1 })
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	code, out, errs := budge(t, "run", "--dir", dir, "--resume", id)
+	if code != ExitOK {
+		t.Fatalf("last resume: exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "collecting batch") {
+		t.Errorf("the last resume did not collect a batch of the killed process:\n%s", errs)
+	}
+	st := storetest.OpenDir(t, dir)
+	res, err := study.LoadPressure(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Run.Status != store.RunComplete || res.Manifest.Counts.Complete != 416 {
+		t.Fatalf("status %s, counts %+v", res.Run.Status, res.Manifest.Counts)
+	}
+	seen := map[string]int{}
+	for _, e := range log.Entries() {
+		if e.Fault == "batch" {
+			seen[e.BodySHA]++
+		}
+	}
+	for sha, n := range seen {
+		if n > 1 {
+			t.Errorf("request %s answered %d times", sha[:12], n)
+		}
+	}
+	if bi := res.Manifest.Net.Batch; bi.Requests != len(seen) || bi.Batches != srv.BatchCounts()["openai"] {
+		t.Errorf("manifest: %d requests in %d batches; the server answered %d requests in %d batches", bi.Requests, bi.Batches, len(seen), srv.BatchCounts()["openai"])
+	}
+	if res.Manifest.Net.Batch.Reattached == 0 {
+		t.Errorf("no batch of a killed process was collected: %+v", res.Manifest.Net.Batch)
+	}
+	t.Logf("%d batches at the server, %d requests answered once each, batch record %+v", srv.BatchCounts()["openai"], len(seen), *res.Manifest.Net.Batch)
+
+	refDir := t.TempDir()
+	code, out, errs = budge(t, append([]string{"run", "--dir", refDir, "--seed", "13", "--quiet"}, model...)...)
+	if code != ExitOK {
+		t.Fatalf("direct: exit %d\n%s%s", code, out, errs)
+	}
+	sameTranscripts(t, st, id, storetest.OpenDir(t, refDir), runLine.FindStringSubmatch(out)[1])
+}
+
+// Requests that fail inside a batch (5%) and a batch that expires half
+// done: every failed request is stored as a failed attempt of its session
+// and tried again in a later wave, and the run completes.
+func TestBatchErrorsAndExpiryRetried(t *testing.T) {
+	log := &sim.RequestLog{}
+	_, hs := batchServer(t, sim.BatchOptions{Delay: 50 * time.Millisecond, ErrorRate: 0.05, Expire: []int{2}}, log)
+	dir := t.TempDir()
+	code, out, errs := budge(t, append([]string{"run", "--dir", dir, "--seed", "17", "--batch", "--retry-base", "1ms", "--quiet"}, batchModel(t, "openai", hs.URL)...)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	id := runLine.FindStringSubmatch(out)[1]
+	st := storetest.OpenDir(t, dir)
+	res, err := study.LoadPressure(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Run.Status != store.RunComplete || res.Manifest.Counts.Complete != 416 {
+		t.Fatalf("status %s, counts %+v", res.Run.Status, res.Manifest.Counts)
+	}
+	errored := 0
+	for _, e := range log.Entries() {
+		if e.Fault == "batch-error" {
+			errored++
+		}
+	}
+	ss, err := st.Sessions(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedServer, failedExpired := 0, 0
+	for _, se := range ss {
+		for _, a := range se.Attempts {
+			switch {
+			case a.Outcome == "ok":
+			case strings.Contains(a.ErrorMsg, "batch_expired"):
+				failedExpired++
+			default:
+				failedServer++
+			}
+		}
+	}
+	if errored == 0 || failedServer != errored {
+		t.Errorf("the server failed %d requests in batches; %d failed attempts stored", errored, failedServer)
+	}
+	if failedExpired == 0 {
+		t.Errorf("no attempt stored as expired with its batch")
+	}
+	t.Logf("%d requests failed in batches, %d expired, all stored and retried; %d waves", errored, failedExpired, res.Manifest.Net.Batch.Waves)
+}
+
+// waitFor polls cond for up to 30 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

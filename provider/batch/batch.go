@@ -1,0 +1,634 @@
+// Package batch runs a run's model calls through a provider's batch API
+// (OpenAI's Batch API, Anthropic's Message Batches), one turn per wave.
+//
+// Sessions stay what they are everywhere else in budge: each runs in its
+// own goroutine and asks the model one call at a time. The Batcher is the
+// provider they ask. It holds every call until each session in flight is
+// waiting for the model (the runner tells it when sessions start and end,
+// runner.Waves), then sends the waiting calls as one wave: one batch, or
+// several where the provider's limits split it. When a batch ends its
+// results go back to the calls that asked, and the sessions move on to
+// their next turn (a tool result, a follow-up) and ask again: the next
+// wave. A session of three model turns takes three waves however many
+// sessions there are. A request that failed inside a batch comes back to
+// its session as a failed call, which the run's retry policy tries again
+// in a later wave, as a new attempt.
+//
+// Every batch is stored before it is submitted (under a token of budge's
+// own, which the provider keeps with the batch where it can) and again
+// with its id and state. Results are written to the run's journal before
+// any session sees them. A process that continues the run after a kill
+// first collects the batches its predecessor submitted into the journal,
+// so the sessions it runs again find those answers there: no batch is
+// submitted twice and no request paid for twice.
+package batch
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
+)
+
+// API is a provider's batch endpoint.
+type API interface {
+	// Style names the API as stored with each batch: "openai" or
+	// "anthropic".
+	Style() string
+	// Limits are the most requests and bytes one batch may hold.
+	Limits() Limits
+	// Window is the provider's completion window for a batch.
+	Window() time.Duration
+	// Encode gives the body of one request as the batch holds it.
+	Encode(req *chat.Request) ([]byte, error)
+	// Submit sends reqs as one batch and returns its id. token is
+	// budge's mark on the batch, for Find.
+	Submit(ctx context.Context, token string, reqs []Request) (string, error)
+	// Find returns the id of a batch submitted with token, or "" when the
+	// provider has none (or cannot tell).
+	Find(ctx context.Context, token string) (string, error)
+	// Status reads a batch's state and counts.
+	Status(ctx context.Context, id string) (Status, error)
+	// Results reads an ended batch's results, one at a time.
+	Results(ctx context.Context, id string, fn func(Result) error) error
+	// Cancel asks the provider to cancel a batch.
+	Cancel(ctx context.Context, id string) error
+}
+
+// Limits bound one batch.
+type Limits struct {
+	Requests int
+	Bytes    int64
+}
+
+// Request is one line of a batch.
+type Request struct {
+	CustomID string
+	Body     []byte
+}
+
+// Status is a batch as the provider reports it.
+type Status struct {
+	// State is the provider's own word (in_progress, completed, expired,
+	// ended, ...); Ended says whether results can be read.
+	State string
+	Ended bool
+	// Counts are the requests by state, in the provider's words.
+	Counts map[string]int
+}
+
+// Result is the outcome of one request of an ended batch: a response, or
+// an error (a request the provider failed, expired or cancelled).
+type Result struct {
+	CustomID string
+	Response *chat.Response
+	Err      *provider.Error
+}
+
+// Record is a batch as the store keeps it.
+type Record struct {
+	Token     string    `json:"token"`
+	ID        string    `json:"id,omitempty"` // empty until the provider gave one
+	Style     string    `json:"style"`
+	Wave      int       `json:"wave"`
+	State     string    `json:"state"` // submitting, submitted, collected, cancelled, lost
+	Submitted time.Time `json:"submitted"`
+	// Requests are the batch's requests: custom id and the journal key of
+	// the request.
+	Requests []Entry `json:"requests"`
+	// Counts are the provider's last counts, by state.
+	Counts map[string]int `json:"counts,omitempty"`
+}
+
+// Record states.
+const (
+	Submitting = "submitting" // stored, not yet known to be submitted
+	Submitted  = "submitted"
+	Collected  = "collected" // every result is in the journal or back with its session
+	Cancelled  = "cancelled"
+	Lost       = "lost" // stored as submitting, and the provider has no such batch
+)
+
+// Entry is one request of a stored batch.
+type Entry struct {
+	CustomID string `json:"custom_id"`
+	Key      string `json:"key"`
+}
+
+// Ledger keeps a run's batches (the store).
+type Ledger interface {
+	Batches(ctx context.Context) ([]Record, error)
+	PutBatch(ctx context.Context, r Record) error
+}
+
+// Journal keeps answers by request key (the run's journal).
+type Journal interface {
+	Key(ctx context.Context, req *chat.Request) [32]byte
+	Lookup(key [32]byte) (*chat.Response, bool)
+	// Keep writes an answer; with later, this process may look it up.
+	Keep(key [32]byte, resp *chat.Response, later bool) error
+}
+
+// Event is what the Batcher reports as it goes.
+type Event struct {
+	Wave     int
+	Batches  int            // batches of the wave
+	Requests int            // requests of the wave
+	Counts   map[string]int // requests by state, over the open batches
+	Window   time.Duration
+	Note     string
+}
+
+// Config sets up a Batcher.
+type Config struct {
+	RunID   string
+	API     API
+	Info    provider.Info
+	Ledger  Ledger
+	Journal Journal
+	// Cap is the most sessions in flight (the run's concurrency): a wave
+	// goes out when that many wait, or when fewer wait and no more will
+	// start.
+	Cap int
+	// Poll is how often a batch's state is read (1 s when 0); it grows to
+	// a minute while a batch stays open.
+	Poll time.Duration
+	// Notify, when set, is told of waves and batch states.
+	Notify func(Event)
+	// Sleep waits (tests replace it).
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Batcher is a provider that sends calls in waves of batches.
+type Batcher struct {
+	c Config
+
+	mu      sync.Mutex
+	active  int
+	noMore  bool
+	waiting []*call
+	held    int // calls waiting in a wave already sent
+	waves   int
+	open    map[string]*Record // by token
+	ctx     context.Context    // the run's: batches are polled under it
+	stopped bool
+	wg      sync.WaitGroup
+	stats   Stats
+}
+
+// Stats count what the Batcher did.
+type Stats struct {
+	Waves, Batches, Requests int
+	// Reattached counts the batches a previous process submitted that this
+	// one collected; Recovered the answers they gave.
+	Reattached, Recovered int
+	// Duplicates and Missing count results a batch gave twice or not at
+	// all; Unknown results with a custom id budge never sent.
+	Duplicates, Missing, Unknown int
+}
+
+// call is one call waiting for a wave.
+type call struct {
+	id   string
+	key  [32]byte
+	body []byte
+	done chan struct{}
+	resp *chat.Response
+	err  error
+	// delivered is set under Batcher.mu once the call has its outcome.
+	delivered bool
+}
+
+// New returns a Batcher; Start must be called before the run.
+func New(c Config) *Batcher {
+	if c.Poll <= 0 {
+		c.Poll = time.Second
+	}
+	if c.Sleep == nil {
+		c.Sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				return nil
+			}
+		}
+	}
+	if c.Cap < 1 {
+		c.Cap = 1
+	}
+	return &Batcher{c: c, open: map[string]*Record{}}
+}
+
+// Info is the model's.
+func (b *Batcher) Info() provider.Info { return b.c.Info }
+
+// Stats returns the counts so far.
+func (b *Batcher) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stats
+}
+
+// Start collects the batches an earlier process of the run submitted and
+// did not collect: each is found (when its id was not stored), waited for
+// and read into the journal, so the sessions run again find their answers
+// there. ctx is the run's: batches are polled under it, and cancelling it
+// cancels the open batches.
+func (b *Batcher) Start(ctx context.Context) error {
+	b.ctx = ctx
+	recs, err := b.c.Ledger.Batches(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range recs {
+		r := recs[i]
+		if r.Wave > b.waves {
+			b.waves = r.Wave
+		}
+		if r.State != Submitting && r.State != Submitted {
+			continue
+		}
+		if r.ID == "" {
+			id, err := b.c.API.Find(ctx, r.Token)
+			if err != nil {
+				return fmt.Errorf("batch: looking for batch %s of an earlier process: %w", r.Token, err)
+			}
+			if id == "" {
+				// Stored, and never submitted (a kill before the
+				// provider answered): its requests go out again.
+				r.State = Lost
+				if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
+					return err
+				}
+				continue
+			}
+			r.ID, r.State = id, Submitted
+			if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
+				return err
+			}
+		}
+		b.note(Event{Wave: r.Wave, Batches: 1, Requests: len(r.Requests), Note: "collecting batch " + r.ID + " of an earlier process"})
+		n, err := b.collect(ctx, &r, nil)
+		if err != nil {
+			return err
+		}
+		b.mu.Lock()
+		b.stats.Reattached++
+		b.stats.Recovered += n
+		b.mu.Unlock()
+	}
+	return nil
+}
+
+// Started, Ended and NoMore follow the sessions in flight (runner.Waves).
+func (b *Batcher) Started() {
+	b.mu.Lock()
+	b.active++
+	b.mu.Unlock()
+}
+
+func (b *Batcher) Ended() {
+	b.mu.Lock()
+	b.active--
+	b.maybeSend()
+	b.mu.Unlock()
+}
+
+func (b *Batcher) NoMore() {
+	b.mu.Lock()
+	b.noMore = true
+	b.maybeSend()
+	b.mu.Unlock()
+}
+
+// Chat answers from the journal, or waits for the call's wave.
+func (b *Batcher) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &provider.Error{Kind: provider.Canceled, Err: err}
+	}
+	key := b.c.Journal.Key(ctx, req)
+	if resp, ok := b.c.Journal.Lookup(key); ok {
+		return resp, nil
+	}
+	body, err := b.c.API.Encode(req)
+	if err != nil {
+		return nil, &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
+	}
+	c := &call{id: customID(b.c.RunID, ctx), key: key, body: body, done: make(chan struct{})}
+	b.mu.Lock()
+	b.waiting = append(b.waiting, c)
+	b.maybeSend()
+	b.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.resp, c.err
+	case <-ctx.Done():
+		// The batch goes on; its answer still reaches the journal.
+		return nil, &provider.Error{Kind: provider.Canceled, Err: ctx.Err()}
+	}
+}
+
+// customID names a call for the provider from its run, session, turn,
+// attempt and incarnation (letters, digits, - and _; at most 64).
+func customID(runID string, ctx context.Context) string {
+	c, _ := provider.CallOf(ctx)
+	run := runID
+	if len(run) > 24 {
+		run = run[:24]
+	}
+	return fmt.Sprintf("%s-s%d-t%d-a%d-i%d", safe(run), c.Seq, c.Turn, c.Attempt, c.Incarnation)
+}
+
+func safe(s string) string {
+	out := []byte(s)
+	for i, ch := range out {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+			out[i] = '_'
+		}
+	}
+	return string(out)
+}
+
+// maybeSend sends a wave when every session in flight waits for one: as
+// many as may be in flight, or all there are once no more will start.
+// b.mu is held.
+func (b *Batcher) maybeSend() {
+	if len(b.waiting) == 0 || b.stopped {
+		return
+	}
+	// Sessions whose call is in a wave still out are not waiting for a new
+	// one: a wave goes when every session in flight has asked again.
+	if len(b.waiting) < b.active || (b.active < b.c.Cap && !b.noMore) {
+		return
+	}
+	wave := b.waiting
+	b.waiting = nil
+	b.held += len(wave)
+	b.waves++
+	b.stats.Waves++
+	n := b.waves
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		b.send(n, wave)
+	}()
+}
+
+// send submits one wave, split at the provider's limits, and delivers
+// each batch's results as it ends.
+func (b *Batcher) send(wave int, calls []*call) {
+	ctx := b.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	parts := split(calls, b.c.API.Limits())
+	b.note(Event{Wave: wave, Batches: len(parts), Requests: len(calls), Window: b.c.API.Window()})
+	var wg sync.WaitGroup
+	for _, part := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.submitAndCollect(ctx, wave, part); err != nil {
+				pe := provider.Classify(ctx, err)
+				for _, c := range part {
+					b.deliver(c, nil, pe)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// split cuts calls into batches within limits, in order.
+func split(calls []*call, l Limits) [][]*call {
+	var out [][]*call
+	var cur []*call
+	var size int64
+	for _, c := range calls {
+		n := int64(len(c.body) + len(c.id) + 100)
+		if len(cur) > 0 && (l.Requests > 0 && len(cur) >= l.Requests || l.Bytes > 0 && size+n > l.Bytes) {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, c)
+		size += n
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// deliver gives a call its answer or error, once; the call stops counting
+// as held in a wave, so the next wave waits for its session to ask again.
+func (b *Batcher) deliver(c *call, resp *chat.Response, err error) {
+	b.mu.Lock()
+	if c.delivered {
+		b.mu.Unlock()
+		return
+	}
+	c.delivered = true
+	b.held--
+	b.mu.Unlock()
+	c.resp, c.err = resp, err
+	close(c.done)
+}
+
+func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call) error {
+	tok := make([]byte, 12)
+	rand.Read(tok)
+	r := Record{Token: "budge-" + hex.EncodeToString(tok), Style: b.c.API.Style(), Wave: wave, State: Submitting, Submitted: time.Now().UTC()}
+	reqs := make([]Request, len(calls))
+	byID := make(map[string]*call, len(calls))
+	for i, c := range calls {
+		if byID[c.id] != nil {
+			// Two calls of one attempt cannot be: a runner fault.
+			return &provider.Error{Kind: provider.Unknown, Msg: "batch: two calls share the request id " + c.id}
+		}
+		byID[c.id] = c
+		reqs[i] = Request{CustomID: c.id, Body: c.body}
+		r.Requests = append(r.Requests, Entry{CustomID: c.id, Key: hex.EncodeToString(c.key[:])})
+	}
+	if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
+		return err
+	}
+	id, err := b.submit(ctx, r.Token, reqs)
+	// The bodies are the provider's now: the wait for the results does not
+	// hold them.
+	clear(reqs)
+	for _, c := range calls {
+		c.body = nil
+	}
+	if err != nil {
+		r.State = Lost
+		b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r)
+		return err
+	}
+	r.ID, r.State = id, Submitted
+	if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.open[r.Token] = &r
+	b.stats.Batches++
+	b.stats.Requests += len(calls)
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.open, r.Token)
+		b.mu.Unlock()
+	}()
+	_, err = b.collect(ctx, &r, byID)
+	if ctx.Err() != nil {
+		// Cancelling the run cancels its open batches.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		if b.c.API.Cancel(cctx, r.ID) == nil {
+			r.State = Cancelled
+			b.c.Ledger.PutBatch(cctx, r)
+		}
+		cancel()
+	}
+	return err
+}
+
+// submit sends a batch, trying again after failures that say nothing
+// about the batch (the endpoint down, a rate limit) for up to ten
+// minutes: an outage is not an observation of the model.
+func (b *Batcher) submit(ctx context.Context, token string, reqs []Request) (string, error) {
+	wait := time.Second
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		id, err := b.c.API.Submit(ctx, token, reqs)
+		if err == nil {
+			return id, nil
+		}
+		pe := provider.Classify(ctx, err)
+		if !pe.Kind.Infrastructure() || time.Now().After(deadline) {
+			return "", err
+		}
+		// It may have been taken before the failure: look before
+		// sending it again.
+		if found, ferr := b.c.API.Find(ctx, token); ferr == nil && found != "" {
+			return found, nil
+		}
+		b.note(Event{Note: fmt.Sprintf("submitting a batch failed (%v); trying again in %s", pe, wait)})
+		if err := b.c.Sleep(ctx, wait); err != nil {
+			return "", err
+		}
+		wait = min(2*wait, time.Minute)
+	}
+}
+
+// collect waits for a batch to end and reads its results: each answer is
+// kept in the journal, then given to its call (byID; nil when collecting
+// for a later process). Calls the batch gave no result end as failed
+// calls of an infrastructure kind, to be tried again. It returns the
+// answers kept.
+func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call) (int, error) {
+	wait := b.c.Poll
+	var st Status
+	for {
+		var err error
+		st, err = b.c.API.Status(ctx, r.ID)
+		if err == nil {
+			r.Counts = st.Counts
+			if st.Ended {
+				break
+			}
+			b.note(Event{Wave: r.Wave, Counts: st.Counts, Note: "batch " + r.ID + " " + st.State})
+		} else if pe := provider.Classify(ctx, err); !pe.Kind.Infrastructure() {
+			return 0, err
+		}
+		if err := b.c.Sleep(ctx, wait); err != nil {
+			return 0, err
+		}
+		wait = min(wait*3/2, time.Minute)
+	}
+	keyOf := make(map[string]string, len(r.Requests))
+	for _, e := range r.Requests {
+		keyOf[e.CustomID] = e.Key
+	}
+	seen := make(map[string]bool, len(r.Requests))
+	kept := 0
+	err := b.c.API.Results(ctx, r.ID, func(res Result) error {
+		k, ok := keyOf[res.CustomID]
+		if !ok {
+			b.count(func(s *Stats) { s.Unknown++ })
+			return nil
+		}
+		if seen[res.CustomID] {
+			b.count(func(s *Stats) { s.Duplicates++ })
+			return nil
+		}
+		seen[res.CustomID] = true
+		c := byID[res.CustomID]
+		if res.Err != nil {
+			if c != nil {
+				b.deliver(c, nil, res.Err)
+			}
+			return nil
+		}
+		var key [32]byte
+		if _, err := hex.Decode(key[:], []byte(k)); err == nil {
+			if err := b.c.Journal.Keep(key, res.Response, byID == nil); err != nil {
+				return fmt.Errorf("batch: keeping an answer of batch %s in the journal: %w", r.ID, err)
+			}
+		}
+		kept++
+		if c != nil {
+			b.deliver(c, res.Response, nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return kept, err
+	}
+	missing := 0
+	ids := make([]string, 0)
+	for id := range keyOf {
+		if !seen[id] {
+			missing++
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if c := byID[id]; c != nil {
+			b.deliver(c, nil, &provider.Error{Kind: provider.Transient, Msg: fmt.Sprintf("batch %s ended (%s) without a result for this request", r.ID, st.State)})
+		}
+	}
+	if missing > 0 {
+		b.count(func(s *Stats) { s.Missing += missing })
+	}
+	r.State = Collected
+	return kept, b.c.Ledger.PutBatch(context.WithoutCancel(ctx), *r)
+}
+
+func (b *Batcher) count(fn func(*Stats)) {
+	b.mu.Lock()
+	fn(&b.stats)
+	b.mu.Unlock()
+}
+
+func (b *Batcher) note(e Event) {
+	if b.c.Notify != nil {
+		b.c.Notify(e)
+	}
+}
+
+// Wait waits for the batches in flight to end (after a run).
+func (b *Batcher) Wait() { b.wg.Wait() }
+
+// ErrBatchUnsupported is returned for a model whose provider has no batch
+// API budge speaks.
+var ErrBatchUnsupported = errors.New("this model's provider has no batch API budge can use")

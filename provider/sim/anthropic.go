@@ -1,0 +1,306 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+)
+
+// The Anthropic Messages wire format, as much of it as the simulator
+// reads, decoded with the server's own types (not the SDK's): the
+// client and the server stay two implementations of the format.
+type anthropicRequest struct {
+	Model       string          `json:"model"`
+	MaxTokens   int             `json:"max_tokens"`
+	System      json.RawMessage `json:"system"` // a string or text blocks
+	Messages    []anthropicMsg  `json:"messages"`
+	Temperature *float64        `json:"temperature"`
+	Tools       []struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	} `json:"tools"`
+	Stream       bool `json:"stream"`
+	OutputConfig *struct {
+		Format *struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"format"`
+	} `json:"output_config"`
+}
+
+type anthropicMsg struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"` // a string or blocks
+}
+
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"` // tool_result: a string or text blocks
+}
+
+// blocks reads a content that is a string or an array of blocks.
+func blocks(raw json.RawMessage) ([]anthropicBlock, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []anthropicBlock{{Type: "text", Text: s}}, nil
+	}
+	var bs []anthropicBlock
+	if err := json.Unmarshal(raw, &bs); err != nil {
+		return nil, fmt.Errorf("must be a string or an array of content blocks")
+	}
+	return bs, nil
+}
+
+func blockText(raw json.RawMessage) (string, error) {
+	bs, err := blocks(raw)
+	var b strings.Builder
+	for _, x := range bs {
+		b.WriteString(x.Text)
+	}
+	return b.String(), err
+}
+
+// decodeAnthropicRequest reads a Messages request. The simulator answers
+// by the request's content; the Messages API has no seed, so none is set.
+func decodeAnthropicRequest(body []byte) (*chat.Request, error) {
+	var w anthropicRequest
+	if err := json.Unmarshal(body, &w); err != nil {
+		return nil, fmt.Errorf("request body is not valid JSON: %v", err)
+	}
+	if w.Stream {
+		return nil, fmt.Errorf("stream: streaming is not supported by budge sim serve")
+	}
+	if w.Model == "" || len(w.Messages) == 0 || w.MaxTokens <= 0 {
+		return nil, fmt.Errorf("model, max_tokens and messages are required")
+	}
+	req := &chat.Request{Model: w.Model, Settings: chat.Settings{Temperature: w.Temperature, MaxTokens: w.MaxTokens}}
+	if sys, err := blockText(w.System); err != nil {
+		return nil, fmt.Errorf("system: %v", err)
+	} else if sys != "" {
+		req.Messages = append(req.Messages, chat.Message{Role: chat.System, Content: sys})
+	}
+	names := map[string]string{} // tool_use id → tool name, for its result
+	for i, m := range w.Messages {
+		bs, err := blocks(m.Content)
+		if err != nil {
+			return nil, fmt.Errorf("messages[%d].content: %v", i, err)
+		}
+		switch m.Role {
+		case "user":
+			for _, b := range bs {
+				switch b.Type {
+				case "text":
+					req.Messages = append(req.Messages, chat.Message{Role: chat.User, Content: b.Text})
+				case "tool_result":
+					text, err := blockText(b.Content)
+					if err != nil {
+						return nil, fmt.Errorf("messages[%d] tool_result content: %v", i, err)
+					}
+					req.Messages = append(req.Messages, chat.Message{Role: chat.ToolRole, ToolCallID: b.ToolUseID, Name: names[b.ToolUseID], Content: text})
+				default:
+					return nil, fmt.Errorf("messages[%d]: block type %q is not served", i, b.Type)
+				}
+			}
+		case "assistant":
+			am := chat.Message{Role: chat.Assistant}
+			for _, b := range bs {
+				switch b.Type {
+				case "text":
+					am.Content += b.Text
+				case "tool_use":
+					am.ToolCalls = append(am.ToolCalls, chat.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Input})
+					names[b.ID] = b.Name
+				default:
+					return nil, fmt.Errorf("messages[%d]: block type %q is not served", i, b.Type)
+				}
+			}
+			if am.Content == "(no content)" && len(am.ToolCalls) > 0 {
+				am.Content = ""
+			}
+			req.Messages = append(req.Messages, am)
+		default:
+			return nil, fmt.Errorf("messages[%d].role: unknown role %q", i, m.Role)
+		}
+	}
+	for _, t := range w.Tools {
+		req.Tools = append(req.Tools, chat.Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+	}
+	if oc := w.OutputConfig; oc != nil && oc.Format != nil && oc.Format.Type == "json_schema" {
+		req.ResponseFormat = &chat.ResponseFormat{Name: "answer", Schema: oc.Format.Schema}
+	}
+	return req, nil
+}
+
+// encodeAnthropicResponse writes an answer as a Messages API message.
+func encodeAnthropicResponse(r *chat.Response) []byte {
+	var content []map[string]any
+	text := r.Message.Content
+	if text == "" {
+		text = r.Message.Refusal
+	}
+	if text != "" || len(r.Message.ToolCalls) == 0 {
+		content = append(content, map[string]any{"type": "text", "text": text})
+	}
+	for _, tc := range r.Message.ToolCalls {
+		input := tc.Arguments
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		}
+		content = append(content, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": input})
+	}
+	stop := "end_turn"
+	switch {
+	case len(r.Message.ToolCalls) > 0:
+		stop = "tool_use"
+	case r.FinishReason == "length":
+		stop = "max_tokens"
+	case r.Message.Refusal != "":
+		stop = "refusal"
+	}
+	id := "msg_" + strings.TrimPrefix(r.Meta.RequestID, "sim-")
+	b, _ := json.Marshal(map[string]any{"id": id, "type": "message", "role": "assistant", "model": r.Meta.ModelID,
+		"content": content, "stop_reason": stop, "stop_sequence": nil,
+		"usage": map[string]int{"input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}})
+	return b
+}
+
+func writeAnthropicError(w http.ResponseWriter, status int, typ, msg string) {
+	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}, nil)
+}
+
+func contextBackground() context.Context { return context.Background() }
+
+// messages answers one Messages API request (POST /v1/messages).
+func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		writeAnthropicError(w, 400, "invalid_request_error", "could not read the request body")
+		return
+	}
+	seq, _, _, _ := s.draw()
+	entry := LogEntry{Seq: seq, Time: start.UTC()}
+	status, out := s.answer("anthropic", body, &entry)
+	entry.Status = status
+	entry.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	s.record(entry)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprintf("req_sim%08d", seq))
+	w.WriteHeader(status)
+	w.Write(out)
+}
+
+func (s *Server) createMessageBatch(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Requests []struct {
+			CustomID string          `json:"custom_id"`
+			Params   json.RawMessage `json:"params"`
+		} `json:"requests"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 256<<20)).Decode(&req); err != nil {
+		writeAnthropicError(w, 400, "invalid_request_error", "body is not a message batch request")
+		return
+	}
+	if len(req.Requests) == 0 || len(req.Requests) > 100_000 {
+		writeAnthropicError(w, 400, "invalid_request_error", fmt.Sprintf("a batch holds 1 to 100000 requests, got %d", len(req.Requests)))
+		return
+	}
+	ids := map[string]bool{}
+	var lines [][]byte
+	for i, q := range req.Requests {
+		if !validCustomID(q.CustomID) || ids[q.CustomID] {
+			writeAnthropicError(w, 400, "invalid_request_error", fmt.Sprintf("requests[%d].custom_id %q is invalid or repeated", i, q.CustomID))
+			return
+		}
+		ids[q.CustomID] = true
+		line, _ := json.Marshal(map[string]any{"custom_id": q.CustomID, "params": q.Params})
+		lines = append(lines, line)
+	}
+	sb := s.newBatch("anthropic", lines, nil)
+	writeJSON(w, 200, s.anthropicBatch(sb, r), nil)
+}
+
+// validCustomID is the Message Batches rule: 1 to 64 of letters, digits,
+// - and _.
+func validCustomID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) getMessageBatch(w http.ResponseWriter, r *http.Request) {
+	if sb := s.lookupBatch(w, r.PathValue("id"), "anthropic"); sb != nil {
+		s.advance(sb)
+		writeJSON(w, 200, s.anthropicBatch(sb, r), nil)
+	}
+}
+
+func (s *Server) cancelMessageBatch(w http.ResponseWriter, r *http.Request) {
+	if sb := s.lookupBatch(w, r.PathValue("id"), "anthropic"); sb != nil {
+		s.cancel(sb)
+		writeJSON(w, 200, s.anthropicBatch(sb, r), nil)
+	}
+}
+
+func (s *Server) messageBatchResults(w http.ResponseWriter, r *http.Request) {
+	sb := s.lookupBatch(w, r.PathValue("id"), "anthropic")
+	if sb == nil {
+		return
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.status != "ended" {
+		writeAnthropicError(w, 400, "invalid_request_error", "the batch has not ended")
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-jsonl")
+	w.Write(sb.results)
+}
+
+func (s *Server) anthropicBatch(sb *simBatch, r *http.Request) map[string]any {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	processing := 0
+	if sb.status == "in_progress" {
+		processing = len(sb.lines)
+	}
+	m := map[string]any{"id": sb.id, "type": "message_batch", "processing_status": sb.status,
+		"created_at": sb.created.UTC().Format(time.RFC3339), "expires_at": sb.created.Add(24 * time.Hour).UTC().Format(time.RFC3339),
+		"request_counts": map[string]int{"processing": processing, "succeeded": sb.completed, "errored": sb.failed,
+			"canceled": sb.cancelled, "expired": sb.expired},
+		"results_url": nil, "ended_at": nil, "cancel_initiated_at": nil, "archived_at": nil}
+	if sb.status == "ended" {
+		m["ended_at"] = sb.ended.UTC().Format(time.RFC3339)
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		prefix := ""
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			prefix = "/v1"
+		}
+		m["results_url"] = fmt.Sprintf("%s://%s%s/messages/batches/%s/results", scheme, r.Host, prefix, sb.id)
+	}
+	return m
+}

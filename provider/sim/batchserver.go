@@ -1,0 +1,520 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// BatchOptions set how the server's batch endpoints behave: OpenAI's Batch
+// API (files, batches, output and error files) and Anthropic's Message
+// Batches.
+type BatchOptions struct {
+	// Delay is how long a batch stays in progress after it is created.
+	Delay time.Duration `json:"delay"`
+	// ErrorRate is the share of a batch's requests that fail inside it
+	// (a 500 in the request's result), drawn per request.
+	ErrorRate float64 `json:"error_rate"`
+	// Expire lists batches, by the order they are created (1 is the first),
+	// that expire instead of completing: their first half of requests is
+	// answered, the rest ends as expired.
+	Expire []int `json:"expire,omitempty"`
+}
+
+// Validate reports every problem.
+func (o BatchOptions) Validate() []error {
+	var errs []error
+	if o.Delay < 0 {
+		errs = append(errs, fmt.Errorf("batch delay must not be negative"))
+	}
+	if o.ErrorRate < 0 || o.ErrorRate > 1 {
+		errs = append(errs, fmt.Errorf("batch error rate must be in [0, 1], got %v", o.ErrorRate))
+	}
+	for _, n := range o.Expire {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("batches to expire are counted from 1, got %d", n))
+		}
+	}
+	return errs
+}
+
+// batches is the server's batch state, in memory.
+type batches struct {
+	mu      sync.Mutex
+	files   map[string][]byte
+	batches map[string]*simBatch
+	order   []string
+	n       int
+	rng     *rand.Rand
+}
+
+// simBatch is one batch of either style.
+type simBatch struct {
+	mu        sync.Mutex
+	style     string // openai, anthropic
+	id        string
+	nth       int
+	created   time.Time
+	endpoint  string
+	input     string // input file (openai)
+	lines     [][]byte
+	metadata  map[string]string
+	status    string
+	ended     time.Time
+	output    string // file ids (openai)
+	errors    string
+	results   []byte // anthropic results, JSONL
+	completed int
+	failed    int
+	expired   int
+	cancelled int
+}
+
+func (s *Server) batchRoutes(mux *http.ServeMux) {
+	for _, pre := range []string{"/v1", ""} {
+		mux.HandleFunc("POST "+pre+"/files", s.uploadFile)
+		mux.HandleFunc("GET "+pre+"/files/{id}/content", s.fileContent)
+		mux.HandleFunc("POST "+pre+"/batches", s.createBatch)
+		mux.HandleFunc("GET "+pre+"/batches", s.listBatches)
+		mux.HandleFunc("GET "+pre+"/batches/{id}", s.getBatch)
+		mux.HandleFunc("POST "+pre+"/batches/{id}/cancel", s.cancelBatch)
+		mux.HandleFunc("POST "+pre+"/messages/batches", s.createMessageBatch)
+		mux.HandleFunc("GET "+pre+"/messages/batches/{id}", s.getMessageBatch)
+		mux.HandleFunc("GET "+pre+"/messages/batches/{id}/results", s.messageBatchResults)
+		mux.HandleFunc("POST "+pre+"/messages/batches/{id}/cancel", s.cancelMessageBatch)
+	}
+}
+
+func (s *Server) bt() *batches {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.batch == nil {
+		s.batch = &batches{files: map[string][]byte{}, batches: map[string]*simBatch{}, rng: rand.New(rand.NewPCG(s.o.Faults.Seed, 0xba7c4))}
+	}
+	return s.batch
+}
+
+// maxBatchFile bounds an uploaded file (the Batch API's 200 MB).
+const maxBatchFile = 200 << 20
+
+func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseMultipartForm(32 << 20); err != nil {
+		writeError(w, 400, "invalid_request_error", "expected a multipart form with file and purpose", nil)
+		return
+	}
+	if p := r.FormValue("purpose"); p != "batch" {
+		writeError(w, 400, "invalid_request_error", fmt.Sprintf("purpose must be batch, got %q", p), nil)
+		return
+	}
+	f, hdr, err := r.FormFile("file")
+	if err != nil {
+		writeError(w, 400, "invalid_request_error", "no file in the form", nil)
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxBatchFile+1))
+	if err != nil || len(data) > maxBatchFile {
+		writeError(w, 400, "invalid_request_error", "file over 200 MB", nil)
+		return
+	}
+	b := s.bt()
+	b.mu.Lock()
+	b.n++
+	id := fmt.Sprintf("file-sim%06d", b.n)
+	b.files[id] = data
+	b.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"id": id, "object": "file", "bytes": len(data), "created_at": time.Now().Unix(),
+		"filename": hdr.Filename, "purpose": "batch", "status": "processed"}, nil)
+}
+
+func (s *Server) fileContent(w http.ResponseWriter, r *http.Request) {
+	b := s.bt()
+	b.mu.Lock()
+	data, ok := b.files[r.PathValue("id")]
+	b.mu.Unlock()
+	if !ok {
+		writeError(w, 404, "not_found", "no such file", nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Write(data)
+}
+
+// newBatch registers a batch of request lines.
+func (s *Server) newBatch(style string, lines [][]byte, meta map[string]string) *simBatch {
+	b := s.bt()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.n++
+	nth := len(b.order) + 1
+	id := fmt.Sprintf("batch_sim%06d", b.n)
+	if style == "anthropic" {
+		id = fmt.Sprintf("msgbatch_sim%06d", b.n)
+	}
+	sb := &simBatch{style: style, id: id, nth: nth, created: time.Now(), lines: lines, metadata: meta, status: "in_progress"}
+	b.batches[id] = sb
+	b.order = append(b.order, id)
+	return sb
+}
+
+func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		InputFileID      string            `json:"input_file_id"`
+		Endpoint         string            `json:"endpoint"`
+		CompletionWindow string            `json:"completion_window"`
+		Metadata         map[string]string `json:"metadata"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+		writeError(w, 400, "invalid_request_error", "body is not a batch request", nil)
+		return
+	}
+	if req.Endpoint != "/v1/chat/completions" {
+		writeError(w, 400, "invalid_request_error", fmt.Sprintf("endpoint %q is not served; use /v1/chat/completions", req.Endpoint), nil)
+		return
+	}
+	if req.CompletionWindow != "24h" {
+		writeError(w, 400, "invalid_request_error", "completion_window must be 24h", nil)
+		return
+	}
+	b := s.bt()
+	b.mu.Lock()
+	data, ok := b.files[req.InputFileID]
+	b.mu.Unlock()
+	if !ok {
+		writeError(w, 400, "invalid_request_error", "no such input file", nil)
+		return
+	}
+	var lines [][]byte
+	ids := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxBatchFile)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var l struct {
+			CustomID string          `json:"custom_id"`
+			Method   string          `json:"method"`
+			URL      string          `json:"url"`
+			Body     json.RawMessage `json:"body"`
+		}
+		if err := json.Unmarshal(line, &l); err != nil || l.CustomID == "" || l.Method != "POST" || l.URL != req.Endpoint {
+			writeError(w, 400, "invalid_request_error", fmt.Sprintf("input file line %d is not a request line for %s", n, req.Endpoint), nil)
+			return
+		}
+		if ids[l.CustomID] {
+			writeError(w, 400, "invalid_request_error", fmt.Sprintf("input file line %d repeats custom_id %s", n, l.CustomID), nil)
+			return
+		}
+		ids[l.CustomID] = true
+		lines = append(lines, append([]byte(nil), line...))
+	}
+	if len(lines) == 0 || len(lines) > 50_000 {
+		writeError(w, 400, "invalid_request_error", fmt.Sprintf("a batch holds 1 to 50000 requests, got %d", len(lines)), nil)
+		return
+	}
+	sb := s.newBatch("openai", lines, req.Metadata)
+	sb.endpoint, sb.input = req.Endpoint, req.InputFileID
+	writeJSON(w, 200, s.openaiBatch(sb), nil)
+}
+
+func (s *Server) lookupBatch(w http.ResponseWriter, id, style string) *simBatch {
+	b := s.bt()
+	b.mu.Lock()
+	sb, ok := b.batches[id]
+	b.mu.Unlock()
+	if !ok || sb.style != style {
+		if style == "anthropic" {
+			writeAnthropicError(w, 404, "not_found_error", "no such message batch")
+		} else {
+			writeError(w, 404, "not_found", "no such batch", nil)
+		}
+		return nil
+	}
+	return sb
+}
+
+func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) {
+	if sb := s.lookupBatch(w, r.PathValue("id"), "openai"); sb != nil {
+		s.advance(sb)
+		writeJSON(w, 200, s.openaiBatch(sb), nil)
+	}
+}
+
+func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
+	if sb := s.lookupBatch(w, r.PathValue("id"), "openai"); sb != nil {
+		s.cancel(sb)
+		writeJSON(w, 200, s.openaiBatch(sb), nil)
+	}
+}
+
+func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) {
+	b := s.bt()
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit <= 0 || limit > 100 {
+		limit = 20
+	}
+	after := r.URL.Query().Get("after")
+	b.mu.Lock()
+	ids := append([]string(nil), b.order...)
+	b.mu.Unlock()
+	// Newest first, as the API lists them.
+	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
+	var data []any
+	started := after == ""
+	more := false
+	for _, id := range ids {
+		if !started {
+			started = id == after
+			continue
+		}
+		sb := s.bt().batches[id]
+		if sb.style != "openai" {
+			continue
+		}
+		if len(data) == limit {
+			more = true
+			break
+		}
+		data = append(data, s.openaiBatch(sb))
+	}
+	if data == nil {
+		data = []any{}
+	}
+	writeJSON(w, 200, map[string]any{"object": "list", "data": data, "has_more": more}, nil)
+}
+
+// advance ends a batch once its delay has passed: every request is
+// answered by the model it names, as the chat endpoint would, except the
+// drawn errors and, for a batch set to expire, the second half.
+func (s *Server) advance(sb *simBatch) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.status != "in_progress" || time.Since(sb.created) < s.o.Batch.Delay {
+		return
+	}
+	expire := false
+	for _, n := range s.o.Batch.Expire {
+		expire = expire || n == sb.nth
+	}
+	var out, errs bytes.Buffer
+	for i, line := range sb.lines {
+		if expire && i >= len(sb.lines)/2 {
+			sb.expired++
+			s.batchLine(sb, &out, &errs, line, "expired")
+			continue
+		}
+		b := s.bt()
+		b.mu.Lock()
+		fail := b.rng.Float64() < s.o.Batch.ErrorRate
+		b.mu.Unlock()
+		outcome := "answer"
+		if fail {
+			outcome = "error"
+		}
+		s.batchLine(sb, &out, &errs, line, outcome)
+	}
+	sb.status, sb.ended = "completed", time.Now()
+	if expire {
+		sb.status = "expired"
+	}
+	if sb.style == "anthropic" {
+		sb.status = "ended"
+		sb.results = out.Bytes()
+		return
+	}
+	b := s.bt()
+	b.mu.Lock()
+	if out.Len() > 0 {
+		b.n++
+		sb.output = fmt.Sprintf("file-sim%06d", b.n)
+		b.files[sb.output] = out.Bytes()
+	}
+	if errs.Len() > 0 {
+		b.n++
+		sb.errors = fmt.Sprintf("file-sim%06d", b.n)
+		b.files[sb.errors] = errs.Bytes()
+	}
+	b.mu.Unlock()
+}
+
+// cancel ends an open batch as cancelled, with no request answered.
+func (s *Server) cancel(sb *simBatch) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.status != "in_progress" {
+		return
+	}
+	var out, errs bytes.Buffer
+	for _, line := range sb.lines {
+		sb.cancelled++
+		s.batchLine(sb, &out, &errs, line, "cancelled")
+	}
+	sb.status, sb.ended = "cancelled", time.Now()
+	if sb.style == "anthropic" {
+		sb.status = "ended"
+		sb.results = out.Bytes()
+		return
+	}
+	b := s.bt()
+	b.mu.Lock()
+	b.n++
+	sb.errors = fmt.Sprintf("file-sim%06d", b.n)
+	b.files[sb.errors] = errs.Bytes()
+	b.mu.Unlock()
+}
+
+// batchLine answers one request line into the batch's results; every
+// request the model answers is in the server's request log, as a chat
+// request would be, with the fault "batch".
+func (s *Server) batchLine(sb *simBatch, out, errs *bytes.Buffer, line []byte, outcome string) {
+	var l struct {
+		CustomID string          `json:"custom_id"`
+		Body     json.RawMessage `json:"body"`   // openai
+		Params   json.RawMessage `json:"params"` // anthropic
+	}
+	json.Unmarshal(line, &l)
+	body := l.Body
+	if sb.style == "anthropic" {
+		body = l.Params
+	}
+	var status int
+	var resp []byte
+	var reqID string
+	if outcome == "answer" || outcome == "error" {
+		seq, _, _, _ := s.draw()
+		reqID = fmt.Sprintf("req_sim%08d", seq)
+		sum := sha256.Sum256(body)
+		entry := LogEntry{Seq: seq, Time: time.Now().UTC(), Fault: "batch", BodySHA: hex.EncodeToString(sum[:])}
+		if outcome == "error" {
+			status = 500
+			entry.Fault = "batch-error"
+		} else {
+			status, resp = s.answer(sb.style, body, &entry)
+		}
+		entry.Status = status
+		s.record(entry)
+	}
+	if sb.style == "anthropic" {
+		var res any
+		switch {
+		case outcome == "expired":
+			res = map[string]any{"type": "expired"}
+		case outcome == "cancelled":
+			res = map[string]any{"type": "canceled"}
+		case status == 200:
+			sb.completed++
+			res = map[string]any{"type": "succeeded", "message": json.RawMessage(resp)}
+		default:
+			sb.failed++
+			msg := "Internal server error (injected by budge sim serve)"
+			if status != 500 && len(resp) > 0 {
+				msg = string(resp)
+			}
+			res = map[string]any{"type": "errored", "error": map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": msg}}}
+		}
+		b, _ := json.Marshal(map[string]any{"custom_id": l.CustomID, "result": res})
+		out.Write(append(b, '\n'))
+		return
+	}
+	switch {
+	case outcome == "expired" || outcome == "cancelled":
+		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.CustomID, "custom_id": l.CustomID, "response": nil,
+			"error": map[string]any{"code": "batch_" + outcome, "message": "This request could not be executed before the batch " + outcome + "."}})
+		errs.Write(append(b, '\n'))
+	case status == 200:
+		sb.completed++
+		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.CustomID, "custom_id": l.CustomID,
+			"response": map[string]any{"status_code": 200, "request_id": reqID, "body": json.RawMessage(resp)}, "error": nil})
+		out.Write(append(b, '\n'))
+	default:
+		sb.failed++
+		eb := resp
+		if status == 500 {
+			eb, _ = json.Marshal(map[string]any{"error": map[string]any{"message": "The server had an error (injected by budge sim serve)", "type": "server_error", "code": "server_error"}})
+		}
+		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.CustomID, "custom_id": l.CustomID,
+			"response": map[string]any{"status_code": status, "request_id": reqID, "body": json.RawMessage(eb)}, "error": nil})
+		errs.Write(append(b, '\n'))
+	}
+}
+
+// answer asks the model a request of the batch's style and encodes its
+// answer the same way: the status and the body.
+func (s *Server) answer(style string, body []byte, entry *LogEntry) (int, []byte) {
+	req, werr := decodeRequest(body)
+	if style == "anthropic" {
+		req, werr = decodeAnthropicRequest(body)
+	}
+	errBody := func(status int, code, msg string) (int, []byte) {
+		if style == "anthropic" {
+			b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": code, "message": msg}})
+			return status, b
+		}
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": code, "code": code}})
+		return status, b
+	}
+	if werr != nil {
+		return errBody(400, "invalid_request_error", werr.Error())
+	}
+	entry.Model, entry.Seed, entry.Messages = req.Model, req.Settings.Seed, len(req.Messages)
+	p, err := s.model(req.Model)
+	if err != nil {
+		return errBody(404, "not_found_error", err.Error())
+	}
+	resp, err := p.Chat(contextBackground(), req)
+	if err != nil {
+		return errBody(500, "api_error", err.Error())
+	}
+	if style == "anthropic" {
+		return 200, encodeAnthropicResponse(resp)
+	}
+	return 200, encodeResponse(resp, time.Now())
+}
+
+func (s *Server) openaiBatch(sb *simBatch) map[string]any {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	m := map[string]any{"id": sb.id, "object": "batch", "endpoint": sb.endpoint, "input_file_id": sb.input,
+		"completion_window": "24h", "status": sb.status, "created_at": sb.created.Unix(),
+		"expires_at": sb.created.Add(24 * time.Hour).Unix(), "metadata": sb.metadata,
+		"request_counts": map[string]int{"total": len(sb.lines), "completed": sb.completed, "failed": sb.failed + sb.expired + sb.cancelled}}
+	if sb.output != "" {
+		m["output_file_id"] = sb.output
+	}
+	if sb.errors != "" {
+		m["error_file_id"] = sb.errors
+	}
+	switch sb.status {
+	case "completed":
+		m["completed_at"] = sb.ended.Unix()
+	case "expired":
+		m["expired_at"] = sb.ended.Unix()
+	case "cancelled":
+		m["cancelled_at"] = sb.ended.Unix()
+	}
+	return m
+}
+
+// BatchCounts says how many batches the server was sent, by style.
+func (s *Server) BatchCounts() map[string]int {
+	b := s.bt()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]int{}
+	for _, sb := range b.batches {
+		out[sb.style]++
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package study
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/batch"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study/stack"
+)
+
+// BatchInfo is a batch run's record in its manifest: the API and what
+// went through it (summed over the processes that ran it).
+type BatchInfo struct {
+	Style string `json:"style"`
+	// Price says which price the run's cost is at.
+	Price    string `json:"price"`
+	Waves    int    `json:"waves"`
+	Batches  int    `json:"batches"`
+	Requests int    `json:"requests"`
+	// Reattached counts batches an earlier process submitted that a
+	// resume collected instead of submitting again; Recovered the answers
+	// they held.
+	Reattached int `json:"reattached_batches,omitempty"`
+	Recovered  int `json:"recovered_answers,omitempty"`
+	// Results a batch gave twice, not at all, or for a request budge never
+	// sent.
+	Duplicates int `json:"duplicate_results,omitempty"`
+	Missing    int `json:"missing_results,omitempty"`
+	Unknown    int `json:"unknown_results,omitempty"`
+}
+
+// batchAPI is the batch API of a model's provider.
+func batchAPI(p provider.Provider) (batch.API, error) {
+	if b, ok := p.(interface{ BatchAPI() batch.API }); ok {
+		return b.BatchAPI(), nil
+	}
+	info := p.Info()
+	return nil, fmt.Errorf("%w: --batch: %s (%s) has no batch API budge speaks; batches go to openai:, openai-compatible: servers with the Batch API (budge sim serve has one) and anthropic:", ErrInvalid, info.Model, info.Name)
+}
+
+// batchStack is the stack option of a batch run of h, or nil for a run
+// that does not batch. notify, when set, is told of waves.
+func batchStack(st *store.Store, h *Header, p provider.Provider, notify func(batch.Event)) (*stack.Batch, error) {
+	if h.Net.Batch == nil {
+		return nil, nil
+	}
+	if st.Shared() {
+		return nil, fmt.Errorf("%w: --batch runs in one process: a shared store's workers cannot share a wave; use a local store", ErrInvalid)
+	}
+	api, err := batchAPI(p)
+	if err != nil {
+		return nil, err
+	}
+	h.Net.Batch.Style = api.Style()
+	return &stack.Batch{RunID: h.RunID, API: api, Ledger: batchLedger{st, h.RunID}, Notify: notify}, nil
+}
+
+// batchLedger keeps a run's batches in the store.
+type batchLedger struct {
+	st    *store.Store
+	runID string
+}
+
+func (l batchLedger) Batches(ctx context.Context) ([]batch.Record, error) {
+	rows, err := l.st.Batches(ctx, l.runID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]batch.Record, len(rows))
+	for i, r := range rows {
+		if err := json.Unmarshal(r.Record, &out[i]); err != nil {
+			return nil, fmt.Errorf("run %s: stored batch %s: %w", l.runID, r.Token, err)
+		}
+	}
+	return out, nil
+}
+
+func (l batchLedger) PutBatch(ctx context.Context, r batch.Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return l.st.PutBatch(ctx, l.runID, store.BatchRow{Token: r.Token, Wave: r.Wave, State: r.State, Record: b})
+}
+
+// recordBatch puts a batch run's waves, batches and requests in the
+// manifest, counted from the batches stored (so those of killed processes
+// count too), with what this process's batcher saw added to the counts of
+// earlier processes.
+func recordBatch(ctx context.Context, st *store.Store, n *NetInfo, runID string, s *stack.Stack) error {
+	if s.Batch == nil || n.Batch == nil {
+		return nil
+	}
+	recs, err := batchLedger{st, runID}.Batches(ctx)
+	if err != nil {
+		return err
+	}
+	b := n.Batch
+	b.Waves, b.Batches, b.Requests = 0, 0, 0
+	for _, r := range recs {
+		if r.State == batch.Lost {
+			continue
+		}
+		b.Waves = max(b.Waves, r.Wave)
+		b.Batches++
+		b.Requests += len(r.Requests)
+	}
+	ps := s.Batch.Stats()
+	b.Reattached += ps.Reattached
+	b.Recovered += ps.Recovered
+	b.Duplicates += ps.Duplicates
+	b.Missing += ps.Missing
+	b.Unknown += ps.Unknown
+	return nil
+}
