@@ -247,3 +247,57 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Ctrl-C twice during a wave stops the run now: its open batch is
+// cancelled at the provider and stored as cancelled, the run is marked
+// interrupted, and a resume sends the cancelled requests again in new
+// batches and completes the run with the sessions of the same seed.
+func TestBatchInterruptCancelsOpenBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	srv, hs := batchServer(t, sim.BatchOptions{Delay: 2 * time.Second}, nil)
+	dir := t.TempDir()
+	model := batchModel(t, "openai", hs.URL)
+	cmd, id := startChild(t, append([]string{"run", "--dir", dir, "--seed", "19", "--batch", "--quiet"}, model...)...)
+	waitFor(t, func() bool { return srv.BatchCounts()["openai"] >= 1 })
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(50 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != ExitIncomplete {
+		t.Fatalf("interrupted batch run: exit %d (%v), want %d", code, err, ExitIncomplete)
+	}
+	if got := srv.BatchStates(); got["cancelled"] != 1 || got["in_progress"] != 0 {
+		t.Fatalf("batches at the server after the interrupt: %v, want the one open batch cancelled", got)
+	}
+	st := storetest.OpenDir(t, dir)
+	rows, err := st.Batches(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].State != "cancelled" {
+		t.Fatalf("stored batches: %+v, want one, cancelled", rows)
+	}
+	res, err := study.LoadPressure(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Run.Status != store.RunInterrupted {
+		t.Fatalf("run status %s, want interrupted", res.Run.Status)
+	}
+
+	code, out, errs := budge(t, "run", "--dir", dir, "--resume", id)
+	if code != ExitOK {
+		t.Fatalf("resume: exit %d\n%s%s", code, out, errs)
+	}
+	if n := srv.BatchStates()["cancelled"]; n != 1 {
+		t.Errorf("%d cancelled batches after the resume, want 1", n)
+	}
+	refDir := t.TempDir()
+	code, out, errs = budge(t, append([]string{"run", "--dir", refDir, "--seed", "19", "--quiet"}, model...)...)
+	if code != ExitOK {
+		t.Fatalf("direct: exit %d\n%s%s", code, out, errs)
+	}
+	sameTranscripts(t, storetest.OpenDir(t, dir), id, storetest.OpenDir(t, refDir), runLine.FindStringSubmatch(out)[1])
+}

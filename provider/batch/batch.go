@@ -537,6 +537,7 @@ func (b *Batcher) submit(ctx context.Context, token string, reqs []Request) (str
 func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call) (int, error) {
 	wait := b.c.Poll
 	var st Status
+	last := ""
 	for {
 		var err error
 		st, err = b.c.API.Status(ctx, r.ID)
@@ -545,7 +546,11 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 			if st.Ended {
 				break
 			}
-			b.note(Event{Wave: r.Wave, Counts: st.Counts, Note: "batch " + r.ID + " " + st.State})
+			// A poll that changes nothing prints nothing.
+			if now := fmt.Sprint(st.State, st.Counts); now != last {
+				last = now
+				b.note(Event{Wave: r.Wave, Counts: st.Counts, Note: "batch " + r.ID + " " + st.State})
+			}
 		} else if pe := provider.Classify(ctx, err); !pe.Kind.Infrastructure() {
 			return 0, err
 		}

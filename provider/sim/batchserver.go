@@ -518,3 +518,27 @@ func (s *Server) BatchCounts() map[string]int {
 	}
 	return out
 }
+
+// BatchStates says how many of the server's batches are in each state
+// ("in_progress", "completed", "expired", "ended" for a Message Batch,
+// and "cancelled" for a batch of either style cancelled while open).
+func (s *Server) BatchStates() map[string]int {
+	b := s.bt()
+	b.mu.Lock()
+	all := make([]*simBatch, 0, len(b.batches))
+	for _, sb := range b.batches {
+		all = append(all, sb)
+	}
+	b.mu.Unlock()
+	out := map[string]int{}
+	for _, sb := range all {
+		sb.mu.Lock()
+		if sb.cancelled > 0 {
+			out["cancelled"]++
+		} else {
+			out[sb.status]++
+		}
+		sb.mu.Unlock()
+	}
+	return out
+}
