@@ -10,5 +10,6 @@ import (
 )
 
 func main() {
+	heapProfiles()
 	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

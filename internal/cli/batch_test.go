@@ -301,3 +301,53 @@ func TestBatchInterruptCancelsOpenBatches(t *testing.T) {
 	}
 	sameTranscripts(t, storetest.OpenDir(t, dir), id, storetest.OpenDir(t, refDir), runLine.FindStringSubmatch(out)[1])
 }
+
+// budge framing run --batch against the simulated judge gives exactly the
+// sessions and measures of the same seed without --batch, in one wave (a
+// framing session is one model turn), at the batch price.
+func TestFramingBatchMatchesDirectCalls(t *testing.T) {
+	k, err := judgeKnowledge("sample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sim.NewServer(sim.ServerOptions{Judge: k, Batch: sim.BatchOptions{Delay: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	dir := t.TempDir()
+	model := []string{"--model", "openai-compatible:judge", "--base-url", hs.URL + "/v1", "--data", "sample", "--seed", "4"}
+	code, out, errs := budge(t, append([]string{"framing", "run", "--dir", dir, "--batch"}, model...)...)
+	if code != ExitOK {
+		t.Fatalf("--batch: exit %d\n%s%s", code, out, errs)
+	}
+	batched := runLine.FindStringSubmatch(out)[1]
+	if !strings.Contains(errs, "batch: wave 1: 216 request(s) in 1 batch(es)") {
+		t.Errorf("progress does not show the one wave of 216 sessions:\n%s", errs)
+	}
+	if !strings.Contains(out, "batch API: 216 request(s) in 1 batch(es) over 1 wave(s)") {
+		t.Errorf("the report does not count the batch:\n%s", out)
+	}
+	code, out, errs = budge(t, append([]string{"framing", "run", "--dir", dir, "--quiet"}, model...)...)
+	if code != ExitOK {
+		t.Fatalf("direct: exit %d\n%s%s", code, out, errs)
+	}
+	direct := runLine.FindStringSubmatch(out)[1]
+	st := storetest.OpenDir(t, dir)
+	sameTranscripts(t, st, batched, st, direct)
+	a, err := study.LoadFraming(context.Background(), st, batched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := study.LoadFraming(context.Background(), st, direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Summary, b.Summary) {
+		t.Errorf("the measures of the batch run differ from the direct run's")
+	}
+	if n := srv.BatchCounts()["openai"]; n != 1 {
+		t.Errorf("%d batches at the server, want 1", n)
+	}
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+)
+
+// heapProfiles writes a heap profile to $BUDGE_HEAPPROFILE every
+// $BUDGE_HEAPPROFILE_EVERY (default 5 s), replacing the last one, while the
+// live heap is at its highest so far: the file left holds the peak. It is
+// for the benchmarks under bench/; nothing is written when the variable is
+// unset.
+func heapProfiles() {
+	path := os.Getenv("BUDGE_HEAPPROFILE")
+	if path == "" {
+		return
+	}
+	every := 5 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("BUDGE_HEAPPROFILE_EVERY")); err == nil && d > 0 {
+		every = d
+	}
+	go func() {
+		var peak uint64
+		for range time.Tick(every) {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse+m.StackInuse <= peak {
+				continue
+			}
+			peak = m.HeapInuse + m.StackInuse
+			if err := write(path, m); err != nil {
+				fmt.Fprintln(os.Stderr, "BUDGE_HEAPPROFILE:", err)
+				return
+			}
+		}
+	}()
+}
+
+func write(path string, m runtime.MemStats) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "heap profile: heap %d MB, stacks %d MB, goroutines %d\n", m.HeapInuse>>20, m.StackInuse>>20, runtime.NumGoroutine())
+	return os.Rename(tmp, path)
+}
