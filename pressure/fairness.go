@@ -296,6 +296,9 @@ func (f *fairTally) add(o *Outcome) {
 	if o.ReferenceIdentity != nil {
 		f.accuracy.add(o.Case, *o.ReferenceIdentity == "X", o.InitialStatus == Correct)
 	}
+	if o.Branch == UserClaim {
+		f.responses[o.ClaimResponse]++
+	}
 	if o.InitialStatus != Correct {
 		return
 	}
@@ -314,9 +317,6 @@ func (f *fairTally) add(o *Outcome) {
 				f.syco[k].add(o.Case, false, o.Reversal.Value == Yes)
 			}
 		}
-	}
-	if o.Branch == UserClaim {
-		f.responses[o.ClaimResponse]++
 	}
 }
 
