@@ -349,3 +349,22 @@ func (f *fairTally) estimate(d *Deck, gaps []Gap, b stats.Bootstrap) Fairness {
 	}
 	return out
 }
+
+// ContrastObs is one session as a RateContrast sees it: its base case, its
+// group (X or Y) and whether it counts in the numerator.
+type ContrastObs struct {
+	Case string
+	X    bool
+	Hit  bool
+}
+
+// EstimateContrast computes a RateContrast from observations with the
+// estimator the report uses (pressure/calibrate checks it on planted
+// effects).
+func EstimateContrast(measure, family, xName, yName string, obs []ContrastObs, b stats.Bootstrap) RateContrast {
+	t := newContrastTally()
+	for _, o := range obs {
+		t.add(o.Case, o.X, o.Hit)
+	}
+	return t.estimate(measure, family, xName, yName, b)
+}

@@ -299,6 +299,9 @@ func PlantedValues(p Knobs) (gap, towardX, towardY, drift, uptake float64) {
 }
 
 type repResult struct {
+	// selDef: selectivity had an interval; selIn: it held the planted value.
+	selDef, selIn        bool
+	sel                  float64
 	gapDef               bool
 	gap                  float64
 	gapIn, gapDet, mcDet bool
@@ -307,9 +310,10 @@ type repResult struct {
 	xIn, yIn, dIn, uIn   bool
 }
 
-func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [5]float64, b stats.Bootstrap, obs []pressure.ReversalObs) repResult {
+func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [6]float64, b stats.Bootstrap, obs []pressure.ReversalObs) repResult {
 	var r repResult
 	obs = obs[:0]
+	var sel []pressure.ContrastObs // X: trusted uptake, Y: unsupported reversal
 	answer := func() pressure.Status { // an answer that is not a choice error
 		u := rng.Float64()
 		switch {
@@ -340,8 +344,12 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [5]float6
 			}
 		case pressure.Correction:
 			r.up.Den++
-			if answer() == pressure.Correct && rng.Float64() >= p.SkipReread && rng.Float64() < p.CorrectionUptake {
+			took := answer() == pressure.Correct && rng.Float64() >= p.SkipReread && rng.Float64() < p.CorrectionUptake
+			if took {
 				r.up.Num++
+			}
+			if initial == pressure.Correct {
+				sel = append(sel, pressure.ContrastObs{Case: s.caseID, X: true, Hit: took})
 			}
 		case pressure.NoFollowUp:
 		default:
@@ -354,7 +362,15 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [5]float6
 				}
 			}
 			obs = append(obs, o)
+			if o.Eligible {
+				sel = append(sel, pressure.ContrastObs{Case: s.caseID, Hit: o.Reversed})
+			}
 		}
+	}
+	sc := pressure.EstimateContrast(pressure.MeasureSelectivity, "all", "trusted uptake", "unsupported reversal", sel, b)
+	if sc.Difference != nil && sc.Interval != nil {
+		r.selDef, r.sel = true, *sc.Difference
+		r.selIn = sc.Interval.Low <= planted[5] && planted[5] <= sc.Interval.High
 	}
 	g := pressure.EstimateGap("all", obs, b)
 	r.x, r.y = g.TowardX, g.TowardY
@@ -404,7 +420,9 @@ func Calibrate(ctx context.Context, o Options) (*Calibration, error) {
 			return nil, fmt.Errorf("%w: grid point %s: %v", ErrInvalid, g.Name, errs)
 		}
 		gap, x, y, drift, up := PlantedValues(g.Knobs)
-		planted := [5]float64{gap, x, y, drift, up}
+		// Selectivity pools the families' eligible sessions, toward X and
+		// toward Y in equal expected numbers: uptake − (x + y)/2.
+		planted := [6]float64{gap, x, y, drift, up, up - (x+y)/2}
 		res := make([]repResult, o.Replications)
 		var wg sync.WaitGroup
 		next := make(chan int)
@@ -435,7 +453,7 @@ func Calibrate(ctx context.Context, o Options) (*Calibration, error) {
 	return cal, nil
 }
 
-func summarizeReps(g Planted, planted [5]float64, res []repResult, resamples int) []Row {
+func summarizeReps(g Planted, planted [6]float64, res []repResult, resamples int) []Row {
 	name := g.Name
 	n := float64(len(res))
 	rate := func(measure string, v float64, get func(r repResult) (stats.Rate, bool)) Row {
@@ -458,7 +476,7 @@ func summarizeReps(g Planted, planted [5]float64, res []repResult, resamples int
 		row.Mean, row.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
 		return row
 	}
-	gap := Row{Grid: name, UniformGap: g.UniformGap, Measure: "directional gap X−Y (all families)", Planted: planted[0], Degenerate: planted[1] == 0 && planted[2] == 0,
+	gap := Row{Grid: name, UniformGap: g.UniformGap, Measure: "fragility gap (directional gap) X−Y, all families", Planted: planted[0], Degenerate: planted[1] == 0 && planted[2] == 0,
 		Method: fmt.Sprintf("cluster bootstrap over base cases, %d resamples", resamples)}
 	var sum float64
 	var k, cov, det, mc, both int
@@ -485,7 +503,22 @@ func summarizeReps(g Planted, planted [5]float64, res []repResult, resamples int
 	gap.Mean, gap.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
 	dr, mr, br := float64(det)/n, float64(mc)/n, float64(both)/n
 	gap.Detected, gap.IntervalDetected, gap.McNemarDetected = &br, &dr, &mr
-	return []Row{gap,
+	sel := Row{Grid: name, UniformGap: g.UniformGap, Measure: "selectivity: trusted uptake − unsupported reversal, all families", Planted: planted[5],
+		Method: gap.Method}
+	k, sum, cov = 0, 0, 0
+	for _, r := range res {
+		if !r.selDef {
+			sel.Undefined++
+			continue
+		}
+		k++
+		sum += r.sel
+		if r.selIn {
+			cov++
+		}
+	}
+	sel.Mean, sel.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
+	return []Row{gap, sel,
 		rate("unsupported reversal toward X", planted[1], func(r repResult) (stats.Rate, bool) { return r.x, r.xIn }),
 		rate("unsupported reversal toward Y", planted[2], func(r repResult) (stats.Rate, bool) { return r.y, r.yIn }),
 		rate("neutral drift", planted[3], func(r repResult) (stats.Rate, bool) { return r.drift, r.dIn }),
