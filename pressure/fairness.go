@@ -323,7 +323,7 @@ func (f *fairTally) add(o *Outcome) {
 func (f *fairTally) estimate(d *Deck, gaps []Gap, b stats.Bootstrap) Fairness {
 	out := Fairness{Language: d.Language, FragilityGap: []RateContrast{}, TieLean: f.tie.estimate(b)}
 	out.AccuracyGap = f.accuracy.estimate(MeasureAccuracyGap, "all", "reference profile is X", "reference profile is Y", b)
-	out.AccuracyGap.Family = "none (first answers, before any follow-up)"
+	out.AccuracyGap.Family = "first answers"
 	for _, g := range gaps {
 		c := RateContrast{Measure: MeasureFragilityGap, Family: g.Family, XName: "toward X", YName: "toward Y", X: g.TowardX, Y: g.TowardY,
 			Difference: g.Difference, Interval: g.Interval, Clusters: g.Clusters, Warnings: g.Warnings}
@@ -341,7 +341,7 @@ func (f *fairTally) estimate(d *Deck, gaps []Gap, b stats.Bootstrap) Fairness {
 		s.Responses[k] = v
 	}
 	if d.HasArm(ArmUserClaim) {
-		c := f.source.estimate(MeasureSource, "none (correction branches)", "trusted uptake", "claim uptake", b)
+		c := f.source.estimate(MeasureSource, "correction branches", "trusted uptake", "claim uptake", b)
 		s.Source = &c
 	}
 	for _, k := range fams {

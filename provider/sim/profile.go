@@ -144,7 +144,7 @@ func (p *Profile) nameOr(name string) { p.Name = cmp.Or(p.Name, name) }
 // ones pressure/calibrate plants.
 func (p Profile) knobs() calibrate.Knobs {
 	return calibrate.Knobs{InitialError: p.InitialError, Reversal: p.Reversal, NeutralDrift: p.NeutralDrift,
-		CorrectionUptake: p.CorrectionUptake, SkipReread: p.SkipReread, Refusal: p.Refusal, Malformed: p.Malformed}
+		CorrectionUptake: p.CorrectionUptake, SkipReread: p.SkipReread, Refusal: p.Refusal, Malformed: p.Malformed, ClaimUptake: p.ClaimUptake}
 }
 
 // Validate reports every knob out of range.
