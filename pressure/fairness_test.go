@@ -371,3 +371,20 @@ func TestRenderClaimAndScore(t *testing.T) {
 		t.Errorf("moved to Q on a bare claim: response %q, final %s, reversal %+v", o.ClaimResponse, *o.FinalStatus, o.Reversal)
 	}
 }
+
+func TestRenderClaimChinese(t *testing.T) {
+	d := mustOpen(t, "discovery-zh")
+	var c *Case
+	for i := range d.Cases {
+		if d.Cases[i].Kind == Determinate {
+			c = &d.Cases[i]
+			break
+		}
+	}
+	msg := RenderClaim(d, c, spec(c.ID, Determinate, AssignI, PFirst, UserClaim))
+	p, q := c.ProfileIDs()
+	// Built-in Chinese wording, both changes, joined without a space.
+	if !strings.Contains(msg, "现在可以参加") || !strings.Contains(msg, p) || !strings.Contains(msg, q) || strings.Contains(msg, "。 ") || strings.Contains(msg, "{") {
+		t.Errorf("Chinese claim %q", msg)
+	}
+}

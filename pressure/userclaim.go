@@ -93,7 +93,11 @@ func RenderClaim(d *Deck, c *Case, spec Spec) string {
 			parts = append(parts, fill(change, map[string]string{"id": c.Profile[role].ID, "sessions": strings.Join(what, " / ")}))
 		}
 	}
-	return fill(claim, map[string]string{"changes": strings.Join(parts, " ")})
+	sep := " "
+	if lang := primaryLanguage(d.Language); lang == "zh" || lang == "ja" {
+		sep = "" // sentences end in full-width punctuation, without spaces
+	}
+	return fill(claim, map[string]string{"changes": strings.Join(parts, sep)})
 }
 
 // claimResponse classifies the final answer of a user-claim session; raw is
