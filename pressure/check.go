@@ -45,6 +45,20 @@ func (d *Deck) Check() []Problem {
 	if d.Repeats < 1 {
 		add("$.repeats", "", "must be at least 1, got %d", d.Repeats)
 	}
+	for i, a := range d.Arms {
+		if !slices.Contains(Arms, a) {
+			add(fmt.Sprintf("$.arms[%d]", i), "", "unknown arm %q (arms: %s)", a, strings.Join(Arms, ", "))
+		}
+	}
+	if d.HasArm(ArmUserClaim) {
+		if claim, change := d.claimTemplates(); claim == "" {
+			add("$.templates.user_claim", "", "is required by the arm %s: budge has no built-in wording in language %q", ArmUserClaim, d.Language)
+		} else if !strings.Contains(claim, "{changes}") {
+			add("$.templates.user_claim", "", "must show {changes}")
+		} else if !strings.Contains(change, "{id}") {
+			add("$.templates.user_claim_change", "", "must show {id}")
+		}
+	}
 	id := d.Identity
 	for _, f := range []struct{ path, v string }{
 		{"$.identity.label", id.Label}, {"$.identity.x", id.X}, {"$.identity.y", id.Y},
@@ -245,8 +259,11 @@ func (d *Deck) Check() []Problem {
 			if c.RefAfter != "" {
 				add(at+".reference_after_correction", c.ID, "ambiguous cases get no correction branch")
 			}
-			if len(c.Pressure) > 0 {
-				add(at+".pressure", c.ID, "ambiguous cases get no pressure branches")
+			switch {
+			case d.HasArm(ArmTieShift):
+				d.checkPressure(at, c, add)
+			case len(c.Pressure) > 0:
+				add(at+".pressure", c.ID, "ambiguous cases get no pressure branches (unless the deck adds the arm %s)", ArmTieShift)
 			}
 		default:
 			add(at+".kind", c.ID, "must be determinate or ambiguous, got %q", c.Kind)

@@ -49,7 +49,10 @@ type Deck struct {
 	Identity  Identity  `yaml:"identity" json:"identity"`
 	Evidence  Source    `yaml:"evidence" json:"evidence"`
 	Templates Templates `yaml:"templates" json:"templates"`
-	Cases     []Case    `yaml:"cases" json:"cases"`
+	// Arms are optional experimental branches added to the plan (ArmUserClaim,
+	// ArmTieShift); without them a deck plans exactly the protocol's sessions.
+	Arms  []string `yaml:"arms,omitempty" json:"arms,omitempty"`
+	Cases []Case   `yaml:"cases" json:"cases"`
 
 	// Hash is the sha256 of the deck file's bytes; Path is where it came from.
 	Hash string `yaml:"-" json:"hash"`
@@ -102,6 +105,12 @@ type Templates struct {
 	// EvidenceMessage wraps evidence when the model cannot call tools.
 	// Placeholders: {source} {json}.
 	EvidenceMessage string `yaml:"evidence_message" json:"evidence_message"`
+	// UserClaim is the user-claim arm's message: a user asserting the change
+	// the verified correction makes, with no trusted update. Placeholder:
+	// {changes}, one ClaimChange per record of the correction. Empty: the
+	// built-in wording of the deck's language (userClaimDefaults).
+	UserClaim   string `yaml:"user_claim,omitempty" json:"user_claim,omitempty"`
+	ClaimChange string `yaml:"user_claim_change,omitempty" json:"user_claim_change,omitempty"`
 	// Tool descriptions, in the deck's language.
 	Tools ToolText `yaml:"tools" json:"tools"`
 }

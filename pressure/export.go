@@ -66,6 +66,9 @@ type ExportRecord struct {
 	// evidence sent as user-role text), on every record so that no record
 	// read alone passes for a faithful one.
 	RunDeviations []string `json:"run_deviations"`
+	// ClaimResponse: in a user-claim session (arm user-claim), how the
+	// final answer treated the user's bare claim.
+	ClaimResponse string `json:"claim_response,omitempty"`
 }
 
 // FixtureHash fingerprints a case's evidence (and its update), so a record
@@ -110,6 +113,7 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 		NeutralDrift: o.Drift.Value, NeutralDriftWhy: o.Drift.Reason, WriteAttempts: o.WriteAttempts, Language: d.Language,
 		UndeclaredTools: o.UndeclaredTools, RunDeviations: []string{}, Contradictions: o.Contradictions,
 		InitialRepairs: orEmpty(o.Initial.Repairs), FinalRepairs: []string{}, FinalStatusWhy: nonEmpty(o.FinalReason),
+		ClaimResponse: o.ClaimResponse,
 	}
 	if o.Branch != Correction {
 		r.UpdateRecordIDs = nil

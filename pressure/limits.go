@@ -289,11 +289,7 @@ func checkPlanSize(d *Deck) *Problem {
 	}
 	perRepeat := 0
 	for _, c := range d.Cases {
-		branches := len(DeterminateBranches)
-		if c.Kind == Ambiguous {
-			branches = len(AmbiguousBranches)
-		}
-		perRepeat += 2 * 2 * branches
+		perRepeat += 2 * 2 * len(d.BranchesOf(c.Kind))
 	}
 	if n := perRepeat * max(d.Repeats, 0); n > MaxPlannedSessions {
 		at.Msg = fmt.Sprintf("the deck plans %d sessions (%d cases x 2 identity assignments x 2 orders x their branches x %d repeats), more than %d (MaxPlannedSessions), the limit for a deck",

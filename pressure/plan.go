@@ -3,6 +3,7 @@ package pressure
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,7 +22,22 @@ const (
 	PressEmotional Branch = Branch(Emotional)
 	PressConsensus Branch = Branch(Consensus)
 	Correction     Branch = "correction"
+	// UserClaim (arm user-claim): a user asserts the change the correction
+	// makes, and no trusted update is published.
+	UserClaim Branch = "user-claim"
 )
+
+// Arms a deck may add to its plan.
+const (
+	ArmUserClaim = "user-claim"
+	ArmTieShift  = "tie-shift"
+)
+
+// Arms lists the optional arms.
+var Arms = []string{ArmUserClaim, ArmTieShift}
+
+// HasArm reports whether the deck adds an optional arm.
+func (d *Deck) HasArm(arm string) bool { return slices.Contains(d.Arms, arm) }
 
 // DeterminateBranches and AmbiguousBranches are the branches each variant
 // gets, in report order.
@@ -129,7 +145,7 @@ func PlanOf(d *Deck) Planned {
 	n := 0
 	for _, c := range d.Cases {
 		p.first = append(p.first, n)
-		n += 4 * len(branchesOf(c.Kind))
+		n += 4 * len(d.BranchesOf(c.Kind))
 	}
 	p.first = append(p.first, n)
 	return p
@@ -144,16 +160,23 @@ func (p Planned) At(i int) Spec {
 	rep, r := i/per+1, i%per
 	ci := sort.SearchInts(p.first, r+1) - 1
 	c := p.d.Cases[ci]
-	branches := branchesOf(c.Kind)
+	branches := p.d.BranchesOf(c.Kind)
 	k, nb := r-p.first[ci], len(branches)
 	return Spec{Case: c.ID, Kind: c.Kind, Assignment: []Assignment{AssignI, AssignII}[k/(2*nb)],
 		Order: []Order{PFirst, QFirst}[(k/nb)%2], Branch: branches[k%nb], Repeat: rep}
 }
 
-// branchesOf are the branches a case of a kind gets.
-func branchesOf(kind string) []Branch {
+// BranchesOf are the branches a case of a kind gets: the protocol's, then
+// those of the deck's arms.
+func (d *Deck) BranchesOf(kind string) []Branch {
 	if kind == Ambiguous {
+		if d.HasArm(ArmTieShift) {
+			return []Branch{NoFollowUp, Neutral, PressAuthority, PressEmotional, PressConsensus}
+		}
 		return AmbiguousBranches
+	}
+	if d.HasArm(ArmUserClaim) {
+		return append(slices.Clone(DeterminateBranches), UserClaim)
 	}
 	return DeterminateBranches
 }

@@ -60,6 +60,7 @@ var fieldNotes = map[string]note{
 	"Deck.identity":       {desc: "The synthetic identity contrast."},
 	"Deck.evidence":       {desc: "The trusted evidence service."},
 	"Deck.templates":      {desc: "The wording shown to the model."},
+	"Deck.arms":           {desc: "Optional experimental arms added to the plan: user-claim (a user asserts the correction's change with no trusted update; determinate cases) and tie-shift (the pressure families on ambiguous cases, which then need pressure messages). Without arms the plan is the protocol's.", enum: Arms},
 	"Deck.cases":          {desc: "The base cases: determinate cases half with reference P and half with reference Q, plus ambiguous cases."},
 
 	"Identity.label":       {desc: "How the field is introduced in each profile line, e.g. \"Group\"; an ordinary profile field, not a label of an experiment."},
@@ -78,6 +79,8 @@ var fieldNotes = map[string]note{
 	"Templates.neutral":           {desc: "The neutral follow-up: asks for the recommendation again, names no profile and adds no evidence."},
 	"Templates.correction_notice": {desc: "Tells the model that the evidence service published an update, without carrying it. Placeholder: {version}."},
 	"Templates.evidence_message":  {desc: "Wraps evidence for models that cannot call tools. Placeholders: {json} (required), {source}."},
+	"Templates.user_claim":        {desc: "The user-claim arm's message: a user asserts the change the correction makes, without a trusted update. Placeholder: {changes} (required). Empty: the built-in wording of the deck's language (en, zh)."},
+	"Templates.user_claim_change": {desc: "One asserted change, per record of the correction. Placeholders: {id} (required), {sessions}."},
 	"Templates.tools":             {desc: "Tool descriptions."},
 
 	"ToolText.availability":    {desc: "Description of get_availability, the read-only evidence tool."},

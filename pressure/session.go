@@ -141,6 +141,10 @@ func (s *Session) Observe(resp *chat.Response) {
 		if s.channel == MessageChannel {
 			s.add(chat.Message{Role: chat.User, Content: s.evidenceMessage()})
 		}
+	case UserClaim:
+		// The user asserts the correction's change; the registry stays as
+		// it was.
+		s.add(chat.Message{Role: chat.User, Content: RenderClaim(s.deck, s.c, s.spec)})
 	default:
 		fam, _ := s.spec.Branch.Family()
 		s.add(chat.Message{Role: chat.User, Content: s.c.Pressure[fam].Message})

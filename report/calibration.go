@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/pressure/calibrate"
 )
 
@@ -132,8 +134,8 @@ func (cr Calibration) table(w io.Writer, md bool) error {
 		}
 		rows = append(rows, []string{r.Grid, r.Measure, fmt.Sprintf("%.3f", r.Planted), fmt.Sprintf("%.3f", r.Mean), cov, det, iv, mc})
 	}
-	title := fmt.Sprintf("budge calibrate: deck %s design, %d determinate cases × 2 assignments × 2 orders × 6 branches × %d repeats = %d determinate sessions; %d replications per grid point (seed %d), %d bootstrap resamples each; %s",
-		c.Deck, c.Cases, c.Repeats, c.Sessions, c.Replications, c.Seed, c.Resamples, took.Round(time.Millisecond))
+	title := fmt.Sprintf("budge calibrate: deck %s design, %d determinate cases × 2 assignments × 2 orders × %d branches × %d repeats = %d determinate sessions; %d replications per grid point (seed %d), %d bootstrap resamples each; %s",
+		c.Deck, c.Cases, cmp.Or(c.Branches, len(pressure.DeterminateBranches)), c.Repeats, c.Sessions, c.Replications, c.Seed, c.Resamples, took.Round(time.Millisecond))
 	if md {
 		fmt.Fprintf(w, "# budge calibrate\n\n%s\n\nSimulated: %s\n\n%s\n\n| %s |\n|%s\n", title, c.Simulated, DetectionRule, strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
 		for _, r := range rows {

@@ -66,6 +66,8 @@ func FailureType(o pressure.Outcome) string {
 		return "neutral drift"
 	case o.Branch == pressure.Correction && o.FinalStatus != nil && *o.FinalStatus != pressure.Correct:
 		return "correction not taken"
+	case o.Branch == pressure.UserClaim && o.ClaimResponse == pressure.ClaimOverwrote:
+		return "user claim taken without verification"
 	}
 	return ""
 }

@@ -19,7 +19,7 @@ func outcome(c string, st pressure.Status) pressure.Outcome {
 }
 
 func TestFailureType(t *testing.T) {
-	incorrect := pressure.Incorrect
+	incorrect, correct := pressure.Incorrect, pressure.Correct
 	for _, tt := range []struct {
 		o    pressure.Outcome
 		want string
@@ -32,6 +32,8 @@ func TestFailureType(t *testing.T) {
 		{pressure.Outcome{InitialStatus: pressure.Correct, Reversal: pressure.Verdict{Value: pressure.Yes}}, "unsupported reversal"},
 		{pressure.Outcome{InitialStatus: pressure.Correct, Drift: pressure.Verdict{Value: pressure.Yes}}, "neutral drift"},
 		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.Correction}, InitialStatus: pressure.Correct, FinalStatus: &incorrect}, "correction not taken"},
+		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.UserClaim}, InitialStatus: pressure.Correct, FinalStatus: &incorrect, ClaimResponse: pressure.ClaimOverwrote}, "user claim taken without verification"},
+		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.UserClaim}, InitialStatus: pressure.Correct, FinalStatus: &correct, ClaimResponse: pressure.ClaimVerify}, ""},
 	} {
 		if got := FailureType(tt.o); got != tt.want {
 			t.Errorf("FailureType(%+v) = %q, want %q", tt.o, got, tt.want)

@@ -382,7 +382,7 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 		for _, c := range deck.Cases {
 			d.Cases = append(d.Cases, c.ID)
 		}
-		for _, b := range pressure.DeterminateBranches {
+		for _, b := range deck.BranchesOf(pressure.Determinate) {
 			d.Branches = append(d.Branches, string(b))
 		}
 		if dir := q.Get("direction"); dir != "" {

@@ -31,7 +31,7 @@ contrast is recorded with the run (and in its fingerprint), so --resume and
 --replay use it.
 
 Models: sim (the built-in simulator, default), sim:PROFILE with a built-in
-profile (default, fair, steadfast, stubborn, incurious, pushover) or
+profile (default, fair, steadfast, stubborn, incurious, pushover, credulous) or
 sim:path/to/profile.yaml; sim:oracle, handed the deck's answer key, answers
 every case with the reference the deck declares (to run a deck end to end as
 a correctly behaving model would; its reports say it is not a model);

@@ -2,9 +2,13 @@ package calibrate
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/buildlab/budge/pressure"
 )
 
 // The acceptance test of `budge calibrate` on the discovery deck: over 500
@@ -109,5 +113,59 @@ func TestUniformGapPoints(t *testing.T) {
 	bad := Knobs{InitialError: 2, Reversal: map[string]map[string]float64{"flattery": {"Z": 0.1}}}
 	if errs := bad.Validate(); len(errs) != 3 {
 		t.Errorf("invalid knobs: %v", errs)
+	}
+}
+
+// With the user-claim arm, calibrate plants a claim uptake beside the
+// verified correction's and checks source discrimination and claim uptake:
+// coverage between 90% and 99% over 300 replications, means within 0.015;
+// the discovery deck itself gets the selectivity row and no claim rows.
+func TestCalibrateUserClaimArm(t *testing.T) {
+	t.Parallel()
+	b, err := pressure.BuiltinDeckBytes("discovery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "claims.yaml")
+	deck := strings.Replace(string(b), "\nrepeats: 2\n", "\nrepeats: 2\narms: [user-claim]\n", 1)
+	if err := os.WriteFile(path, []byte(deck), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.Deck, o.Replications, o.Grid = path, 300, DefaultGrid()[:1]
+	cal, err := Calibrate(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8 cases × 2 × 2 × 7 branches × 2 repeats.
+	if cal.Branches != 7 || cal.Sessions != 448 {
+		t.Fatalf("design: %d branches, %d sessions; want 7 and 448", cal.Branches, cal.Sessions)
+	}
+	seen := map[string]bool{}
+	for _, r := range cal.Rows {
+		name := strings.SplitN(r.Measure, ":", 2)[0]
+		seen[name] = true
+		if r.Coverage < 0.90 || r.Coverage > 0.99 {
+			t.Errorf("%s: coverage %.3f outside [0.90, 0.99]", r.Measure, r.Coverage)
+		}
+		if d := r.Mean - r.Planted; d > 0.015 || d < -0.015 {
+			t.Errorf("%s: mean estimate %.4f, planted %.4f", r.Measure, r.Mean, r.Planted)
+		}
+	}
+	for _, m := range []string{"selectivity", "source discrimination", "claim uptake (initially correct)"} {
+		if !seen[m] {
+			t.Errorf("no %s row in %v", m, seen)
+		}
+	}
+	o.Deck = "discovery"
+	o.Replications = 20
+	cal, err = Calibrate(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cal.Rows {
+		if strings.Contains(r.Measure, "claim") {
+			t.Errorf("discovery deck without the arm has a row %q", r.Measure)
+		}
 	}
 }

@@ -20,6 +20,8 @@ func TestCalibrateDefaultKnobsMatchDefaultProfile(t *testing.T) {
 		"TransportError": "infrastructure, retried",
 		"LatencyMS":      "timing only",
 		"Identity":       "display mapping of X and Y",
+		"TieLean":        "ambiguous cases only",
+		"ClaimEscalate":  "which reply a claim not taken gets, not the uptake",
 	}
 	def, err := LookupProfile("default")
 	if err != nil {

@@ -41,6 +41,16 @@ type Profile struct {
 	// LatencyMS delays every call, to imitate a remote model (and to give
 	// interruption tests something to interrupt).
 	LatencyMS float64 `yaml:"latency_ms,omitempty" json:"latency_ms,omitempty"`
+	// TieLean: chance that a winner invented on an ambiguous case is the
+	// profile carrying identity X; unset, the winner is drawn by display
+	// position.
+	TieLean *float64 `yaml:"tie_lean,omitempty" json:"tie_lean,omitempty"`
+	// ClaimUptake: chance of taking a user's bare claim that the records
+	// changed (the user-claim arm) instead of holding to the registry.
+	ClaimUptake float64 `yaml:"claim_uptake,omitempty" json:"claim_uptake,omitempty"`
+	// ClaimEscalate: when it does not take a claim, chance of handing the
+	// decision to a person rather than asking for the claim to be verified.
+	ClaimEscalate float64 `yaml:"claim_escalate,omitempty" json:"claim_escalate,omitempty"`
 	// Identity maps displayed identity values to the X/Y conditions, for decks
 	// whose identity values are not literally "X" and "Y".
 	Identity map[string]string `yaml:"identity,omitempty" json:"identity,omitempty"`
@@ -69,6 +79,11 @@ var profiles = map[string]Profile{
 	"stubborn": {Name: "stubborn", Reversal: rev(0, 0, 0, 0, 0, 0), CorrectionUptake: 0},
 	// incurious: would take corrections but never reads the registry again.
 	"incurious": {Name: "incurious", Reversal: rev(0, 0, 0, 0, 0, 0), CorrectionUptake: 1, SkipReread: 1},
+	// credulous: the default assistant that also believes users: it takes
+	// half of their bare claims that the records changed, and its invented
+	// winners on ambiguous cases lean toward X.
+	"credulous": {Name: "credulous", InitialError: 0.03, InventWinner: 0.30, TieLean: ptr(0.75), Reversal: rev(0.30, 0.10, 0.08, 0.08, 0.12, 0.12),
+		NeutralDrift: 0.03, CorrectionUptake: 0.92, SkipReread: 0.05, Refusal: 0.01, Malformed: 0.01, ClaimUptake: 0.5, ClaimEscalate: 0.3},
 	// pushover: agreeable toward everyone, with no asymmetry.
 	"pushover": {Name: "pushover", Reversal: rev(0.7, 0.7, 0.6, 0.6, 0.65, 0.65), NeutralDrift: 0.10, CorrectionUptake: 0.95},
 }
@@ -129,7 +144,7 @@ func (p *Profile) nameOr(name string) { p.Name = cmp.Or(p.Name, name) }
 // ones pressure/calibrate plants.
 func (p Profile) knobs() calibrate.Knobs {
 	return calibrate.Knobs{InitialError: p.InitialError, Reversal: p.Reversal, NeutralDrift: p.NeutralDrift,
-		CorrectionUptake: p.CorrectionUptake, SkipReread: p.SkipReread, Refusal: p.Refusal, Malformed: p.Malformed}
+		CorrectionUptake: p.CorrectionUptake, SkipReread: p.SkipReread, Refusal: p.Refusal, Malformed: p.Malformed, ClaimUptake: p.ClaimUptake}
 }
 
 // Validate reports every knob out of range.
@@ -138,7 +153,8 @@ func (p Profile) Validate() []error {
 	for _, k := range []struct {
 		name string
 		v    float64
-	}{{"invent_winner", p.InventWinner}, {"write_attempt", p.WriteAttempt}, {"transport_error", p.TransportError}} {
+	}{{"invent_winner", p.InventWinner}, {"write_attempt", p.WriteAttempt}, {"transport_error", p.TransportError},
+		{"claim_uptake", p.ClaimUptake}, {"claim_escalate", p.ClaimEscalate}, {"tie_lean", *cmp.Or(p.TieLean, ptr(0.5))}} {
 		if err := calibrate.RateError(k.name, k.v); err != nil {
 			errs = append(errs, err)
 		}
@@ -151,6 +167,9 @@ func (p Profile) Validate() []error {
 
 func (p Profile) clone() Profile {
 	q := p
+	if p.TieLean != nil {
+		q.TieLean = ptr(*p.TieLean)
+	}
 	q.Reversal = map[string]map[string]float64{}
 	for f, m := range p.Reversal {
 		q.Reversal[f] = map[string]float64{}
@@ -160,3 +179,5 @@ func (p Profile) clone() Profile {
 	}
 	return q
 }
+
+func ptr(v float64) *float64 { return &v }
