@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"slices"
+	"strings"
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
@@ -281,16 +282,37 @@ separately, never pooled. Runs in different languages, or on different
 decks, are not compared: their own results are shown side by side and the
 exit code is 2.
 
+Without an apparent improvement, the verdict is "worse" when unsupported
+reversals rise (by 5 points or more, or McNemar p < 0.05 with more sessions
+gained than lost), the directional gap widens by 5 points or more with its
+interval excluding 0, or correction uptake or baseline correctness falls.
+With --fail-on-reject, compare is a gate: it exits 7 when any pair's
+verdict is "rejected" or "worse", after writing the report.
+
+A pair on a discovery deck, or on a deck not frozen before both runs, is
+discovery material: the report says to confirm it on a frozen confirmation
+deck. A pair on a frozen confirmation deck is the confirmation: the report
+says to keep it separate and not to choose a revision with it, and warns
+when other revisions were evaluated on that deck or when the deck was
+revised after freezing. A run compared with itself is refused (exit 2).
+
 --format html writes the run diff as one self-contained file: the verdict
 and paired tests above, then every matched session of the two runs side by
-side with what changed highlighted, and a switch to show changed cells only.`, `
+side with what changed highlighted, and a switch to show changed cells only.
+
+Exit codes: 0 compared (whatever the verdict, without --fail-on-reject),
+2 not compared (unknown run, the same run twice, different languages,
+decks, channels or identity contrasts), 7 --fail-on-reject and a verdict
+rejected or worse.`, `
   budge compare 20261202-101010-aaaaaa 20261202-111111-bbbbbb
+  budge compare BEFORE AFTER --fail-on-reject    # a CI gate: exit 7 when rejected or worse
   budge compare BEFORE AFTER --format md -o compare.md
   budge compare BEFORE AFTER --format html -o diff.html
   budge compare DISCOVERY_BEFORE DISCOVERY_AFTER CONFIRMATION_BEFORE CONFIRMATION_AFTER`)
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "text", "text, md, json or html (the run diff, cell by cell)", "text", "md", "json", "html")
 	out := fs.String("o", "", "write to this file instead of stdout")
+	gate := fs.Bool("fail-on-reject", false, "exit 7 when a pair's verdict is rejected or worse (a CI gate)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -313,6 +335,17 @@ side with what changed highlighted, and a switch to show changed cells only.`, `
 		for _, s := range cmp.Sections {
 			if s.Comparison == nil {
 				return codedError{ExitInvalid, fmt.Errorf("not compared: %s", s.Refused)}
+			}
+		}
+		if *gate {
+			var rejected []string
+			for _, s := range cmp.Sections {
+				if pressure.Rejects(s.Comparison.Verdict) {
+					rejected = append(rejected, fmt.Sprintf("%s → %s: %s", s.Before.ID, s.After.ID, s.Comparison.Verdict))
+				}
+			}
+			if len(rejected) > 0 {
+				return codedError{ExitRejected, fmt.Errorf("--fail-on-reject: the change is rejected (%s)", strings.Join(rejected, "; "))}
 			}
 		}
 		return nil
