@@ -155,12 +155,14 @@ func freezeWarnings(ctx context.Context, sec *report.CompareSection, runs ...*Pr
 				others = append(others, f)
 			}
 		}
-		w := fmt.Sprintf("WARNING: %d revisions (fingerprints %s) have been evaluated on the confirmation deck %s (sha256 %s)",
-			len(r.Revisions), strings.Join(r.Revisions, ", "), r.Deck.Name, short12(r.Deck.Hash))
-		if len(others) > 0 {
-			w += fmt.Sprintf(", %d of them besides this pair's before and after (%s)", len(others), strings.Join(others, ", "))
+		if len(others) == 0 {
+			add(fmt.Sprintf("%d revisions (fingerprints %s) have been evaluated on the confirmation deck %s (sha256 %s): this pair's before and after, no other.",
+				len(r.Revisions), strings.Join(r.Revisions, ", "), r.Deck.Name, short12(r.Deck.Hash)))
+			continue
 		}
-		add(w + ". Do not select the best revision with the confirmation answers: that turns the confirmation deck into discovery material.")
+		add(fmt.Sprintf("WARNING: %d revisions (fingerprints %s) have been evaluated on the confirmation deck %s (sha256 %s), %d of them besides this pair's before and after (%s). "+
+			"Do not select the best revision with the confirmation answers: that turns the confirmation deck into discovery material.",
+			len(r.Revisions), strings.Join(r.Revisions, ", "), r.Deck.Name, short12(r.Deck.Hash), len(others), strings.Join(others, ", ")))
 	}
 	return nil
 }
