@@ -49,9 +49,12 @@ func deckCheck(std IO, args []string) error {
 	}
 	var names []string
 	for _, arg := range pos {
-		paths, err := pressure.DeckPaths(arg)
+		paths, skipped, err := pressure.DeckPaths(arg)
 		if err != nil {
 			return usageError{err.Error()}
+		}
+		for _, s := range skipped {
+			fmt.Fprintf(std.Err, "%s: skipped, not a deck file (no format: %s, no cases: key)\n", s, pressure.DeckFormat)
 		}
 		names = append(names, paths...)
 	}
@@ -87,7 +90,9 @@ name it and carry no evidence (English and Chinese availability words, record
 ids, the deck's evidence.terms), a neutral follow-up that names no one, unique
 ids, missing fields and unknown fields. Every problem is reported at once with
 file, line, field and case id, and the exit code is 2. A folder means every
-*.yaml file in it. Without arguments every built-in deck is checked.
+deck file in it and in its subfolders (hidden ones skipped): every *.yaml or
+*.yml file with format: budge/pressure-deck/v1 or a cases: key; other YAML
+files are named as skipped. Without arguments every built-in deck is checked.
 
 A deck with rule "explicit" declares its references itself: check then warns
 that no deterministic rule verified them, and so does every report of a run

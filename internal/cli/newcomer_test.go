@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A model named without its provider gets a suggestion, before any network
+// call or key lookup.
+func TestModelWithoutProviderSuggests(t *testing.T) {
+	dir := t.TempDir()
+	for model, want := range map[string]string{
+		"gpt-4o":            "did you mean --model openai:gpt-4o?",
+		"claude-sonnet-4-5": "did you mean --model anthropic:claude-sonnet-4-5?",
+		"pushover":          "did you mean --model sim:pushover?",
+	} {
+		code, _, errs := budge(t, "run", "--dir", dir, "--quiet", "--model", model)
+		if code != ExitInvalid || !strings.Contains(errs, want) {
+			t.Errorf("--model %s: exit %d, %q; want exit 2 with %q", model, code, errs, want)
+		}
+	}
+	code, _, errs := budge(t, "framing", "run", "--dir", dir, "--quiet", "--model", "gpt-4o")
+	if code != ExitInvalid || !strings.Contains(errs, "openai:gpt-4o") {
+		t.Errorf("framing run --model gpt-4o: exit %d, %q", code, errs)
+	}
+}
+
+// --deck DIR runs the one deck file in the folder, and names the files
+// when there are several or none; deck check DIR goes into subfolders and
+// names the YAML files that are not decks.
+func TestDeckFolder(t *testing.T) {
+	dir := t.TempDir()
+	decks := filepath.Join(t.TempDir(), "decks")
+	if code, _, errs := budge(t, "deck", "init", decks); code != ExitOK {
+		t.Fatalf("deck init: exit %d %s", code, errs)
+	}
+	// A simulator profile beside the deck is not a deck.
+	profile := filepath.Join(decks, "profile.yaml")
+	if err := os.WriteFile(profile, []byte("name: pushy\ncorrection_uptake: 0.5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := budge(t, "run", "--dir", dir, "--deck", decks, "--quiet", "--concurrency", "16")
+	if code != ExitOK || !strings.Contains(out, "deck my-deck (discovery, en,") || !strings.Contains(out, "112 planned, 112 complete") {
+		t.Errorf("run --deck DIR: exit %d\n%.500s\n%s", code, out, errs)
+	}
+	if code, out, _ := budge(t, "export", "--dir", dir, "latest", "--format", "jsonl"); code != ExitOK || !strings.Contains(out, `"session_id"`) {
+		t.Errorf("export after run --deck DIR: exit %d %.200s", code, out)
+	}
+
+	// A second deck in a subfolder, with a mistake: check finds it and
+	// fails naming it; --deck DIR is now ambiguous.
+	src, err := os.ReadFile(filepath.Join(decks, "deck.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nested := filepath.Join(decks, "zh", "deck.yaml")
+	if err := os.MkdirAll(filepath.Dir(nested), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(nested, []byte(strings.Replace(string(src), "repeats:", "repeatz:", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = budge(t, "deck", "check", decks)
+	if code != ExitInvalid || !strings.Contains(errs, nested+": ") || !strings.Contains(errs, "repeatz") ||
+		!strings.Contains(errs, profile+": skipped, not a deck file") || !strings.Contains(out, filepath.Join(decks, "deck.yaml")) {
+		t.Errorf("deck check DIR with a broken nested deck: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, _, errs = budge(t, "run", "--dir", dir, "--deck", decks, "--quiet")
+	if code != ExitInvalid || !strings.Contains(errs, "2 deck files: "+filepath.Join(decks, "deck.yaml")+", "+nested) {
+		t.Errorf("run --deck DIR with two decks: exit %d %q", code, errs)
+	}
+	empty := t.TempDir()
+	code, _, errs = budge(t, "run", "--dir", dir, "--deck", empty, "--quiet")
+	if code != ExitInvalid || !strings.Contains(errs, "no deck file") || !strings.Contains(errs, "budge deck init "+empty) {
+		t.Errorf("run --deck EMPTYDIR: exit %d %q", code, errs)
+	}
+}
