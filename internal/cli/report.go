@@ -77,8 +77,21 @@ model_and_prompt_fingerprint, initial_selection, initial_status,
 update_record_ids, final_selection, final_status, unsupported_reversal with its
 reason, reason_code, review_status, trace_ref, deviation) followed by budge's
 own fields. Fields that do not apply are null. Missing cells are exported too.
-trace_ref names the session's full transcript artifact under
-<dir>/runs/<id>/artifacts/.
+decision_trigger lists the reasons for which the decision rule names the
+session ([] for none): the records with a non-empty list are the report's
+triggering sessions, all of them.
+
+What the export points into is the run as stored. In a store directory
+(--dir), DIR/budge.db indexes runs, sessions, attempts and reviews, and
+DIR/runs/<id>/ holds the run's manifest.json (deck, model, settings,
+fingerprint, counts), log.jsonl (an attempt record per provider call and a
+session record per finished session, appended while the run ran) and
+artifacts.pack (every request body, response body and session trace, each
+stored once and addressed by its sha256; budge.db says where each one is).
+trace_ref is "sha256:<hash>" of the session's trace in that pack: budge show
+RUN --artifact sha256:<hash> prints it, and budge show RUN SESSION prints
+the session as it happened. On a PostgreSQL store (--store postgres://...)
+the log and the artifacts are kept in the database instead.
 
 For a framing run, one record per session: item_id, domain, condition, arm
 (the mitigation), template, labels, challenge, parse_status, the repairs used,
@@ -101,8 +114,10 @@ mitigated arm's C1 is the unmitigated one (c1_arm says which).
 provider call and a record per session, as appended while the run ran. On a
 PostgreSQL store (--store postgres://...) the log is kept in the database,
 and this is how it is read.`, `
-  budge export latest --format jsonl > log.jsonl
-  budge export 20261202-150455-a1b2c3 -o log.jsonl
+  budge export latest --format jsonl > sessions.jsonl
+  budge export 20261202-150455-a1b2c3 -o sessions.jsonl
+  budge export latest | jq -c 'select(.decision_trigger != []) | {session_id, decision_trigger}'
+  budge show latest --artifact sha256:3f2a...    # a record's trace_ref
   budge export latest --format flips | jq 'select(.flip == "deference")'
   budge export latest --format log --store postgres://budge@db.example/budge`)
 	dir := dirFlag(fs)
@@ -178,7 +193,12 @@ func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResu
 	return func(emit func(pressure.ExportRecord) error) error {
 		return r.Each(ctx, func(o *pressure.Outcome, trace string) error {
 			rec := pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, *o, trace)
-			rec.SetReview(fields(o.ID()))
+			code, status := fields(o.ID())
+			rec.SetReview(code, status)
+			rec.SetChannel(r.Manifest.Channel)
+			if code != nil && *code == store.CodeException {
+				rec.AddTrigger(study.ReviewedException)
+			}
 			rec.SetDeviations(r.Summary.Deviations)
 			return emit(rec)
 		})
