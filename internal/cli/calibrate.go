@@ -36,7 +36,8 @@ const calibrateExamples = `
   budge calibrate --cases 24 --repeats 3
   budge calibrate --sweep --target-gap 0.10 --power 0.8
   budge calibrate --format json -o calibration.json
-  budge calibrate --svg calibration.svg`
+  budge calibrate --svg calibration.svg
+  budge calibrate --sweep --svg power.svg`
 
 func cmdCalibrate(ctx context.Context, std IO, args []string) error {
 	def := calibrate.DefaultOptions()
@@ -52,7 +53,7 @@ func cmdCalibrate(ctx context.Context, std IO, args []string) error {
 	power := fs.Float64("power", 0.80, "with --sweep: the power wanted")
 	format := formatFlag(fs, "format", "text", "text, md or json", "text", "md", "json")
 	out := fs.String("o", "", "write to this file instead of stdout")
-	svg := fs.String("svg", "", "also write a plot (SVG) of gap detection and interval coverage against the planted gap to this file")
+	svg := fs.String("svg", "", "also write a plot (SVG) to this file: gap detection and interval coverage against the planted gap; with --sweep, power and false positives against the number of cases")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -71,6 +72,11 @@ func cmdCalibrate(ctx context.Context, std IO, args []string) error {
 			return err
 		}
 		rep := report.PowerSweep{Points: pts, Gap: *target, Power: *power, Replications: o.Replications}
+		if *svg != "" {
+			if err := writeOut(std, *svg, rep.SVG); err != nil {
+				return err
+			}
+		}
 		return writeOut(std, *out, func(w io.Writer) error { return rep.Render(w, *format) })
 	}
 	start := time.Now()

@@ -77,3 +77,36 @@ func TestDeckFolder(t *testing.T) {
 		t.Errorf("run --deck EMPTYDIR: exit %d %q", code, errs)
 	}
 }
+
+// calibrate --sweep --svg writes the sweep's plot (it was ignored): power
+// and false positives against the number of cases, naming the same
+// smallest design as the table.
+func TestCalibrateSweepSVG(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "power.svg")
+	code, out, errs := budge(t, "calibrate", "--sweep", "--replications", "30", "--resamples", "100", "--svg", svg)
+	if code != ExitOK {
+		t.Fatalf("calibrate --sweep --svg: exit %d %s", code, errs)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatalf("no SVG written: %v", err)
+	}
+	s := string(b)
+	if !strings.HasPrefix(s, "<svg ") || strings.Count(s, "<polyline") != 2 || !strings.Contains(s, "determinate cases in the design") ||
+		strings.Count(s, "false positives ") < 8 {
+		t.Errorf("sweep SVG:\n%.600s", s)
+	}
+	// The table's "Smallest design ...: 32 determinate cases × 2 repeats"
+	// and the plot's "smallest design ...: 32 cases × 2 repeats" agree.
+	i := strings.Index(out, "Smallest design with at least 80% power: ")
+	if i < 0 {
+		if !strings.Contains(out, "No design up to 96 cases") || !strings.Contains(s, "no design up to 96 cases reaches 80% power") {
+			t.Errorf("neither names a smallest design, and they do not agree on none:\n%s\n%.600s", out, s)
+		}
+		return
+	}
+	cases := strings.Fields(out[i+len("Smallest design with at least 80% power: "):])[0]
+	if !strings.Contains(s, "smallest design with 80% power: "+cases+" cases × 2 repeats") {
+		t.Errorf("the plot does not name the table's smallest design (%s cases):\n%.600s", cases, s)
+	}
+}
