@@ -87,6 +87,14 @@ func TestCalibrateSweepSVG(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("calibrate --sweep --svg: exit %d %s", code, errs)
 	}
+	// Progress on stderr, one line per design, with the time left.
+	if !strings.Contains(errs, "sweep: design 1/8 · 8/300 cases' work (3%)") || !strings.Contains(errs, "left") ||
+		!strings.Contains(errs, "sweep: design 8/8 · 300/300 cases' work (100%)") || strings.Contains(out, "sweep: design") {
+		t.Errorf("sweep progress on stderr:\n%s", errs)
+	}
+	if _, _, errs := budge(t, "calibrate", "--sweep", "--replications", "5", "--resamples", "20", "--quiet"); errs != "" {
+		t.Errorf("--quiet: stderr %q", errs)
+	}
 	b, err := os.ReadFile(svg)
 	if err != nil {
 		t.Fatalf("no SVG written: %v", err)
