@@ -102,14 +102,14 @@ const deckCheckExamples = `
   budge deck check
   budge deck check discovery-zh
   budge deck check ./my-deck.yaml
-  budge deck check ./decks/`
+  budge deck check ./decks/        # every deck file in it and in its subfolders`
 
 const deckUsage = `Usage:
   budge deck check [NAME|FILE|DIR ...]   check decks against the rule and the design
   budge deck list                        list the built-in decks
   budge deck init DIR [--lang en|zh]     write a commented starting deck and the schema into DIR
   budge deck schema                      print the JSON Schema of deck files
-  budge deck freeze NAME|FILE            record the deck's hash and the time in the store before it is used
+  budge deck freeze NAME|FILE|DIR        record the deck's hash and the time in the store before it is used
 
 Run "budge deck <subcommand> --help" for details.
 `
@@ -252,7 +252,7 @@ result in its manifest, and refuses to start if it fails.`, `
 }
 
 func deckFreeze(ctx context.Context, std IO, args []string) error {
-	fs := newFlags(std, "deck freeze", "NAME|FILE [--dir DIR]", `
+	fs := newFlags(std, "deck freeze", "NAME|FILE|FOLDER [--dir DIR]", `
 Freezes a deck before it is used: checks it, then records its sha256, a
 snapshot of its content and the time in the store. A run on a deck that was
 not frozen before it is labelled exploratory in its manifest and report. A
@@ -263,9 +263,13 @@ hash) that is not frozen.
 Freeze a confirmation deck once it is written and before any revision is
 evaluated on it; budge then counts the revisions (distinct fingerprints:
 model, prompt, settings) run on it, and its reports warn when there is more
-than one.`, `
+than one; budge compare warns when revisions other than the pair compared
+were run on it, or when a deck of the same name was frozen with other
+content (revised after freezing). A folder stands for the one deck file in
+it.`, `
   budge deck freeze confirmation
   budge deck freeze ./my-confirmation-deck.yaml
+  budge deck freeze ./my-confirmation-deck/     # the one deck file in the folder
   budge run --deck confirmation`)
 	dir := dirFlag(fs)
 	pos, err := parse(fs, args)
@@ -273,7 +277,7 @@ than one.`, `
 		return err
 	}
 	if len(pos) != 1 {
-		return usageError{"usage: budge deck freeze NAME|FILE"}
+		return usageError{"usage: budge deck freeze NAME|FILE|FOLDER"}
 	}
 	return withNewStore(*dir, func(st *store.Store) error {
 		rec, already, deck, err := study.FreezeDeck(ctx, st, pos[0])

@@ -52,6 +52,7 @@ const runExamples = `
   budge run --deck confirmation --format md
   budge run --lang zh                        # the built-in Chinese discovery deck
   budge run --deck ./my-deck.yaml --fail-on-block
+  budge run --deck ./my-deck/                # the one deck file in the folder
   budge run --model openai:gpt-4o-mini --concurrency 16 --max-cost 2 --config budge.yaml
   budge run --model openai-compatible:sim --base-url http://127.0.0.1:8088/v1
   budge run --model ollama:llama3.2 --channel message
