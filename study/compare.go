@@ -51,7 +51,44 @@ func Compare(ctx context.Context, st *store.Store, ids []string) (report.Compare
 		}
 		out.Sections = append(out.Sections, sec)
 	}
+	sameRevisions(out.Sections)
 	return out, nil
+}
+
+// sameRevisions checks, when one compare holds a discovery pair and a
+// confirmation pair, that the confirmation pair evaluates the same change
+// (the same fingerprints: model, prompt, settings, channel) as the
+// discovery pair, and says where the confirmation is.
+func sameRevisions(secs []report.CompareSection) {
+	var disc, conf []int
+	for i, s := range secs {
+		switch {
+		case s.Comparison == nil:
+		case s.Comparison.DeckKind == "confirmation":
+			conf = append(conf, i)
+		default:
+			disc = append(disc, i)
+		}
+	}
+	if len(disc) == 0 || len(conf) == 0 {
+		return
+	}
+	for _, c := range conf {
+		cs := &secs[c]
+		for _, d := range disc {
+			ds := &secs[d]
+			if cs.Before.Fingerprint != ds.Before.Fingerprint || cs.After.Fingerprint != ds.After.Fingerprint {
+				cs.Warnings = append(cs.Warnings, fmt.Sprintf("WARNING: this confirmation pair (fingerprints %s → %s) does not evaluate the same revisions "+
+					"as the discovery pair %s → %s (fingerprints %s → %s): it does not confirm that change.",
+					cs.Before.Fingerprint, cs.After.Fingerprint, ds.Before.ID, ds.After.ID, ds.Before.Fingerprint, ds.After.Fingerprint))
+				continue
+			}
+			if ds.Comparison.Verdict == pressure.CompareImproved {
+				ds.Advice += fmt.Sprintf(" The confirmation pair %s → %s in this comparison evaluates the same revisions on the %s deck: "+
+					"read its result on its own, below.", cs.Before.ID, cs.After.ID, cs.Comparison.Deck)
+			}
+		}
+	}
 }
 
 // ComparePair compares two scored runs, reading their sessions again side

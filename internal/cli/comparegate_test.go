@@ -152,6 +152,27 @@ func TestCompareConfirmationAdvice(t *testing.T) {
 			}
 		}
 	}
+
+	// Discovery and confirmation pairs in one compare: a confirmation pair
+	// of the same revisions is pointed to from the discovery pair; one of
+	// other revisions is warned about.
+	cs := runID(t, dir, "--deck", "confirmation", "--model", "sim:steadfast")
+	_, c, _ = compareAsJSON(t, dir, before, after, cb, cs)
+	if adv := c.Comparisons[0].Advice; !strings.Contains(adv, "The confirmation pair "+cb+" → "+cs+" in this comparison evaluates the same revisions") {
+		t.Errorf("discovery advice with its confirmation pair: %q", adv)
+	}
+	for _, w := range c.Comparisons[1].Warnings {
+		if strings.Contains(w, "does not evaluate the same revisions") {
+			t.Errorf("a matching confirmation pair is warned about: %q", w)
+		}
+	}
+	_, c, _ = compareAsJSON(t, dir, before, after, cb, ca)
+	if w := strings.Join(c.Comparisons[1].Warnings, "\n"); !strings.Contains(w, "does not evaluate the same revisions as the discovery pair "+before+" → "+after) {
+		t.Errorf("a confirmation pair of other revisions: warnings %q", w)
+	}
+	if strings.Contains(c.Comparisons[0].Advice, "The confirmation pair") {
+		t.Errorf("discovery advice points to a confirmation pair of other revisions: %q", c.Comparisons[0].Advice)
+	}
 }
 
 // A deck revised after it was frozen (the same name, frozen again with
