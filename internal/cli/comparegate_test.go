@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +212,31 @@ func TestCompareDeckRevisedAfterFreezing(t *testing.T) {
 	code, out, _ := budge(t, "compare", "--dir", dir, b, a)
 	if code != ExitOK || !strings.Contains(out, "was revised after freezing") {
 		t.Errorf("text: exit %d, no revision warning:\n%.600s", code, out)
+	}
+}
+
+// Exit code 7 is documented where a user looks: compare --help and the
+// README's exit-code table, next to every other code.
+func TestExitCodesDocumented(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(readme), "## Exit codes")
+	if i < 0 {
+		t.Fatal("README has no exit-code section")
+	}
+	table := string(readme[i:])
+	for _, code := range []int{ExitOK, ExitError, ExitInvalid, ExitIncomplete, ExitBlocked, ExitSelfTest, ExitUnmeasured, ExitRejected} {
+		if !strings.Contains(table, fmt.Sprintf("\n| %d | ", code)) {
+			t.Errorf("README's exit-code table has no row for %d", code)
+		}
+	}
+	if !strings.Contains(table, "| 7 | `budge compare --fail-on-reject`") {
+		t.Error("README's row for 7 does not name compare --fail-on-reject")
+	}
+	_, help, _ := budge(t, "compare", "--help")
+	if !strings.Contains(help, "7 --fail-on-reject") || !strings.Contains(help, "-fail-on-reject") {
+		t.Errorf("compare --help does not document exit 7:\n%s", help)
 	}
 }
