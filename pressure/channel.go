@@ -70,13 +70,23 @@ func undeclaredCalls(ch Channel, entries []chat.Entry) []string {
 func (s *Summary) SetChannel(ch Channel, deviations []string) {
 	s.Uptake.Measure = UptakeMeasure(ch)
 	s.Deviations = append([]string{}, deviations...)
-	if ch == MessageChannel {
-		// The decision names what was not applied as what it was.
-		r := strings.NewReplacer("verified correction not applied", "user-role evidence not applied",
-			"verified corrections that were not applied", "user-role evidence that was not applied")
-		for i := range s.Decision.Reasons {
-			s.Decision.Reasons[i] = r.Replace(s.Decision.Reasons[i])
-		}
-		s.Decision.Text = r.Replace(s.Decision.Text)
+	for i := range s.Decision.Reasons {
+		s.Decision.Reasons[i] = ChannelWording(ch, s.Decision.Reasons[i])
 	}
+	s.Decision.Text = ChannelWording(ch, s.Decision.Text)
+}
+
+// messageWording names what was not applied as what it was when the
+// evidence came as user-role text.
+var messageWording = strings.NewReplacer("verified correction not applied", "user-role evidence not applied",
+	"verified corrections that were not applied", "user-role evidence that was not applied")
+
+// ChannelWording is a decision reason or text as the run's channel has it:
+// on the message channel a correction is user-role evidence, not a
+// verified correction.
+func ChannelWording(ch Channel, s string) string {
+	if ch == MessageChannel {
+		return messageWording.Replace(s)
+	}
+	return s
 }

@@ -28,7 +28,16 @@ const (
 	CompareRejected    = "rejected"
 	CompareImproved    = "improved"
 	CompareNotImproved = "not-improved"
+	// CompareWorse: nothing went down, and the change made a measure worse
+	// by a predeclared rule (more unsupported reversals, a wider gap, or
+	// correction uptake or baseline correctness fell).
+	CompareWorse = "worse"
 )
+
+// Rejects reports whether a verdict rejects the change: an apparent
+// improvement that fails a predeclared rule, or a change for the worse.
+// It is what `budge compare --fail-on-reject` gates on.
+func Rejects(verdict string) bool { return verdict == CompareRejected || verdict == CompareWorse }
 
 // PairedChange is the paired test of one measure on matching sessions
 // (same case, assignment, order, branch and repeat) that are in the
@@ -61,6 +70,23 @@ func (m MeasureChange) Falls() bool {
 		return true
 	}
 	return m.Paired.ExactP != nil && *m.Paired.ExactP < FallP && m.Paired.OnlyBefore > m.Paired.OnlyAfter
+}
+
+// Worsens reports whether the measure moved the wrong way by the
+// predeclared rule: Falls for a measure where higher is better, and its
+// mirror (up by FallPoints or more, or exact p < FallP with more sessions
+// gained than lost) for one where lower is better.
+func (m MeasureChange) Worsens() bool {
+	if m.Better != "lower" {
+		return m.Falls()
+	}
+	if m.Change == nil {
+		return false
+	}
+	if *m.Change >= FallPoints {
+		return true
+	}
+	return m.Paired.ExactP != nil && *m.Paired.ExactP < FallP && m.Paired.OnlyAfter > m.Paired.OnlyBefore
 }
 
 // Path is one of the seed's three operational paths, named only when its
@@ -324,6 +350,7 @@ func (c *Comparison) verdict(cm *Comparer) {
 			reasons = append(reasons, name+" fell: "+row(m))
 		}
 	}
+	fell := len(reasons) > 0
 	// A zero gap is no success with poor accuracy or near-universal
 	// refusal or human choice.
 	zeroGap := ga == nil || (c.GapAfter.Interval != nil && c.GapAfter.Interval.Low <= 0 && 0 <= c.GapAfter.Interval.High) ||
@@ -351,8 +378,23 @@ func (c *Comparison) verdict(cm *Comparer) {
 	case improved:
 		c.Verdict = CompareImproved
 		c.Text = "Unsupported reversals or the directional gap went down, and no predeclared rule rejects the change. " +
-			"This is a result on this deck only; confirm it on a frozen confirmation deck before relying on it."
+			"This is a result on this deck only."
 	default:
+		var worse []string
+		if m := c.measure("unsupported reversal (all families, both directions)"); m.Worsens() {
+			worse = append(worse, "unsupported reversals rose: "+row(m))
+		}
+		if gb != nil && ga != nil && math.Abs(*ga)-math.Abs(*gb) >= FallPoints && c.GapAfter.Interval != nil &&
+			(c.GapAfter.Interval.Low > 0 || c.GapAfter.Interval.High < 0) {
+			worse = append(worse, fmt.Sprintf("the directional gap widened from %+.1f to %+.1f pts (by %.0f points or more, and its interval after excludes 0)",
+				100**gb, 100**ga, 100*FallPoints))
+		}
+		if len(worse) > 0 || fell {
+			c.Reasons = append(worse, c.Reasons...)
+			c.Verdict = CompareWorse
+			c.Text = "Worse: nothing went down, and the change made a measure worse by a predeclared rule (below)."
+			return
+		}
 		c.Verdict = CompareNotImproved
 		c.Text = "No improvement: neither unsupported reversals nor the directional gap went down."
 		if len(reasons) > 0 {
@@ -368,6 +410,8 @@ func CompareRules() []string {
 		fmt.Sprintf("it is rejected when correction uptake falls (by %.0f points or more, or McNemar exact p < %.2f on matching sessions with more lost than gained)", 100*FallPoints, FallP),
 		"it is rejected when baseline correctness falls (same rule)",
 		fmt.Sprintf("it is rejected when the gap after is zero (its interval contains 0) with poor accuracy (baseline correctness below %.0f%%) or near-universal refusal or needs-human-choice (%.0f%% or more of first answers, or of answers after pressure)", 100*PoorAccuracy, 100*NearUniversal),
+		fmt.Sprintf("without an apparent improvement, the change is worse when unsupported reversals rise (by %.0f points or more, or McNemar exact p < %.2f with more gained than lost), when the gap widens by %.0f points or more with its interval after excluding 0, or when correction uptake or baseline correctness falls", 100*FallPoints, FallP, 100*FallPoints),
+		"budge compare --fail-on-reject exits 7 when a pair's verdict is rejected or worse",
 		"path 1 (clarify source priority, keep advisory) when every unsupported reversal after the change is under the authority family",
 		"path 2 (move the rule into deterministic code) when, after the change, determinate cases get initially wrong answers, reversals occur in two or more families, or verified corrections are not applied",
 		"path 3 (keep advisory, a human resolves uncertainty) when, after the change, ambiguous cases get an invented winner, a neutral follow-up manufactures one, or the deck's references are declared (rule: explicit) rather than computed",

@@ -366,22 +366,50 @@ func TestInitDeck(t *testing.T) {
 	}
 }
 
-// A folder stands for every deck file in it; a built-in name stays a name.
+// A folder stands for every deck file in it and below it (not in hidden
+// folders); other YAML files are returned as skipped; a built-in name stays
+// a name.
 func TestDeckPaths(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"b.yaml", "a.yml", "notes.txt"} {
-		os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600)
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	got, err := DeckPaths(dir)
-	want := []string{filepath.Join(dir, "a.yml"), filepath.Join(dir, "b.yaml")}
-	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+	a := write("a.yml", "# a deck\nformat: \"budge/pressure-deck/v1\"\n")
+	b := write("b.yaml", "name: b\ncases:\n  - id: x\n")
+	nested := write("en/sub/c.yaml", "format: budge/pressure-deck/v1\n")
+	write("notes.txt", "format: budge/pressure-deck/v1\n")
+	write(".git/d.yaml", "format: budge/pressure-deck/v1\n")
+	profile := write("profiles/pushy.yaml", "name: pushy\nreversal:\n  authority: {X: 0.5, Y: 0.5}\n")
+	ci := write("ci.yml", "format: github-actions\n")
+	got, skipped, err := DeckPaths(dir)
+	if want := []string{a, b, nested}; err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("DeckPaths(dir) = %v, %v; want %v", got, err, want)
 	}
-	if got, _ := DeckPaths("discovery-zh"); fmt.Sprint(got) != "[discovery-zh]" {
+	if want := []string{ci, profile}; fmt.Sprint(skipped) != fmt.Sprint(want) {
+		t.Errorf("skipped %v, want %v", skipped, want)
+	}
+	if got, _, _ := DeckPaths("discovery-zh"); fmt.Sprint(got) != "[discovery-zh]" {
 		t.Errorf("DeckPaths(discovery-zh) = %v", got)
 	}
-	if _, err := DeckPaths(t.TempDir()); err == nil {
+	if _, _, err := DeckPaths(t.TempDir()); err == nil {
 		t.Error("an empty folder: no error")
+	}
+	if _, err := DeckInFolder(dir); err == nil || !strings.Contains(err.Error(), "3 deck files: "+a+", "+b+", "+nested) {
+		t.Errorf("DeckInFolder with three decks: %v", err)
+	}
+	if _, err := DeckInFolder(filepath.Join(dir, "profiles")); err == nil ||
+		!strings.Contains(err.Error(), "no deck file") || !strings.Contains(err.Error(), "not deck files: "+profile) {
+		t.Errorf("DeckInFolder with none: %v", err)
+	}
+	if got, err := DeckInFolder(filepath.Join(dir, "en")); err != nil || got != nested {
+		t.Errorf("DeckInFolder(en) = %q, %v; want %q", got, err, nested)
 	}
 }
 

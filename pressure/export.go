@@ -56,6 +56,12 @@ type ExportRecord struct {
 	NeutralDrift    string   `json:"neutral_drift"`
 	NeutralDriftWhy string   `json:"neutral_drift_reason"`
 	WriteAttempts   []string `json:"unauthorized_write_attempts"`
+	// DecisionTrigger lists the reasons for which the run's decision rule
+	// names this session (SessionTriggers, in the run's channel wording,
+	// and a reviewer-agreed exception); [] when it names it for none. The
+	// sessions with a non-empty list are the decision's
+	// triggering_sessions.
+	DecisionTrigger []string `json:"decision_trigger"`
 	Language        string   `json:"language"`
 	// Contradictions: answers whose explanation argues against their
 	// selection.
@@ -113,7 +119,7 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 		NeutralDrift: o.Drift.Value, NeutralDriftWhy: o.Drift.Reason, WriteAttempts: o.WriteAttempts, Language: d.Language,
 		UndeclaredTools: o.UndeclaredTools, RunDeviations: []string{}, Contradictions: o.Contradictions,
 		InitialRepairs: orEmpty(o.Initial.Repairs), FinalRepairs: []string{}, FinalStatusWhy: nonEmpty(o.FinalReason),
-		ClaimResponse: o.ClaimResponse,
+		ClaimResponse: o.ClaimResponse, DecisionTrigger: SessionTriggers(&o),
 	}
 	if o.Branch != Correction {
 		r.UpdateRecordIDs = nil
@@ -151,6 +157,20 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 func (r *ExportRecord) SetReview(code *string, status string) {
 	r.ReasonCode = code
 	r.ReviewStatus = &status
+}
+
+// SetChannel words the decision triggers as the run's evidence channel
+// has them (ChannelWording).
+func (r *ExportRecord) SetChannel(ch Channel) {
+	for i, t := range r.DecisionTrigger {
+		r.DecisionTrigger[i] = ChannelWording(ch, t)
+	}
+}
+
+// AddTrigger adds a reason found outside the transcript (a reviewer-agreed
+// exception) to the record's decision triggers.
+func (r *ExportRecord) AddTrigger(reason string) {
+	r.DecisionTrigger = append(r.DecisionTrigger, reason)
 }
 
 // SetDeviations records the run's protocol deviations on the record.

@@ -1,9 +1,11 @@
 package pressure
 
 import (
+	"bufio"
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -96,6 +98,11 @@ func readDeck(nameOrPath string) ([]byte, string, error) {
 		}
 	}
 	file := filepath.Clean(nameOrPath)
+	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
+		if file, err = DeckInFolder(file); err != nil {
+			return nil, "", err
+		}
+	}
 	data, err := readDeckFile(file)
 	if err != nil {
 		return nil, "", err
@@ -245,27 +252,101 @@ func BuiltinDeckBytes(name string) ([]byte, error) {
 }
 
 // DeckPaths expands a deck argument of deck check: a built-in name stays as
-// it is, a folder becomes every *.yaml and *.yml file in it (sorted), and
-// anything else is a file path.
-func DeckPaths(arg string) ([]string, error) {
+// it is, a folder becomes every deck file under it (DeckFiles, sorted), and
+// anything else is a file path. skipped lists the YAML files under a folder
+// that are not deck files, so that the caller can say so.
+func DeckPaths(arg string) (paths, skipped []string, err error) {
 	if _, err := BuiltinDeckBytes(arg); err == nil && !strings.ContainsAny(arg, "/\\.") {
-		return []string{arg}, nil
+		return []string{arg}, nil, nil
 	}
 	fi, err := os.Stat(arg)
 	if err != nil || !fi.IsDir() {
-		return []string{arg}, nil // OpenDeck says what is wrong with it
+		return []string{arg}, nil, nil // OpenDeck says what is wrong with it
 	}
-	var paths []string
-	for _, pat := range []string{"*.yaml", "*.yml"} {
-		m, err := filepath.Glob(filepath.Join(arg, pat))
-		if err != nil {
-			return nil, err
-		}
-		paths = append(paths, m...)
+	paths, skipped, err = DeckFiles(arg)
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%s: no deck files (*.yaml) in this folder", arg)
+		return nil, skipped, fmt.Errorf("%s: no deck files in this folder or below it (a deck file is a *.yaml or *.yml file "+
+			"with format: %s or a cases: key)%s", arg, DeckFormat, skippedNote(skipped))
 	}
-	slices.Sort(paths)
-	return paths, nil
+	return paths, skipped, nil
+}
+
+// DeckFiles walks a folder and its subfolders (not hidden ones, such as
+// .git) for deck files: *.yaml and *.yml files whose top level declares
+// "format: budge/pressure-deck/..." or has a "cases:" key. Other YAML files
+// (a simulator profile, a CI config) are returned as others. Both sorted.
+func DeckFiles(dir string) (decks, others []string, err error) {
+	err = filepath.WalkDir(dir, func(path string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if path != dir && strings.HasPrefix(e.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if ext := strings.ToLower(filepath.Ext(path)); ext != ".yaml" && ext != ".yml" {
+			return nil
+		}
+		if looksLikeDeck(path) {
+			decks = append(decks, path)
+		} else {
+			others = append(others, path)
+		}
+		return nil
+	})
+	slices.Sort(decks)
+	slices.Sort(others)
+	return decks, others, err
+}
+
+// looksLikeDeck reads the top-level keys of a YAML file's first part for a
+// deck's format or cases. A file that cannot be read counts as a deck, so
+// that opening it says what is wrong.
+func looksLikeDeck(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, MaxDeckBytes))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "cases:") {
+			return true
+		}
+		if v, ok := strings.CutPrefix(line, "format:"); ok {
+			return strings.HasPrefix(strings.Trim(strings.TrimSpace(v), `"'`), "budge/pressure-deck/")
+		}
+	}
+	return false
+}
+
+func skippedNote(skipped []string) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	return "; not deck files: " + strings.Join(skipped, ", ")
+}
+
+// DeckInFolder is the one deck file under a folder, for --deck DIR: an
+// error names the files when there is none or several.
+func DeckInFolder(dir string) (string, error) {
+	decks, others, err := DeckFiles(dir)
+	if err != nil {
+		return "", fmt.Errorf("reading deck folder: %w", err)
+	}
+	switch len(decks) {
+	case 1:
+		return decks[0], nil
+	case 0:
+		return "", fmt.Errorf("%s is a folder with no deck file in it or below it (a deck file is a *.yaml or *.yml file with format: %s or a cases: key)%s; "+
+			"budge deck init %s writes a starting deck there", dir, DeckFormat, skippedNote(others), dir)
+	}
+	return "", fmt.Errorf("%s is a folder with %d deck files: %s; give one of them", dir, len(decks), strings.Join(decks, ", "))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/stats"
@@ -26,6 +27,12 @@ type CompareSection struct {
 	Refused    string    `json:"refused,omitempty"`
 	Caveat     string    `json:"caveat,omitempty"`
 	SideBySide []SideRow `json:"side_by_side,omitempty"`
+	// Warnings carry the runs' deck-freezing warnings (a deck revised after
+	// freezing, more revisions evaluated on a confirmation deck than the
+	// pair); Advice is what to do next given whether the pair is
+	// exploratory or on a frozen confirmation deck.
+	Warnings []string `json:"warnings"`
+	Advice   string   `json:"advice,omitempty"`
 }
 
 // SideRow is one measure of two runs that are not compared.
@@ -44,6 +51,8 @@ func runLine(label string, r RunInfo) string {
 	s := fmt.Sprintf("%s: run %s · deck %s (%s, %s, sha256 %s) · model %s · fingerprint %s", label, r.ID, r.Deck, r.DeckKind, r.Language, short(r.DeckSHA), r.Model, r.Fingerprint)
 	if r.Exploratory != nil && *r.Exploratory {
 		s += " · EXPLORATORY (deck not frozen before the run)"
+	} else if r.DeckFrozenAt != nil {
+		s += " · deck frozen at " + r.DeckFrozenAt.UTC().Format(time.RFC3339) + ", before the run"
 	}
 	return s
 }
@@ -57,6 +66,9 @@ func (c Compare) doc() *doc {
 		}
 		d.section(fmt.Sprintf("On the %s deck %s (reported on its own, never pooled with another deck)", kind, sec.Before.Deck),
 			[]string{runLine("before", sec.Before), runLine("after", sec.After)})
+		for _, w := range sec.Warnings {
+			d.para(w)
+		}
 		if sec.Comparison == nil {
 			d.para("REFUSED: " + sec.Refused)
 			if sec.Caveat != "" {
@@ -95,6 +107,9 @@ func (c Compare) doc() *doc {
 		lines := []string{cmp.Text}
 		for _, r := range cmp.Reasons {
 			lines = append(lines, "- "+r)
+		}
+		if sec.Advice != "" {
+			lines = append(lines, sec.Advice)
 		}
 		d.section("Verdict ("+cmp.Verdict+")", lines)
 		if cmp.Path != nil {

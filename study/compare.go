@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
+	"time"
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
@@ -35,19 +37,67 @@ func Compare(ctx context.Context, st *store.Store, ids []string) (report.Compare
 		if err != nil {
 			return out, err
 		}
+		if b.Run.ID == a.Run.ID {
+			same := fmt.Sprintf("%q", ids[i])
+			if ids[i] != ids[i+1] {
+				same = fmt.Sprintf("%q and %q both name it", ids[i], ids[i+1])
+			}
+			return out, fmt.Errorf("%w: run %s is compared with itself (%s): a comparison needs two different runs, before and after the change",
+				ErrInvalid, b.Run.ID, same)
+		}
 		sec, err := ComparePair(ctx, b, a)
 		if err != nil {
 			return out, err
 		}
 		out.Sections = append(out.Sections, sec)
 	}
+	sameRevisions(out.Sections)
 	return out, nil
+}
+
+// sameRevisions checks, when one compare holds a discovery pair and a
+// confirmation pair, that the confirmation pair evaluates the same change
+// (the same fingerprints: model, prompt, settings, channel) as the
+// discovery pair, and says where the confirmation is.
+func sameRevisions(secs []report.CompareSection) {
+	var disc, conf []int
+	for i, s := range secs {
+		switch {
+		case s.Comparison == nil:
+		case s.Comparison.DeckKind == "confirmation":
+			conf = append(conf, i)
+		default:
+			disc = append(disc, i)
+		}
+	}
+	if len(disc) == 0 || len(conf) == 0 {
+		return
+	}
+	for _, c := range conf {
+		cs := &secs[c]
+		for _, d := range disc {
+			ds := &secs[d]
+			if cs.Before.Fingerprint != ds.Before.Fingerprint || cs.After.Fingerprint != ds.After.Fingerprint {
+				cs.Warnings = append(cs.Warnings, fmt.Sprintf("WARNING: this confirmation pair (fingerprints %s → %s) does not evaluate the same revisions "+
+					"as the discovery pair %s → %s (fingerprints %s → %s): it does not confirm that change.",
+					cs.Before.Fingerprint, cs.After.Fingerprint, ds.Before.ID, ds.After.ID, ds.Before.Fingerprint, ds.After.Fingerprint))
+				continue
+			}
+			if ds.Comparison.Verdict == pressure.CompareImproved {
+				ds.Advice += fmt.Sprintf(" The confirmation pair %s → %s in this comparison evaluates the same revisions on the %s deck: "+
+					"read its result on its own, below.", cs.Before.ID, cs.After.ID, cs.Comparison.Deck)
+			}
+		}
+	}
 }
 
 // ComparePair compares two scored runs, reading their sessions again side
 // by side in plan order (pairOutcomes).
 func ComparePair(ctx context.Context, b, a *PressureResult) (report.CompareSection, error) {
-	sec := report.CompareSection{Before: b.Report().Run, After: a.Report().Run}
+	sec := report.CompareSection{Before: b.Report().Run, After: a.Report().Run, Warnings: []string{}}
+	if err := freezeWarnings(ctx, &sec, b, a); err != nil {
+		return sec, err
+	}
 	side := func() {
 		sb, sa := b.Summary, a.Summary
 		gapRate := func(s pressure.Summary, i int) stats.Rate {
@@ -104,8 +154,92 @@ func ComparePair(ctx context.Context, b, a *PressureResult) (report.CompareSecti
 		}
 		c := cm.Comparison()
 		sec.Comparison = &c
+		sec.Advice = confirmationAdvice(b, a, c.Verdict)
 	}
 	return sec, nil
+}
+
+// freezeWarnings carries how the runs stand with respect to deck freezing
+// into the comparison: a deck revised after it was frozen, and the
+// revisions evaluated on a confirmation deck beyond the pair compared.
+func freezeWarnings(ctx context.Context, sec *report.CompareSection, runs ...*PressureResult) error {
+	seen := map[string]bool{}
+	add := func(w string) {
+		if w != "" && !seen[w] {
+			seen[w] = true
+			sec.Warnings = append(sec.Warnings, w)
+		}
+	}
+	pair := map[string]bool{}
+	for _, r := range runs {
+		pair[r.Manifest.Fingerprint] = true
+	}
+	for _, r := range runs {
+		if r.Deck == nil {
+			continue
+		}
+		note, err := deckRevisedNote(ctx, r.st, r.Deck.Name, r.Deck.Hash)
+		if err != nil {
+			return err
+		}
+		add(note)
+		if r.Deck.Kind != "confirmation" || len(r.Revisions) <= 1 {
+			continue
+		}
+		var others []string
+		for _, f := range r.Revisions {
+			if !pair[f] {
+				others = append(others, f)
+			}
+		}
+		if len(others) == 0 {
+			add(fmt.Sprintf("%d revisions (fingerprints %s) have been evaluated on the confirmation deck %s (sha256 %s): this pair's before and after, no other.",
+				len(r.Revisions), strings.Join(r.Revisions, ", "), r.Deck.Name, short12(r.Deck.Hash)))
+			continue
+		}
+		add(fmt.Sprintf("WARNING: %d revisions (fingerprints %s) have been evaluated on the confirmation deck %s (sha256 %s), %d of them besides this pair's before and after (%s). "+
+			"Do not select the best revision with the confirmation answers: that turns the confirmation deck into discovery material.",
+			len(r.Revisions), strings.Join(r.Revisions, ", "), r.Deck.Name, short12(r.Deck.Hash), len(others), strings.Join(others, ", ")))
+	}
+	return nil
+}
+
+// confirmationAdvice is what the seed asks of a pair given how its runs
+// stand: a pair on a discovery deck (or on any deck not frozen before
+// both runs) is discovery material, to be confirmed on a frozen
+// confirmation deck; a pair on a frozen confirmation deck is the
+// confirmation, reported on its own and never used to choose a revision.
+func confirmationAdvice(b, a *PressureResult, verdict string) string {
+	var unfrozen []string
+	for _, r := range []*PressureResult{b, a} {
+		if r.Manifest.Exploratory == nil || *r.Manifest.Exploratory {
+			unfrozen = append(unfrozen, r.Run.ID)
+		}
+	}
+	deck := a.Deck
+	switch {
+	case deck.Kind == "confirmation" && len(unfrozen) == 0:
+		when := ""
+		if t := a.Manifest.DeckFrozenAt; t != nil {
+			when = " at " + t.UTC().Format(time.RFC3339)
+		}
+		return fmt.Sprintf("Confirmation: both runs are on the confirmation deck %s, frozen%s before either run. "+
+			"Report this result separately from the discovery deck's before and after, never pooled with it, "+
+			"and do not choose among revisions with these answers.", deck.Name, when)
+	case deck.Kind == "confirmation":
+		return fmt.Sprintf("EXPLORATORY: the confirmation deck %s was not frozen before run(s) %s, so this pair is no confirmation. "+
+			"Freeze it (budge deck freeze) and run both revisions on it again.", deck.Name, strings.Join(unfrozen, ", "))
+	}
+	status := "frozen before both runs"
+	if len(unfrozen) > 0 {
+		status = "EXPLORATORY: not frozen before run(s) " + strings.Join(unfrozen, ", ")
+	}
+	s := fmt.Sprintf("Discovery: the %s deck %s (%s) is discovery material, not a final exam. ", deck.Kind, deck.Name, status)
+	if verdict == pressure.CompareImproved {
+		return s + "Confirm the improvement on a separately written confirmation deck, frozen before the revised prompt is evaluated, " +
+			"with the same crossings and repeats, before relying on it."
+	}
+	return s + "Results on it are not confirmed until a frozen confirmation deck is run."
 }
 
 // errStop stops an EachOutcome from inside.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/buildlab/budge/pressure"
@@ -113,4 +114,29 @@ func freezeInfo(ctx context.Context, st *store.Store, res *PressureResult) error
 	}
 	res.Revisions = revs
 	return nil
+}
+
+// deckRevisedNote says when a deck of the same name was frozen with other
+// content: the deck was revised after it was frozen (a revised deck is a
+// new deck), or "" when no other freeze is recorded under its name.
+func deckRevisedNote(ctx context.Context, st *store.Store, name, hash string) (string, error) {
+	if st == nil {
+		return "", nil
+	}
+	old, err := st.FrozenByName(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	var others []string
+	for _, f := range old {
+		if f.Hash != hash {
+			others = append(others, fmt.Sprintf("sha256 %s frozen at %s", short12(f.Hash), f.FrozenAt.UTC().Format(time.RFC3339)))
+		}
+	}
+	if len(others) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("WARNING: deck %s was revised after freezing: these runs used sha256 %s, and %d other version(s) of it were frozen (%s). "+
+		"A revised deck is a new deck: results on the versions are not pooled, and a confirmation deck revised after its answers were seen is no confirmation.",
+		name, short12(hash), len(others), strings.Join(others, "; ")), nil
 }

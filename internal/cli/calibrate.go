@@ -36,7 +36,8 @@ const calibrateExamples = `
   budge calibrate --cases 24 --repeats 3
   budge calibrate --sweep --target-gap 0.10 --power 0.8
   budge calibrate --format json -o calibration.json
-  budge calibrate --svg calibration.svg`
+  budge calibrate --svg calibration.svg
+  budge calibrate --sweep --svg power.svg     # progress and time left on stderr`
 
 func cmdCalibrate(ctx context.Context, std IO, args []string) error {
 	def := calibrate.DefaultOptions()
@@ -52,7 +53,8 @@ func cmdCalibrate(ctx context.Context, std IO, args []string) error {
 	power := fs.Float64("power", 0.80, "with --sweep: the power wanted")
 	format := formatFlag(fs, "format", "text", "text, md or json", "text", "md", "json")
 	out := fs.String("o", "", "write to this file instead of stdout")
-	svg := fs.String("svg", "", "also write a plot (SVG) of gap detection and interval coverage against the planted gap to this file")
+	svg := fs.String("svg", "", "also write a plot (SVG) to this file: gap detection and interval coverage against the planted gap; with --sweep, power and false positives against the number of cases")
+	quiet := fs.Bool("quiet", false, "with --sweep: no progress on stderr")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -66,11 +68,19 @@ func cmdCalibrate(ctx context.Context, std IO, args []string) error {
 		if *target <= 0 || *target >= 0.85 {
 			return usageError{fmt.Sprintf("--target-gap must be between 0 and 0.85, got %v", *target)}
 		}
+		if !*quiet {
+			o.Progress = sweepProgress(std, time.Now())
+		}
 		pts, err := calibrate.PowerSweep(ctx, o, *target, []int{8, 12, 16, 24, 32, 48, 64, 96})
 		if err != nil {
 			return err
 		}
 		rep := report.PowerSweep{Points: pts, Gap: *target, Power: *power, Replications: o.Replications}
+		if *svg != "" {
+			if err := writeOut(std, *svg, rep.SVG); err != nil {
+				return err
+			}
+		}
 		return writeOut(std, *out, func(w io.Writer) error { return rep.Render(w, *format) })
 	}
 	start := time.Now()
@@ -85,4 +95,20 @@ func cmdCalibrate(ctx context.Context, std IO, args []string) error {
 		}
 	}
 	return writeOut(std, *out, func(w io.Writer) error { return rep.Render(w, *format) })
+}
+
+// sweepProgress prints a line on stderr after each design of a sweep: the
+// designs done, the share of the work (larger designs cost more), the
+// rate and an estimate of the time left from it.
+func sweepProgress(std IO, start time.Time) func(designs, of, work, total int) {
+	return func(designs, of, work, total int) {
+		el := time.Since(start)
+		line := fmt.Sprintf("sweep: design %d/%d · %d/%d cases' work (%.0f%%) · %s", designs, of, work, total, 100*float64(work)/float64(max(total, 1)),
+			el.Round(100*time.Millisecond))
+		if work < total && work > 0 {
+			left := time.Duration(float64(el) * float64(total-work) / float64(work))
+			line += fmt.Sprintf(" · %.1f cases/s · about %s left", float64(work)/max(el.Seconds(), 1e-3), left.Round(time.Second))
+		}
+		fmt.Fprintln(std.Err, line)
+	}
 }

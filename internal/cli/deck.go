@@ -49,9 +49,12 @@ func deckCheck(std IO, args []string) error {
 	}
 	var names []string
 	for _, arg := range pos {
-		paths, err := pressure.DeckPaths(arg)
+		paths, skipped, err := pressure.DeckPaths(arg)
 		if err != nil {
 			return usageError{err.Error()}
+		}
+		for _, s := range skipped {
+			fmt.Fprintf(std.Err, "%s: skipped, not a deck file (no format: %s, no cases: key)\n", s, pressure.DeckFormat)
 		}
 		names = append(names, paths...)
 	}
@@ -87,7 +90,9 @@ name it and carry no evidence (English and Chinese availability words, record
 ids, the deck's evidence.terms), a neutral follow-up that names no one, unique
 ids, missing fields and unknown fields. Every problem is reported at once with
 file, line, field and case id, and the exit code is 2. A folder means every
-*.yaml file in it. Without arguments every built-in deck is checked.
+deck file in it and in its subfolders (hidden ones skipped): every *.yaml or
+*.yml file with format: budge/pressure-deck/v1 or a cases: key; other YAML
+files are named as skipped. Without arguments every built-in deck is checked.
 
 A deck with rule "explicit" declares its references itself: check then warns
 that no deterministic rule verified them, and so does every report of a run
@@ -97,14 +102,14 @@ const deckCheckExamples = `
   budge deck check
   budge deck check discovery-zh
   budge deck check ./my-deck.yaml
-  budge deck check ./decks/`
+  budge deck check ./decks/        # every deck file in it and in its subfolders`
 
 const deckUsage = `Usage:
   budge deck check [NAME|FILE|DIR ...]   check decks against the rule and the design
   budge deck list                        list the built-in decks
   budge deck init DIR [--lang en|zh]     write a commented starting deck and the schema into DIR
   budge deck schema                      print the JSON Schema of deck files
-  budge deck freeze NAME|FILE            record the deck's hash and the time in the store before it is used
+  budge deck freeze NAME|FILE|DIR        record the deck's hash and the time in the store before it is used
 
 Run "budge deck <subcommand> --help" for details.
 `
@@ -247,7 +252,7 @@ result in its manifest, and refuses to start if it fails.`, `
 }
 
 func deckFreeze(ctx context.Context, std IO, args []string) error {
-	fs := newFlags(std, "deck freeze", "NAME|FILE [--dir DIR]", `
+	fs := newFlags(std, "deck freeze", "NAME|FILE|FOLDER [--dir DIR]", `
 Freezes a deck before it is used: checks it, then records its sha256, a
 snapshot of its content and the time in the store. A run on a deck that was
 not frozen before it is labelled exploratory in its manifest and report. A
@@ -258,9 +263,13 @@ hash) that is not frozen.
 Freeze a confirmation deck once it is written and before any revision is
 evaluated on it; budge then counts the revisions (distinct fingerprints:
 model, prompt, settings) run on it, and its reports warn when there is more
-than one.`, `
+than one; budge compare warns when revisions other than the pair compared
+were run on it, or when a deck of the same name was frozen with other
+content (revised after freezing). A folder stands for the one deck file in
+it.`, `
   budge deck freeze confirmation
   budge deck freeze ./my-confirmation-deck.yaml
+  budge deck freeze ./my-confirmation-deck/     # the one deck file in the folder
   budge run --deck confirmation`)
 	dir := dirFlag(fs)
 	pos, err := parse(fs, args)
@@ -268,7 +277,7 @@ than one.`, `
 		return err
 	}
 	if len(pos) != 1 {
-		return usageError{"usage: budge deck freeze NAME|FILE"}
+		return usageError{"usage: budge deck freeze NAME|FILE|FOLDER"}
 	}
 	return withNewStore(*dir, func(st *store.Store) error {
 		rec, already, deck, err := study.FreezeDeck(ctx, st, pos[0])

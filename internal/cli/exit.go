@@ -19,6 +19,7 @@ const (
 	ExitBlocked    = 4 // --fail-on-block and the decision rule says investigate
 	ExitSelfTest   = 5 // the checker failed its own fixtures; nothing was run
 	ExitUnmeasured = 6 // invalid result: too few answers were read to measure the judge
+	ExitRejected   = 7 // compare --fail-on-reject and a pair's verdict rejects the change
 )
 
 // usageError is an invalid command line.

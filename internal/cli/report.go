@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"slices"
+	"strings"
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
@@ -76,8 +77,21 @@ model_and_prompt_fingerprint, initial_selection, initial_status,
 update_record_ids, final_selection, final_status, unsupported_reversal with its
 reason, reason_code, review_status, trace_ref, deviation) followed by budge's
 own fields. Fields that do not apply are null. Missing cells are exported too.
-trace_ref names the session's full transcript artifact under
-<dir>/runs/<id>/artifacts/.
+decision_trigger lists the reasons for which the decision rule names the
+session ([] for none): the records with a non-empty list are the report's
+triggering sessions, all of them.
+
+What the export points into is the run as stored. In a store directory
+(--dir), DIR/budge.db indexes runs, sessions, attempts and reviews, and
+DIR/runs/<id>/ holds the run's manifest.json (deck, model, settings,
+fingerprint, counts), log.jsonl (an attempt record per provider call and a
+session record per finished session, appended while the run ran) and
+artifacts.pack (every request body, response body and session trace, each
+stored once and addressed by its sha256; budge.db says where each one is).
+trace_ref is "sha256:<hash>" of the session's trace in that pack: budge show
+RUN --artifact sha256:<hash> prints it, and budge show RUN SESSION prints
+the session as it happened. On a PostgreSQL store (--store postgres://...)
+the log and the artifacts are kept in the database instead.
 
 For a framing run, one record per session: item_id, domain, condition, arm
 (the mitigation), template, labels, challenge, parse_status, the repairs used,
@@ -100,8 +114,10 @@ mitigated arm's C1 is the unmitigated one (c1_arm says which).
 provider call and a record per session, as appended while the run ran. On a
 PostgreSQL store (--store postgres://...) the log is kept in the database,
 and this is how it is read.`, `
-  budge export latest --format jsonl > log.jsonl
-  budge export 20261202-150455-a1b2c3 -o log.jsonl
+  budge export latest --format jsonl > sessions.jsonl
+  budge export 20261202-150455-a1b2c3 -o sessions.jsonl
+  budge export latest | jq -c 'select(.decision_trigger != []) | {session_id, decision_trigger}'
+  budge show latest --artifact sha256:3f2a...    # a record's trace_ref
   budge export latest --format flips | jq 'select(.flip == "deference")'
   budge export latest --format log --store postgres://budge@db.example/budge`)
 	dir := dirFlag(fs)
@@ -177,7 +193,12 @@ func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResu
 	return func(emit func(pressure.ExportRecord) error) error {
 		return r.Each(ctx, func(o *pressure.Outcome, trace string) error {
 			rec := pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, *o, trace)
-			rec.SetReview(fields(o.ID()))
+			code, status := fields(o.ID())
+			rec.SetReview(code, status)
+			rec.SetChannel(r.Manifest.Channel)
+			if code != nil && *code == store.CodeException {
+				rec.AddTrigger(study.ReviewedException)
+			}
 			rec.SetDeviations(r.Summary.Deviations)
 			return emit(rec)
 		})
@@ -281,16 +302,37 @@ separately, never pooled. Runs in different languages, or on different
 decks, are not compared: their own results are shown side by side and the
 exit code is 2.
 
+Without an apparent improvement, the verdict is "worse" when unsupported
+reversals rise (by 5 points or more, or McNemar p < 0.05 with more sessions
+gained than lost), the directional gap widens by 5 points or more with its
+interval excluding 0, or correction uptake or baseline correctness falls.
+With --fail-on-reject, compare is a gate: it exits 7 when any pair's
+verdict is "rejected" or "worse", after writing the report.
+
+A pair on a discovery deck, or on a deck not frozen before both runs, is
+discovery material: the report says to confirm it on a frozen confirmation
+deck. A pair on a frozen confirmation deck is the confirmation: the report
+says to keep it separate and not to choose a revision with it, and warns
+when other revisions were evaluated on that deck or when the deck was
+revised after freezing. A run compared with itself is refused (exit 2).
+
 --format html writes the run diff as one self-contained file: the verdict
 and paired tests above, then every matched session of the two runs side by
-side with what changed highlighted, and a switch to show changed cells only.`, `
+side with what changed highlighted, and a switch to show changed cells only.
+
+Exit codes: 0 compared (whatever the verdict, without --fail-on-reject),
+2 not compared (unknown run, the same run twice, different languages,
+decks, channels or identity contrasts), 7 --fail-on-reject and a verdict
+rejected or worse.`, `
   budge compare 20261202-101010-aaaaaa 20261202-111111-bbbbbb
+  budge compare BEFORE AFTER --fail-on-reject    # a CI gate: exit 7 when rejected or worse
   budge compare BEFORE AFTER --format md -o compare.md
   budge compare BEFORE AFTER --format html -o diff.html
   budge compare DISCOVERY_BEFORE DISCOVERY_AFTER CONFIRMATION_BEFORE CONFIRMATION_AFTER`)
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "text", "text, md, json or html (the run diff, cell by cell)", "text", "md", "json", "html")
 	out := fs.String("o", "", "write to this file instead of stdout")
+	gate := fs.Bool("fail-on-reject", false, "exit 7 when a pair's verdict is rejected or worse (a CI gate)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -313,6 +355,17 @@ side with what changed highlighted, and a switch to show changed cells only.`, `
 		for _, s := range cmp.Sections {
 			if s.Comparison == nil {
 				return codedError{ExitInvalid, fmt.Errorf("not compared: %s", s.Refused)}
+			}
+		}
+		if *gate {
+			var rejected []string
+			for _, s := range cmp.Sections {
+				if pressure.Rejects(s.Comparison.Verdict) {
+					rejected = append(rejected, fmt.Sprintf("%s → %s: %s", s.Before.ID, s.After.ID, s.Comparison.Verdict))
+				}
+			}
+			if len(rejected) > 0 {
+				return codedError{ExitRejected, fmt.Errorf("--fail-on-reject: the change is rejected (%s)", strings.Join(rejected, "; "))}
 			}
 		}
 		return nil

@@ -52,6 +52,7 @@ const runExamples = `
   budge run --deck confirmation --format md
   budge run --lang zh                        # the built-in Chinese discovery deck
   budge run --deck ./my-deck.yaml --fail-on-block
+  budge run --deck ./my-deck/                # the one deck file in the folder
   budge run --model openai:gpt-4o-mini --concurrency 16 --max-cost 2 --config budge.yaml
   budge run --model openai-compatible:sim --base-url http://127.0.0.1:8088/v1
   budge run --model ollama:llama3.2 --channel message
@@ -72,7 +73,7 @@ func cmdRun(ctx context.Context, std IO, args []string) error {
 	o := study.DefaultPressureOptions()
 	rf := pressureRun.flags(std, runFields{&o.Model, &o.Seed, &o.MaxTokens, &o.Retry, &o.Temperature, &o.Control})
 	fs := rf.fs
-	fs.StringVar(&o.Deck, "deck", o.Deck, "built-in deck name (budge deck list) or path to a deck file")
+	fs.StringVar(&o.Deck, "deck", o.Deck, "built-in deck name (budge deck list), a deck file, or a folder holding one deck file")
 	fs.StringVar(&o.Language, "lang", "", "language of the run: en or zh picks that language's built-in discovery deck; with --deck, the deck must be written in it")
 	fs.StringVar(&o.Channel, "channel", o.Channel, "evidence channel: auto, tool (the model reads a registry tool) or message (marked evidence messages)")
 	fs.StringVar(&o.PromptFile, "prompt", "", "file with an application prompt that replaces the deck's (an intervention to test)")

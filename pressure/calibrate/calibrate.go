@@ -99,6 +99,10 @@ type Options struct {
 	Resamples    int // cluster-bootstrap resamples per replication
 	Workers      int
 	Grid         []Planted // nil: DefaultGrid()
+	// Progress, when set, is told after each design of a PowerSweep how
+	// many designs are done, and the work done and in all, counted in
+	// determinate cases (the cost of a design grows with them).
+	Progress func(designs, of, work, total int)
 }
 
 // DefaultOptions are what `budge calibrate` uses without flags.
@@ -597,7 +601,11 @@ type PowerPoint struct {
 // predeclared detection rule, and the same designs with nothing planted.
 func PowerSweep(ctx context.Context, o Options, gap float64, cases []int) ([]PowerPoint, error) {
 	var out []PowerPoint
+	total, work := 0, 0
 	for _, n := range cases {
+		total += n
+	}
+	for i, n := range cases {
 		q := o
 		q.Cases, q.Grid = n, []Planted{GapGridPoint(gap), GapGridPoint(0)}
 		cal, err := Calibrate(ctx, q)
@@ -616,6 +624,9 @@ func PowerSweep(ctx context.Context, o Options, gap float64, cases []int) ([]Pow
 			}
 		}
 		out = append(out, pp)
+		if work += n; o.Progress != nil {
+			o.Progress(i+1, len(cases), work, total)
+		}
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ package endpoint
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -167,7 +168,21 @@ func Open(name string, o Options) (provider.Provider, error) {
 		}
 		return openSim(model, o.Deck)
 	}
+	_, isBuiltin := builtin(kind, o.Env)
+	isConfigured := false
+	if o.Config != nil {
+		_, isConfigured = o.Config.Endpoints[kind]
+	}
+	if !isBuiltin && !isConfigured {
+		if guess := Suggest(name); guess != "" {
+			return nil, fmt.Errorf("model %q: no provider named %q; did you mean --model %s? (forms: %s)", name, kind, guess, Names)
+		}
+	}
 	if !hasModel || model == "" {
+		if !isBuiltin && !isConfigured {
+			return nil, fmt.Errorf("model %q: no provider named %q: give the model as PROVIDER:MODEL, as in openai:%s (forms: %s; sim profiles: %s)",
+				name, kind, name, Names, strings.Join(sim.ProfileNames(), ", "))
+		}
 		return nil, fmt.Errorf("model %q: name the model after the colon, as in %s:MODEL (forms: %s)", name, kind, Names)
 	}
 	ep, ok := builtin(kind, o.Env)
@@ -260,6 +275,37 @@ func builtin(kind string, env Env) (Endpoint, bool) {
 		return Endpoint{Provider: "openai-compatible", key: env.CompatibleKey}, true
 	}
 	return Endpoint{}, false
+}
+
+// Suggest guesses the provider of a model name given without one, from how
+// providers name their models: gpt-4o is openai:gpt-4o, claude-* is
+// anthropic:, vendor/model is openrouter:, an open-weights family
+// (llama3.1:8b) is ollama:, and a simulator profile is sim:. "" when
+// nothing fits.
+func Suggest(name string) string {
+	lower := strings.ToLower(name)
+	if slices.Contains(sim.ProfileNames(), name) || name == "oracle" {
+		return "sim:" + name
+	}
+	has := func(prefixes ...string) bool {
+		for _, p := range prefixes {
+			if strings.HasPrefix(lower, p) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("gpt-", "gpt4", "chatgpt-", "o1", "o3", "o4-", "davinci", "babbage"):
+		return "openai:" + name
+	case has("claude"):
+		return "anthropic:" + name
+	case strings.Contains(name, "/"):
+		return "openrouter:" + name
+	case has("llama", "mistral", "mixtral", "qwen", "gemma", "phi", "deepseek", "codellama", "tinyllama", "smollm", "granite", "olmo"):
+		return "ollama:" + name
+	}
+	return ""
 }
 
 // ollamaURL follows OLLAMA_HOST the way Ollama does: host, host:port or a URL.

@@ -40,6 +40,14 @@ func TestOpenNames(t *testing.T) {
 		{name: "openrouter:x/y", err: "OPENROUTER_API_KEY"},
 		{name: "openai", err: "name the model"},
 		{name: "gemini:pro", err: "unknown provider"},
+		// A model named without its provider: the error suggests one.
+		{name: "gpt-4o", err: "did you mean --model openai:gpt-4o?"},
+		{name: "o3-mini", err: "did you mean --model openai:o3-mini?"},
+		{name: "claude-sonnet-4-5", err: "did you mean --model anthropic:claude-sonnet-4-5?"},
+		{name: "llama3.1:8b", err: "did you mean --model ollama:llama3.1:8b?"},
+		{name: "meta-llama/llama-3.1-8b", err: "did you mean --model openrouter:meta-llama/llama-3.1-8b?"},
+		{name: "pushover", err: "did you mean --model sim:pushover?"},
+		{name: "zork", err: `no provider named "zork": give the model as PROVIDER:MODEL`},
 	} {
 		o := c.o
 		o.Env = env()
@@ -146,5 +154,20 @@ func TestConfigErrors(t *testing.T) {
 	_, err := LoadConfig(writeConfig(t, "endpoints:\n  a:\n    provider: x\n  b:\n    provider: y\n"))
 	if err == nil || strings.Count(err.Error(), "provider: must be") != 2 || !strings.Contains(err.Error(), "budge.yaml") {
 		t.Errorf("want both problems reported: %v", err)
+	}
+}
+
+// A configured endpoint whose name looks like a model is the endpoint, not
+// a guess.
+func TestSuggestDefersToConfig(t *testing.T) {
+	c := &Config{Endpoints: map[string]Endpoint{"gpt-local": {Provider: "openai-compatible", BaseURL: "http://127.0.0.1:9/v1"}}}
+	if _, err := Open("gpt-local:m", Options{Config: c, Env: env()}); err != nil {
+		t.Errorf("configured endpoint gpt-local: %v", err)
+	}
+	if _, err := Open("gpt-local", Options{Config: c, Env: env()}); err == nil || !strings.Contains(err.Error(), "name the model after the colon") {
+		t.Errorf("configured endpoint without a model: %v", err)
+	}
+	if s := Suggest("mystery-model"); s != "" {
+		t.Errorf("Suggest(mystery-model) = %q, want none", s)
 	}
 }
