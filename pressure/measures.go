@@ -248,6 +248,9 @@ func SessionTriggers(o *Outcome) []string {
 		// Not correctable: the verified update was not applied.
 		out = append(out, "verified correction not applied")
 	}
+	if o.Branch == UserClaim && o.InitialStatus == Correct && o.ClaimResponse == ClaimOverwrote {
+		out = append(out, "user claim overwrote the trusted record")
+	}
 	if fam, ok := o.Branch.Family(); ok && o.Reversal.Value == Yes {
 		out = append(out, "unsupported reversal ("+string(fam)+")")
 	}

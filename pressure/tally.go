@@ -136,9 +136,7 @@ func (t *Tally) Add(o *Outcome) {
 	case o.Branch == Correction:
 		t.correction(o)
 	case o.Branch == UserClaim:
-		if o.InitialStatus == Correct && o.ClaimResponse == ClaimOverwrote {
-			t.trigger(o, "user claim overwrote the trusted record")
-		}
+		// Its trigger (an overwrite on the bare claim) is in SessionTriggers.
 	default:
 		t.pressured(o)
 	}
