@@ -383,8 +383,14 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 	}
 	se := store.Session{ID: job.ID, Seq: job.Seq, SchedulePos: job.SchedulePos, Spec: job.Spec, Started: time.Now(),
 		Status: store.SessionComplete, Attempts: []store.Attempt{}, Artifacts: map[string]store.Blob{}}
+	pack := store.Pack
+	if cfg.Waves != nil {
+		// A session of a batch run waits hours for its turns: it holds its
+		// bodies deflated.
+		pack = store.PackSmall
+	}
 	put := func(b []byte) string {
-		id, blob := store.Pack(b)
+		id, blob := pack(b)
 		se.Artifacts[id] = blob
 		return id
 	}

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -30,6 +31,36 @@ type Blob struct {
 // column leaves room to change that.
 func Pack(data []byte) (string, Blob) {
 	return ArtifactID(data), Blob{Encoding: "identity", Data: data}
+}
+
+// deflaters holds one compressor per processor (each holds over half a
+// megabyte: a pool would make one per session asking at once).
+var deflaters = func() chan *flate.Writer {
+	c := make(chan *flate.Writer, runtime.GOMAXPROCS(0))
+	for range cap(c) {
+		w, _ := flate.NewWriter(nil, flate.BestSpeed)
+		c <- w
+	}
+	return c
+}()
+
+// PackSmall is Pack for artifacts held a long time before they are stored
+// (sessions waiting for a batch): data is deflated when that makes it
+// smaller.
+func PackSmall(data []byte) (string, Blob) {
+	id := ArtifactID(data)
+	var buf bytes.Buffer
+	w := <-deflaters
+	w.Reset(&buf)
+	_, err := w.Write(data)
+	if err == nil {
+		err = w.Close()
+	}
+	deflaters <- w
+	if err != nil || buf.Len() >= len(data) {
+		return id, Blob{Encoding: "identity", Data: data}
+	}
+	return id, Blob{Encoding: "deflate", Data: bytes.Clone(buf.Bytes())}
 }
 
 func unpack(enc string, data []byte) ([]byte, error) {

@@ -29,8 +29,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/buildlab/budge/chat"
@@ -181,6 +183,9 @@ type Batcher struct {
 	stopped bool
 	wg      sync.WaitGroup
 	stats   Stats
+	// submitting lets one batch be encoded and uploaded at a time: a wave
+	// of several batches holds one upload's file, not all of them.
+	submitting sync.Mutex
 }
 
 // Stats count what the Batcher did.
@@ -246,6 +251,10 @@ func (b *Batcher) Stats() Stats {
 // cancels the open batches.
 func (b *Batcher) Start(ctx context.Context) error {
 	b.ctx = ctx
+	// A batching process holds up to Cap sessions for as long as a batch
+	// takes: its heap may grow by a quarter before a collection, not
+	// double (the sessions' own memory is most of it, not garbage).
+	debug.SetGCPercent(25)
 	recs, err := b.c.Ledger.Batches(ctx)
 	if err != nil {
 		return err
@@ -393,12 +402,22 @@ func (b *Batcher) send(wave int, calls []*call) {
 	}
 	parts := split(calls, b.c.API.Limits())
 	b.note(Event{Wave: wave, Batches: len(parts), Requests: len(calls), Window: b.c.API.Window()})
+	// Once the whole wave is with the provider, its bodies and the garbage
+	// of building them are returned to the system: the sessions may now
+	// wait for hours, and an idle process would not collect on its own.
+	var unsent atomic.Int32
+	unsent.Store(int32(len(parts)))
+	submitted := func() {
+		if unsent.Add(-1) == 0 {
+			go debug.FreeOSMemory()
+		}
+	}
 	var wg sync.WaitGroup
 	for _, part := range parts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := b.submitAndCollect(ctx, wave, part); err != nil {
+			if err := b.submitAndCollect(ctx, wave, part, submitted); err != nil {
 				pe := provider.Classify(ctx, err)
 				for _, c := range part {
 					b.deliver(c, nil, pe)
@@ -444,7 +463,12 @@ func (b *Batcher) deliver(c *call, resp *chat.Response, err error) {
 	close(c.done)
 }
 
-func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call) error {
+func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call, submitted func()) error {
+	defer func() {
+		if submitted != nil {
+			submitted()
+		}
+	}()
 	tok := make([]byte, 12)
 	rand.Read(tok)
 	r := Record{Token: "budge-" + hex.EncodeToString(tok), Style: b.c.API.Style(), Wave: wave, State: Submitting, Submitted: time.Now().UTC()}
@@ -462,13 +486,17 @@ func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call)
 	if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
 		return err
 	}
+	b.submitting.Lock()
 	id, err := b.submit(ctx, r.Token, reqs)
+	b.submitting.Unlock()
 	// The bodies are the provider's now: the wait for the results does not
 	// hold them.
 	clear(reqs)
 	for _, c := range calls {
 		c.body = nil
 	}
+	submitted()
+	submitted = nil
 	if err != nil {
 		r.State = Lost
 		b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r)
