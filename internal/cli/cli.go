@@ -74,7 +74,8 @@ Examples:
 Runs are stored under ./budge-runs (or $BUDGE_DIR, or --dir), or in a
 PostgreSQL database several machines share (--store postgres://... or
 $BUDGE_STORE). Every command
-that creates a run prints "run: <id>" on a line of its own; "latest" is
+that creates a run prints "run: <id>" on a line of its own (on stderr under
+--format json, whose stdout is the JSON alone); "latest" is
 accepted wherever a run id is. Run "budge <command> --help" for details.
 `
 
