@@ -84,6 +84,11 @@ For a framing run, one record per session: item_id, domain, condition, arm
 choice, correct (null unless the answer was read), reasoning, the answer after
 a challenge, and trace_ref.
 
+--format csv writes the same fields as jsonl, one row per session under a
+header row, for spreadsheets: a null is an empty cell, a list or an object is
+its JSON text, and a text that a spreadsheet would run as a formula (it
+starts with =, +, -, @) gets a leading apostrophe.
+
 --format flips (framing runs) writes the flip list for review instead: one
 record ("record": "flip_pair") per item, arm and pair, C1-True beside
 C2-Correct and C1-False beside C2-Incorrect on the same content, each side
@@ -101,11 +106,12 @@ provider call and a record per session, as appended while the run ran. On a
 PostgreSQL store (--store postgres://...) the log is kept in the database,
 and this is how it is read.`, `
   budge export latest --format jsonl > log.jsonl
+  budge export latest --format csv -o sessions.csv
   budge export 20261202-150455-a1b2c3 -o log.jsonl
   budge export latest --format flips | jq 'select(.flip == "deference")'
   budge export latest --format log --store postgres://budge@db.example/budge`)
 	dir := dirFlag(fs)
-	format := formatFlag(fs, "format", "jsonl", "jsonl (one record per session), flips (framing: C1 and C2 side by side per item, arm and pair) or log (the run log as stored)", "jsonl", "flips", "log")
+	format := formatFlag(fs, "format", "jsonl", "jsonl (one record per session), csv (the same fields, one row per session, for spreadsheets), flips (framing: C1 and C2 side by side per item, arm and pair) or log (the run log as stored)", "jsonl", "csv", "flips", "log")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -137,6 +143,16 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 			}
 			return writeJSONL(std, out, slices.Values(flips))
 		}
+		if format == "csv" {
+			return writeCSV(std, out, func(emit func(framing.Record) error) error {
+				for rec := range framingRecords(r) {
+					if err := emit(rec); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
 		return writeJSONL(std, out, framingRecords(r))
 	case *study.PressureResult:
 		if format == "flips" {
@@ -145,6 +161,9 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 		recs, err := pressureRecords(ctx, st, r)
 		if err != nil {
 			return err
+		}
+		if format == "csv" {
+			return writeCSV(std, out, recs)
 		}
 		return streamJSONL(std, out, recs)
 	}
@@ -217,6 +236,21 @@ func streamJSONL[T any](std IO, path string, each func(emit func(T) error) error
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		return each(func(r T) error { return enc.Encode(r) })
+	})
+}
+
+// writeCSV is streamJSONL as CSV: a header row of the JSONL fields, then
+// one row per record as each hands it over.
+func writeCSV[T any](std IO, path string, each func(emit func(T) error) error) error {
+	return writeOut(std, path, func(w io.Writer) error {
+		c, err := report.NewCSV[T](w)
+		if err != nil {
+			return err
+		}
+		if err := each(c.Write); err != nil {
+			return err
+		}
+		return c.Flush()
 	})
 }
 
