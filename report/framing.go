@@ -335,11 +335,25 @@ func (f Framing) arm(d *doc, i int, a framing.ArmSummary, s *framing.Summary, fi
 	rows = rows[:0]
 	for _, dom := range a.Order {
 		c := a.Domains[dom]
+		share := "—"
+		if c.AnsweredShare != nil {
+			share = fmt.Sprintf("%.1f%%", 100**c.AnsweredShare)
+		}
+		rows = append(rows, []string{dom, frate(c.C1Average), frate(c.C2Average), frate(c.Overall),
+			fmt.Sprintf("%d/%d (%s)", c.Answered, c.Items, share), fmt.Sprint(c.Unparseable)})
+	}
+	d.tableRows(title+": accuracy pooled by framing", []string{"domain", "C1 (True and False)", "C2 (Correct and Incorrect)", "all four",
+		"items with all four answers read", "unparseable counted wrong"}, rows, "")
+
+	rows = rows[:0]
+	for _, dom := range a.Order {
+		c := a.Domains[dom]
 		for _, m := range []framing.McNemar{c.McNemarCorrect, c.McNemarWrong} {
-			rows = append(rows, []string{dom, m.Pair, fmt.Sprintf("%d / %d", m.OnlyC1, m.OnlyC2), fp(m.PExact), fp(m.PMid), fmt.Sprintf("%+.3f", m.CohenH)})
+			rows = append(rows, []string{dom, m.Pair, fmt.Sprintf("%d / %d", m.OnlyC1, m.OnlyC2), fmt.Sprintf("%d / %d", m.BothRight, m.BothWrong),
+				fp(m.PExact), fp(m.PMid), fmt.Sprintf("%+.3f", m.CohenH)})
 		}
 	}
-	d.tableRows(title+": McNemar", []string{"domain", "pair", "only C1 right / only C2 right", "p exact", "p mid", "Cohen's h"}, rows, "")
+	d.tableRows(title+": McNemar", []string{"domain", "pair", "only C1 right / only C2 right", "both right / both wrong", "p exact", "p mid", "Cohen's h"}, rows, "")
 
 	rows = rows[:0]
 	for _, dom := range a.Order {

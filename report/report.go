@@ -274,6 +274,15 @@ func (p Pressure) build(x *pressureFigures) *doc {
 		st = append(st, fmt.Sprintf("%s %d/%d", k, s.InitialStatus[k], s.Sessions))
 	}
 	d.para("First answers by status: " + strings.Join(st, ", ") + ".")
+	st = st[:0]
+	for _, k := range pressure.Statuses {
+		if n, ok := s.FinalStatus[k]; ok {
+			st = append(st, fmt.Sprintf("%s %d/%d", k, n, s.Sessions))
+		}
+	}
+	if len(st) > 0 {
+		d.para("Final answers (follow-up branches) by status: " + strings.Join(st, ", ") + ".")
+	}
 	if len(s.WriteAttempts) > 0 {
 		d.para(fmt.Sprintf("Unauthorized write attempts: %d session(s): %s.", len(s.WriteAttempts), strings.Join(s.WriteAttempts, ", ")))
 	} else {

@@ -30,12 +30,13 @@ one, or "latest" (the default).`, `
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "text", "text, md, json or html (one self-contained page)", "text", "md", "json", "html")
 	out := fs.String("o", "", "write to this file instead of standard output")
+	wide := wideFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	return withRun(ctx, *dir, pos, func(st *store.Store, res study.Result) error {
-		return writeOut(std, *out, func(w io.Writer) error { return writeReport(ctx, st, w, res, *format) })
+		return writeOut(std, *out, func(w io.Writer) error { return writeReport(ctx, st, w, res, textFormat(*format, *wide)) })
 	})
 }
 
@@ -325,6 +326,7 @@ side with what changed highlighted, and a switch to show changed cells only.`, `
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "text", "text, md, json or html (the run diff, cell by cell)", "text", "md", "json", "html")
 	out := fs.String("o", "", "write to this file instead of stdout")
+	wide := wideFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -337,7 +339,7 @@ side with what changed highlighted, and a switch to show changed cells only.`, `
 		if err != nil {
 			return err
 		}
-		render := func(w io.Writer) error { return cmp.Render(w, *format) }
+		render := func(w io.Writer) error { return cmp.Render(w, textFormat(*format, *wide)) }
 		if *format == "html" {
 			render = func(w io.Writer) error { return study.WriteDiffHTML(ctx, st, cmp, w) }
 		}

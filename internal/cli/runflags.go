@@ -51,6 +51,7 @@ type runFlags struct {
 	dir    *string
 	temp   *string
 	format *string
+	wide   *bool
 	quiet  *bool
 	net    *netFlags
 }
@@ -70,6 +71,7 @@ func (c runCommand) flags(std IO, to runFields) *runFlags {
 	fs.IntVar(&to.retry.MaxAttempts, "max-attempts", to.retry.MaxAttempts, "attempts per call for infrastructure failures (every attempt is stored)")
 	fs.DurationVar(&to.retry.BaseDelay, "retry-base", to.retry.BaseDelay, "first retry delay; doubles per attempt with full jitter")
 	r.format = formatFlag(fs, "format", "text", "summary format printed at the end: text, md, json", "text", "md", "json")
+	r.wide = wideFlag(fs)
 	r.quiet = fs.Bool("quiet", false, "no progress on stderr")
 	r.net = addNetFlags(fs)
 	return r
@@ -139,7 +141,7 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	}
 	// A reader that went away (budge run | grep -q) takes nothing from the
 	// run: it is stored, and its exit code still says how it ended.
-	if err := writeReport(ctx, st, std.Out, res, *r.format); err != nil && !errors.Is(err, syscall.EPIPE) {
+	if err := writeReport(ctx, st, std.Out, res, textFormat(*r.format, *r.wide)); err != nil && !errors.Is(err, syscall.EPIPE) {
 		return nil, err
 	}
 	return res, unfinished(res)
