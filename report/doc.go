@@ -431,6 +431,9 @@ func (d *doc) html(w io.Writer, footer string) error {
 // numeric says whether a cell starts like a count or a measure (right
 // aligned in HTML).
 func numeric(c string) bool {
+	if utf8.RuneCountInString(c) > 32 {
+		return false // a sentence that starts with a number
+	}
 	c = strings.TrimLeft(c, "+−-")
 	return c != "" && (c[0] >= '0' && c[0] <= '9' || strings.HasPrefix(c, "—"))
 }

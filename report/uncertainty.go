@@ -85,13 +85,13 @@ func (p Pressure) runLabels(d *doc) {
 	r := p.Run
 	switch {
 	case r.Exploratory != nil && *r.Exploratory:
-		d.para(fmt.Sprintf("EXPLORATORY: deck %s was not frozen before this run (budge deck freeze records its hash and time); "+
+		d.warn(fmt.Sprintf("EXPLORATORY: deck %s was not frozen before this run (budge deck freeze records its hash and time); "+
 			"its results are exploratory, not a confirmation.", r.Deck))
 	case r.DeckFrozenAt != nil:
 		d.para(fmt.Sprintf("deck frozen at %s, before this run", r.DeckFrozenAt.UTC().Format(time.RFC3339)))
 	}
 	if n := len(r.DeckRevisions); n > 1 && r.DeckKind == "confirmation" {
-		d.para(fmt.Sprintf("WARNING: %d revisions (fingerprints %s) have been evaluated on this confirmation deck. "+
+		d.warn(fmt.Sprintf("WARNING: %d revisions (fingerprints %s) have been evaluated on this confirmation deck. "+
 			"Do not select the best revision with the confirmation answers: that turns the confirmation deck into discovery material.",
 			n, strings.Join(r.DeckRevisions, ", ")))
 	}
