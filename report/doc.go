@@ -95,7 +95,7 @@ func (d *doc) text(w io.Writer, wide bool) error {
 		width = 1 << 30
 	}
 	put := func(s, first, rest string) {
-		for _, l := range wrap(plain(s), width, first, rest) {
+		for _, l := range wrapParts(plain(s), width, first, rest) {
 			bw.WriteString(l + "\n")
 		}
 	}
@@ -245,6 +245,37 @@ func recordLines(head []string, rows [][]string, width int) []string {
 		}
 	}
 	return out
+}
+
+// wrapParts wraps a line made of parts joined by " · " (run manifests,
+// status lines) at the joins where it can, so that a part such as
+// "attempts 1228 (0 failed, 0 retries)" stays on one line; a part longer
+// than a line is wrapped at spaces.
+func wrapParts(s string, width int, first, rest string) []string {
+	parts := strings.Split(s, " · ")
+	if len(parts) == 1 || utf8.RuneCountInString(first+s) <= width {
+		return wrap(s, width, first, rest)
+	}
+	var out []string
+	line := ""
+	for _, p := range parts {
+		switch {
+		case line == "":
+		case utf8.RuneCountInString(line)+3+utf8.RuneCountInString(p) <= width:
+			line += " · " + p
+			continue
+		default:
+			out = append(out, line+" ·")
+		}
+		indent := rest
+		if len(out) == 0 {
+			indent = first
+		}
+		ls := wrap(p, width-2, indent, rest+"  ")
+		out = append(out, ls[:len(ls)-1]...)
+		line = ls[len(ls)-1]
+	}
+	return append(out, line)
 }
 
 // wrap breaks s into lines of at most width runes at spaces, the first
