@@ -368,9 +368,14 @@ func mdEscape(s string) string {
 	return strings.NewReplacer(emOpen, "**", emClose, "**").Replace(s)
 }
 
+// textEscaper escapes text content (not attributes, which html.EscapeString
+// escapes): an apostrophe stays one, so "Cohen's kappa" reads as written in
+// the page source too.
+var textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "\x00", "\uFFFD")
+
 // htmlText escapes s for HTML; emphasis marks become <b>.
 func htmlText(s string) string {
-	return strings.NewReplacer(emOpen, "<b>", emClose, "</b>").Replace(html.EscapeString(s))
+	return strings.NewReplacer(emOpen, "<b>", emClose, "</b>").Replace(textEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")))
 }
 
 // htmlAttrs are a block's id and class attributes.
