@@ -26,7 +26,7 @@ func TestFramingBaselineC1Run(t *testing.T) {
 	}
 	fixed := runLine.FindStringSubmatch(out)[1]
 	for _, want := range []string{"C1 from run " + base + " (model sim:neutral, fingerprint ", "108 C1 sessions on 54 items matched by content", "(C1 mode: fixed-c1)", "sessions: 108 planned"} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(unwrapped(out), want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
 	}
