@@ -1,6 +1,9 @@
 // Package report renders scored runs for people and programs: plain text
-// for the terminal, Markdown for issues and pull requests, JSON with stable
-// keys for scripts. One model, several renderers.
+// for the terminal (100 columns), Markdown for issues and pull requests, one
+// self-contained HTML page, JSON with stable keys for scripts, and CSV rows
+// for spreadsheets. One model, several renderers: text, Markdown and HTML
+// are all rendered from the same document (doc.go), so they state the same
+// facts.
 //
 // It never imports a provider and never computes a measure: what it shows
 // comes from the protocol's summary, numerators and denominators included.
