@@ -264,11 +264,9 @@ func writeOut(std IO, path string, render func(w io.Writer) error) error {
 	if path == "" || path == "-" {
 		return render(std.Out)
 	}
-	var b strings.Builder
-	if err := render(&b); err != nil {
-		return err
-	}
-	return store.WriteFileAtomic(path, []byte(b.String()))
+	// Streamed to a file beside path and renamed over it: a large export
+	// is never held in memory, and a failed one leaves path as it was.
+	return store.StreamFileAtomic(path, render)
 }
 
 func sortedNames[V any](m map[string]V) []string {

@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,6 +33,13 @@ func TestExportCSVMatchesJSONL(t *testing.T) {
 		code, cs, errs := budge(t, "export", id, "--dir", dir, "--format", "csv")
 		if code != ExitOK {
 			t.Fatalf("export csv: exit %d %s", code, errs)
+		}
+		file := filepath.Join(t.TempDir(), "sessions.csv")
+		if code, _, errs := budge(t, "export", id, "--dir", dir, "--format", "csv", "-o", file); code != ExitOK {
+			t.Fatalf("export csv -o: exit %d %s", code, errs)
+		}
+		if b, err := os.ReadFile(file); err != nil || string(b) != cs {
+			t.Errorf("export csv -o wrote %d bytes (%v), stdout had %d", len(b), err, len(cs))
 		}
 		rows, err := csv.NewReader(strings.NewReader(cs)).ReadAll()
 		if err != nil {
