@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -94,7 +95,29 @@ func (c *CSV[T]) Flush() error {
 	return c.w.Error()
 }
 
+var marshaler = reflect.TypeFor[json.Marshaler]()
+
+// csvCell is one field as a cell: strings, numbers and booleans (or
+// pointers to them) directly, anything else as its JSON text.
 func csvCell(v reflect.Value) (string, error) {
+	if v.Kind() == reflect.Pointer && !v.Type().Implements(marshaler) {
+		if v.IsNil() {
+			return "", nil
+		}
+		v = v.Elem()
+	}
+	if !v.Type().Implements(marshaler) {
+		switch v.Kind() {
+		case reflect.String:
+			return defuse(v.String()), nil
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			return strconv.FormatInt(v.Int(), 10), nil
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			return strconv.FormatUint(v.Uint(), 10), nil
+		case reflect.Bool:
+			return strconv.FormatBool(v.Bool()), nil
+		}
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -108,10 +131,15 @@ func csvCell(v reflect.Value) (string, error) {
 	case len(raw) > 0 && raw[0] == '"':
 		var s string
 		err := json.Unmarshal(raw, &s)
-		if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-			s = "'" + s
-		}
-		return s, err
+		return defuse(s), err
 	}
 	return string(raw), nil
+}
+
+// defuse keeps a spreadsheet from running a text as a formula.
+func defuse(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
