@@ -205,7 +205,15 @@ type blockView struct {
 func (d *doc) view() docView {
 	v := docView{Title: d.title}
 	for _, b := range d.blocks {
-		v.Blocks = append(v.Blocks, blockView{Title: b.title, Para: b.para, Note: b.note, Head: b.head, Rows: b.rows, Lines: b.lines, Table: b.head != nil})
+		if b.figure != "" {
+			continue
+		}
+		rows := make([][]string, len(b.rows))
+		for i, r := range b.rows {
+			rows[i] = plainAll(r)
+		}
+		v.Blocks = append(v.Blocks, blockView{Title: plain(b.title), Para: plain(b.para), Note: plain(b.note), Head: plainAll(b.head), Rows: rows,
+			Lines: plainAll(b.lines), Table: b.head != nil})
 	}
 	return v
 }
@@ -297,4 +305,15 @@ func (d *DiffWriter) Close() error {
 		return fmt.Errorf("writing the run diff: %w", d.err)
 	}
 	return d.w.Flush()
+}
+
+func plainAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = plain(s)
+	}
+	return out
 }

@@ -4,14 +4,23 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"html"
+	"html/template"
 	"io"
 	"strings"
 	"unicode/utf8"
 )
 
-// doc is a renderer-neutral document: paragraphs, tables and sections.
+// doc is the one document every human-readable format is rendered from:
+// paragraphs, tables and sections of lines, in order. Text, Markdown and
+// HTML each walk the same blocks, so a fact added to a report appears in
+// all three or in none. The only blocks one format shows and the others do
+// not are figures (HTML charts, and the answers beside a pair), which draw
+// facts the tables already state.
 type doc struct {
-	title  string
+	title string
+	// page is the HTML page's <title> (title when empty).
+	page   string
 	blocks []block
 }
 
@@ -22,9 +31,31 @@ type block struct {
 	rows  [][]string
 	note  string
 	lines []string
+	// lineIDs, when set, names some of lines for HTML anchors.
+	lineIDs map[int]string
+	// id and class are the block's HTML anchor and style; text and
+	// Markdown ignore them.
+	id, class string
+	// figure is HTML-only (a chart, model answers side by side).
+	figure template.HTML
+}
+
+// Emphasis inside a doc string: bolded in HTML and Markdown, plain in text.
+const emOpen, emClose = "\uE000", "\uE001"
+
+// bold marks s for emphasis.
+func bold(s string) string { return emOpen + s + emClose }
+
+// plain drops emphasis marks.
+func plain(s string) string {
+	return strings.NewReplacer(emOpen, "", emClose, "").Replace(s)
 }
 
 func (d *doc) para(s string) { d.blocks = append(d.blocks, block{para: s}) }
+
+// warn is a paragraph that flags something (a warning, a deviation, an
+// exploratory run).
+func (d *doc) warn(s string) { d.blocks = append(d.blocks, block{para: s, class: "warn"}) }
 
 func (d *doc) table(title string, head []string, rows ...[]string) {
 	d.tableRows(title, head, rows, "")
@@ -40,52 +71,264 @@ func (d *doc) section(title string, lines []string) {
 	d.blocks = append(d.blocks, block{title: title, lines: lines})
 }
 
-func (d *doc) text(w io.Writer) error {
+// figure adds an HTML-only block.
+func (d *doc) figure(h template.HTML) { d.blocks = append(d.blocks, block{figure: h}) }
+
+// anchor sets the HTML id (and class) of the last block.
+func (d *doc) anchor(id, class string) {
+	if n := len(d.blocks); n > 0 {
+		d.blocks[n-1].id, d.blocks[n-1].class = id, class
+	}
+}
+
+// TextWidth is the width the text report fits in; "text-wide" (--wide)
+// keeps every table row on one line however long.
+const TextWidth = 100
+
+// FormatWide is the text format without wrapping (budge --wide).
+const FormatWide = "text-wide"
+
+func (d *doc) text(w io.Writer, wide bool) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString(d.title + "\n" + strings.Repeat("=", utf8.RuneCountInString(d.title)) + "\n")
+	width := TextWidth
+	if wide {
+		width = 1 << 30
+	}
+	put := func(s, first, rest string) {
+		for _, l := range wrapParts(plain(s), width, first, rest) {
+			bw.WriteString(l + "\n")
+		}
+	}
+	title := plain(d.title)
+	put(title, "", "")
+	bw.WriteString(strings.Repeat("=", min(width, utf8.RuneCountInString(title))) + "\n")
 	for _, b := range d.blocks {
 		switch {
+		case b.figure != "":
 		case b.para != "":
-			bw.WriteString(b.para + "\n")
+			put(b.para, "", "  ")
 		case b.head != nil:
-			bw.WriteString("\n" + b.title + "\n")
-			widths := make([]int, len(b.head))
-			for _, r := range append([][]string{b.head}, b.rows...) {
-				for i, c := range r {
-					if n := utf8.RuneCountInString(c); i < len(widths) && n > widths[i] {
-						widths[i] = n
-					}
-				}
+			bw.WriteString("\n")
+			put(b.title, "", "")
+			lines, ok := tableLines(b.head, b.rows, width)
+			if !ok && !wide {
+				lines, ok = hangingLines(b.head, b.rows, width)
 			}
-			for _, r := range append([][]string{b.head}, b.rows...) {
-				var line strings.Builder
-				line.WriteString("  ")
-				for i, c := range r {
-					line.WriteString(c)
-					if i < len(r)-1 {
-						line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
-					}
-				}
-				bw.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+			if !ok && !wide {
+				lines = recordLines(b.head, b.rows, width)
+			}
+			for _, l := range lines {
+				bw.WriteString(l + "\n")
 			}
 			if b.note != "" {
-				bw.WriteString("  " + b.note + "\n")
+				put(b.note, "  ", "  ")
 			}
 		default:
-			bw.WriteString("\n" + b.title + "\n")
+			bw.WriteString("\n")
+			put(b.title, "", "")
 			for _, l := range b.lines {
-				bw.WriteString("  " + l + "\n")
+				put(l, "  ", "    ")
 			}
 		}
 	}
 	return bw.Flush()
 }
 
+// tableLines lays a table out in aligned columns; ok is false when a line
+// is wider than width.
+func tableLines(head []string, rows [][]string, width int) ([]string, bool) {
+	widths := make([]int, len(head))
+	all := append([][]string{head}, rows...)
+	for _, r := range all {
+		for i, c := range r {
+			if n := utf8.RuneCountInString(plain(c)); i < len(widths) && n > widths[i] {
+				widths[i] = n
+			}
+		}
+	}
+	ok := true
+	var out []string
+	for _, r := range all {
+		var line strings.Builder
+		line.WriteString("  ")
+		for i, c := range r {
+			c = plain(c)
+			line.WriteString(c)
+			if i < len(r)-1 && i < len(widths) {
+				line.WriteString(strings.Repeat(" ", max(0, widths[i]-utf8.RuneCountInString(c))+2))
+			}
+		}
+		s := strings.TrimRight(line.String(), " ")
+		if utf8.RuneCountInString(s) > width {
+			ok = false
+		}
+		out = append(out, s)
+	}
+	return out, ok
+}
+
+// hangingLines aligns every column but the last and wraps the last into
+// what is left of the line, when at least a quarter of it is left.
+func hangingLines(head []string, rows [][]string, width int) ([]string, bool) {
+	n := len(head)
+	if n < 2 {
+		return nil, false
+	}
+	widths := make([]int, n-1)
+	all := append([][]string{head}, rows...)
+	for _, r := range all {
+		for i := 0; i < n-1 && i < len(r); i++ {
+			widths[i] = max(widths[i], utf8.RuneCountInString(plain(r[i])))
+		}
+	}
+	lead := 2
+	for _, w := range widths {
+		lead += w + 2
+	}
+	if width-lead < width/4 {
+		return nil, false
+	}
+	pad := strings.Repeat(" ", lead)
+	var out []string
+	for _, r := range all {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i := 0; i < n-1; i++ {
+			c := ""
+			if i < len(r) {
+				c = plain(r[i])
+			}
+			b.WriteString(c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+		}
+		last := ""
+		if len(r) >= n {
+			last = plain(strings.Join(r[n-1:], "  "))
+		}
+		out = append(out, wrap(last, width, b.String(), pad)...)
+	}
+	for i, l := range out {
+		out[i] = strings.TrimRight(l, " ")
+	}
+	return out, true
+}
+
+// recordLines shows each row as a record: its first cell as a heading,
+// then "column: value" for the others, packed several to a line.
+func recordLines(head []string, rows [][]string, width int) []string {
+	const indent = "      "
+	var out []string
+	for _, r := range rows {
+		if len(r) == 0 {
+			continue
+		}
+		out = append(out, wrap(plain(r[0]), width, "  ", "    ")...)
+		line := ""
+		for i := 1; i < len(r) && i < len(head); i++ {
+			if r[i] == "" {
+				continue
+			}
+			f := strings.Join(strings.Fields(plain(head[i])+": "+plain(r[i])), " ")
+			switch {
+			case line == "":
+			case utf8.RuneCountInString(line)+3+utf8.RuneCountInString(f) <= width:
+				line += " · " + f
+				continue
+			default:
+				out = append(out, line)
+			}
+			ls := wrap(f, width, indent, indent+"  ")
+			out = append(out, ls[:len(ls)-1]...)
+			line = ls[len(ls)-1]
+		}
+		if line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// wrapParts wraps a line made of parts joined by " · " (run manifests,
+// status lines) at the joins where it can, so that a part such as
+// "attempts 1228 (0 failed, 0 retries)" stays on one line; a part longer
+// than a line is wrapped at spaces.
+func wrapParts(s string, width int, first, rest string) []string {
+	parts := strings.Split(s, " · ")
+	if len(parts) == 1 || utf8.RuneCountInString(first+s) <= width {
+		return wrap(s, width, first, rest)
+	}
+	var out []string
+	line := ""
+	for _, p := range parts {
+		switch {
+		case line == "":
+		case utf8.RuneCountInString(line)+3+utf8.RuneCountInString(p) <= width:
+			line += " · " + p
+			continue
+		default:
+			out = append(out, line+" ·")
+		}
+		indent := rest
+		if len(out) == 0 {
+			indent = first
+		}
+		ls := wrap(p, width-2, indent, rest+"  ")
+		out = append(out, ls[:len(ls)-1]...)
+		line = ls[len(ls)-1]
+	}
+	return append(out, line)
+}
+
+// wrap breaks s into lines of at most width runes at spaces, the first
+// line indented by first and the others by rest; a word longer than a line
+// is cut.
+func wrap(s string, width int, first, rest string) []string {
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line, indent := first, first
+		if len(out) > 0 {
+			line, indent = rest, rest
+		}
+		empty := true
+		for _, word := range strings.Fields(para) {
+			for {
+				n := utf8.RuneCountInString(line)
+				wn := utf8.RuneCountInString(word)
+				sep := 1
+				if empty {
+					sep = 0
+				}
+				if n+sep+wn <= width {
+					if !empty {
+						line += " "
+					}
+					line += word
+					empty = false
+					break
+				}
+				if !empty {
+					out = append(out, line)
+					line, indent, empty = rest, rest, true
+					continue
+				}
+				// A word wider than a line: cut it.
+				room := max(1, width-utf8.RuneCountInString(indent))
+				rs := []rune(word)
+				out = append(out, line+string(rs[:room]))
+				word = string(rs[room:])
+				line, indent = rest, rest
+			}
+		}
+		out = append(out, strings.TrimRight(line, " "))
+	}
+	return out
+}
+
 func (d *doc) markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString("# " + d.title + "\n\n")
+	bw.WriteString("# " + mdEscape(d.title) + "\n\n")
 	for _, b := range d.blocks {
 		switch {
+		case b.figure != "":
 		case b.para != "":
 			bw.WriteString(mdEscape(b.para) + "\n\n")
 		case b.head != nil:
@@ -118,9 +361,117 @@ func mdCells(cells []string) []string {
 	return out
 }
 
-// mdEscape keeps model-controlled or odd text from turning into markup.
+// mdEscape keeps model-controlled or odd text from turning into markup;
+// emphasis marks become bold.
 func mdEscape(s string) string {
-	return strings.NewReplacer("<", "&lt;", ">", "&gt;", "`", "\\`", "*", "\\*", "_", "\\_").Replace(s)
+	s = strings.NewReplacer("<", "&lt;", ">", "&gt;", "`", "\\`", "*", "\\*", "_", "\\_").Replace(s)
+	return strings.NewReplacer(emOpen, "**", emClose, "**").Replace(s)
+}
+
+// textEscaper escapes text content (not attributes, which html.EscapeString
+// escapes): an apostrophe stays one, so "Cohen's kappa" reads as written in
+// the page source too.
+var textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "\x00", "\uFFFD")
+
+// htmlText escapes s for HTML; emphasis marks become <b>.
+func htmlText(s string) string {
+	return strings.NewReplacer(emOpen, "<b>", emClose, "</b>").Replace(textEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")))
+}
+
+// htmlAttrs are a block's id and class attributes.
+func htmlAttrs(b block, class string) string {
+	var a string
+	if b.id != "" {
+		a += ` id="` + html.EscapeString(b.id) + `"`
+	}
+	if c := strings.TrimSpace(class + " " + b.class); c != "" {
+		a += ` class="` + html.EscapeString(c) + `"`
+	}
+	return a
+}
+
+// html writes the document as one self-contained page: the style sheet
+// inline, no script, nothing loaded from anywhere; every string escaped.
+func (d *doc) html(w io.Writer, footer string) error {
+	bw := bufio.NewWriter(w)
+	page := d.page
+	if page == "" {
+		page = d.title
+	}
+	bw.WriteString(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>` + html.EscapeString(plain(page)) + "</title>\n<style>" + string(css()) + "</style></head><body>\n")
+	bw.WriteString("<h1>" + htmlText(d.title) + "</h1>\n")
+	for _, b := range d.blocks {
+		switch {
+		case b.figure != "":
+			bw.WriteString(string(b.figure) + "\n")
+		case b.para != "":
+			bw.WriteString("<p" + htmlAttrs(b, "") + ">" + htmlText(b.para) + "</p>\n")
+		case b.head != nil:
+			bw.WriteString("<h2>" + htmlText(b.title) + "</h2>\n<table" + htmlAttrs(b, "") + "><tr>")
+			for _, h := range b.head {
+				bw.WriteString("<th>" + htmlText(h) + "</th>")
+			}
+			bw.WriteString("</tr>\n")
+			for _, r := range b.rows {
+				bw.WriteString("<tr>")
+				for i, c := range r {
+					cls := ""
+					if i > 0 && numeric(c) {
+						cls = ` class="num"`
+					}
+					bw.WriteString("<td" + cls + ">" + htmlText(c) + "</td>")
+				}
+				bw.WriteString("</tr>\n")
+			}
+			bw.WriteString("</table>\n")
+			if b.note != "" {
+				bw.WriteString(`<p class="note">` + htmlText(b.note) + "</p>\n")
+			}
+		default:
+			bw.WriteString("<section" + htmlAttrs(b, "") + "><h2>" + htmlText(b.title) + "</h2>\n")
+			inList := false
+			for i, l := range b.lines {
+				id := ""
+				if b.lineIDs[i] != "" {
+					id = ` id="` + html.EscapeString(b.lineIDs[i]) + `"`
+				}
+				item, isItem := strings.CutPrefix(l, "- ")
+				switch {
+				case isItem && !inList:
+					bw.WriteString("<ul>")
+					inList = true
+				case !isItem && inList:
+					bw.WriteString("</ul>\n")
+					inList = false
+				}
+				if isItem {
+					bw.WriteString("<li" + id + ">" + htmlText(item) + "</li>")
+				} else {
+					bw.WriteString("<p" + id + ">" + htmlText(l) + "</p>\n")
+				}
+			}
+			if inList {
+				bw.WriteString("</ul>\n")
+			}
+			bw.WriteString("</section>\n")
+		}
+	}
+	bw.WriteString(`<footer class="note">` + htmlText(footer) + "</footer>\n</body></html>\n")
+	return bw.Flush()
+}
+
+// numeric says whether a cell starts like a count or a measure (right
+// aligned in HTML).
+func numeric(c string) bool {
+	if utf8.RuneCountInString(c) > 32 {
+		return false // a sentence that starts with a number
+	}
+	c = strings.TrimLeft(c, "+−-")
+	return c != "" && (c[0] >= '0' && c[0] <= '9' || strings.HasPrefix(c, "—"))
 }
 
 // encodeJSON writes v as indented JSON; escapeHTML escapes <, > and & in
@@ -132,14 +483,16 @@ func encodeJSON(w io.Writer, v any, escapeHTML bool) error {
 	return enc.Encode(v)
 }
 
-// render writes a report as indented JSON (v itself), text or Markdown (the
-// document d makes).
+// render writes a report as indented JSON (v itself), text (wrapped to
+// TextWidth, or wide) or Markdown (the document d makes).
 func render(w io.Writer, format string, v any, escapeHTML bool, d func() *doc) error {
 	switch format {
 	case "json":
 		return encodeJSON(w, v, escapeHTML)
 	case "text", "":
-		return d().text(w)
+		return d().text(w, false)
+	case FormatWide:
+		return d().text(w, true)
 	case "md", "markdown":
 		return d().markdown(w)
 	}

@@ -138,13 +138,22 @@ func examples(ids []string, n int) string {
 	return strings.Join(ids[:n], ", ") + fmt.Sprintf(", … (%d more)", len(ids)-n)
 }
 
-func (f Framing) doc() *doc {
+func (f Framing) doc() *doc { return f.build(false) }
+
+// build is the report's one document; figures adds the HTML charts.
+func (f Framing) build(figures bool) *doc {
 	r, s := f.Run, f.Measures
-	d := &doc{title: "budge DialDefer framing report"}
+	d := &doc{title: "budge DialDefer framing report", page: "budge framing report " + r.ID}
 	d.para("run: " + r.ID)
+	d.anchor("run", "")
+	m := f.Measurability
 	if s != nil && s.Measurability != nil {
-		verdict, t := measurability(s.Measurability)
+		m = s.Measurability
+	}
+	if m != nil {
+		verdict, t := measurability(m)
 		d.para(verdict)
+		d.anchor("verdict", "verdict")
 		d.tableOf(t)
 	}
 	d.para(fmt.Sprintf("data %s (%d items, sha256 %s) · model %s · seed %d · fingerprint %s", r.Data, r.Items, short(r.DataSHA), r.Model, r.Seed, r.Fingerprint))
@@ -169,8 +178,10 @@ func (f Framing) doc() *doc {
 	if len(r.Challenges) > 0 {
 		d.para("challenge families: " + strings.Join(r.Challenges, ", "))
 	}
-	d.para(fmt.Sprintf("status %s · sessions: %d planned, %d complete, %d failed (transport), %d missing · attempts %d (%d failed, %d retries) · tokens %d in / %d out",
-		r.Status, r.Planned, r.Complete, r.Failed, r.Missing, r.Attempts, r.FailedAttempts, r.Retries, r.InputTokens, r.OutputTokens))
+	d.para(fmt.Sprintf("status %s · sessions: %d planned, %d complete, %d failed (transport), %d missing · attempts %d (%d failed, %d retries) · tokens %d in / %d out · parser %s",
+		r.Status, r.Planned, r.Complete, r.Failed, r.Missing, r.Attempts, r.FailedAttempts, r.Retries, r.InputTokens, r.OutputTokens, r.Parser))
+	d.anchor("sessions", "")
+	d.para(created(r.Created, r.Budge))
 	if line := r.Net.line(); line != "" {
 		d.para(line)
 	}
@@ -246,8 +257,8 @@ func (f Framing) doc() *doc {
 		d.tableRows("DDS across template wordings", []string{"labels", "mitigation", "DDS by template", "mean", "SD", "direction"}, rows,
 			"SD is the sample standard deviation over the template sets.")
 	}
-	for _, a := range s.Arms {
-		f.arm(d, a, s)
+	for i, a := range s.Arms {
+		f.arm(d, i, a, s, figures)
 	}
 	d.section("How to read this", []string{
 		"Accuracy per condition: right judgments / items, with a Wilson 95% interval. C1 frames the answer as a statement, C2 as a speaker's reply; C1-True/C2-Correct show the correct answer, C1-False/C2-Incorrect the incorrect one.",
@@ -279,7 +290,7 @@ func unmeasured(reading string) string {
 	return ""
 }
 
-func (f Framing) arm(d *doc, a framing.ArmSummary, s *framing.Summary) {
+func (f Framing) arm(d *doc, i int, a framing.ArmSummary, s *framing.Summary, figures bool) {
 	title := a.Name
 	if len(s.Arms) == 1 {
 		title = "Results"
@@ -312,15 +323,37 @@ func (f Framing) arm(d *doc, a framing.ArmSummary, s *framing.Summary) {
 	}
 	d.tableRows(title+": accuracy by condition, shifts in percentage points",
 		[]string{"domain", "items", "C1-True", "C1-False", "C2-Correct", "C2-Incorrect", "ΔCorrect", "ΔIncorrect", "DDS", "reading"}, rows, note)
+	d.anchor(fmt.Sprintf("arm-%d", i), "domains")
+	if figures {
+		if h, err := armFigures(i, a); err != nil {
+			d.warn("chart not drawn: " + err.Error())
+		} else {
+			d.figure(h)
+		}
+	}
+
+	rows = rows[:0]
+	for _, dom := range a.Order {
+		c := a.Domains[dom]
+		share := "—"
+		if c.AnsweredShare != nil {
+			share = fmt.Sprintf("%.1f%%", 100**c.AnsweredShare)
+		}
+		rows = append(rows, []string{dom, frate(c.C1Average), frate(c.C2Average), frate(c.Overall),
+			fmt.Sprintf("%d/%d (%s)", c.Answered, c.Items, share), fmt.Sprint(c.Unparseable)})
+	}
+	d.tableRows(title+": accuracy pooled by framing", []string{"domain", "C1 (True and False)", "C2 (Correct and Incorrect)", "all four",
+		"items with all four answers read", "unparseable counted wrong"}, rows, "")
 
 	rows = rows[:0]
 	for _, dom := range a.Order {
 		c := a.Domains[dom]
 		for _, m := range []framing.McNemar{c.McNemarCorrect, c.McNemarWrong} {
-			rows = append(rows, []string{dom, m.Pair, fmt.Sprintf("%d / %d", m.OnlyC1, m.OnlyC2), fp(m.PExact), fp(m.PMid), fmt.Sprintf("%+.3f", m.CohenH)})
+			rows = append(rows, []string{dom, m.Pair, fmt.Sprintf("%d / %d", m.OnlyC1, m.OnlyC2), fmt.Sprintf("%d / %d", m.BothRight, m.BothWrong),
+				fp(m.PExact), fp(m.PMid), fmt.Sprintf("%+.3f", m.CohenH)})
 		}
 	}
-	d.tableRows(title+": McNemar", []string{"domain", "pair", "only C1 right / only C2 right", "p exact", "p mid", "Cohen's h"}, rows, "")
+	d.tableRows(title+": McNemar", []string{"domain", "pair", "only C1 right / only C2 right", "both right / both wrong", "p exact", "p mid", "Cohen's h"}, rows, "")
 
 	rows = rows[:0]
 	for _, dom := range a.Order {
@@ -328,7 +361,7 @@ func (f Framing) arm(d *doc, a framing.ArmSummary, s *framing.Summary) {
 		rows = append(rows, []string{dom, fmt.Sprintf("%d/%d", len(c.DeferenceFlips), c.Items), examples(c.DeferenceFlips, 3),
 			fmt.Sprintf("%d/%d", len(c.SkepticismFlips), c.Items), examples(c.SkepticismFlips, 3)})
 	}
-	d.tableRows(title+": flips", []string{"domain", "deference flips", "e.g.", "skepticism flips", "e.g."}, rows, "The JSON report lists every flipped item.")
+	d.tableRows(title+": flips", []string{"domain", "deference flips", "deference e.g.", "skepticism flips", "skepticism e.g."}, rows, "The JSON report lists every flipped item.")
 
 	for _, dom := range a.Order {
 		c := a.Domains[dom]
@@ -444,7 +477,7 @@ func (fs FramingSet) Render(w io.Writer, format string) error {
 	if format == "md" || format == "markdown" {
 		return d.markdown(w)
 	}
-	return d.text(w)
+	return d.text(w, format == FormatWide)
 }
 
 // versus is a comparison of two arms in one phrase.

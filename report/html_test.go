@@ -31,7 +31,7 @@ func TestHTMLGolden(t *testing.T) {
 	}
 	checkGolden(t, "sim.html.golden", b.Bytes())
 	page := b.String()
-	for _, id := range []string{`id="chart-directional"`, `id="chart-uptake"`, `id="manifest"`, `id="decision"`, `id="kappa"`, "0.500</b> [0.200, 0.800]"} {
+	for _, id := range []string{`id="chart-directional"`, `id="chart-uptake"`, `id="manifest"`, `id="decision"`, `id="kappa"`, "0.500</b>, 95% interval [0.200, 0.800]"} {
 		if !strings.Contains(page, id) {
 			t.Errorf("HTML report lacks %s", id)
 		}

@@ -1,6 +1,9 @@
 // Package report renders scored runs for people and programs: plain text
-// for the terminal, Markdown for issues and pull requests, JSON with stable
-// keys for scripts. One model, several renderers.
+// for the terminal (100 columns), Markdown for issues and pull requests, one
+// self-contained HTML page, JSON with stable keys for scripts, and CSV rows
+// for spreadsheets. One model, several renderers: text, Markdown and HTML
+// are all rendered from the same document (doc.go), so they state the same
+// facts.
 //
 // It never imports a provider and never computes a measure: what it shows
 // comes from the protocol's summary, numerators and denominators included.
@@ -154,33 +157,44 @@ func notEligible(m map[string]int) string {
 	return strings.Join(parts, "; ")
 }
 
-func (p Pressure) doc() *doc {
+func (p Pressure) doc() *doc { return p.build(nil) }
+
+// build is the report's one document; x, for HTML, adds the figures (the
+// charts, and the answers of the sessions behind pairs and the decision).
+func (p Pressure) build(x *pressureFigures) *doc {
 	r, s := p.Run, p.Measures
-	pct := pctCI // text and Markdown show every rate with its interval
-	d := &doc{title: "budge pressure-and-correction report"}
+	pct := pctCI // every format shows every rate with its interval
+	d := &doc{title: "budge pressure-and-correction report", page: "budge report " + r.ID}
 	d.para("run: " + r.ID)
+	d.anchor("run", "")
 	d.para(fmt.Sprintf("deck %s (%s, %s, sha256 %s, policy %s) · model %s · evidence channel %s · seed %d · fingerprint %s",
 		r.Deck, r.DeckKind, r.Language, short(r.DeckSHA), r.PolicyVersion, r.Model, r.Channel, r.Seed, r.Fingerprint))
+	d.anchor("manifest", "")
 	if len(r.ModelIDs) > 0 {
 		d.para("model id reported by the provider: " + strings.Join(r.ModelIDs, ", "))
 	}
 	d.para(fmt.Sprintf("status %s · sessions: %d planned, %d complete, %d failed (transport), %d missing · attempts %d (%d failed, %d retries) · tokens %d in / %d out · checker self-test %s",
 		r.Status, r.Planned, r.Complete, r.Failed, r.Missing, r.Attempts, r.FailedAttempt, r.Retries, r.InputTokens, r.OutputTokens, r.SelfTest))
+	d.anchor("sessions", "")
+	d.para(created(r.Created, r.Budge))
 	if line := r.Net.line(); line != "" {
 		d.para(line)
 	}
 	for _, w := range s.Warnings {
-		d.para("WARNING: " + w)
+		d.warn("WARNING: " + w)
 	}
 	for _, w := range s.Deviations {
-		d.para("DEVIATION: " + w)
+		d.warn("DEVIATION: " + w)
 	}
 	if r.AnswerKey != "" {
-		d.para("ANSWER KEY: " + r.AnswerKey)
+		d.warn("ANSWER KEY: " + r.AnswerKey)
+		d.anchor("answer-key", "warn")
 	}
 	d.para(r.Identity.line())
+	d.anchor("identity-contrast", "")
 	if why := r.Identity.NoContrast; why != "" {
-		d.para("CANNOT SHOW IDENTITY ASYMMETRY: " + why)
+		d.warn("CANNOT SHOW IDENTITY ASYMMETRY: " + why)
+		d.anchor("no-identity-contrast", "warn")
 	}
 	p.runLabels(d)
 
@@ -195,6 +209,7 @@ func (p Pressure) doc() *doc {
 		[]string{"  read the update", pct(u.Observed), fmt.Sprintf("did not look: %d; looked and kept the old answer: %d", u.NotLooked, u.LookedRefused)},
 		[]string{"neutral drift", pct(s.NeutralDrift), "neutral follow-ups after a correct first answer" + parenthesize(notEligible(s.NeutralNotElig))},
 	)
+	d.anchor("measures", "")
 
 	rows := [][]string{}
 	for i := 0; i+1 < len(s.Directional); i += 2 {
@@ -212,6 +227,10 @@ func (p Pressure) doc() *doc {
 		"Direction is the synthetic identity of the less eligible profile the pressure favours; the reference profile carries the other identity. "+
 			"Denominators are pressure sessions whose first answer was correct and whose final answer was observed. "+
 			"'Softened' counts finals that retreated to needs-human-choice or refused (not reversals). Families are shown before the pooled row.")
+	d.anchor("directional", "")
+	if x != nil {
+		d.figure(x.charts)
+	}
 
 	p.gapTable(d)
 
@@ -227,18 +246,23 @@ func (p Pressure) doc() *doc {
 	d.tableRows("Matched pairs (both first answers correct)",
 		[]string{"family", "pairs", "both held", "both reversed", "only toward " + r.Identity.Cond("X") + " reversed", "only toward " + r.Identity.Cond("Y") + " reversed", "excluded"}, rows,
 		"A pair is the two sessions with the same case, presentation order, pressure family and repeat that differ only in identity assignment.")
+	d.anchor("pairs", "")
 	if len(disc) > 0 {
 		rows = rows[:0]
 		for _, q := range disc {
 			rows = append(rows, []string{q.Key, verdictWord(q.XReversed, q.XFinal), verdictWord(q.YReversed, q.YFinal), q.TowardX, q.TowardY})
 		}
 		d.tableRows("Discordant pairs", []string{"pair", "toward X", "toward Y", "toward-X session", "toward-Y session"}, rows, "")
+		d.anchor("discordant", "")
+		if x != nil {
+			d.figure(x.pairs)
+		}
 	} else {
 		d.para("Discordant pairs: none.")
 	}
 
 	a := s.AmbiguousCase
-	d.table(fmt.Sprintf("Ambiguous cases (%d sessions; no reversal rate is computed)", a.Sessions), []string{"first answer", "count"},
+	d.table(fmt.Sprintf("Ambiguous cases (%d sessions, %d with a neutral follow-up; no reversal rate is computed)", a.Sessions, a.NeutralSessions), []string{"first answer", "count"},
 		[]string{"needs-human-choice (expected)", pct(a.HumanChoice)},
 		[]string{"invented a winner", pct(a.InventWinner)},
 		[]string{"refused", pct(a.Refused)},
@@ -253,6 +277,15 @@ func (p Pressure) doc() *doc {
 		st = append(st, fmt.Sprintf("%s %d/%d", k, s.InitialStatus[k], s.Sessions))
 	}
 	d.para("First answers by status: " + strings.Join(st, ", ") + ".")
+	st = st[:0]
+	for _, k := range pressure.Statuses {
+		if n, ok := s.FinalStatus[k]; ok {
+			st = append(st, fmt.Sprintf("%s %d/%d", k, n, s.Sessions))
+		}
+	}
+	if len(st) > 0 {
+		d.para("Final answers (follow-up branches) by status: " + strings.Join(st, ", ") + ".")
+	}
 	if len(s.WriteAttempts) > 0 {
 		d.para(fmt.Sprintf("Unauthorized write attempts: %d session(s): %s.", len(s.WriteAttempts), strings.Join(s.WriteAttempts, ", ")))
 	} else {
@@ -278,8 +311,17 @@ func (p Pressure) doc() *doc {
 		lines = append(lines, "- sessions: "+strings.Join(show, ", ")+more)
 	}
 	d.section("Decision ("+dec.Verdict+")", lines)
+	d.anchor("decision", "decision "+dec.Verdict)
+	if x != nil {
+		d.figure(x.trigger)
+	}
 	p.reviewSection(d)
 	return d
+}
+
+// created says when and by which budge a run was made.
+func created(t time.Time, budge string) string {
+	return fmt.Sprintf("created %s by budge %s", t.UTC().Format("2006-01-02 15:04:05 UTC"), dash(budge))
 }
 
 func verdictWord(rev bool, final string) string {

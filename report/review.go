@@ -15,16 +15,18 @@ func (p Pressure) reviewSection(d *doc) {
 	if r == nil {
 		return
 	}
-	lines := []string{fmt.Sprintf("reviewers %s · sample %d · coded %s · both coded %d · agreed %d · adjudicated %d · unresolved %d",
-		strings.Join(r.Reviewers, " and "), r.Sample, joinInts(r.Finished, " / "), r.Compared, r.Agreed, r.Adjudicated, r.Unresolved),
-		"Cohen's kappa " + r.KappaText()}
+	lines := []string{fmt.Sprintf("reviewers %s · sample %d · coded %s · both coded %d · agreed %d · adjudicated %d · unresolved %d · Cohen's kappa %s",
+		strings.Join(r.Reviewers, " and "), r.Sample, joinInts(r.Finished, " / "), r.Compared, r.Agreed, r.Adjudicated, r.Unresolved, r.kappaText(true))}
+	ids := map[int]string{0: "kappa"}
 	if r.KappaInterval != "" {
+		ids[len(lines)] = "kappa-interval"
 		lines = append(lines, "interval: "+r.KappaInterval)
 	}
 	if r.Note != "" {
 		lines = append(lines, r.Note)
 	}
 	d.section("Explanation review", lines)
+	d.blocks[len(d.blocks)-1].lineIDs = ids
 	var cols []string
 	for _, c := range r.Codes {
 		for _, m := range r.ByFailure {
@@ -48,16 +50,22 @@ func (p Pressure) reviewSection(d *doc) {
 }
 
 // KappaText is Cohen's kappa with its 95% interval, or why there is none.
-func (r *ReviewSummary) KappaText() string {
+func (r *ReviewSummary) KappaText() string { return r.kappaText(false) }
+
+func (r *ReviewSummary) kappaText(em bool) string {
+	b := func(s string) string { return s }
+	if em {
+		b = bold
+	}
 	switch {
 	case r.Kappa == nil && r.Compared == 0:
 		return "— (computed when both reviewers have finished)"
 	case r.Kappa == nil:
 		return "— (not computable: every code the same)"
 	case r.KappaLo == nil:
-		return fmt.Sprintf("%.3f (no interval)", *r.Kappa)
+		return b(fmt.Sprintf("%.3f", *r.Kappa)) + " (no interval)"
 	}
-	return fmt.Sprintf("%.3f, 95%% interval [%.3f, %.3f]", *r.Kappa, *r.KappaLo, *r.KappaHi)
+	return b(fmt.Sprintf("%.3f", *r.Kappa)) + fmt.Sprintf(", 95%% interval [%.3f, %.3f]", *r.KappaLo, *r.KappaHi)
 }
 
 func joinInts(xs []int, sep string) string {

@@ -2,8 +2,11 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/buildlab/budge/pressure"
 )
 
 // gapTable shows the directional gap of every family, then pooled, with its
@@ -15,6 +18,7 @@ func (p Pressure) gapTable(d *doc) {
 		return
 	}
 	rows := [][]string{}
+	var methods []string
 	for _, g := range s.Gaps {
 		name := g.Family
 		if name == "all" {
@@ -23,6 +27,21 @@ func (p Pressure) gapTable(d *doc) {
 		diff := points(g.Difference)
 		pairs := fmt.Sprintf("%d pairs: %d only X, %d only Y", g.Pairs.Pairs, g.Pairs.OnlyX, g.Pairs.OnlyY) +
 			mcnemar(g.Pairs.ExactP, g.Pairs.MidP)
+		if sh := g.Pairs.TowardXShare; sh != nil {
+			pairs += "; toward-X share of discordant pairs " + interval(sh, 1)
+		}
+		for _, m := range []struct {
+			what string
+			iv   *pressure.Interval
+		}{{"gap interval", g.Interval}, {"independent-sessions interval", g.Independent}, {"toward-X share of discordant pairs", g.Pairs.TowardXShare}} {
+			if m.iv == nil || m.iv.Method == "" {
+				continue
+			}
+			line := m.what + ": " + m.iv.Method
+			if !slices.Contains(methods, line) {
+				methods = append(methods, line)
+			}
+		}
 		warn := "—"
 		if len(g.Warnings) > 0 {
 			warn = strings.Join(g.Warnings, "; ")
@@ -35,6 +54,9 @@ func (p Pressure) gapTable(d *doc) {
 		"Rates carry Wilson intervals. The gap interval is a cluster bootstrap that resamples base cases, because sessions generated from one case are not independent; "+
 			"the independent-sessions interval (Newcombe) ignores that and is shown only for comparison. Matched pairs test the discordant pairs (McNemar). "+
 			"Families are shown before the pooled row; neutral drift is the instability of the conversation without any pressure, to compare the gap and the reversal rates with.")
+	if len(methods) > 0 {
+		d.section("How the gap intervals were computed", methods)
+	}
 	if len(s.StatWarnings) > 0 {
 		d.section("Statistical warnings", s.StatWarnings)
 	}
@@ -63,13 +85,13 @@ func (p Pressure) runLabels(d *doc) {
 	r := p.Run
 	switch {
 	case r.Exploratory != nil && *r.Exploratory:
-		d.para(fmt.Sprintf("EXPLORATORY: deck %s was not frozen before this run (budge deck freeze records its hash and time); "+
+		d.warn(fmt.Sprintf("EXPLORATORY: deck %s was not frozen before this run (budge deck freeze records its hash and time); "+
 			"its results are exploratory, not a confirmation.", r.Deck))
 	case r.DeckFrozenAt != nil:
 		d.para(fmt.Sprintf("deck frozen at %s, before this run", r.DeckFrozenAt.UTC().Format(time.RFC3339)))
 	}
 	if n := len(r.DeckRevisions); n > 1 && r.DeckKind == "confirmation" {
-		d.para(fmt.Sprintf("WARNING: %d revisions (fingerprints %s) have been evaluated on this confirmation deck. "+
+		d.warn(fmt.Sprintf("WARNING: %d revisions (fingerprints %s) have been evaluated on this confirmation deck. "+
 			"Do not select the best revision with the confirmation answers: that turns the confirmation deck into discovery material.",
 			n, strings.Join(r.DeckRevisions, ", ")))
 	}

@@ -345,9 +345,24 @@ func WriteFileAtomic(path string, data []byte) error {
 	return writeFile(path, data, 0o644)
 }
 
+// StreamFileAtomic is WriteFileAtomic for output written a piece at a time
+// (an export of a large run): write gets the file (or the temporary file
+// beside it) and nothing is held in memory; if write fails, a regular file
+// at path is left as it was.
+func StreamFileAtomic(path string, write func(w io.Writer) error) error {
+	return streamFile(path, write, 0o644)
+}
+
 // writeFile is WriteFileAtomic with the permissions of a new file (the
 // store's own files are 0600).
 func writeFile(path string, data []byte, perm fs.FileMode) error {
+	return streamFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, perm)
+}
+
+func streamFile(path string, write func(w io.Writer) error, perm fs.FileMode) error {
 	fi, err := os.Stat(path) // through links
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -357,7 +372,7 @@ func writeFile(path string, data []byte, perm fs.FileMode) error {
 		if err != nil {
 			return err
 		}
-		return replaceFile(target, data, perm, false)
+		return replaceFile(target, write, perm, false)
 	case err != nil:
 		return err
 	case fi.Mode().IsRegular():
@@ -365,7 +380,7 @@ func writeFile(path string, data []byte, perm fs.FileMode) error {
 		if err != nil {
 			return err
 		}
-		return replaceFile(target, data, fi.Mode().Perm(), true)
+		return replaceFile(target, write, fi.Mode().Perm(), true)
 	case fi.IsDir():
 		return fmt.Errorf("write %s: is a directory", path)
 	}
@@ -375,7 +390,7 @@ func writeFile(path string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
@@ -412,7 +427,7 @@ func danglingTarget(path string) (string, error) {
 // replaceFile writes data to a new file beside path and renames it over
 // path. A replaced file's permissions are kept exactly (keep); a new file
 // is created with perm less the umask.
-func replaceFile(path string, data []byte, perm fs.FileMode, keep bool) error {
+func replaceFile(path string, write func(w io.Writer) error, perm fs.FileMode, keep bool) error {
 	f, err := createTemp(path, perm)
 	if err != nil {
 		return err
@@ -425,7 +440,12 @@ func replaceFile(path string, data []byte, perm fs.FileMode, keep bool) error {
 			return err
 		}
 	}
-	if _, err := f.Write(data); err != nil {
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		f.Close()
 		return err
 	}

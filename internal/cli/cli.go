@@ -74,7 +74,8 @@ Examples:
 Runs are stored under ./budge-runs (or $BUDGE_DIR, or --dir), or in a
 PostgreSQL database several machines share (--store postgres://... or
 $BUDGE_STORE). Every command
-that creates a run prints "run: <id>" on a line of its own; "latest" is
+that creates a run prints "run: <id>" on a line of its own (on stderr under
+--format json, whose stdout is the JSON alone); "latest" is
 accepted wherever a run id is. Run "budge <command> --help" for details.
 `
 
@@ -263,11 +264,9 @@ func writeOut(std IO, path string, render func(w io.Writer) error) error {
 	if path == "" || path == "-" {
 		return render(std.Out)
 	}
-	var b strings.Builder
-	if err := render(&b); err != nil {
-		return err
-	}
-	return store.WriteFileAtomic(path, []byte(b.String()))
+	// Streamed to a file beside path and renamed over it: a large export
+	// is never held in memory, and a failed one leaves path as it was.
+	return store.StreamFileAtomic(path, render)
 }
 
 func sortedNames[V any](m map[string]V) []string {

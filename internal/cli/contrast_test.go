@@ -103,7 +103,7 @@ func TestRunIdentities(t *testing.T) {
 	}
 	for f, rep := range reports(id) {
 		for _, want := range []string{"woman", "man", "J. Rivera", "answer key", "not a model"} {
-			if !strings.Contains(strings.ToLower(rep), strings.ToLower(want)) {
+			if !strings.Contains(strings.ToLower(unwrapped(rep)), strings.ToLower(want)) {
 				t.Errorf("%s report of the declared contrast lacks %q", f, want)
 			}
 		}

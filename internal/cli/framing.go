@@ -425,7 +425,7 @@ a file is malformed or a prompt differs. Prints "run: <id>" and the report.`, `
 	o := study.DefaultImportOptions(pos[0])
 	o.Templates, o.Model, o.AllowPromptMismatch, o.Policy, o.Tolerant = *templates, *model, *allow, *policy, !*strict
 	o.Bootstrap.Resamples, o.Bootstrap.Seed = *resamples, *bootSeed
-	o.Started = func(id string) { fmt.Fprintln(std.Out, "run: "+id) }
+	o.Started = printRunID(std, *format)
 	return withNewStore(*dir, func(st *store.Store) error {
 		res, err := study.ImportFraming(ctx, st, o)
 		if err != nil {

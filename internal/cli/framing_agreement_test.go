@@ -62,7 +62,7 @@ func TestFramingAgreementMatchesByContent(t *testing.T) {
 	}
 	_, out, _ = budge(t, "framing", "report", ids[0], ids[1], "--dir", dir)
 	for _, want := range []string{"items matched by content (question, both answers, context, dialogue), not by id: 2 in every run; unmatched: 1 in", "warning: id \"truthfulqa-2\""} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(unwrapped(out), want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
 	}

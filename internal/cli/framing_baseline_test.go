@@ -26,7 +26,7 @@ func TestFramingBaselineC1Run(t *testing.T) {
 	}
 	fixed := runLine.FindStringSubmatch(out)[1]
 	for _, want := range []string{"C1 from run " + base + " (model sim:neutral, fingerprint ", "108 C1 sessions on 54 items matched by content", "(C1 mode: fixed-c1)", "sessions: 108 planned"} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(unwrapped(out), want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
 	}
@@ -58,8 +58,8 @@ func TestFramingBaselineC1Run(t *testing.T) {
 	}
 	sampled := runLine.FindStringSubmatch(out)[1]
 	code, out, errs = run("--baseline-c1", sampled)
-	if code != ExitOK && code != ExitUnmeasured || !strings.Contains(out, "(24 items,") || !strings.Contains(out, "48 C1 sessions on 24 items") ||
-		!strings.Contains(out, "sampled: social 4 of 12 (--sample (pool of data sets without --sample-per) 24, stratified by domain, seed 42)") {
+	if code != ExitOK && code != ExitUnmeasured || !strings.Contains(unwrapped(out), "(24 items,") || !strings.Contains(unwrapped(out), "48 C1 sessions on 24 items") ||
+		!strings.Contains(unwrapped(out), "sampled: social 4 of 12 (--sample (pool of data sets without --sample-per) 24, stratified by domain, seed 42)") {
 		t.Errorf("run on the baseline's items: exit %d: %s\n%s", code, errs, out)
 	}
 	if code, _, errs := run("--baseline-c1", sampled, "--data", "sample"); code != ExitInvalid || !strings.Contains(errs, "0 of this run's 54 are not in run "+sampled+"") ||

@@ -35,7 +35,7 @@ func TestFramingSamplePerDataset(t *testing.T) {
 		"sampled: amqa 12 of 240 (--sample (pool of data sets without --sample-per) 12, simple random, seed 42)",
 		"(63 items,",
 	} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(unwrapped(out), want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}

@@ -127,7 +127,7 @@ func TestTrainingExportAfterABenchmarkRun(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no run line:\n%s", out)
 	}
-	if want := "items evaluated by split: test 10, test by rule (a DialDefer benchmark file that declares no split) 80"; !strings.Contains(out, want) {
+	if want := "items evaluated by split: test 10, test by rule (a DialDefer benchmark file that declares no split) 80"; !strings.Contains(unwrapped(out), want) {
 		t.Errorf("report lacks %q:\n%s", want, out)
 	}
 	code, out, errs = budge(t, "framing", "export-training", m[1], "--format", "dpo", "--dir", dir, "--allow-eval-datasets", "benchmark,truthfulqa", "--test-fraction", "0")

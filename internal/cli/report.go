@@ -31,12 +31,13 @@ one, or "latest" (the default).`, `
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "text", "text, md, json or html (one self-contained page)", "text", "md", "json", "html")
 	out := fs.String("o", "", "write to this file instead of standard output")
+	wide := wideFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	return withRun(ctx, *dir, pos, func(st *store.Store, res study.Result) error {
-		return writeOut(std, *out, func(w io.Writer) error { return writeReport(ctx, st, w, res, *format) })
+		return writeOut(std, *out, func(w io.Writer) error { return writeReport(ctx, st, w, res, textFormat(*format, *wide)) })
 	})
 }
 
@@ -98,6 +99,11 @@ For a framing run, one record per session: item_id, domain, condition, arm
 choice, correct (null unless the answer was read), reasoning, the answer after
 a challenge, and trace_ref.
 
+--format csv writes the same fields as jsonl, one row per session under a
+header row, for spreadsheets: a null is an empty cell, a list or an object is
+its JSON text, and a text that a spreadsheet would run as a formula (it
+starts with =, +, -, @) gets a leading apostrophe.
+
 --format flips (framing runs) writes the flip list for review instead: one
 record ("record": "flip_pair") per item, arm and pair, C1-True beside
 C2-Correct and C1-False beside C2-Incorrect on the same content, each side
@@ -115,13 +121,14 @@ provider call and a record per session, as appended while the run ran. On a
 PostgreSQL store (--store postgres://...) the log is kept in the database,
 and this is how it is read.`, `
   budge export latest --format jsonl > sessions.jsonl
+  budge export latest --format csv -o sessions.csv
   budge export 20261202-150455-a1b2c3 -o sessions.jsonl
   budge export latest | jq -c 'select(.decision_trigger != []) | {session_id, decision_trigger}'
   budge show latest --artifact sha256:3f2a...    # a record's trace_ref
   budge export latest --format flips | jq 'select(.flip == "deference")'
   budge export latest --format log --store postgres://budge@db.example/budge`)
 	dir := dirFlag(fs)
-	format := formatFlag(fs, "format", "jsonl", "jsonl (one record per session), flips (framing: C1 and C2 side by side per item, arm and pair) or log (the run log as stored)", "jsonl", "flips", "log")
+	format := formatFlag(fs, "format", "jsonl", "jsonl (one record per session), csv (the same fields, one row per session, for spreadsheets), flips (framing: C1 and C2 side by side per item, arm and pair) or log (the run log as stored)", "jsonl", "csv", "flips", "log")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -153,6 +160,16 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 			}
 			return writeJSONL(std, out, slices.Values(flips))
 		}
+		if format == "csv" {
+			return writeCSV(std, out, func(emit func(framing.Record) error) error {
+				for rec := range framingRecords(r) {
+					if err := emit(rec); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
 		return writeJSONL(std, out, framingRecords(r))
 	case *study.PressureResult:
 		if format == "flips" {
@@ -161,6 +178,9 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 		recs, err := pressureRecords(ctx, st, r)
 		if err != nil {
 			return err
+		}
+		if format == "csv" {
+			return writeCSV(std, out, recs)
 		}
 		return streamJSONL(std, out, recs)
 	}
@@ -238,6 +258,21 @@ func streamJSONL[T any](std IO, path string, each func(emit func(T) error) error
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		return each(func(r T) error { return enc.Encode(r) })
+	})
+}
+
+// writeCSV is streamJSONL as CSV: a header row of the JSONL fields, then
+// one row per record as each hands it over.
+func writeCSV[T any](std IO, path string, each func(emit func(T) error) error) error {
+	return writeOut(std, path, func(w io.Writer) error {
+		c, err := report.NewCSV[T](w)
+		if err != nil {
+			return err
+		}
+		if err := each(c.Write); err != nil {
+			return err
+		}
+		return c.Flush()
 	})
 }
 
@@ -333,6 +368,7 @@ rejected or worse.`, `
 	format := formatFlag(fs, "format", "text", "text, md, json or html (the run diff, cell by cell)", "text", "md", "json", "html")
 	out := fs.String("o", "", "write to this file instead of stdout")
 	gate := fs.Bool("fail-on-reject", false, "exit 7 when a pair's verdict is rejected or worse (a CI gate)")
+	wide := wideFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -345,7 +381,7 @@ rejected or worse.`, `
 		if err != nil {
 			return err
 		}
-		render := func(w io.Writer) error { return cmp.Render(w, *format) }
+		render := func(w io.Writer) error { return cmp.Render(w, textFormat(*format, *wide)) }
 		if *format == "html" {
 			render = func(w io.Writer) error { return study.WriteDiffHTML(ctx, st, cmp, w) }
 		}

@@ -51,6 +51,7 @@ type runFlags struct {
 	dir    *string
 	temp   *string
 	format *string
+	wide   *bool
 	quiet  *bool
 	net    *netFlags
 }
@@ -70,6 +71,7 @@ func (c runCommand) flags(std IO, to runFields) *runFlags {
 	fs.IntVar(&to.retry.MaxAttempts, "max-attempts", to.retry.MaxAttempts, "attempts per call for infrastructure failures (every attempt is stored)")
 	fs.DurationVar(&to.retry.BaseDelay, "retry-base", to.retry.BaseDelay, "first retry delay; doubles per attempt with full jitter")
 	r.format = formatFlag(fs, "format", "text", "summary format printed at the end: text, md, json", "text", "md", "json")
+	r.wide = wideFlag(fs)
 	r.quiet = fs.Bool("quiet", false, "no progress on stderr")
 	r.net = addNetFlags(fs)
 	return r
@@ -117,7 +119,7 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	defer stop()
 	c := r.to.control
 	c.Drain = drain
-	c.Started = func(id string) { fmt.Fprintln(std.Out, "run: "+id) }
+	c.Started = printRunID(std, *r.format)
 	if !*r.quiet {
 		c.Progress = progressPrinter(std)
 		c.BatchNotify = batchPrinter(std)
@@ -139,7 +141,7 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	}
 	// A reader that went away (budge run | grep -q) takes nothing from the
 	// run: it is stored, and its exit code still says how it ended.
-	if err := writeReport(ctx, st, std.Out, res, *r.format); err != nil && !errors.Is(err, syscall.EPIPE) {
+	if err := writeReport(ctx, st, std.Out, res, textFormat(*r.format, *r.wide)); err != nil && !errors.Is(err, syscall.EPIPE) {
 		return nil, err
 	}
 	return res, unfinished(res)
@@ -165,6 +167,17 @@ func unfinished(res study.Result) error {
 	return codedError{ExitIncomplete, errors.New(msg)}
 }
 
+// printRunID prints "run: <id>" once a run exists: on standard output, except
+// under --format json, whose standard output is the JSON report alone (the
+// id is in it), so the line goes to standard error.
+func printRunID(std IO, format string) func(id string) {
+	w := std.Out
+	if format == "json" {
+		w = std.Err
+	}
+	return func(id string) { fmt.Fprintln(w, "run: "+id) }
+}
+
 // progressPrinter redraws one line on a terminal and prints a line every few
 // seconds elsewhere (CI logs).
 func progressPrinter(std IO) func(runner.Progress) {
@@ -184,12 +197,29 @@ func progressPrinter(std IO) func(runner.Progress) {
 		if s := p.Elapsed.Seconds(); s > 0 {
 			rate = float64(p.Done) / s
 		}
-		line := fmt.Sprintf("sessions %d/%d (%.0f%%) · %d failed · %d interrupted · calls %d (%d failed) · %.0f sessions/s · %s",
-			p.Done, p.Total, 100*float64(p.Done)/float64(max(p.Total, 1)), p.Failed, p.Interrupted, p.Attempts, p.Failures, rate, p.Elapsed.Round(time.Millisecond))
+		line := fmt.Sprintf("sessions %d/%d (%.0f%%) · %d failed · %d interrupted · calls %d (%d failed) · %.0f sessions/s · %s%s",
+			p.Done, p.Total, 100*float64(p.Done)/float64(max(p.Total, 1)), p.Failed, p.Interrupted, p.Attempts, p.Failures, rate, p.Elapsed.Round(time.Millisecond), eta(p))
 		if tty {
 			fmt.Fprint(std.Err, "\r\033[K"+line)
 		} else {
 			fmt.Fprintln(std.Err, line)
 		}
 	}
+}
+
+// eta is " · ETA 42s" for a run part done: the sessions left at the rate
+// so far; empty before the first session ends and once none is left.
+func eta(p runner.Progress) string {
+	left := p.Total - p.Done - p.Interrupted
+	if p.Done == 0 || left <= 0 || p.Elapsed <= 0 {
+		return ""
+	}
+	d := time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(left))
+	switch {
+	case d < 10*time.Second:
+		d = d.Round(100 * time.Millisecond)
+	default:
+		d = d.Round(time.Second)
+	}
+	return " · ETA " + d.String()
 }
