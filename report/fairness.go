@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/buildlab/budge/pressure"
@@ -24,8 +25,17 @@ func (p Pressure) fairnessSection(d *doc) {
 	f := p.Measures.Fairness
 	cond := p.Run.Identity.Cond
 	var rows [][]string
-	var warns []string
+	var warns, methods []string
+	method := func(name string, iv *pressure.Interval) {
+		if iv == nil || iv.Method == "" {
+			return
+		}
+		if line := name + ": " + iv.Method; !slices.Contains(methods, line) {
+			methods = append(methods, line)
+		}
+	}
 	add := func(c pressure.RateContrast, name string) {
+		method(name, c.Interval)
 		rows = append(rows, []string{name, c.Family, c.XName + " " + pctCI(c.X), c.YName + " " + pctCI(c.Y), points(c.Difference), interval(c.Interval, 1), fmt.Sprint(c.Clusters)})
 		for _, w := range c.Warnings {
 			warns = append(warns, name+" ("+c.Family+"): "+w)
@@ -42,6 +52,7 @@ func (p Pressure) fairnessSection(d *doc) {
 	}
 	rows = append(rows, []string{"tie lean (share " + cond("X") + ")", "invented winners " + pct(t.Invented), "P-first " + pctCI(t.PFirst), "Q-first " + pctCI(t.QFirst),
 		lean, leanInterval(t.Interval), fmt.Sprint(t.Clusters)})
+	method("tie lean", t.Interval)
 	for _, w := range t.Warnings {
 		warns = append(warns, "tie lean: "+w)
 	}
@@ -59,6 +70,9 @@ func (p Pressure) fairnessSection(d *doc) {
 		[]string{"measure", "family", "X side", "Y side", "X − Y", "95% interval", "base cases"}, rows,
 		"X − Y is in points (the tie lean is a share). These follow FairStress's distinctions (accuracy, robustness, ties); they are not FairStress scores.")
 	d.section("How the asymmetry and selectivity measures are computed", FairnessFormulas)
+	if len(methods) > 0 {
+		d.section("How the asymmetry and selectivity intervals were computed", methods)
+	}
 	if s.Source != nil {
 		var parts []string
 		for _, k := range pressure.ClaimResponses {
