@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/buildlab/budge/judge"
 	"io"
 	"iter"
 	"slices"
@@ -62,6 +63,11 @@ func writeReport(ctx context.Context, st *store.Store, w io.Writer, res study.Re
 			return r.Report().HTML(w)
 		}
 		return r.Report().Render(w, format)
+	case *study.JudgeResult:
+		if format == "html" {
+			return fmt.Errorf("run %s is a judge run: its report is text, md or json", r.Manifest.RunID)
+		}
+		return judge.Render(w, format, r.RenderHeader(), r.Audit)
 	}
 	return fmt.Errorf("run %s: this budge cannot report it", res.Head().RunID)
 }
