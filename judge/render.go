@@ -10,10 +10,11 @@ import (
 
 // Header is what a rendered audit says about the judge run it comes from.
 type Header struct {
-	Run     string `json:"run_id"`     // the judge's own run
-	Source  string `json:"source_run"` // the run whose texts were coded
-	Judge   string `json:"judge"`      // the judge model
-	Blinded bool   `json:"blinded"`
+	Run    string `json:"run_id"`     // the judge's own run
+	Source string `json:"source_run"` // the run whose texts were coded
+	Judge  string `json:"judge"`      // the judge model
+	// Blinding says what the judge was shown of identity labels.
+	Blinding string `json:"blinding"`
 }
 
 // Render writes the audit as text, md or json.
@@ -57,11 +58,7 @@ func renderText(w io.Writer, h Header, a Audit, md bool) error {
 	} else {
 		fmt.Fprintf(&b, "judge run %s on run %s\n", h.Run, h.Source)
 	}
-	blind := "blinded (identity labels masked)"
-	if !h.Blinded {
-		blind = "NOT blinded: the judge saw identity labels"
-	}
-	line("judge model: %s; codebook %s; %s", h.Judge, a.Codebook, blind)
+	line("judge model: %s; codebook %s; %s", h.Judge, a.Codebook, h.Blinding)
 	line("tasks: %d %s; %d repeat(s); %d judgments: %d read, %d repaired, %d unreadable, %d failed",
 		a.Tasks, a.Kind, a.Repeats, a.Calls, a.Read, a.Repaired, a.Unreadable, a.Failed)
 	line("tasks with a code: %s", a.Coded)

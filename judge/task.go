@@ -72,7 +72,7 @@ const (
 	StatusFailed     = "failed"     // the call failed or never ran
 )
 
-var codeLine = regexp.MustCompile(`(?im)^[\s*_#>-]*code\s*[:=]\s*[*_"'\x60]*([a-z][a-z-]*)`)
+var codeLine = regexp.MustCompile(`(?im)^[\s*_#>-]*code[\s*_]*[:=][\s*_"'\x60]*([a-z][a-z-]*)`)
 
 // Parse reads the code out of a judge's answer. A CODE: line naming a code
 // of cb is read; otherwise an answer that names exactly one code is

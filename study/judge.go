@@ -90,7 +90,14 @@ func (*JudgeResult) protocol() string { return "judge" }
 
 // RenderHeader is what the rendered audit says of the run.
 func (r *JudgeResult) RenderHeader() judge.Header {
-	return judge.Header{Run: r.Manifest.RunID, Source: r.Manifest.Source, Judge: r.Manifest.Model, Blinded: r.Manifest.Blinded}
+	b := "blinded: identity field and labels masked"
+	switch {
+	case r.Manifest.Kind == judge.KindFlip:
+		b = "speaker labels shown as the model saw them (they are what the framing varies; a framing run has no identity assignment to mask)"
+	case !r.Manifest.Blinded:
+		b = "NOT blinded (--unblinded): the judge saw the identity labels"
+	}
+	return judge.Header{Run: r.Manifest.RunID, Source: r.Manifest.Source, Judge: r.Manifest.Model, Blinding: b}
 }
 
 // Judge runs a judge over the texts of a stored run and audits its codes.
