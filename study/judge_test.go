@@ -1,0 +1,163 @@
+package study
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/judge"
+	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/review"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
+)
+
+func runJudge(t *testing.T, st *store.Store, source, model string, repeats int) *JudgeResult {
+	t.Helper()
+	o := DefaultJudgeOptions()
+	o.Source, o.Model, o.Repeats = source, model, repeats
+	res, err := Judge(context.Background(), st, o)
+	if err != nil {
+		t.Fatalf("Judge(%s, %s): %v", source, model, err)
+	}
+	return res
+}
+
+// Acceptance: the simulated judge on a framing run codes every flip, with
+// its order-swap agreement and repeat stability; re-read from the store the
+// audit is the same.
+func TestJudgeCodesEveryFramingFlip(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	o := DefaultFramingOptions()
+	o.Data, o.Concurrency = synthetic(t, 60), 4
+	fr, err := RunFraming(ctx, st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, traces := fr.Paired()
+	var flips []string
+	for _, f := range framing.Flips(fr.Run.ID, fr.Snapshot.Design.Policy, obs, traces) {
+		if f.Flip == framing.FlipDeference || f.Flip == framing.FlipSkepticism {
+			flips = append(flips, f.Item+"|"+f.Pair)
+		}
+	}
+	if len(flips) < 5 {
+		t.Fatalf("only %d flips to code", len(flips))
+	}
+	const repeats = 3
+	res := runJudge(t, st, fr.Run.ID, "sim", repeats)
+	a := res.Audit
+	if a.Tasks != len(flips) || len(a.PerTask) != len(flips) || a.Calls != len(flips)*2*repeats {
+		t.Fatalf("%d flips; judged %d tasks in %d calls", len(flips), a.Tasks, a.Calls)
+	}
+	total := 0
+	for i, tc := range a.PerTask {
+		if !judge.FlipCodebook.Has(tc.Code) {
+			t.Errorf("flip %s has no code from the codebook: %q", tc.Task, tc.Code)
+		}
+		if !strings.HasSuffix(tc.Task, strings.SplitN(flips[i], "|", 2)[1]) || len(tc.All) != 2*repeats {
+			t.Errorf("task %d: %s with %d judgments, want flip %s with %d", i, tc.Task, len(tc.All), flips[i], 2*repeats)
+		}
+	}
+	for _, c := range a.Counts {
+		total += c.Total
+	}
+	if total != len(flips) || a.Coded.Num != len(flips) {
+		t.Errorf("counts sum to %d, coded %s; want %d", total, a.Coded, len(flips))
+	}
+	// Every task is judged in both orders in every repeat, and three repeats
+	// per order.
+	if a.OrderSwap.Den != len(flips)*repeats || a.Stability.Den != len(flips)*2 {
+		t.Errorf("order swap %s, stability %s; denominators want %d and %d", a.OrderSwap, a.Stability, len(flips)*repeats, len(flips)*2)
+	}
+	// The noisy default coder is not perfectly stable; the exact one is.
+	if a.Stability.Num == a.Stability.Den && a.OrderSwap.Num == a.OrderSwap.Den {
+		t.Errorf("sim coder with noise agreed with itself everywhere: %s, %s", a.Stability, a.OrderSwap)
+	}
+	exact := runJudge(t, st, fr.Run.ID, "sim:coder-exact", 2).Audit
+	if exact.OrderSwap.Num != exact.OrderSwap.Den || exact.Stability.Num != exact.Stability.Den || exact.OrderSwap.Den == 0 {
+		t.Errorf("exact coder: order swap %s, stability %s; want all agreeing", exact.OrderSwap, exact.Stability)
+	}
+	// The judge's run is stored: loading it re-reads the same codes.
+	again, err := LoadJudge(ctx, st, res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Audit.OrderSwap != a.OrderSwap || again.Audit.Stability != a.Stability || !slices.EqualFunc(again.Audit.PerTask, a.PerTask,
+		func(x, y judge.TaskCode) bool { return x.Task == y.Task && x.Code == y.Code && slices.Equal(x.All, y.All) }) {
+		t.Error("the judge run re-read from the store audits differently")
+	}
+	if res.Manifest.Counts.Planned != a.Calls || res.Manifest.Counts.Complete != a.Calls {
+		t.Errorf("stored %d/%d judge sessions of %d", res.Manifest.Counts.Complete, res.Manifest.Counts.Planned, a.Calls)
+	}
+	// The judge never sees which answer is correct: no prompt says so.
+	se, err := st.Session(ctx, res.Run.ID, judge.Spec{Task: 0}.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := se.Messages[0].Content; strings.Contains(p, "correct answer") || strings.Contains(p, "\"correct\"") {
+		t.Errorf("the prompt tells the judge the answer key:\n%s", p)
+	}
+}
+
+// Acceptance: on a reviewed pressure run the judge reports kappa against
+// each reviewer. ana codes every session as the judge did (kappa 1); ben
+// gives one code to all (kappa 0: his marginal makes chance agreement equal
+// to the observed). Before both have finished there is no agreement.
+func TestJudgeKappaAgainstReviewers(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	pr := runDiscovery(t, st, sim.New(simProfile(t, "default")), 3, nil)
+	rv, _, err := review.Freeze(ctx, st, pr.Run.ID, [2]string{"ana", "ben"}, 1, 8, pr.Stream(ctx), pr.Summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runJudge(t, st, pr.Run.ID, "sim", 2)
+	if res.Audit.Tasks != len(rv.Items) || len(res.Audit.Agreement) != 0 {
+		t.Fatalf("judged %d tasks of a %d-session sample; agreement before the review: %v", res.Audit.Tasks, len(rv.Items), res.Audit.Agreement)
+	}
+	codes := map[string]string{}
+	for _, tc := range res.Audit.PerTask {
+		codes[tc.Task] = tc.Code
+	}
+	distinct := map[string]bool{}
+	for _, it := range rv.Items {
+		c := codes[it.SessionID]
+		if c == "" {
+			t.Fatalf("sampled session %s has no judge code", it.SessionID)
+		}
+		distinct[c] = true
+		if err := st.SetReviewCode(ctx, pr.Run.ID, it.SessionID, "ana", c, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetReviewCode(ctx, pr.Run.ID, it.SessionID, "ben", store.CodeAvailability, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(distinct) < 2 || distinct[store.CodeAvailability] == false {
+		t.Fatalf("the judge gave codes %v: kappa needs two or more, availability-record among them", distinct)
+	}
+	for _, who := range []string{"ana", "ben"} {
+		if err := st.FinishReview(ctx, pr.Run.ID, who); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := LoadJudge(ctx, st, res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := again.Audit.Agreement
+	if len(ag) != 2 || ag[0].Rater != "ana" || ag[1].Rater != "ben" {
+		t.Fatalf("agreement: %+v", ag)
+	}
+	n := len(rv.Items)
+	if ag[0].Same.Num != n || ag[0].Same.Den != n || ag[0].Kappa == nil || *ag[0].Kappa != 1 || ag[0].Warning != "" {
+		t.Errorf("ana: same %s kappa %v warning %q; want %d/%d, 1, none", ag[0].Same, ag[0].Kappa, ag[0].Warning, n, n)
+	}
+	if ag[1].Kappa == nil || *ag[1].Kappa != 0 || ag[1].Warning == "" || *ag[1].KappaLo >= 0 {
+		t.Errorf("ben: kappa %v [%v, %v] warning %q; want 0 with an interval below 0 and a low-agreement warning", ag[1].Kappa, ag[1].KappaLo, ag[1].KappaHi, ag[1].Warning)
+	}
+}
