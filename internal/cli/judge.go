@@ -45,7 +45,8 @@ sim:coder-exact with no noise, sim:coder-noisy, sim:coder-positional which
 reads whichever text comes first as the one that flipped).`, `
   budge framing run --model sim && budge judge latest
   budge judge 20261204-101500-a1b2c3 --judge openai:gpt-4o-mini --repeats 3 --cache
-  budge judge latest --judge sim:coder-exact --format json | jq .order_swap_agreement
+  budge judge RUN --judge sim:coder-exact --repeats 3
+  budge report JUDGE_RUN --format json | jq .order_swap_agreement
   budge judge --resume 20261204-102000-d4e5f6`)
 	r := &runFlags{fs: fs, to: runFields{control: &o.Control}, dir: dirFlag(fs),
 		cmd: runCommand{name: "judge", hint: "name the run to code: budge judge RUN"}}
