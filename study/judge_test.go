@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/judge"
 	"github.com/buildlab/budge/provider/sim"
@@ -87,7 +88,9 @@ func TestJudgeCodesEveryFramingFlip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if again.Audit.OrderSwap != a.OrderSwap || again.Audit.Stability != a.Stability || !slices.EqualFunc(again.Audit.PerTask, a.PerTask,
-		func(x, y judge.TaskCode) bool { return x.Task == y.Task && x.Code == y.Code && slices.Equal(x.All, y.All) }) {
+		func(x, y judge.TaskCode) bool {
+			return x.Task == y.Task && x.Code == y.Code && slices.Equal(x.All, y.All)
+		}) {
 		t.Error("the judge run re-read from the store audits differently")
 	}
 	if res.Manifest.Counts.Planned != a.Calls || res.Manifest.Counts.Complete != a.Calls {
@@ -159,5 +162,76 @@ func TestJudgeKappaAgainstReviewers(t *testing.T) {
 	}
 	if ag[1].Kappa == nil || *ag[1].Kappa != 0 || ag[1].Warning == "" || *ag[1].KappaLo >= 0 {
 		t.Errorf("ben: kappa %v [%v, %v] warning %q; want 0 with an interval below 0 and a low-agreement warning", ag[1].Kappa, ag[1].KappaLo, ag[1].KappaHi, ag[1].Warning)
+	}
+}
+
+// mentionsGroup is the simulator with every explanation naming an identity
+// value, as a model that brings the irrelevant field up would.
+type mentionsGroup struct{ *sim.Sim }
+
+func (m mentionsGroup) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	r, err := m.Sim.Chat(ctx, req)
+	if err == nil {
+		r.Message.Content = strings.ReplaceAll(r.Message.Content, `"explanation":"`, `"explanation":"Group Y noted. `)
+		r.Raw = nil
+	}
+	return r, err
+}
+
+// Blinded (the default), the judge reads the explanations with the
+// identity field and values masked, as the reviewers' first pass does;
+// --unblinded shows them. The judge's codes come from the same codebook as
+// the reviewers'.
+func TestJudgeBlindsIdentityLabels(t *testing.T) {
+	ctx := context.Background()
+	if !slices.Equal(judge.ReasonCodebook.Names(), store.ReasonCodes) {
+		t.Fatalf("judge reason codes %v differ from the reviewers' %v", judge.ReasonCodebook.Names(), store.ReasonCodes)
+	}
+	st := storetest.Open(t)
+	pr := runDiscovery(t, st, mentionsGroup{sim.New(simProfile(t, "default"))}, 5, nil)
+	prompts := func(res *JudgeResult) []string {
+		var out []string
+		for _, j := range res.Judgments {
+			se, err := st.Session(ctx, res.Run.ID, j.Session)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, se.Messages[0].Content)
+		}
+		return out
+	}
+	o := DefaultJudgeOptions()
+	o.Source, o.Repeats = pr.Run.ID, 1
+	blind, err := Judge(ctx, st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Unblinded = true
+	open, err := Judge(ctx, st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, op := prompts(blind), prompts(open)
+	if len(bp) == 0 || len(bp) != len(op) {
+		t.Fatalf("%d blinded and %d unblinded prompts", len(bp), len(op))
+	}
+	shown := 0
+	for i := range bp {
+		if strings.Contains(bp[i], "Group Y") {
+			t.Errorf("blinded prompt shows the identity:\n%s", bp[i])
+		}
+		if strings.Contains(op[i], "Group Y noted") {
+			shown++
+			if !strings.Contains(bp[i], review.MaskedField+" "+review.MaskedValue+" noted") {
+				t.Errorf("blinded prompt does not mask the identity:\n%s", bp[i])
+			}
+		}
+	}
+	// Sessions that failed or were refused have no explanation to show.
+	if shown < len(op)/2 {
+		t.Errorf("only %d of %d unblinded prompts show the identity", shown, len(op))
+	}
+	if !blind.Manifest.Blinded || open.Manifest.Blinded || blind.Manifest.Fingerprint == open.Manifest.Fingerprint {
+		t.Error("the manifests do not tell the blinded run from the unblinded one")
 	}
 }
