@@ -9,6 +9,7 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/judge"
+	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
@@ -233,5 +234,81 @@ func TestJudgeBlindsIdentityLabels(t *testing.T) {
 	}
 	if !blind.Manifest.Blinded || open.Manifest.Blinded || blind.Manifest.Fingerprint == open.Manifest.Fingerprint {
 		t.Error("the manifests do not tell the blinded run from the unblinded one")
+	}
+}
+
+// drainAfter is a provider that asks the run to start no new session once
+// it has answered n calls.
+type drainAfter struct {
+	provider.Provider
+	n     int
+	calls *int
+	stop  func()
+}
+
+func (d drainAfter) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	if *d.calls++; *d.calls >= d.n {
+		d.stop()
+	}
+	return d.Provider.Chat(ctx, req)
+}
+
+// A judge run stopped part way is resumed like any run: the judgments
+// already stored are not asked again, and the audit is that of an
+// uninterrupted judge run with the same seed. Asked again with the
+// response cache, a judge run answers every call from it.
+func TestJudgeResumesAndCaches(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	o := DefaultFramingOptions()
+	o.Data, o.Concurrency = synthetic(t, 40), 2
+	fr, err := RunFraming(ctx, st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := runJudge(t, st, fr.Run.ID, "sim", 2)
+
+	jo := DefaultJudgeOptions()
+	jo.Source, jo.Concurrency = fr.Run.ID, 1
+	drain, stop := context.WithCancel(ctx)
+	jo.Drain = drain
+	coder, _ := sim.LookupCoder("")
+	jo.Provider = drainAfter{coder, 5, new(int), stop}
+	part, err := Judge(ctx, st, jo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := part.Manifest.Counts; c.Complete >= full.Audit.Calls || c.Complete < 5 {
+		t.Fatalf("interrupted judge run stored %d of %d judgments", c.Complete, full.Audit.Calls)
+	}
+	if part.Audit.Failed == 0 {
+		t.Error("the judgments never made are not counted")
+	}
+	done, err := As[*JudgeResult](Resume(ctx, st, part.Run.ID, Control{Concurrency: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Audit.OrderSwap != full.Audit.OrderSwap || done.Audit.Stability != full.Audit.Stability || done.Audit.Calls != full.Audit.Calls || done.Audit.Read != full.Audit.Calls {
+		t.Errorf("resumed: swap %s stability %s read %d; uninterrupted: swap %s stability %s of %d calls",
+			done.Audit.OrderSwap, done.Audit.Stability, done.Audit.Read, full.Audit.OrderSwap, full.Audit.Stability, full.Audit.Calls)
+	}
+
+	cache := t.TempDir()
+	jo = DefaultJudgeOptions()
+	jo.Source, jo.CacheDir = fr.Run.ID, cache
+	first, err := Judge(ctx, st, jo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := Judge(ctx, st, jo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, c2 := first.Manifest.Net.Cache, second.Manifest.Net.Cache
+	if c1 == nil || c2 == nil || c1.Misses != int64(full.Audit.Calls) || c2.Hits != int64(full.Audit.Calls) || c2.Misses != 0 {
+		t.Errorf("cache: first %+v, second %+v; want %d misses then %d hits", c1, c2, full.Audit.Calls, full.Audit.Calls)
+	}
+	if second.Audit.OrderSwap != first.Audit.OrderSwap || second.Audit.Stability != first.Audit.Stability {
+		t.Error("answers from the cache audit differently")
 	}
 }
