@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/buildlab/budge/store"
 )
 
 // budge judge on a framing run codes every flip budge export --format flips
@@ -70,5 +74,67 @@ func TestJudgeFramingRunFromTheCommandLine(t *testing.T) {
 	}
 	if code, out, _ := budge(t, "judge", "--help"); code != ExitOK || !strings.Contains(out, "Examples") && !strings.Contains(out, "budge judge latest") {
 		t.Errorf("judge --help: exit %d\n%s", code, out)
+	}
+}
+
+// On a reviewed pressure run, budge judge reports the judge's agreement
+// with each reviewer: before both have finished it says there is none; once
+// they have, budge report on the judge run gives kappa against each.
+func TestJudgeReviewedPressureRunFromTheCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := budge(t, "run", "--dir", dir, "--quiet", "--seed", "3")
+	if code != ExitOK && code != ExitIncomplete {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errs)
+	}
+	source := runLine.FindStringSubmatch(out)[1]
+	if code, out, errs := budge(t, "review", "sample", source, "--dir", dir, "--reviewers", "ana,ben", "--successes", "6"); code != ExitOK {
+		t.Fatalf("review sample: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = budge(t, "judge", source, "--dir", dir, "--quiet")
+	if code != ExitOK || !strings.Contains(out, "agreement with reviewers: none") || !strings.Contains(out, "codebook explanation-reason/1; blinded") {
+		t.Fatalf("judge before the review finished: exit %d\n%s%s", code, out, errs)
+	}
+	judgeRun := runLine.FindStringSubmatch(out)[1]
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rev, err := st.GetReview(ctx, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range rev.Items {
+		b := store.CodeAvailability
+		if i%3 == 0 {
+			b = store.CodeAuthority
+		}
+		if err := st.SetReviewCode(ctx, source, it.SessionID, "ana", store.CodeAvailability, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetReviewCode(ctx, source, it.SessionID, "ben", b, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, who := range []string{"ana", "ben"} {
+		if err := st.FinishReview(ctx, source, who); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	code, out, errs = budge(t, "report", judgeRun, "--dir", dir)
+	if code != ExitOK {
+		t.Fatalf("report of the judge run: exit %d\n%s", code, errs)
+	}
+	n := itoa(len(rev.Items))
+	for _, who := range []string{"ana", "ben"} {
+		if !regexp.MustCompile(`vs reviewer ` + who + `: same code \d+/` + n + ` .*; Cohen's kappa (undefined|-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\])`).MatchString(out) {
+			t.Errorf("no agreement with %s over %s tasks:\n%s", who, n, out)
+		}
+	}
+	// ana gave every session one code: kappa is 0 or undefined, and either
+	// way the report warns.
+	if !strings.Contains(out, "with ana") {
+		t.Errorf("no warning about ana's agreement:\n%s", out)
 	}
 }
