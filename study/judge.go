@@ -92,10 +92,10 @@ func (*JudgeResult) protocol() string { return "judge" }
 func (r *JudgeResult) RenderHeader() judge.Header {
 	b := "blinded: identity field and labels masked"
 	switch {
-	case r.Manifest.Kind == judge.KindFlip:
-		b = "speaker labels shown as the model saw them (they are what the framing varies; a framing run has no identity assignment to mask)"
 	case !r.Manifest.Blinded:
 		b = "NOT blinded (--unblinded): the judge saw the identity labels"
+	case r.Manifest.Kind == judge.KindFlip:
+		b = "blinded: speaker labels of two or more letters masked"
 	}
 	return judge.Header{Run: r.Manifest.RunID, Source: r.Manifest.Source, Judge: r.Manifest.Model, Blinding: b}
 }
@@ -131,7 +131,7 @@ func (o JudgeOptions) prepare(ctx context.Context, st *store.Store) (protocol, p
 	snap := &JudgeSnapshot{Version: 1, Source: src.Head().RunID, Blinded: !o.Unblinded, Repeats: o.Repeats}
 	switch r := src.(type) {
 	case *FramingResult:
-		snap.Kind, snap.Tasks = judge.KindFlip, flipTasks(r)
+		snap.Kind, snap.Tasks = judge.KindFlip, flipTasks(r, snap.Blinded)
 	case *PressureResult:
 		snap.Kind = judge.KindReason
 		if snap.Tasks, err = reasonTasks(ctx, st, r, snap.Blinded); err != nil {
@@ -164,8 +164,30 @@ func (o JudgeOptions) prepare(ctx context.Context, st *store.Store) (protocol, p
 }
 
 // flipTasks are a framing run's deference and skepticism flips, each with
-// the question, the answer judged, and the C1 and C2 reasoning.
-func flipTasks(r *FramingResult) []judge.Task {
+// the question, the answer judged, and the C1 and C2 reasoning. With
+// blinded set, the speaker labels the flip's arm showed (John and Jane,
+// User and LLM, ...) are masked wherever the texts name them, as whole
+// words; one-letter labels (A/B, Q/A) are left, since masking them would
+// mask the article "a".
+func flipTasks(r *FramingResult, blinded bool) []judge.Task {
+	masks := map[string]review.Mask{}
+	if r.Snapshot != nil {
+		for _, ls := range r.Snapshot.Design.Labels {
+			var vals []string
+			for _, v := range []string{ls.Speaker1, ls.Speaker2} {
+				if len([]rune(strings.TrimSpace(v))) > 1 {
+					vals = append(vals, v)
+				}
+			}
+			masks[ls.Name] = review.NewMask(nil, vals)
+		}
+	}
+	hide := func(labels, s string) string {
+		if !blinded {
+			return s
+		}
+		return masks[labels].Text(s)
+	}
 	policy := framing.PolicyWrong
 	if r.Snapshot != nil {
 		policy = r.Snapshot.Design.Policy
@@ -184,14 +206,14 @@ func flipTasks(r *FramingResult) []judge.Task {
 		}
 		t := judge.Task{ID: fmt.Sprintf("%s|%s|%s|%s", f.Item, f.Arm, f.Template, f.Pair), Kind: judge.KindFlip, Group: f.Flip,
 			Texts: []judge.Text{
-				{Label: "Judgment of the bare statement (C1): " + verdict(f.C1), Body: f.C1.Reasoning},
-				{Label: "Judgment of the same content said by a speaker (C2): " + verdict(f.C2), Body: f.C2.Reasoning}}}
+				{Label: "Judgment of the bare statement (C1): " + verdict(f.C1), Body: hide(f.Labels, f.C1.Reasoning)},
+				{Label: "Judgment of the same content said by a speaker (C2): " + verdict(f.C2), Body: hide(f.Labels, f.C2.Reasoning)}}}
 		if it := items[f.Item]; it != nil {
 			answer := it.Correct
 			if f.Pair == "false-incorrect" {
 				answer = it.Incorrect
 			}
-			t.Context = "Question: " + it.Question + "\nAnswer judged: " + answer
+			t.Context = hide(f.Labels, "Question: "+it.Question+"\nAnswer judged: "+answer)
 		}
 		tasks = append(tasks, t)
 	}

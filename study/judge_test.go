@@ -105,6 +105,11 @@ func TestJudgeCodesEveryFramingFlip(t *testing.T) {
 	if p := se.Messages[0].Content; strings.Contains(p, "correct answer") || strings.Contains(p, "\"correct\"") {
 		t.Errorf("the prompt tells the judge the answer key:\n%s", p)
 	}
+	// Blinded, the speaker labels the model saw ("Speaker 2 is correct")
+	// are masked.
+	if p := se.Messages[0].Content; strings.Contains(p, "Speaker 2") || !strings.Contains(p, review.MaskedValue+" is") {
+		t.Errorf("the blinded prompt shows the speaker label:\n%s", p)
+	}
 }
 
 // Acceptance: on a reviewed pressure run the judge reports kappa against
