@@ -82,6 +82,8 @@ model_and_prompt_fingerprint, initial_selection, initial_status,
 update_record_ids, final_selection, final_status, unsupported_reversal with its
 reason, reason_code, review_status, trace_ref, deviation) followed by budge's
 own fields. Fields that do not apply are null. Missing cells are exported too.
+For a judge run (budge judge), one record per judgment: task, session_id,
+order, repeat, code, status (read, repaired, unreadable, failed), problem.
 trace_ref names the session's full transcript artifact under
 <dir>/runs/<id>/artifacts/.
 
@@ -153,6 +155,11 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 			return err
 		}
 		return streamJSONL(std, out, recs)
+	case *study.JudgeResult:
+		if format == "flips" {
+			return usageError{"--format flips is for framing runs; " + r.Manifest.RunID + " is a judge run"}
+		}
+		return writeJSONL(std, out, slices.Values(r.Judgments))
 	}
 	return fmt.Errorf("run %s: this budge cannot export it", res.Head().RunID)
 }
