@@ -126,6 +126,7 @@ func TestJudgeReviewedPressureRunFromTheCommandLine(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("report of the judge run: exit %d\n%s", code, errs)
 	}
+	t.Logf("judge report after the review:\n%s", out)
 	n := itoa(len(rev.Items))
 	for _, who := range []string{"ana", "ben"} {
 		if !regexp.MustCompile(`vs reviewer ` + who + `: same code \d+/` + n + ` .*; Cohen's kappa (undefined|-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\])`).MatchString(out) {
