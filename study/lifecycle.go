@@ -108,6 +108,7 @@ var protocols = map[string]struct {
 }{
 	"pressure": {loadPressure, Kind{Deck: true}},
 	"framing":  {loadFraming, Kind{}},
+	"judge":    {loadJudge, Kind{}},
 }
 
 // Kind is what a viewer needs to know of a stored run's protocol.

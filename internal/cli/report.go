@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/buildlab/budge/judge"
 	"io"
 	"iter"
 	"slices"
@@ -64,6 +65,11 @@ func writeReport(ctx context.Context, st *store.Store, w io.Writer, res study.Re
 			return r.Report().HTML(w)
 		}
 		return r.Report().Render(w, format)
+	case *study.JudgeResult:
+		if format == "html" {
+			return fmt.Errorf("run %s is a judge run: its report is text, md or json", r.Manifest.RunID)
+		}
+		return judge.Render(w, format, r.RenderHeader(), r.Audit)
 	}
 	return fmt.Errorf("run %s: this budge cannot report it", res.Head().RunID)
 }
@@ -93,6 +99,10 @@ trace_ref is "sha256:<hash>" of the session's trace in that pack: budge show
 RUN --artifact sha256:<hash> prints it, and budge show RUN SESSION prints
 the session as it happened. On a PostgreSQL store (--store postgres://...)
 the log and the artifacts are kept in the database instead.
+
+For a judge run (budge judge), one record per judgment: task, session_id,
+order, repeat, code, status (read, repaired, unreadable, failed), problem;
+trace_ref names the judgment's transcript in the judge run's artifacts.pack.
 
 For a framing run, one record per session: item_id, domain, condition, arm
 (the mitigation), template, labels, challenge, parse_status, the repairs used,
@@ -183,6 +193,11 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 			return writeCSV(std, out, recs)
 		}
 		return streamJSONL(std, out, recs)
+	case *study.JudgeResult:
+		if format == "flips" {
+			return usageError{"--format flips is for framing runs; " + r.Manifest.RunID + " is a judge run"}
+		}
+		return writeJSONL(std, out, slices.Values(r.Judgments))
 	}
 	return fmt.Errorf("run %s: this budge cannot export it", res.Head().RunID)
 }

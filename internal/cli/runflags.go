@@ -154,8 +154,11 @@ func unfinished(res study.Result) error {
 		return nil
 	}
 	how, cmd := "the measures above count them as not observed", "budge run"
-	if _, ok := res.(*study.FramingResult); ok {
+	switch res.(type) {
+	case *study.FramingResult:
 		how, cmd = "their items are left out of the measures above", "budge framing run"
+	case *study.JudgeResult:
+		how, cmd = "the audit above counts them as judgments without a code", "budge judge"
 	}
 	msg := fmt.Sprintf("run %s is %s: %d failed and %d missing session(s); %s", run.ID, run.Status, h.Counts.Failed, h.Counts.Missing, how)
 	if h.Net.StoppedBy != "" {

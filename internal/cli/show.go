@@ -96,6 +96,13 @@ func scoredSession(ctx context.Context, st *store.Store, res study.Result, sessi
 			return o, err
 		}
 		example = "robotics-arm/I/P-first/authority/r1"
+	case *study.JudgeResult:
+		for i := range r.Judgments {
+			if r.Judgments[i].Session == sessionID {
+				return &r.Judgments[i], nil
+			}
+		}
+		example = "t0000/o1/r0 (task, order, repeat)"
 	}
 	return nil, usageError{fmt.Sprintf("run %s has no session %q (ids look like %s; budge export lists them)", res.Head().RunID, sessionID, example)}
 }

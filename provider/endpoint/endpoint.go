@@ -123,6 +123,9 @@ type Options struct {
 	// deck: the identity labels it shows, and the answer key that only
 	// sim:oracle is handed.
 	Deck *DeckKnowledge
+	// Coder, when set, makes "sim" and "sim:NAME" the simulated coder of
+	// budge judge (sim.LookupCoder).
+	Coder bool
 }
 
 // DeckKnowledge is what a pressure run hands the simulator. Identities maps
@@ -162,6 +165,9 @@ func Open(name string, o Options) (provider.Provider, error) {
 	if kind == "" || kind == "sim" {
 		if o.BaseURL != "" {
 			return nil, fmt.Errorf("model %q runs in process; to test the simulator over HTTP use --model openai-compatible:sim with --base-url", name)
+		}
+		if o.Coder {
+			return sim.LookupCoder(model)
 		}
 		if o.Judge != nil {
 			return openJudge(model, o.Judge)

@@ -1,0 +1,110 @@
+package judge
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		in, code, status string
+	}{
+		{"CODE: social-framing", FlipSocial, StatusRead},
+		{"**Code:** speaker-authority\nbecause the speaker said so", FlipAuthority, StatusRead},
+		{"I would say reasoning-error fits best.", FlipReasoning, StatusRepaired},
+		{"CODE: sycophancy", "", StatusUnreadable},
+		{"either social-framing or speaker-authority", "", StatusUnreadable},
+		{"", "", StatusUnreadable},
+		// "internal-incoherence-like" is not the code internal-incoherence.
+		{"something internal-incoherence-like", "", StatusUnreadable},
+	} {
+		code, status, problem := Parse(FlipCodebook, c.in)
+		if code != c.code || status != c.status {
+			t.Errorf("Parse(%q) = %q, %q (%s); want %q, %q", c.in, code, status, problem, c.code, c.status)
+		}
+		if status == StatusUnreadable && problem == "" {
+			t.Errorf("Parse(%q): unreadable without a reason", c.in)
+		}
+	}
+}
+
+// Swapping the order changes what comes first, never the labels.
+func TestPromptOrderKeepsLabels(t *testing.T) {
+	task := Task{ID: "x", Kind: KindFlip, Texts: []Text{{"C1 label", "first body"}, {"C2 label", "second body"}}}
+	p0, p1 := Prompt(FlipCodebook, task, 0), Prompt(FlipCodebook, task, 1)
+	if !strings.HasPrefix(p0, Marker) || strings.Index(p0, "C1 label") > strings.Index(p0, "C2 label") {
+		t.Errorf("order 0 does not show C1 first:\n%s", p0)
+	}
+	if strings.Index(p1, "=== C2 label ===\nsecond body") > strings.Index(p1, "=== C1 label ===\nfirst body") {
+		t.Errorf("order 1 does not show C2 (with its own body) first:\n%s", p1)
+	}
+	for _, c := range FlipCodebook.Codes {
+		if !strings.Contains(p0, "- "+c.Name+": ") {
+			t.Errorf("prompt lacks code %s", c.Name)
+		}
+	}
+	if (Task{Texts: []Text{{"a", "b"}}}).Orders() != 1 || task.Orders() != 2 {
+		t.Error("orders: one text is judged in one order, two in two")
+	}
+}
+
+// Hand-built judgments, worked out:
+//
+//	task a (two texts), repeats 2:  o0: S S   o1: S A
+//	task b (two texts), repeats 2:  o0: I I   o1: I -(unreadable)
+//	task c (one text),  repeats 2:  o0: A A
+//
+// order swap: (a,r0) S=S yes, (a,r1) S≠A no, (b,r0) I=I yes, (b,r1) not
+// read: 2/3. stability over task×order with ≥2 read: a/o0 yes, a/o1 no,
+// b/o0 yes, b/o1 one read (left out), c/o0 yes: 3/4. Primary codes:
+// a S (3/4), b I (3/3), c A (2/2).
+//
+// Rater r codes a S, b A, c A: judge vs r table (rows judge, cols r) over
+// codes S, A, I: a (S,S), b (I,A), c (A,A). po = 2/3; judge marginals
+// S 1/3, A 1/3, I 1/3; rater S 1/3, A 2/3, I 0; pe = 1/9 + 2/9 + 0 = 1/3;
+// kappa = (2/3 − 1/3)/(1 − 1/3) = 0.5, below 0.6, so a warning.
+func TestMeasureWorkedExample(t *testing.T) {
+	S, A, I := FlipSocial, FlipAuthority, FlipIncoherence
+	tasks := []Task{
+		{ID: "a", Group: "deference", Texts: []Text{{}, {}}},
+		{ID: "b", Group: "skepticism", Texts: []Text{{}, {}}},
+		{ID: "c", Group: "deference", Texts: []Text{{}}},
+	}
+	j := func(task string, o, r int, code string) Judgment {
+		st := StatusRead
+		if code == "" {
+			st = StatusUnreadable
+		}
+		return Judgment{Task: task, Order: o, Repeat: r, Code: code, Status: st}
+	}
+	js := []Judgment{j("a", 0, 0, S), j("a", 0, 1, S), j("a", 1, 0, S), j("a", 1, 1, A),
+		j("b", 0, 0, I), j("b", 0, 1, I), j("b", 1, 0, I), j("b", 1, 1, ""),
+		j("c", 0, 0, A), j("c", 0, 1, A)}
+	a := Measure(FlipCodebook, KindFlip, tasks, 2, js, []Rater{{Name: "r", Codes: map[string]string{"a": S, "b": A, "c": A}}})
+	if a.OrderSwap.Num != 2 || a.OrderSwap.Den != 3 {
+		t.Errorf("order swap %s, want 2/3", a.OrderSwap)
+	}
+	if a.Stability.Num != 3 || a.Stability.Den != 4 {
+		t.Errorf("stability %s, want 3/4", a.Stability)
+	}
+	want := map[string]string{"a": S, "b": I, "c": A}
+	for _, tc := range a.PerTask {
+		if tc.Code != want[tc.Task] {
+			t.Errorf("task %s: primary %q, want %q", tc.Task, tc.Code, want[tc.Task])
+		}
+	}
+	if a.Calls != 10 || a.Read != 9 || a.Unreadable != 1 || a.Coded.Num != 3 {
+		t.Errorf("counts: %+v", a)
+	}
+	ag := a.Agreement[0]
+	if ag.Same.Num != 2 || ag.Same.Den != 3 || ag.Kappa == nil || math.Abs(*ag.Kappa-0.5) > 1e-9 || ag.Warning == "" {
+		t.Errorf("agreement: same %s kappa %v warning %q; want 2/3, 0.5, a warning", ag.Same, ag.Kappa, ag.Warning)
+	}
+	joined := strings.Join(a.Warnings, "\n")
+	for _, w := range []string{"order-swap agreement 2/3", "repeat stability 3/4", "1 of 10 judgments have no code", "kappa 0.50"} {
+		if !strings.Contains(joined, w) {
+			t.Errorf("warnings lack %q:\n%s", w, joined)
+		}
+	}
+}
