@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Memory and time of framing runs against the number of sessions. For each
+# N given (default 4000 40000), a generated item file of N/4 questions in
+# nine domains (budge's item JSONL), run under the default design (four
+# sessions an item) on the in-process simulator and SQLite. For each size:
+# wall time and peak RSS of `budge framing run`, `budge report`, `budge
+# export` (jsonl) and `budge export --format flips`, then, against the
+# smallest size, the ratio of time to a linear extrapolation and of peak RSS
+# (flat memory is a ratio near 1; what may grow is the items themselves and
+# a few bytes of tallies an item).
+#
+#   bash bench/framing-scale.sh                 # 4,000 and 40,000 sessions
+#   bash bench/framing-scale.sh 4000 400000     # a larger run
+#   BUDGE=/tmp/old/budge bash bench/framing-scale.sh   # another build
+#   COMMANDS="run report" bash bench/framing-scale.sh  # some commands only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=bench/out
+mkdir -p "$out"
+budge=${BUDGE:-}
+if [ -z "$budge" ]; then
+  go build -o "$out/budge" ./cmd/budge
+  budge=$PWD/$out/budge
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(4000 40000)
+
+# measure CMD...: prints "seconds rss_kb" of one command.
+measure() {
+  /usr/bin/time -f "%e %M" -o "$work/time" "$@" > /dev/null
+  cat "$work/time"
+}
+
+# items N FILE: writes N generated questions, spread over nine domains.
+items() {
+  awk -v n="$1" 'BEGIN {
+    for (i = 0; i < n; i++) {
+      printf "{\"id\": \"gen-%07d\", \"domain\": \"domain-%d\", \"question\": \"In generated question %d, which of two numbers is %d plus %d?\", \"correct\": \"%d\", \"incorrect\": \"%d\"}\n",
+        i, i % 9, i, i, i % 97, i + i % 97, i + i % 97 + 1
+    }
+  }' > "$2"
+}
+
+printf '%-10s %-8s %10s %10s\n' sessions command seconds peak_MB
+declare -A base_t base_m
+first=""
+for n in "${sizes[@]}"; do
+  k=$(( n / 4 > 0 ? n / 4 : 1 ))
+  data=$work/items-$k.jsonl
+  items "$k" "$data"
+  dir=$work/store-$n
+  sessions=$(( 4 * k ))
+  for cmd in ${COMMANDS:-run report export flips}; do
+    case $cmd in
+      run) read -r t m < <(measure "$budge" framing run --dir "$dir" --data "$data" --quiet --concurrency 16) ;;
+      report) read -r t m < <(measure "$budge" report latest --dir "$dir") ;;
+      export) read -r t m < <(measure "$budge" export latest --dir "$dir") ;;
+      flips) read -r t m < <(measure "$budge" export latest --dir "$dir" --format flips) ;;
+    esac
+    printf '%-10s %-8s %10.2f %10.0f\n' "$sessions" "$cmd" "$t" "$((m / 1024))"
+    if [ -z "$first" ] || [ "$first" = "$sessions" ]; then
+      base_t[$cmd]=$t; base_m[$cmd]=$m
+    else
+      awk -v t="$t" -v m="$m" -v bt="${base_t[$cmd]}" -v bm="${base_m[$cmd]}" -v n="$sessions" -v bn="$first" -v c="$cmd" \
+        'BEGIN { printf "  %s: time %.2fx linear extrapolation from %d sessions; peak RSS %.2fx\n", c, t / (bt * n / bn), bn, m / bm }'
+    fi
+  done
+  [ -n "$first" ] || first=$sessions
+  rm -rf "$dir"
+done
