@@ -44,10 +44,38 @@ func TestFramingBaselineC1(t *testing.T) {
 	if fixed.Manifest.Counts.Planned != 2*items {
 		t.Errorf("%d sessions planned, want %d (C2 only)", fixed.Manifest.Counts.Planned, 2*items)
 	}
-	for _, ob := range fixed.Observations {
+	mine, err := fixed.Observations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ob := range mine {
 		if !ob.Condition.Dialogue() {
 			t.Fatalf("the run asked C1: %s", ob.Session)
 		}
+	}
+	// The pairing streamed from the store is the one made from every
+	// observation at hand, and the tally counted what Summarize counts.
+	baseObs, err := base.Observations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBase, err := framing.PairC1(&fixed.Snapshot.Design, fixed.Snapshot.Items, framing.Baseline{Run: base.Run.ID, Design: &base.Snapshot.Design,
+		Items: base.Snapshot.Items, Observations: baseObs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paired, traces, err := fixed.Paired(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(wantBase, mine...); !reflect.DeepEqual(paired, want) {
+		t.Errorf("paired observations differ from PairC1's: %d and %d", len(paired), len(want))
+	}
+	if len(traces) != len(paired) {
+		t.Errorf("%d traces for %d paired sessions", len(traces), len(paired))
+	}
+	if got := framing.Summarize(&fixed.Snapshot.Design, fixed.Snapshot.Items, paired, fixed.Manifest.Bootstrap); !reflect.DeepEqual(got, fixed.Summary) {
+		t.Error("the streamed summary differs from Summarize of the paired observations")
 	}
 	b := fixed.Manifest.BaselineC1
 	if b == nil || b.Run != base.Run.ID || b.Fingerprint != base.Manifest.Fingerprint || b.Items != items || b.Sessions != 2*items {

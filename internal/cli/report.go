@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"slices"
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
@@ -124,20 +123,9 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 	switch r := res.(type) {
 	case *study.FramingResult:
 		if format == "flips" {
-			policy := framing.PolicyWrong
-			if r.Snapshot != nil {
-				policy = r.Snapshot.Design.Policy
-			}
-			obs, traces := r.Paired()
-			flips := framing.Flips(r.Manifest.RunID, policy, obs, traces)
-			if b := r.Manifest.BaselineC1; b != nil {
-				for i := range flips {
-					flips[i].C1Run = b.Run
-				}
-			}
-			return writeJSONL(std, out, slices.Values(flips))
+			return streamJSONL(std, out, framingFlips(ctx, r))
 		}
-		return writeJSONL(std, out, framingRecords(r))
+		return streamJSONL(std, out, framingRecords(ctx, r))
 	case *study.PressureResult:
 		if format == "flips" {
 			return usageError{"--format flips is for framing runs; " + r.Manifest.RunID + " is a pressure run"}
@@ -185,14 +173,34 @@ func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResu
 }
 
 // framingRecords are a framing run's export records, one per session,
-// built one at a time as they are written.
-func framingRecords(r *study.FramingResult) iter.Seq[framing.Record] {
-	return func(yield func(framing.Record) bool) {
-		for _, o := range r.Observations {
-			if !yield(framing.Export(r.Manifest.RunID, r.Manifest.Fingerprint, o, r.Traces[o.Session])) {
-				return
+// scored again from the store and built one at a time as they are written.
+func framingRecords(ctx context.Context, r *study.FramingResult) func(emit func(framing.Record) error) error {
+	return func(emit func(framing.Record) error) error {
+		return r.Each(ctx, func(o *framing.Observation, trace string) error {
+			return emit(framing.Export(r.Manifest.RunID, r.Manifest.Fingerprint, *o, trace))
+		})
+	}
+}
+
+// framingFlips are a framing run's flip records, an item at a time: the
+// pairs of C1 and C2 answers on one item never reach across items.
+func framingFlips(ctx context.Context, r *study.FramingResult) func(emit func(framing.FlipRecord) error) error {
+	policy := framing.PolicyWrong
+	if r.Snapshot != nil {
+		policy = r.Snapshot.Design.Policy
+	}
+	return func(emit func(framing.FlipRecord) error) error {
+		return r.EachItem(ctx, func(it *study.ItemObservations) error {
+			for _, f := range framing.Flips(r.Manifest.RunID, policy, it.Observations, it.Traces) {
+				if b := r.Manifest.BaselineC1; b != nil {
+					f.C1Run = b.Run
+				}
+				if err := emit(f); err != nil {
+					return err
+				}
 			}
-		}
+			return nil
+		})
 	}
 }
 
