@@ -11,6 +11,13 @@
 #
 #   bash bench/framing-scale.sh                 # 4,000 and 40,000 sessions
 #   bash bench/framing-scale.sh 4000 400000     # a larger run
+#   ITEMS=1000 bash bench/framing-scale.sh      # the same sizes on 1,000 items
+#
+# With ITEMS set, the items stay ITEMS and the design grows instead: speaker
+# label sets are added (speakers, then P2/Q2, P3/Q3, ...) until an item has
+# about N/ITEMS sessions (two C1, two C2 a label set), so memory that grows
+# with the items or the arms is told apart from memory that grows with the
+# sessions.
 #   BUDGE=/tmp/old/budge bash bench/framing-scale.sh   # another build
 #   COMMANDS="run report" bash bench/framing-scale.sh  # some commands only
 set -euo pipefail
@@ -47,14 +54,23 @@ printf '%-10s %-8s %10s %10s\n' sessions command seconds peak_MB
 declare -A base_t base_m
 first=""
 for n in "${sizes[@]}"; do
-  k=$(( n / 4 > 0 ? n / 4 : 1 ))
+  labels=()
+  if [ -n "${ITEMS:-}" ]; then
+    k=$ITEMS
+    l=$(( n / (2 * k) - 1 > 1 ? n / (2 * k) - 1 : 1 ))
+    labels=(--labels speakers)
+    for j in $(seq 2 "$l"); do labels+=(--labels "P$j/Q$j"); done
+    sessions=$(( k * (2 + 2 * l) ))
+  else
+    k=$(( n / 4 > 0 ? n / 4 : 1 ))
+    sessions=$(( 4 * k ))
+  fi
   data=$work/items-$k.jsonl
-  items "$k" "$data"
+  [ -f "$data" ] || items "$k" "$data"
   dir=$work/store-$n
-  sessions=$(( 4 * k ))
   for cmd in ${COMMANDS:-run report export flips}; do
     case $cmd in
-      run) read -r t m < <(measure "$budge" framing run --dir "$dir" --data "$data" --quiet --concurrency 16) ;;
+      run) read -r t m < <(measure "$budge" framing run --dir "$dir" --data "$data" "${labels[@]}" --quiet --concurrency 16) ;;
       report) read -r t m < <(measure "$budge" report latest --dir "$dir") ;;
       export) read -r t m < <(measure "$budge" export latest --dir "$dir") ;;
       flips) read -r t m < <(measure "$budge" export latest --dir "$dir" --format flips) ;;

@@ -194,15 +194,16 @@ func (p *framingRun) job(i, pos, inc int) runner.Job {
 // project estimates the cost of the sessions todo accepts
 // (projectSessions): one call per session, plus one per challenge turn.
 func (p *framingRun) project(todo func(id string) bool, price endpoint.Price) Projection {
-	var specs []framing.Spec
+	var at []int // plan positions, not specs: a projection of a large run stays small
 	for i := range p.plan.Len() {
-		if s := p.plan.At(i); todo(s.ID()) {
-			specs = append(specs, s)
+		if todo(p.plan.At(i).ID()) {
+			at = append(at, i)
 		}
 	}
 	d, items, m := &p.snap.Design, p.snap.Items, p.m
-	return projectSessions(len(specs), m.Settings, price, func(i int) (any, int, bool) {
-		s, err := framing.NewSession(d, specs[i], &items[specs[i].Index], m.Model, m.Settings)
+	return projectSessions(len(at), m.Settings, price, func(i int) (any, int, bool) {
+		spec := p.plan.At(at[i])
+		s, err := framing.NewSession(d, spec, &items[spec.Index], m.Model, m.Settings)
 		if err != nil {
 			return nil, 0, false
 		}
