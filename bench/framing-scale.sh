@@ -3,11 +3,12 @@
 # N given (default 4000 40000), a generated item file of N/4 questions in
 # nine domains (budge's item JSONL), run under the default design (four
 # sessions an item) on the in-process simulator and SQLite. For each size:
-# wall time and peak RSS of `budge framing run`, `budge report`, `budge
-# export` (jsonl) and `budge export --format flips`, then, against the
-# smallest size, the ratio of time to a linear extrapolation and of peak RSS
-# (flat memory is a ratio near 1; what may grow is the items themselves and
-# a few bytes of tallies an item).
+# wall time, CPU time (user + system) and peak RSS of `budge framing run`,
+# `budge report`, `budge export` (jsonl) and `budge export --format flips`,
+# then, against the smallest size, the ratio of CPU time to a linear
+# extrapolation (on a shared machine wall time measures the neighbours) and
+# of peak RSS (flat memory is a ratio near 1; what may grow is the items
+# themselves and a few bytes of tallies an item and arm).
 #
 #   bash bench/framing-scale.sh                 # 4,000 and 40,000 sessions
 #   bash bench/framing-scale.sh 4000 400000     # a larger run
@@ -34,10 +35,10 @@ trap 'rm -rf "$work"' EXIT
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(4000 40000)
 
-# measure CMD...: prints "seconds rss_kb" of one command.
+# measure CMD...: prints "wall_seconds rss_kb cpu_seconds" of one command.
 measure() {
-  /usr/bin/time -f "%e %M" -o "$work/time" "$@" > /dev/null
-  cat "$work/time"
+  /usr/bin/time -f "%e %M %U %S" -o "$work/time" "$@" > /dev/null
+  awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$work/time"
 }
 
 # items N FILE: writes N generated questions, spread over nine domains.
@@ -50,7 +51,7 @@ items() {
   }' > "$2"
 }
 
-printf '%-10s %-8s %10s %10s\n' sessions command seconds peak_MB
+printf '%-10s %-8s %10s %10s %10s\n' sessions command seconds cpu_s peak_MB
 declare -A base_t base_m
 first=""
 for n in "${sizes[@]}"; do
@@ -70,17 +71,17 @@ for n in "${sizes[@]}"; do
   dir=$work/store-$n
   for cmd in ${COMMANDS:-run report export flips}; do
     case $cmd in
-      run) read -r t m < <(measure "$budge" framing run --dir "$dir" --data "$data" "${labels[@]}" --quiet --concurrency 16) ;;
-      report) read -r t m < <(measure "$budge" report latest --dir "$dir") ;;
-      export) read -r t m < <(measure "$budge" export latest --dir "$dir") ;;
-      flips) read -r t m < <(measure "$budge" export latest --dir "$dir" --format flips) ;;
+      run) read -r w m t < <(measure "$budge" framing run --dir "$dir" --data "$data" "${labels[@]}" --quiet --concurrency 16) ;;
+      report) read -r w m t < <(measure "$budge" report latest --dir "$dir") ;;
+      export) read -r w m t < <(measure "$budge" export latest --dir "$dir") ;;
+      flips) read -r w m t < <(measure "$budge" export latest --dir "$dir" --format flips) ;;
     esac
-    printf '%-10s %-8s %10.2f %10.0f\n' "$sessions" "$cmd" "$t" "$((m / 1024))"
+    printf '%-10s %-8s %10.2f %10.2f %10.0f\n' "$sessions" "$cmd" "$w" "$t" "$((m / 1024))"
     if [ -z "$first" ] || [ "$first" = "$sessions" ]; then
       base_t[$cmd]=$t; base_m[$cmd]=$m
     else
       awk -v t="$t" -v m="$m" -v bt="${base_t[$cmd]}" -v bm="${base_m[$cmd]}" -v n="$sessions" -v bn="$first" -v c="$cmd" \
-        'BEGIN { printf "  %s: time %.2fx linear extrapolation from %d sessions; peak RSS %.2fx\n", c, t / (bt * n / bn), bn, m / bm }'
+        'BEGIN { printf "  %s: CPU time %.2fx linear extrapolation from %d sessions; peak RSS %.2fx\n", c, t / (bt * n / bn), bn, m / bm }'
     fi
   done
   [ -n "$first" ] || first=$sessions
