@@ -300,6 +300,30 @@ func (p *framingRun) afterScore(ctx context.Context, st *store.Store, res Result
 	if d.FixedC1 == "" {
 		return nil
 	}
+	if err := p.attachBase(ctx, st, fr); err != nil {
+		return err
+	}
+	// The other run's C1 answers join the tally of this run's C2 ones.
+	pair := p.base.pair
+	err := eachStored(ctx, st, p.base.run, func(i int, o *framing.Observation, _ string) error {
+		for _, item := range pair.Items(i) {
+			c := *o
+			pair.Reindex(&c, item)
+			fr.tally.Add(&c)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("run %s takes its C1 answers from run %s: %w", p.m.RunID, d.FixedC1, err)
+	}
+	fr.Summary, fr.tally = fr.tally.Summary(p.m.Bootstrap), nil
+	return nil
+}
+
+// attachBase reads, for a run that asked only C2, where the other run's C1
+// answers are (once per run), and names that run in fr's manifest.
+func (p *framingRun) attachBase(ctx context.Context, st *store.Store, fr *FramingResult) error {
+	d := &p.snap.Design
 	if p.base == nil {
 		b, err := readBaselineC1(ctx, st, d.FixedC1, d, p.snap.Items)
 		if err != nil {
@@ -316,20 +340,6 @@ func (p *framingRun) afterScore(ctx context.Context, st *store.Store, res Result
 		// The manifest keeps what the run was made against.
 		fr.Manifest.BaselineC1.Fingerprint = rec.Fingerprint
 	}
-	// The other run's C1 answers join the tally of this run's C2 ones.
-	pair := p.base.pair
-	err := eachStored(ctx, st, p.base.run, func(i int, o *framing.Observation, _ string) error {
-		for _, item := range pair.Items(i) {
-			c := *o
-			pair.Reindex(&c, item)
-			fr.tally.Add(&c)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("run %s takes its C1 answers from run %s: %w", p.m.RunID, d.FixedC1, err)
-	}
-	fr.Summary, fr.tally = fr.tally.Summary(p.m.Bootstrap), nil
 	return nil
 }
 

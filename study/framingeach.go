@@ -21,6 +21,30 @@ type ItemObservations struct {
 	Traces       map[string]string
 }
 
+// OpenFraming reads a stored framing run to stream its sessions (Each,
+// EachItem, Item, Session) without scoring it first: the result has no
+// Summary, and its manifest's counts are those stored. A run that asked
+// only C2 reads where the other run's C1 answers are (one pass over that
+// run's sessions). An export needs no more, and scores the run once.
+func OpenFraming(ctx context.Context, st *store.Store, ref string) (*FramingResult, error) {
+	run, p, err := open(ctx, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	fp, ok := p.(*framingRun)
+	if !ok {
+		return nil, fmt.Errorf("%w: run %s is a %s run, not a framing run", ErrInvalid, run.ID, run.Protocol)
+	}
+	fp.m.Fingerprint = fp.fingerprint()
+	res := &FramingResult{Run: run, Manifest: *fp.m, Snapshot: fp.snap, st: st, p: fp}
+	if fp.snap.Design.FixedC1 != "" {
+		if err := fp.attachBase(ctx, st, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 // readable says why the result's sessions cannot be read again, if so.
 func (r *FramingResult) readable() error {
 	if r.st == nil || r.p == nil {

@@ -113,9 +113,40 @@ and this is how it is read.`, `
 	if *format == "log" {
 		return exportLog(ctx, std, *dir, pos, *out)
 	}
-	return withRun(ctx, *dir, pos, func(st *store.Store, res study.Result) error {
+	ref, err := oneRun(pos)
+	if err != nil {
+		return err
+	}
+	return withStore(*dir, func(st *store.Store) error {
+		res, err := loadForExport(ctx, st, ref)
+		if err != nil {
+			return err
+		}
 		return exportRun(ctx, std, st, res, *format, *out)
 	})
+}
+
+// loadForExport loads the run ref for its export, after checking its
+// artifacts (loadVerified). A finished framing run is opened without
+// scoring it first: its records score each session once, and its stored
+// manifest is final. Any other run is loaded and scored.
+func loadForExport(ctx context.Context, st *store.Store, ref string) (study.Result, error) {
+	id, err := st.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	run, err := st.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if study.KindOf(run).Deck || run.Status == store.RunRunning {
+		return loadVerified(ctx, st, id)
+	}
+	res, err := study.OpenFraming(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	return res, st.VerifyArtifacts(ctx, id)
 }
 
 // exportRun writes a loaded run's records in format (jsonl or flips).
