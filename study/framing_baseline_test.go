@@ -77,6 +77,19 @@ func TestFramingBaselineC1(t *testing.T) {
 	if got := framing.Summarize(&fixed.Snapshot.Design, fixed.Snapshot.Items, paired, fixed.Manifest.Bootstrap); !reflect.DeepEqual(got, fixed.Summary) {
 		t.Error("the streamed summary differs from Summarize of the paired observations")
 	}
+	// Opened without scoring (as an export opens a finished run), the run
+	// streams the same sessions under the same fingerprint and baseline.
+	opened, err := OpenFraming(ctx, st, fixed.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, againTraces, err := opened.Paired(ctx)
+	if err != nil || !reflect.DeepEqual(again, paired) || !reflect.DeepEqual(againTraces, traces) {
+		t.Errorf("the opened run streams other sessions (%v)", err)
+	}
+	if opened.Summary != nil || opened.Manifest.Fingerprint != fixed.Manifest.Fingerprint || opened.Manifest.BaselineC1 == nil || opened.Manifest.BaselineC1.Run != base.Run.ID {
+		t.Errorf("opened run: fingerprint %s (want %s), baseline %+v", opened.Manifest.Fingerprint, fixed.Manifest.Fingerprint, opened.Manifest.BaselineC1)
+	}
 	b := fixed.Manifest.BaselineC1
 	if b == nil || b.Run != base.Run.ID || b.Fingerprint != base.Manifest.Fingerprint || b.Items != items || b.Sessions != 2*items {
 		t.Fatalf("manifest baseline %+v, want run %s fingerprint %s", b, base.Run.ID, base.Manifest.Fingerprint)
