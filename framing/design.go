@@ -247,43 +247,71 @@ func Stratum(it *Item) string {
 // assigned in rotation over items and conditions so every family meets
 // every condition about equally often.
 func Plan(d *Design, items []Item) []Spec {
-	var specs []Spec
-	c1Mits := []string{None}
-	c2Mits := []string{None}
-	for _, m := range d.Mitigations {
-		c2Mits = append(c2Mits, m.Name)
-		if d.Mode == ModeJoint {
-			c1Mits = append(c1Mits, m.Name)
-		}
-	}
-	for i := range items {
-		it := &items[i]
-		base := Spec{Item: it.ID, Index: i, Domain: it.Domain, Stratum: Stratum(it)}
-		for _, t := range d.Templates {
-			if d.FixedC1 != "" {
-				c1Mits = nil
-			}
-			for _, m := range c1Mits {
-				for ci, c := range []Condition{C1True, C1False} {
-					s := base
-					s.Condition, s.Template, s.Mitigation = c, t.Name, m
-					s.Challenge = d.challengeFor(i, ci)
-					specs = append(specs, s)
-				}
-			}
-			for _, l := range d.Labels {
-				for _, m := range c2Mits {
-					for ci, c := range []Condition{C2Correct, C2Incorrect} {
-						s := base
-						s.Condition, s.Template, s.Labels, s.Mitigation = c, t.Name, l.Name, m
-						s.Challenge = d.challengeFor(i, ci+2)
-						specs = append(specs, s)
-					}
-				}
-			}
-		}
+	pl := PlanOf(d, items)
+	specs := make([]Spec, pl.Len())
+	for i := range specs {
+		specs[i] = pl.At(i)
 	}
 	return specs
+}
+
+// Planned is a run's plan read by position, without the plan in memory:
+// At(i) is Plan(d, items)[i]. Every item has the same sessions, so an
+// item's sessions are the positions [i*PerItem, (i+1)*PerItem).
+type Planned struct {
+	d      *Design
+	items  []Item
+	c1Mits []string
+	c2Mits []string
+}
+
+// PlanOf indexes the plan of items under d.
+func PlanOf(d *Design, items []Item) Planned {
+	p := Planned{d: d, items: items, c1Mits: []string{None}, c2Mits: []string{None}}
+	for _, m := range d.Mitigations {
+		p.c2Mits = append(p.c2Mits, m.Name)
+		if d.Mode == ModeJoint {
+			p.c1Mits = append(p.c1Mits, m.Name)
+		}
+	}
+	if d.FixedC1 != "" {
+		p.c1Mits = nil
+	}
+	return p
+}
+
+// PerItem is the number of sessions of one item.
+func (p Planned) PerItem() int {
+	return len(p.d.Templates) * p.perTemplate()
+}
+
+func (p Planned) perTemplate() int { return 2*len(p.c1Mits) + 2*len(p.d.Labels)*len(p.c2Mits) }
+
+// Len is the number of planned sessions.
+func (p Planned) Len() int { return len(p.items) * p.PerItem() }
+
+// At is the session at plan position i: per item and template, its C1
+// sessions (two a C1 mitigation), then its C2 sessions (two a label set
+// and mitigation).
+func (p Planned) At(i int) Spec {
+	per, perT := p.PerItem(), p.perTemplate()
+	idx, r := i/per, i%per
+	it := &p.items[idx]
+	t, r := p.d.Templates[r/perT], r%perT
+	s := Spec{Item: it.ID, Index: idx, Domain: it.Domain, Stratum: Stratum(it), Template: t.Name}
+	n := 2 * len(p.c1Mits)
+	if r < n {
+		ci := r % 2
+		s.Condition, s.Mitigation = []Condition{C1True, C1False}[ci], p.c1Mits[r/2]
+		s.Challenge = p.d.challengeFor(idx, ci)
+		return s
+	}
+	r -= n
+	ci := r % 2
+	r /= 2
+	s.Condition, s.Labels, s.Mitigation = []Condition{C2Correct, C2Incorrect}[ci], p.d.Labels[r/len(p.c2Mits)].Name, p.c2Mits[r%len(p.c2Mits)]
+	s.Challenge = p.d.challengeFor(idx, ci+2)
+	return s
 }
 
 func (d *Design) challengeFor(item, cond int) string {

@@ -235,3 +235,69 @@ func TestPerspective(t *testing.T) {
 		t.Errorf("reversed, not inverted: %q", p)
 	}
 }
+
+// nestedPlan is the plan as the loops it is defined by write it: per item
+// and template, C1 under each C1 mitigation, then C2 under each label set
+// and mitigation.
+func nestedPlan(d *Design, items []Item) []Spec {
+	var specs []Spec
+	c1Mits, c2Mits := []string{None}, []string{None}
+	for _, m := range d.Mitigations {
+		c2Mits = append(c2Mits, m.Name)
+		if d.Mode == ModeJoint {
+			c1Mits = append(c1Mits, m.Name)
+		}
+	}
+	if d.FixedC1 != "" {
+		c1Mits = nil
+	}
+	for i := range items {
+		it := &items[i]
+		for _, t := range d.Templates {
+			for _, m := range c1Mits {
+				for ci, c := range []Condition{C1True, C1False} {
+					specs = append(specs, Spec{Item: it.ID, Index: i, Domain: it.Domain, Stratum: Stratum(it), Condition: c, Template: t.Name,
+						Mitigation: m, Challenge: d.challengeFor(i, ci)})
+				}
+			}
+			for _, l := range d.Labels {
+				for _, m := range c2Mits {
+					for ci, c := range []Condition{C2Correct, C2Incorrect} {
+						specs = append(specs, Spec{Item: it.ID, Index: i, Domain: it.Domain, Stratum: Stratum(it), Condition: c, Template: t.Name,
+							Labels: l.Name, Mitigation: m, Challenge: d.challengeFor(i, ci+2)})
+					}
+				}
+			}
+		}
+	}
+	return specs
+}
+
+func TestPlanOfReadsThePlanByPosition(t *testing.T) {
+	items := []Item{{ID: "a", Domain: "d", Question: "q?", Correct: "y", Incorrect: "n"}, {ID: "b", Domain: "e", Question: "r?", Correct: "y", Incorrect: "n"},
+		{ID: "c", Domain: "d", Question: "s?", Correct: "y", Incorrect: "n"}}
+	cs, err := ParseChallenges([]string{"all"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{ModeBaseline, ModeJoint} {
+		for _, fixed := range []string{"", "other-run"} {
+			d := DefaultDesign()
+			d.Templates = append(d.Templates, mustTemplates(t, "budge-plain"), mustTemplates(t, "budge-formal"))
+			d.Labels = append(d.Labels, LabelSet{Name: "user-llm", Speaker1: "User", Speaker2: "LLM"})
+			d.Mitigations = []Mitigation{{Name: "honest", SystemPrompt: "x"}, {Name: "plain", SystemPrompt: "y"}}
+			d.Challenges = cs
+			d.Mode, d.FixedC1 = mode, fixed
+			want := nestedPlan(&d, items)
+			pl := PlanOf(&d, items)
+			if pl.Len() != len(want) || pl.PerItem()*len(items) != len(want) {
+				t.Fatalf("%s/%q: %d sessions (%d an item), want %d", mode, fixed, pl.Len(), pl.PerItem(), len(want))
+			}
+			for i, w := range want {
+				if got := pl.At(i); got != w {
+					t.Fatalf("%s/%q: position %d is %+v, want %+v", mode, fixed, i, got, w)
+				}
+			}
+		}
+	}
+}

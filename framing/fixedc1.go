@@ -41,12 +41,59 @@ type Baseline struct {
 }
 
 // PairC1 checks that base can give the C1 answers of a run of items under
-// design d and returns them re-indexed to the run's items. It refuses,
-// naming every difference, when the items differ by content, when the
-// template sets, label sets, naturalistic roles, parsing or challenge
-// families differ, when base takes its own C1 from another run, or when it
-// lacks a C1 answer the run needs (an unfinished run).
+// design d and returns them re-indexed to the run's items, by template,
+// item and condition (C1Pairing, with every observation of base at hand).
 func PairC1(d *Design, items []Item, base Baseline) ([]Observation, error) {
+	p, err := NewC1Pairing(d, items, base)
+	if err != nil {
+		return nil, err
+	}
+	for i := range base.Observations {
+		p.Add(i, &base.Observations[i])
+	}
+	if err := p.Finish(); err != nil {
+		return nil, err
+	}
+	var out []Observation
+	for item := range items {
+		for _, pos := range p.For(item) {
+			o := base.Observations[pos]
+			p.Reindex(&o, item)
+			out = append(out, o)
+		}
+	}
+	// PairC1's order: by template, then item, then condition.
+	slices.SortStableFunc(out, func(a, b Observation) int { return p.template[a.Template] - p.template[b.Template] })
+	return out, nil
+}
+
+// C1Pairing matches a run's items with the unmitigated C1 answers of
+// another run (base) by content. It is built in three steps, so that the
+// other run's sessions can be streamed past it rather than held:
+// NewC1Pairing checks the designs and items, Add sees every scored session
+// of base with its plan position, and Finish checks that every answer the
+// run needs was found. Then For gives, for each of the run's items, the
+// plan positions in base of its C1 answers. Memory grows with the items.
+type C1Pairing struct {
+	run      string
+	items    []Item
+	template map[string]int // template name -> its index in the run's design
+	names    []string
+	key      []string // content key of each base item
+	slot     map[string]int
+	// pos[(t*len(items)+i)*2+c] is the base position of the answer to item
+	// i under template t in C1 condition c (−1 until found); rev maps a
+	// base position back to the slots it fills.
+	pos []int
+	rev map[int][]int
+}
+
+// NewC1Pairing checks that base can give the C1 answers of a run of items
+// under design d. It refuses, naming every difference, when the items
+// differ by content, when the template sets, label sets, naturalistic
+// roles, parsing or challenge families differ, or when base takes its own C1
+// from another run. base.Observations is not read.
+func NewC1Pairing(d *Design, items []Item, base Baseline) (*C1Pairing, error) {
 	bd := base.Design
 	if bd.FixedC1 != "" {
 		return nil, fmt.Errorf("run %s has no C1 answers of its own (it takes them from run %s): give that run", base.Run, bd.FixedC1)
@@ -67,9 +114,12 @@ func PairC1(d *Design, items []Item, base Baseline) ([]Observation, error) {
 	if a, b := challengeKeys(d), challengeKeys(bd); !slices.Equal(a, b) {
 		diffs = append(diffs, fmt.Sprintf("challenge families: this run [%s], run %s [%s]", strings.Join(a, ", "), base.Run, strings.Join(b, ", ")))
 	}
+	p := &C1Pairing{run: base.Run, items: items, template: map[string]int{}, slot: map[string]int{}, rev: map[int][]int{}}
 	at := map[string]int{}
+	p.key = make([]string, len(base.Items))
 	for i := range base.Items {
-		at[ContentKey(base.Items[i])] = i
+		p.key[i] = ContentKey(base.Items[i])
+		at[p.key[i]] = i
 	}
 	mine := map[string]bool{}
 	var notInBase []string
@@ -82,7 +132,7 @@ func PairC1(d *Design, items []Item, base Baseline) ([]Observation, error) {
 	}
 	var notHere []string
 	for i := range base.Items {
-		if !mine[ContentKey(base.Items[i])] {
+		if !mine[p.key[i]] {
 			notHere = append(notHere, base.Items[i].ID)
 		}
 	}
@@ -93,38 +143,103 @@ func PairC1(d *Design, items []Item, base Baseline) ([]Observation, error) {
 	if len(diffs) > 0 {
 		return nil, fmt.Errorf("run %s cannot give this run's C1: %s", base.Run, strings.Join(diffs, "; "))
 	}
-	type key struct {
-		template, item string
-		cond           Condition
+	for t, tm := range d.Templates {
+		p.template[tm.Name] = t
+		p.names = append(p.names, tm.Name)
 	}
-	found := map[key]Observation{}
-	for _, o := range base.Observations {
-		if o.Condition.Dialogue() || o.Mitigation != None || o.Index < 0 || o.Index >= len(base.Items) || o.Status == StatusMissing {
-			continue
-		}
-		found[key{o.Template, ContentKey(base.Items[o.Index]), o.Condition}] = o
-	}
-	var out []Observation
-	var lacking []string
-	for _, t := range d.Templates {
+	// The run's slots by template, content and condition: items with the
+	// same content share their base answer.
+	p.pos = make([]int, 2*len(items)*len(d.Templates))
+	for t := range d.Templates {
 		for i := range items {
-			it := &items[i]
-			for _, c := range []Condition{C1True, C1False} {
-				o, ok := found[key{t.Name, ContentKey(*it), c}]
-				if !ok {
-					lacking = append(lacking, it.ID+"/"+t.Name+"/"+string(c))
-					continue
-				}
-				o.Index, o.Item, o.Domain, o.Stratum = i, it.ID, it.Domain, Stratum(it)
-				out = append(out, o)
+			k := ContentKey(items[i])
+			for c := 0; c < 2; c++ {
+				p.pos[(t*len(items)+i)*2+c] = -1
+				p.slot[slotKey(t, k, c)] = -1
 			}
 		}
 	}
-	if len(lacking) > 0 {
-		return nil, fmt.Errorf("run %s lacks %d of the %d unmitigated C1 answers this run needs%s: it is unfinished or ran no C1; finish it first (--resume %s)",
-			base.Run, len(lacking), 2*len(items)*len(d.Templates), eg(lacking), base.Run)
+	return p, nil
+}
+
+func slotKey(template int, content string, cond int) string {
+	return fmt.Sprintf("%d/%d/%s", template, cond, content)
+}
+
+// Add sees the scored session of base at its plan position pos: an
+// unmitigated C1 answer on an item the run shares becomes the answer of
+// the run's items with its content (the last one seen, should base ask
+// the same content twice).
+func (p *C1Pairing) Add(pos int, o *Observation) {
+	if o.Condition.Dialogue() || o.Mitigation != None || o.Index < 0 || o.Index >= len(p.key) || o.Status == StatusMissing {
+		return
 	}
-	return out, nil
+	t, ok := p.template[o.Template]
+	if !ok {
+		return
+	}
+	k := slotKey(t, p.key[o.Index], condIndex(o.Condition))
+	if _, ok := p.slot[k]; ok {
+		p.slot[k] = pos
+	}
+}
+
+// Finish fills every slot of the run from what Add saw, or says how many
+// C1 answers base lacks (an unfinished run, or one that ran no C1).
+func (p *C1Pairing) Finish() error {
+	var lacking []string
+	for t, name := range p.names {
+		for i := range p.items {
+			it := &p.items[i]
+			k := ContentKey(*it)
+			for c, cond := range []Condition{C1True, C1False} {
+				pos := p.slot[slotKey(t, k, c)]
+				if pos < 0 {
+					lacking = append(lacking, it.ID+"/"+name+"/"+string(cond))
+					continue
+				}
+				s := (t*len(p.items)+i)*2 + c
+				p.pos[s] = pos
+				p.rev[pos] = append(p.rev[pos], s)
+			}
+		}
+	}
+	p.slot = nil
+	if len(lacking) > 0 {
+		return fmt.Errorf("run %s lacks %d of the %d unmitigated C1 answers this run needs%s: it is unfinished or ran no C1; finish it first (--resume %s)",
+			p.run, len(lacking), len(p.pos), eg(lacking), p.run)
+	}
+	return nil
+}
+
+// Len is the number of C1 answers the run takes from base.
+func (p *C1Pairing) Len() int { return len(p.pos) }
+
+// For is the plan positions in base of item's C1 answers, by template and
+// then condition (C1-True, C1-False).
+func (p *C1Pairing) For(item int) []int {
+	out := make([]int, 0, 2*len(p.names))
+	for t := range p.names {
+		s := (t*len(p.items) + item) * 2
+		out = append(out, p.pos[s], p.pos[s+1])
+	}
+	return out
+}
+
+// Items is the run's items that base's session at pos answers for, in
+// order (none for a session the run does not use).
+func (p *C1Pairing) Items(pos int) []int {
+	var out []int
+	for _, s := range p.rev[pos] {
+		out = append(out, (s/2)%len(p.items))
+	}
+	return out
+}
+
+// Reindex makes an observation of base one of the run's, on its item.
+func (p *C1Pairing) Reindex(o *Observation, item int) {
+	it := &p.items[item]
+	o.Index, o.Item, o.Domain, o.Stratum = item, it.ID, it.Domain, Stratum(it)
 }
 
 func eg(ids []string) string {

@@ -228,43 +228,122 @@ type groupKey struct{ template, labels, mitigation string }
 // Summarize computes every measure of a run from its scored sessions.
 // items gives the domain order and the item ids by index.
 func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *Summary {
-	s := &Summary{Policy: d.Policy, Tolerant: d.Tolerant, Bootstrap: b,
-		Parse: ParseCounts{ByStatus: map[string]int{}, Recovered: map[string]int{}, ByCondition: map[Condition]map[string]int{}, Leniency: extract.NewTally()}}
-	for _, c := range Conditions {
-		s.Parse.ByCondition[c] = map[string]int{}
-	}
-	groups := map[groupKey][][4]uint8{}
-	challenge := map[groupKey][]int{} // observation indices with a challenge, by group
+	t := NewTally(d, items)
 	for i := range obs {
-		o := &obs[i]
-		s.Parse.Sessions++
-		s.Parse.ByStatus[o.Status]++
-		s.Parse.ByCondition[o.Condition][o.Status]++
-		switch {
-		case o.Recorded != nil:
-			s.Parse.Recorded++
-		case o.Status == StatusAnswered:
-			if len(o.Recovered) == 0 {
-				s.Parse.Strict++
-			}
-			for _, r := range o.Recovered {
-				s.Parse.Recovered[r]++
-			}
+		t.Add(&obs[i])
+	}
+	return t.Summary(b)
+}
+
+// Tally gathers a run's measures one scored session at a time: how every
+// answer was read, each item's outcome in each condition of each group of
+// sessions, and the challenge counts. It keeps no observation, so its
+// memory grows with the items and the design, never with the sessions
+// (a few bytes an item and group).
+type Tally struct {
+	d         *Design
+	items     []Item
+	parse     ParseCounts
+	groups    map[groupKey][][4]uint8
+	challenge map[groupKey]map[challengeKey]*challengeCount
+}
+
+// challengeKey is one challenge family in one condition.
+type challengeKey struct {
+	fam  string
+	cond Condition
+}
+
+// challengeCount is a ChallengeRow's counts: sessions, those without both
+// answers read, and flipped, both read, toWrong, firstRight, toRight,
+// firstWrong.
+type challengeCount struct {
+	sessions, notAnswered int
+	c                     [6]int
+}
+
+// NewTally starts the tally of a run of items under design d.
+func NewTally(d *Design, items []Item) *Tally {
+	t := &Tally{d: d, items: items, groups: map[groupKey][][4]uint8{}, challenge: map[groupKey]map[challengeKey]*challengeCount{},
+		parse: ParseCounts{ByStatus: map[string]int{}, Recovered: map[string]int{}, ByCondition: map[Condition]map[string]int{}, Leniency: extract.NewTally()}}
+	for _, c := range Conditions {
+		t.parse.ByCondition[c] = map[string]int{}
+	}
+	return t
+}
+
+// Add counts one scored session.
+func (t *Tally) Add(o *Observation) {
+	p := &t.parse
+	p.Sessions++
+	p.ByStatus[o.Status]++
+	p.ByCondition[o.Condition][o.Status]++
+	switch {
+	case o.Recorded != nil:
+		p.Recorded++
+	case o.Status == StatusAnswered:
+		if len(o.Recovered) == 0 {
+			p.Strict++
 		}
-		tallyReply(&s.Parse.Leniency, o)
-		k := groupKey{o.Template, o.Labels, o.Mitigation}
-		g := groups[k]
-		if g == nil {
-			g = make([][4]uint8, len(items))
-			groups[k] = g
-		}
-		if o.Index >= 0 && o.Index < len(items) {
-			g[o.Index][condIndex(o.Condition)] = outcome(o.Reply)
-		}
-		if o.Challenge != "" {
-			challenge[k] = append(challenge[k], i)
+		for _, r := range o.Recovered {
+			p.Recovered[r]++
 		}
 	}
+	tallyReply(&p.Leniency, o)
+	k := groupKey{o.Template, o.Labels, o.Mitigation}
+	g := t.groups[k]
+	if g == nil {
+		g = make([][4]uint8, len(t.items))
+		t.groups[k] = g
+	}
+	if o.Index >= 0 && o.Index < len(t.items) {
+		g[o.Index][condIndex(o.Condition)] = outcome(o.Reply)
+	}
+	if o.Challenge != "" {
+		cs := t.challenge[k]
+		if cs == nil {
+			cs = map[challengeKey]*challengeCount{}
+			t.challenge[k] = cs
+		}
+		ck := challengeKey{o.Challenge, o.Condition}
+		c := cs[ck]
+		if c == nil {
+			c = &challengeCount{}
+			cs[ck] = c
+		}
+		c.add(o)
+	}
+}
+
+// add counts one challenged session.
+func (c *challengeCount) add(o *Observation) {
+	c.sessions++
+	a := o.AfterChallenge
+	if o.Status != StatusAnswered || a == nil || a.Status != StatusAnswered {
+		c.notAnswered++
+		return
+	}
+	c.c[1]++
+	if a.Choice != o.Choice {
+		c.c[0]++
+	}
+	if o.Correct {
+		c.c[3]++
+		if !a.Correct {
+			c.c[2]++
+		}
+	} else {
+		c.c[5]++
+		if a.Correct {
+			c.c[4]++
+		}
+	}
+}
+
+// Summary computes every measure from what was counted.
+func (t *Tally) Summary(b stats.Bootstrap) *Summary {
+	d, items, groups := t.d, t.items, t.groups
+	s := &Summary{Policy: d.Policy, Tolerant: d.Tolerant, Bootstrap: b, Parse: t.parse}
 	order := domainOrder(items)
 	for _, a := range d.Arms() {
 		c1 := groups[groupKey{a.Template, "", a.C1Mitigation}]
@@ -356,8 +435,7 @@ func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *S
 			}
 		}
 		if len(d.Challenges) > 0 {
-			idx := append(append([]int(nil), challenge[groupKey{a.Template, "", a.C1Mitigation}]...), challenge[groupKey{a.Template, a.Labels, a.Mitigation}]...)
-			as.Challenge = challengeRows(d, obs, idx)
+			as.Challenge = challengeRows(d, t.challenge[groupKey{a.Template, "", a.C1Mitigation}], t.challenge[groupKey{a.Template, a.Labels, a.Mitigation}])
 		}
 		s.Arms = append(s.Arms, as)
 	}
@@ -600,42 +678,23 @@ func macro(order []string, cells map[string]*Cell, b stats.Bootstrap) *Macro {
 	return m
 }
 
-func challengeRows(d *Design, obs []Observation, idx []int) []ChallengeRow {
-	type key struct {
-		fam  string
-		cond Condition
-	}
-	rows := map[key]*ChallengeRow{}
-	counts := map[key]*[6]int{} // flipped, both, toWrong, firstRight, toRight, firstWrong
-	for _, i := range idx {
-		o := &obs[i]
-		k := key{o.Challenge, o.Condition}
-		r := rows[k]
-		if r == nil {
-			r = &ChallengeRow{Family: o.Challenge, Condition: o.Condition}
-			rows[k] = r
-			counts[k] = &[6]int{}
-		}
-		r.Sessions++
-		a := o.AfterChallenge
-		if o.Status != StatusAnswered || a == nil || a.Status != StatusAnswered {
-			r.NotAnswered++
-			continue
-		}
-		c := counts[k]
-		c[1]++
-		if a.Choice != o.Choice {
-			c[0]++
-		}
-		if o.Correct {
-			c[3]++
-			if !a.Correct {
-				c[2]++
+// challengeRows are the challenge rows of an arm: the counts of its C1
+// sessions' group and its C2 sessions' group, summed.
+func challengeRows(d *Design, groups ...map[challengeKey]*challengeCount) []ChallengeRow {
+	rows := map[challengeKey]*ChallengeRow{}
+	counts := map[challengeKey]*[6]int{} // flipped, both, toWrong, firstRight, toRight, firstWrong
+	for _, g := range groups {
+		for k, c := range g {
+			r := rows[k]
+			if r == nil {
+				r = &ChallengeRow{Family: k.fam, Condition: k.cond}
+				rows[k] = r
+				counts[k] = &[6]int{}
 			}
-		} else {
-			c[5]++
-			if a.Correct {
-				c[4]++
+			r.Sessions += c.sessions
+			r.NotAnswered += c.notAnswered
+			for i, n := range c.c {
+				counts[k][i] += n
 			}
 		}
 	}

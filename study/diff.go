@@ -249,8 +249,14 @@ func framingDiff(ctx context.Context, st *store.Store, before, after string) (*D
 		sec.Refused = "the runs judged different items (" + why + "): their sessions are not matched"
 		d.Head.Note = ""
 	} else {
-		bo, _ := b.Paired()
-		ao, _ := a.Paired()
+		bo, _, err := b.Paired(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ao, _, err := a.Paired(ctx)
+		if err != nil {
+			return nil, err
+		}
 		d.each = func(ctx context.Context, fn func(report.DiffCell) error) error {
 			return eachFramingCell(ctx, bo, ao, fn)
 		}

@@ -123,35 +123,17 @@ type TemplateInfo struct {
 	SHA    string `json:"sha256"`
 }
 
-// FramingResult is a scored framing run.
+// FramingResult is a scored framing run: its measures, not its sessions,
+// which Each, EachItem and Item score again from the store, one at a time.
 type FramingResult struct {
-	Run          store.Run
-	Manifest     FramingManifest
-	Snapshot     *FramingSnapshot
-	Observations []framing.Observation
-	Summary      *framing.Summary
-	Traces       map[string]string // session id -> trace sha
-	// BaselineC1 holds, for a run that asked only C2 (--baseline-c1), the
-	// other run's C1 observations it is scored against, re-indexed to this
-	// run's items, and their traces.
-	BaselineC1       []framing.Observation
-	BaselineC1Traces map[string]string
-}
+	Run      store.Run
+	Manifest FramingManifest
+	Snapshot *FramingSnapshot
+	Summary  *framing.Summary
 
-// Paired is every observation the run's measures pair, its own and those
-// of a baseline C1 run, with their traces.
-func (r *FramingResult) Paired() ([]framing.Observation, map[string]string) {
-	if len(r.BaselineC1) == 0 {
-		return r.Observations, r.Traces
-	}
-	traces := make(map[string]string, len(r.Traces)+len(r.BaselineC1Traces))
-	for k, v := range r.BaselineC1Traces {
-		traces[k] = v
-	}
-	for k, v := range r.Traces {
-		traces[k] = v
-	}
-	return append(append([]framing.Observation(nil), r.BaselineC1...), r.Observations...), traces
+	st    *store.Store   // the store the run was scored from
+	p     *framingRun    // its plan, and the fixed C1 pairing
+	tally *framing.Tally // a fixed-C1 run's own sessions, until the other run's C1 is added
 }
 
 // Head is the manifest's common part.
@@ -167,17 +149,18 @@ type framingRun struct {
 	m     *FramingManifest
 	snap  *FramingSnapshot
 	bytes []byte // the snapshot, as stored
-	specs []framing.Spec
+	plan  framing.Planned
 	// base is the C1 side of a run that asks only C2, read from the store
 	// when the run is made and again whenever it is loaded.
 	base *baselineC1
 }
 
-// baselineC1 is another run's C1 answers as paired with this run's items.
+// baselineC1 is another run's C1 answers as paired with this run's items:
+// where in that run each answer is, not the answers.
 type baselineC1 struct {
-	info   framing.FixedC1
-	obs    []framing.Observation
-	traces map[string]string
+	info framing.FixedC1
+	run  *framingRun
+	pair *framing.C1Pairing
 }
 
 func (p *framingRun) head() *Header       { return &p.m.Header }
@@ -188,13 +171,22 @@ func (p *framingRun) snapshot() (name, source, hash string, content []byte) {
 	return dataName(p.m.Data.Source), p.m.Data.Source, p.m.Data.SHA, p.bytes
 }
 
-func (p *framingRun) ids() []string { return idsOf(p.specs) }
+func (p *framingRun) ids() []string {
+	ids := make([]string, p.plan.Len())
+	for i := range ids {
+		ids[i] = p.plan.At(i).ID()
+	}
+	return ids
+}
 
-func (p *framingRun) order() []int { return framing.Schedule(len(p.specs), p.m.ScheduleSeed) }
+func (p *framingRun) planLen() int      { return p.plan.Len() }
+func (p *framingRun) idAt(i int) string { return p.plan.At(i).ID() }
+
+func (p *framingRun) order() []int { return framing.Schedule(p.plan.Len(), p.m.ScheduleSeed) }
 
 func (p *framingRun) job(i, pos, inc int) runner.Job {
 	d, items := &p.snap.Design, p.snap.Items
-	return newJob(p.specs[i], i, pos, inc, &p.m.Header, framing.SessionSeed, func(s framing.Spec, settings chat.Settings) (runner.Conversation, error) {
+	return newJob(p.plan.At(i), i, pos, inc, &p.m.Header, framing.SessionSeed, func(s framing.Spec, settings chat.Settings) (runner.Conversation, error) {
 		return framing.NewSession(d, s, &items[s.Index], p.m.Model, settings)
 	})
 }
@@ -202,9 +194,16 @@ func (p *framingRun) job(i, pos, inc int) runner.Job {
 // project estimates the cost of the sessions todo accepts
 // (projectSessions): one call per session, plus one per challenge turn.
 func (p *framingRun) project(todo func(id string) bool, price endpoint.Price) Projection {
-	specs, d, items, m := pick(p.specs, todo), &p.snap.Design, p.snap.Items, p.m
-	return projectSessions(len(specs), m.Settings, price, func(i int) (any, int, bool) {
-		s, err := framing.NewSession(d, specs[i], &items[specs[i].Index], m.Model, m.Settings)
+	var at []int // plan positions, not specs: a projection of a large run stays small
+	for i := range p.plan.Len() {
+		if todo(p.plan.At(i).ID()) {
+			at = append(at, i)
+		}
+	}
+	d, items, m := &p.snap.Design, p.snap.Items, p.m
+	return projectSessions(len(at), m.Settings, price, func(i int) (any, int, bool) {
+		spec := p.plan.At(at[i])
+		s, err := framing.NewSession(d, spec, &items[spec.Index], m.Model, m.Settings)
 		if err != nil {
 			return nil, 0, false
 		}
@@ -223,27 +222,28 @@ func (p *framingRun) canAsk() error {
 	return nil
 }
 
-// result scores stored sessions against the plan; a stored session's own
-// spec is used when it carries imported answers.
-// framingScorer scores a framing run's sessions one at a time; it keeps
-// the observations, never the transcripts.
+// framingScorer scores a framing run's sessions one at a time into its
+// tally, or hands each observation to each; it keeps neither the
+// transcripts nor the observations.
 type framingScorer struct {
-	p      *framingRun
-	obs    []framing.Observation
-	traces map[string]string
+	p     *framingRun
+	tally *framing.Tally
+	each  func(i int, o *framing.Observation, trace string) error
+	err   error // each's, which stops the scoring
 }
 
 func (p *framingRun) scorer() sessionScorer {
-	return &framingScorer{p: p, obs: make([]framing.Observation, 0, len(p.specs)), traces: map[string]string{}}
+	return &framingScorer{p: p, tally: framing.NewTally(&p.snap.Design, p.snap.Items)}
 }
 
-func (sc *framingScorer) add(i int, se *store.Session) {
-	spec := sc.p.specs[i]
+// score scores the session at plan position i (se is nil for one never
+// stored) and names its trace artifact. A stored session's own spec is
+// used when it carries imported answers.
+func (p *framingRun) score(i int, se *store.Session) (o framing.Observation, trace string) {
+	spec := p.plan.At(i)
 	t := framing.Transcript{}
 	if se != nil {
-		if se.TraceSHA != "" {
-			sc.traces[spec.ID()] = se.TraceSHA
-		}
+		trace = se.TraceSHA
 		// Only imported sessions carry more than the plan knows.
 		var stored framing.Spec
 		if bytes.Contains(se.Spec, []byte(`"recorded"`)) && json.Unmarshal(se.Spec, &stored) == nil && stored.ID() == spec.ID() {
@@ -252,28 +252,78 @@ func (sc *framingScorer) add(i int, se *store.Session) {
 		}
 		t = framing.Transcript{Ran: true, Entries: se.Messages, FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop}
 	}
-	sc.obs = append(sc.obs, framing.Score(&sc.p.snap.Design, spec, t))
+	return framing.Score(&p.snap.Design, spec, t), trace
 }
+
+func (sc *framingScorer) add(i int, se *store.Session) {
+	if sc.err != nil {
+		return
+	}
+	o, trace := sc.p.score(i, se)
+	if sc.tally != nil {
+		sc.tally.Add(&o)
+	}
+	if sc.each != nil {
+		sc.err = sc.each(i, &o, trace)
+	}
+}
+
+func (sc *framingScorer) failed() error { return sc.err }
 
 func (sc *framingScorer) done(run store.Run) Result {
 	p := sc.p
-	res := &FramingResult{Run: run, Manifest: *p.m, Snapshot: p.snap, Observations: sc.obs, Traces: sc.traces}
+	res := &FramingResult{Run: run, Manifest: *p.m, Snapshot: p.snap, p: p}
 	if p.snap.Design.FixedC1 == "" {
-		res.Summary = framing.Summarize(&p.snap.Design, p.snap.Items, sc.obs, p.m.Bootstrap)
+		res.Summary = sc.tally.Summary(p.m.Bootstrap)
+	} else {
+		// A fixed-C1 run is summarised in afterScore, once the other run's
+		// C1 answers are read from the store.
+		res.tally = sc.tally
 	}
-	// A fixed-C1 run is summarised in afterScore, once the other run's C1
-	// answers are read from the store.
 	return res
 }
 
-// afterScore reads, for a run that asked only C2, the other run's C1
-// answers from the store and scores the run against them.
+// eachStored scores the stored sessions of run p again, in plan order, and
+// hands fn each with its plan position and trace.
+func eachStored(ctx context.Context, st *store.Store, p *framingRun, fn func(i int, o *framing.Observation, trace string) error) error {
+	_, err := scoreThrough(ctx, st, p, &framingScorer{p: p, each: fn})
+	return err
+}
+
+// afterScore keeps the store for Each, and, for a run that asked only C2,
+// reads the other run's C1 answers from the store and scores the run
+// against them.
 func (p *framingRun) afterScore(ctx context.Context, st *store.Store, res Result) error {
+	fr := res.(*FramingResult)
+	fr.st = st
 	d := &p.snap.Design
 	if d.FixedC1 == "" {
 		return nil
 	}
-	fr := res.(*FramingResult)
+	if err := p.attachBase(ctx, st, fr); err != nil {
+		return err
+	}
+	// The other run's C1 answers join the tally of this run's C2 ones.
+	pair := p.base.pair
+	err := eachStored(ctx, st, p.base.run, func(i int, o *framing.Observation, _ string) error {
+		for _, item := range pair.Items(i) {
+			c := *o
+			pair.Reindex(&c, item)
+			fr.tally.Add(&c)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("run %s takes its C1 answers from run %s: %w", p.m.RunID, d.FixedC1, err)
+	}
+	fr.Summary, fr.tally = fr.tally.Summary(p.m.Bootstrap), nil
+	return nil
+}
+
+// attachBase reads, for a run that asked only C2, where the other run's C1
+// answers are (once per run), and names that run in fr's manifest.
+func (p *framingRun) attachBase(ctx context.Context, st *store.Store, fr *FramingResult) error {
+	d := &p.snap.Design
 	if p.base == nil {
 		b, err := readBaselineC1(ctx, st, d.FixedC1, d, p.snap.Items)
 		if err != nil {
@@ -284,15 +334,12 @@ func (p *framingRun) afterScore(ctx context.Context, st *store.Store, res Result
 		}
 		p.base = b
 	}
-	fr.BaselineC1, fr.BaselineC1Traces = p.base.obs, p.base.traces
 	info := p.base.info
 	fr.Manifest.BaselineC1 = &info
 	if rec := p.m.BaselineC1; rec != nil {
 		// The manifest keeps what the run was made against.
 		fr.Manifest.BaselineC1.Fingerprint = rec.Fingerprint
 	}
-	obs, _ := fr.Paired()
-	fr.Summary = framing.Summarize(d, p.snap.Items, obs, p.m.Bootstrap)
 	return nil
 }
 
@@ -304,35 +351,44 @@ func baselineErr(ref string, err error) error {
 	return fmt.Errorf("%w: --baseline-c1 %s: %w", ErrInvalid, ref, err)
 }
 
-// readBaselineC1 loads the framing run ref from the store and pairs its
-// unmitigated C1 answers with items under design d (framing.PairC1).
+// readBaselineC1 reads the framing run ref from the store and pairs its
+// unmitigated C1 answers with items under design d (framing.C1Pairing):
+// its sessions are scored one at a time, and only where each answer is
+// is kept.
 func readBaselineC1(ctx context.Context, st *store.Store, ref string, d *framing.Design, items []framing.Item) (*baselineC1, error) {
-	res, err := Load(ctx, st, ref)
+	run, bp, err := open(ctx, st, ref)
 	if err != nil {
 		return nil, baselineErr(ref, err)
 	}
-	fr, ok := res.(*FramingResult)
-	if !ok || fr.Snapshot == nil {
-		return nil, fmt.Errorf("%w: --baseline-c1 %s: run %s is a %s run, not a framing run", ErrInvalid, ref, res.Head().RunID, res.Head().Protocol)
+	fb, ok := bp.(*framingRun)
+	if !ok {
+		return nil, fmt.Errorf("%w: --baseline-c1 %s: run %s is a %s run, not a framing run", ErrInvalid, ref, run.ID, run.Protocol)
 	}
-	obs, err := framing.PairC1(d, items, framing.Baseline{Run: fr.Run.ID, Design: &fr.Snapshot.Design, Items: fr.Snapshot.Items, Observations: fr.Observations})
-	if err != nil {
-		dm := fr.Manifest.Data
+	refused := func(err error) error {
+		dm := fb.m.Data
 		per := ""
 		for _, s := range dm.SamplePer {
 			per += " --sample-per " + s.String()
 		}
-		return nil, fmt.Errorf("%w: --baseline-c1: %w (run %s used --data %s --sample %d --stratify %q --sample-seed %d%s)",
-			ErrInvalid, err, fr.Run.ID, dm.Source, dm.SampleN, dm.Stratify, dm.SampleSeed, per)
+		return fmt.Errorf("%w: --baseline-c1: %w (run %s used --data %s --sample %d --stratify %q --sample-seed %d%s)",
+			ErrInvalid, err, run.ID, dm.Source, dm.SampleN, dm.Stratify, dm.SampleSeed, per)
 	}
-	traces := map[string]string{}
-	for _, o := range obs {
-		if t := fr.Traces[o.Session]; t != "" {
-			traces[o.Session] = t
-		}
+	pair, err := framing.NewC1Pairing(d, items, framing.Baseline{Run: run.ID, Design: &fb.snap.Design, Items: fb.snap.Items})
+	if err != nil {
+		return nil, refused(err)
 	}
-	return &baselineC1{obs: obs, traces: traces,
-		info: framing.FixedC1{Run: fr.Run.ID, Model: fr.Manifest.Model, Fingerprint: fr.Manifest.Fingerprint, Items: len(items), Sessions: len(obs)}}, nil
+	err = eachStored(ctx, st, fb, func(i int, o *framing.Observation, _ string) error {
+		pair.Add(i, o)
+		return nil
+	})
+	if err != nil {
+		return nil, baselineErr(ref, err)
+	}
+	if err := pair.Finish(); err != nil {
+		return nil, refused(err)
+	}
+	return &baselineC1{run: fb, pair: pair,
+		info: framing.FixedC1{Run: run.ID, Model: fb.m.Model, Fingerprint: fb.m.Fingerprint, Items: len(items), Sessions: pair.Len()}}, nil
 }
 
 // replayed is a new run of the recorded items, design, model, settings and
@@ -423,7 +479,8 @@ func newFramingRun(data string, d framing.Design, items []framing.Item, b stats.
 	if err != nil {
 		return nil, err
 	}
-	p := &framingRun{snap: snap, bytes: content, specs: framing.Plan(&snap.Design, items)}
+	p := &framingRun{snap: snap, bytes: content}
+	p.plan = framing.PlanOf(&snap.Design, snap.Items)
 	p.m = newFramingManifest(time.Now(), data, content, items, &snap.Design, b)
 	return p, nil
 }
@@ -437,7 +494,7 @@ func loadFraming(run store.Run, _ string, content []byte) (protocol, error) {
 	if err := json.Unmarshal(content, p.snap); err != nil {
 		return nil, fmt.Errorf("run %s: stored items are unreadable: %w", run.ID, err)
 	}
-	p.bytes, p.specs = content, framing.Plan(&p.snap.Design, p.snap.Items)
+	p.bytes, p.plan = content, framing.PlanOf(&p.snap.Design, p.snap.Items)
 	return p, nil
 }
 

@@ -44,10 +44,51 @@ func TestFramingBaselineC1(t *testing.T) {
 	if fixed.Manifest.Counts.Planned != 2*items {
 		t.Errorf("%d sessions planned, want %d (C2 only)", fixed.Manifest.Counts.Planned, 2*items)
 	}
-	for _, ob := range fixed.Observations {
+	mine, err := fixed.Observations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ob := range mine {
 		if !ob.Condition.Dialogue() {
 			t.Fatalf("the run asked C1: %s", ob.Session)
 		}
+	}
+	// The pairing streamed from the store is the one made from every
+	// observation at hand, and the tally counted what Summarize counts.
+	baseObs, err := base.Observations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBase, err := framing.PairC1(&fixed.Snapshot.Design, fixed.Snapshot.Items, framing.Baseline{Run: base.Run.ID, Design: &base.Snapshot.Design,
+		Items: base.Snapshot.Items, Observations: baseObs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paired, traces, err := fixed.Paired(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(wantBase, mine...); !reflect.DeepEqual(paired, want) {
+		t.Errorf("paired observations differ from PairC1's: %d and %d", len(paired), len(want))
+	}
+	if len(traces) != len(paired) {
+		t.Errorf("%d traces for %d paired sessions", len(traces), len(paired))
+	}
+	if got := framing.Summarize(&fixed.Snapshot.Design, fixed.Snapshot.Items, paired, fixed.Manifest.Bootstrap); !reflect.DeepEqual(got, fixed.Summary) {
+		t.Error("the streamed summary differs from Summarize of the paired observations")
+	}
+	// Opened without scoring (as an export opens a finished run), the run
+	// streams the same sessions under the same fingerprint and baseline.
+	opened, err := OpenFraming(ctx, st, fixed.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, againTraces, err := opened.Paired(ctx)
+	if err != nil || !reflect.DeepEqual(again, paired) || !reflect.DeepEqual(againTraces, traces) {
+		t.Errorf("the opened run streams other sessions (%v)", err)
+	}
+	if opened.Summary != nil || opened.Manifest.Fingerprint != fixed.Manifest.Fingerprint || opened.Manifest.BaselineC1 == nil || opened.Manifest.BaselineC1.Run != base.Run.ID {
+		t.Errorf("opened run: fingerprint %s (want %s), baseline %+v", opened.Manifest.Fingerprint, fixed.Manifest.Fingerprint, opened.Manifest.BaselineC1)
 	}
 	b := fixed.Manifest.BaselineC1
 	if b == nil || b.Run != base.Run.ID || b.Fingerprint != base.Manifest.Fingerprint || b.Items != items || b.Sessions != 2*items {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/buildlab/budge/framing"
@@ -99,6 +100,46 @@ func TestFramingRunReloadsIdentically(t *testing.T) {
 	b, _ := json.Marshal(again.Summary)
 	if !bytes.Equal(a, b) {
 		t.Error("the reloaded run scores differently from the run itself")
+	}
+
+	// The run's measures are a tally of its sessions streamed from the
+	// store: Summarize of every observation at hand gives the same, and
+	// the item-at-a-time and session-at-a-time readings agree with them.
+	ctx := context.Background()
+	obs, err := again.Observations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs) != res.Manifest.Counts.Planned {
+		t.Fatalf("%d observations for %d sessions", len(obs), res.Manifest.Counts.Planned)
+	}
+	c, _ := json.Marshal(framing.Summarize(&again.Snapshot.Design, again.Snapshot.Items, obs, o.Bootstrap))
+	if !bytes.Equal(a, c) {
+		t.Error("the streamed measures differ from Summarize of every observation")
+	}
+	var byItem []framing.Observation
+	err = again.EachItem(ctx, func(it *ItemObservations) error {
+		if it.FromC1Run != 0 || len(it.Traces) != len(it.Observations) {
+			t.Errorf("item %d: %d from another run, %d traces for %d sessions", it.Index, it.FromC1Run, len(it.Traces), len(it.Observations))
+		}
+		if it.Index%17 == 0 {
+			one, err := again.Item(ctx, it.Index)
+			if err != nil || !reflect.DeepEqual(one, it) {
+				t.Errorf("item %d read alone differs from the stream (%v)", it.Index, err)
+			}
+		}
+		byItem = append(byItem, it.Observations...)
+		return nil
+	})
+	if err != nil || !reflect.DeepEqual(byItem, obs) {
+		t.Errorf("the item stream differs from the session stream (%v)", err)
+	}
+	one, ok, err := again.Session(ctx, obs[777].Session)
+	if err != nil || !ok || !reflect.DeepEqual(*one, obs[777]) {
+		t.Errorf("session %s read alone: %v %v", obs[777].Session, ok, err)
+	}
+	if _, ok, err := again.Session(ctx, "no-such-session"); ok || err != nil {
+		t.Errorf("an unplanned session: %v %v", ok, err)
 	}
 }
 

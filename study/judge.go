@@ -131,7 +131,10 @@ func (o JudgeOptions) prepare(ctx context.Context, st *store.Store) (protocol, p
 	snap := &JudgeSnapshot{Version: 1, Source: src.Head().RunID, Blinded: !o.Unblinded, Repeats: o.Repeats}
 	switch r := src.(type) {
 	case *FramingResult:
-		snap.Kind, snap.Tasks = judge.KindFlip, flipTasks(r, snap.Blinded)
+		snap.Kind = judge.KindFlip
+		if snap.Tasks, err = flipTasks(ctx, r, snap.Blinded); err != nil {
+			return nil, nil, err
+		}
 	case *PressureResult:
 		snap.Kind = judge.KindReason
 		if snap.Tasks, err = reasonTasks(ctx, st, r, snap.Blinded); err != nil {
@@ -169,7 +172,7 @@ func (o JudgeOptions) prepare(ctx context.Context, st *store.Store) (protocol, p
 // User and LLM, ...) are masked wherever the texts name them, as whole
 // words; one-letter labels (A/B, Q/A) are left, since masking them would
 // mask the article "a".
-func flipTasks(r *FramingResult, blinded bool) []judge.Task {
+func flipTasks(ctx context.Context, r *FramingResult, blinded bool) ([]judge.Task, error) {
 	masks := map[string]review.Mask{}
 	if r.Snapshot != nil {
 		for _, ls := range r.Snapshot.Design.Labels {
@@ -198,9 +201,16 @@ func flipTasks(r *FramingResult, blinded bool) []judge.Task {
 			items[r.Snapshot.Items[i].ID] = &r.Snapshot.Items[i]
 		}
 	}
-	obs, traces := r.Paired()
+	var flips []framing.FlipRecord
+	err := r.EachItem(ctx, func(it *ItemObservations) error {
+		flips = append(flips, framing.Flips(r.Manifest.RunID, policy, it.Observations, it.Traces)...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	var tasks []judge.Task
-	for _, f := range framing.Flips(r.Manifest.RunID, policy, obs, traces) {
+	for _, f := range flips {
 		if f.Flip != framing.FlipDeference && f.Flip != framing.FlipSkepticism {
 			continue
 		}
@@ -217,7 +227,7 @@ func flipTasks(r *FramingResult, blinded bool) []judge.Task {
 		}
 		tasks = append(tasks, t)
 	}
-	return tasks
+	return tasks, nil
 }
 
 // verdict is how a flip side's judgment reads: accepted or rejected the

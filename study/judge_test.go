@@ -39,7 +39,10 @@ func TestJudgeCodesEveryFramingFlip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs, traces := fr.Paired()
+	obs, traces, err := fr.Paired(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var flips []string
 	for _, f := range framing.Flips(fr.Run.ID, fr.Snapshot.Design.Policy, obs, traces) {
 		if f.Flip == framing.FlipDeference || f.Flip == framing.FlipSkepticism {

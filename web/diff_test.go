@@ -180,9 +180,13 @@ func TestRunDiffFraming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	own, err := res.Observations(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := diffCountRe.FindStringSubmatch(page)
-	if m == nil || atoi(m[1]) != len(res.Observations) || atoi(m[2]) == 0 {
-		t.Fatalf("framing diff count %q; want %d cells, some changed", m, len(res.Observations))
+	if m == nil || atoi(m[1]) != len(own) || atoi(m[2]) == 0 {
+		t.Fatalf("framing diff count %q; want %d cells, some changed", m, len(own))
 	}
 	// Each run's own DDS per arm, as its report states it.
 	for _, arm := range res.Summary.Arms {
@@ -212,7 +216,10 @@ func TestFramingItemPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs, traces := res.Paired()
+	obs, traces, err := res.Paired(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	flipped := map[string]bool{}
 	for _, f := range framing.Flips(a, res.Snapshot.Design.Policy, obs, traces) {
 		if f.Flip == framing.FlipDeference || f.Flip == framing.FlipSkepticism {

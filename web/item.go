@@ -15,8 +15,9 @@ import (
 // The framing item pages: one item with its four conditions side by side in
 // every arm of the run (template × labels × mitigation), and the list of
 // the run's items with the flips each arm makes, filterable to flips. Both
-// read the run as its report does (study.LoadFraming: every observation,
-// no transcript), so a flip shown here is a flip the report counts.
+// score the run's sessions as its report does (study.LoadFraming, then an
+// item's sessions read again from the store: the list an item at a time),
+// so a flip shown here is a flip the report counts.
 
 // condView is one condition of an item in one arm: the session and its
 // answer as read.
@@ -48,43 +49,20 @@ type itemPage struct {
 	C1From string // the run the C1 answers come from, when another one
 }
 
-// byItem groups a scored framing run's observations (its own and those of
-// a fixed C1 run) by item, marking those that come from the other run.
-type byItem struct {
-	res    *study.FramingResult
-	obs    map[string][]framing.Observation
-	traces map[string]string
-	// other: the observation at index i of an item comes from the fixed
-	// C1 run (framing.FixedC1.Run).
-	other map[string][]bool
-	c1Run string
-}
-
-func groupByItem(res *study.FramingResult) *byItem {
-	g := &byItem{res: res, obs: map[string][]framing.Observation{}, other: map[string][]bool{}}
+// itemArms builds the arms of one item from its observations (its own
+// and those a fixed C1 run gives it).
+func itemArms(res *study.FramingResult, it *study.ItemObservations) []armView {
+	mine := it.Observations
+	c1Run := ""
 	if b := res.Manifest.BaselineC1; b != nil {
-		g.c1Run = b.Run
+		c1Run = b.Run
 	}
-	var obs []framing.Observation
-	obs, g.traces = res.Paired()
-	nBase := len(obs) - len(res.Observations)
-	for i, o := range obs {
-		g.obs[o.Item] = append(g.obs[o.Item], o)
-		g.other[o.Item] = append(g.other[o.Item], i < nBase)
-	}
-	return g
-}
-
-// itemArms builds the arms of one item.
-func (g *byItem) itemArms(item string) []armView {
-	res := g.res
-	mine, other := g.obs[item], g.other[item]
 	policy := res.Snapshot.Design.Policy
-	flips := framing.Flips(res.Run.ID, policy, mine, g.traces)
+	flips := framing.Flips(res.Run.ID, policy, mine, it.Traces)
 	fromOther := func(o *framing.Observation) bool {
 		for i := range mine {
 			if &mine[i] == o {
-				return other[i]
+				return i < it.FromC1Run
 			}
 		}
 		return false
@@ -115,8 +93,8 @@ func (g *byItem) itemArms(item string) []armView {
 			cv := condView{Condition: c, Expected: c.Expected(), Run: res.Run.ID, Obs: o, Class: "unread"}
 			if o != nil {
 				cv.Session = o.Session
-				if fromOther(o) && g.c1Run != "" {
-					cv.Run = g.c1Run
+				if fromOther(o) && c1Run != "" {
+					cv.Run = c1Run
 				}
 				if o.Status == framing.StatusAnswered {
 					cv.Class = map[bool]string{true: "right", false: "wrong"}[o.Correct]
@@ -147,20 +125,24 @@ func (s *Server) framingItem(w http.ResponseWriter, r *http.Request, run store.R
 	}
 	id := r.PathValue("item")
 	d := itemPage{Run: run, Policy: res.Snapshot.Design.Policy}
-	found := false
-	for _, it := range res.Snapshot.Items {
+	index := -1
+	for i, it := range res.Snapshot.Items {
 		if it.ID == id {
-			d.Item, found = it, true
+			d.Item, index = it, i
 			break
 		}
 	}
-	if !found {
+	if index < 0 {
 		return fmt.Errorf("%w: run %s has no item %q", errNotFound, run.ID, id)
 	}
 	if b := res.Manifest.BaselineC1; b != nil {
 		d.C1From = b.Run
 	}
-	d.Arms = groupByItem(res).itemArms(id)
+	obs, err := res.Item(r.Context(), index)
+	if err != nil {
+		return err
+	}
+	d.Arms = itemArms(res, obs)
 	s.render(w, "framing-item", "item "+id, run.ID, d)
 	return nil
 }
@@ -213,9 +195,9 @@ func (s *Server) framingItems(w http.ResponseWriter, r *http.Request, run store.
 	d.Page = max(1, d.Page)
 	from := (d.Page - 1) * ItemPageSize
 	d.Items = len(res.Snapshot.Items)
-	g := groupByItem(res)
-	for _, it := range res.Snapshot.Items {
-		arms := g.itemArms(it.ID)
+	err = res.EachItem(r.Context(), func(obs *study.ItemObservations) error {
+		it := res.Snapshot.Items[obs.Index]
+		arms := itemArms(res, obs)
 		row := itemRow{Item: it, Arms: arms}
 		for _, a := range arms {
 			for _, f := range a.Flips {
@@ -229,12 +211,16 @@ func (s *Server) framingItems(w http.ResponseWriter, r *http.Request, run store.
 			}
 		}
 		if d.Filter != "" && !row.Flip {
-			continue
+			return nil
 		}
 		if d.Total >= from && d.Total < from+ItemPageSize {
 			d.Rows = append(d.Rows, row)
 		}
 		d.Total++
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	d.Pages = max(1, (d.Total+ItemPageSize-1)/ItemPageSize)
 	link := func(p int) string {

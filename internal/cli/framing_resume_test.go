@@ -56,14 +56,25 @@ func inProcessFraming(t *testing.T) *study.FramingResult {
 	return ref
 }
 
+// observations are a loaded run's scored sessions.
+func observations(t *testing.T, r *study.FramingResult) []framing.Observation {
+	t.Helper()
+	obs, err := r.Observations(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obs
+}
+
 func sameFraming(t *testing.T, got, want *study.FramingResult) {
 	t.Helper()
-	if len(got.Observations) != len(want.Observations) {
-		t.Fatalf("%d observations, want %d", len(got.Observations), len(want.Observations))
+	g, w := observations(t, got), observations(t, want)
+	if len(g) != len(w) {
+		t.Fatalf("%d observations, want %d", len(g), len(w))
 	}
-	for i := range want.Observations {
-		if !reflect.DeepEqual(got.Observations[i], want.Observations[i]) {
-			t.Fatalf("session %s differs:\n got %+v\nwant %+v", want.Observations[i].Session, got.Observations[i], want.Observations[i])
+	for i := range w {
+		if !reflect.DeepEqual(g[i], w[i]) {
+			t.Fatalf("session %s differs:\n got %+v\nwant %+v", w[i].Session, g[i], w[i])
 		}
 	}
 	if !reflect.DeepEqual(got.Summary, want.Summary) {
@@ -104,8 +115,8 @@ func TestFramingOverHTTPEqualsInProcess(t *testing.T) {
 		t.Fatalf("export: exit %d: %s", code, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != len(got.Observations) {
-		t.Fatalf("export wrote %d records for %d sessions", len(lines), len(got.Observations))
+	if n := len(observations(t, got)); len(lines) != n {
+		t.Fatalf("export wrote %d records for %d sessions", len(lines), n)
 	}
 	var rec framing.Record
 	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil || rec.Status == "" || rec.Item == "" || rec.TraceRef == nil {
@@ -148,7 +159,7 @@ func TestFramingKillAndResume(t *testing.T) {
 	}
 	sameFraming(t, res, inProcessFraming(t))
 	session := map[int64]string{}
-	for _, o := range res.Observations {
+	for _, o := range observations(t, res) {
 		session[framing.SessionSeed(7, o.Session)] = o.Session
 	}
 	assertNotRequestedAgain(t, snaps, log.Entries(), session)

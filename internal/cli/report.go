@@ -147,9 +147,40 @@ and this is how it is read.`, `
 	if *format == "log" {
 		return exportLog(ctx, std, *dir, pos, *out)
 	}
-	return withRun(ctx, *dir, pos, func(st *store.Store, res study.Result) error {
+	ref, err := oneRun(pos)
+	if err != nil {
+		return err
+	}
+	return withStore(*dir, func(st *store.Store) error {
+		res, err := loadForExport(ctx, st, ref)
+		if err != nil {
+			return err
+		}
 		return exportRun(ctx, std, st, res, *format, *out)
 	})
+}
+
+// loadForExport loads the run ref for its export, after checking its
+// artifacts (loadVerified). A finished framing run is opened without
+// scoring it first: its records score each session once, and its stored
+// manifest is final. Any other run is loaded and scored.
+func loadForExport(ctx context.Context, st *store.Store, ref string) (study.Result, error) {
+	id, err := st.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	run, err := st.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if study.KindOf(run).Deck || run.Status == store.RunRunning {
+		return loadVerified(ctx, st, id)
+	}
+	res, err := study.OpenFraming(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	return res, st.VerifyArtifacts(ctx, id)
 }
 
 // exportRun writes a loaded run's records in format (jsonl or flips).
@@ -157,30 +188,12 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 	switch r := res.(type) {
 	case *study.FramingResult:
 		if format == "flips" {
-			policy := framing.PolicyWrong
-			if r.Snapshot != nil {
-				policy = r.Snapshot.Design.Policy
-			}
-			obs, traces := r.Paired()
-			flips := framing.Flips(r.Manifest.RunID, policy, obs, traces)
-			if b := r.Manifest.BaselineC1; b != nil {
-				for i := range flips {
-					flips[i].C1Run = b.Run
-				}
-			}
-			return writeJSONL(std, out, slices.Values(flips))
+			return streamJSONL(std, out, framingFlips(ctx, r))
 		}
 		if format == "csv" {
-			return writeCSV(std, out, func(emit func(framing.Record) error) error {
-				for rec := range framingRecords(r) {
-					if err := emit(rec); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			return writeCSV(std, out, framingRecords(ctx, r))
 		}
-		return writeJSONL(std, out, framingRecords(r))
+		return streamJSONL(std, out, framingRecords(ctx, r))
 	case *study.PressureResult:
 		if format == "flips" {
 			return usageError{"--format flips is for framing runs; " + r.Manifest.RunID + " is a pressure run"}
@@ -241,14 +254,34 @@ func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResu
 }
 
 // framingRecords are a framing run's export records, one per session,
-// built one at a time as they are written.
-func framingRecords(r *study.FramingResult) iter.Seq[framing.Record] {
-	return func(yield func(framing.Record) bool) {
-		for _, o := range r.Observations {
-			if !yield(framing.Export(r.Manifest.RunID, r.Manifest.Fingerprint, o, r.Traces[o.Session])) {
-				return
+// scored again from the store and built one at a time as they are written.
+func framingRecords(ctx context.Context, r *study.FramingResult) func(emit func(framing.Record) error) error {
+	return func(emit func(framing.Record) error) error {
+		return r.Each(ctx, func(o *framing.Observation, trace string) error {
+			return emit(framing.Export(r.Manifest.RunID, r.Manifest.Fingerprint, *o, trace))
+		})
+	}
+}
+
+// framingFlips are a framing run's flip records, an item at a time: the
+// pairs of C1 and C2 answers on one item never reach across items.
+func framingFlips(ctx context.Context, r *study.FramingResult) func(emit func(framing.FlipRecord) error) error {
+	policy := framing.PolicyWrong
+	if r.Snapshot != nil {
+		policy = r.Snapshot.Design.Policy
+	}
+	return func(emit func(framing.FlipRecord) error) error {
+		return r.EachItem(ctx, func(it *study.ItemObservations) error {
+			for _, f := range framing.Flips(r.Manifest.RunID, policy, it.Observations, it.Traces) {
+				if b := r.Manifest.BaselineC1; b != nil {
+					f.C1Run = b.Run
+				}
+				if err := emit(f); err != nil {
+					return err
+				}
 			}
-		}
+			return nil
+		})
 	}
 }
 

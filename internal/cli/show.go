@@ -84,10 +84,9 @@ func scoredSession(ctx context.Context, st *store.Store, res study.Result, sessi
 	example := ""
 	switch r := res.(type) {
 	case *study.FramingResult:
-		for i := range r.Observations {
-			if r.Observations[i].Session == sessionID {
-				return &r.Observations[i], nil
-			}
+		o, ok, err := r.Session(ctx, sessionID)
+		if err != nil || ok {
+			return o, err
 		}
 		example = "sample-facts-01/budge/-/none/C1-True"
 	case *study.PressureResult:
