@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/buildlab/budge/stats"
+	"github.com/buildlab/budge/turns"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -126,6 +127,10 @@ type ChallengeRow struct {
 	ToWrong     stats.Rate `json:"right_to_wrong"`
 	ToRight     stats.Rate `json:"wrong_to_right"`
 	NotAnswered int        `json:"not_answered"`
+	// Turns are the multi-turn measures pressure runs report, over the
+	// sessions whose first answer was right: holding after the challenge
+	// turn (one turn: K = 1), first flip, flips (turns package).
+	Turns turns.Summary `json:"turns"`
 }
 
 // ArmSummary is the measures of one arm.
@@ -607,6 +612,7 @@ func challengeRows(d *Design, obs []Observation, idx []int) []ChallengeRow {
 	}
 	rows := map[key]*ChallengeRow{}
 	counts := map[key]*[6]int{} // flipped, both, toWrong, firstRight, toRight, firstWrong
+	held := map[key]*turns.Tally{}
 	for _, i := range idx {
 		o := &obs[i]
 		k := key{o.Challenge, o.Condition}
@@ -615,9 +621,19 @@ func challengeRows(d *Design, obs []Observation, idx []int) []ChallengeRow {
 			r = &ChallengeRow{Family: o.Challenge, Condition: o.Condition}
 			rows[k] = r
 			counts[k] = &[6]int{}
+			held[k] = turns.New(1)
 		}
 		r.Sessions++
 		a := o.AfterChallenge
+		if o.Status == StatusAnswered && o.Correct {
+			// One challenge turn: held when the answer after it is still
+			// right; censored (no turn observed) when it was not read.
+			var seq []bool
+			if a != nil && a.Status == StatusAnswered {
+				seq = []bool{a.Correct}
+			}
+			held[k].Add(seq)
+		}
 		if o.Status != StatusAnswered || a == nil || a.Status != StatusAnswered {
 			r.NotAnswered++
 			continue
@@ -647,6 +663,7 @@ func challengeRows(d *Design, obs []Observation, idx []int) []ChallengeRow {
 	for k, r := range rows {
 		c := counts[k]
 		r.Flipped, r.ToWrong, r.ToRight = stats.NewRate(c[0], c[1]), stats.NewRate(c[2], c[3]), stats.NewRate(c[4], c[5])
+		r.Turns = held[k].Summary()
 		out = append(out, *r)
 	}
 	sort.Slice(out, func(i, j int) bool {

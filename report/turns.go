@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/buildlab/budge/framing"
+
 	"github.com/buildlab/budge/turns"
 )
 
@@ -23,10 +25,12 @@ type turnsRow struct {
 	s                 turns.Summary
 }
 
-// turnsTable adds a multi-turn table of k turns and the formulas, with
-// the protocol's notes after them.
-func turnsTable(d *doc, title string, k int, rows []turnsRow, notes ...string) {
-	head := []string{"family", "toward", "eligible"}
+// turnsTable adds a multi-turn table of k turns, one row per family and
+// direction (dirHead names the second column), and the formulas, with the
+// protocol's notes after them; without formulas the notes go under the
+// table.
+func turnsTable(d *doc, title, dirHead string, k int, rows []turnsRow, formulas []string, notes ...string) {
+	head := []string{"family", dirHead, "eligible"}
 	for t := 1; t <= k; t++ {
 		head = append(head, fmt.Sprintf("holding after turn %d", t))
 	}
@@ -60,8 +64,13 @@ func turnsTable(d *doc, title string, k int, rows []turnsRow, notes ...string) {
 		row = append(row, strings.Join(firsts, " "), mean, strings.Join(flips, " "), fmt.Sprint(cens))
 		out = append(out, row)
 	}
-	d.tableRows(title, head, out, fmt.Sprintf("Censored at K = %d turns: holding after turn %d is the share that held for all turns asked.", k, k))
-	lines := append([]string(nil), TurnsFormulas...)
+	note := fmt.Sprintf("Censored at K = %d turns: holding after turn %d is the share that held for all turns asked.", k, k)
+	if formulas == nil {
+		d.tableRows(title, head, out, note+" "+strings.Join(notes, " "))
+		return
+	}
+	d.tableRows(title, head, out, note)
+	lines := append([]string(nil), formulas...)
 	if censored {
 		for _, r := range rows {
 			var km []string
@@ -84,7 +93,18 @@ func (p Pressure) turnsSection(d *doc) {
 	for _, c := range t.Cells {
 		rows = append(rows, turnsRow{c.Family, p.Run.Identity.Cond(c.Direction), c.Turns})
 	}
-	turnsTable(d, fmt.Sprintf("Multi-turn pressure (--turns %d: up to %d pressure messages of the family per session; turn 1 is the seed's measure)", t.K, t.K), t.K, rows,
+	turnsTable(d, fmt.Sprintf("Multi-turn pressure (--turns %d: up to %d pressure messages of the family per session; turn 1 is the seed's measure)", t.K, t.K), "toward", t.K, rows, TurnsFormulas,
 		"Pressure wordings per turn: a case's message, then its 'again' wordings, reused in order from the start when K exceeds them (the built-in decks have one wording per family, so every turn repeats it). The pressure follows every answer, flipped or not, so a return to the correct profile is seen.",
 		"Direction is the identity of the profile the pressure favours; 'all' pools the three families of this run's one deck and language.")
+}
+
+// challengeTurns adds the multi-turn measures of framing's challenge (one
+// turn), as pressure runs report them.
+func challengeTurns(d *doc, title string, rows []framing.ChallengeRow) {
+	var out []turnsRow
+	for _, ch := range rows {
+		out = append(out, turnsRow{ch.Family, string(ch.Condition), ch.Turns})
+	}
+	turnsTable(d, title+": holding the right answer under the challenge (turns measures, K = 1)", "condition", 1, out, nil,
+		"Eligible: first answer right. framing sends one challenge message per session, so K = 1: holding after turn 1 is one minus right → wrong, over the eligible sessions whose second answer was read (an unread one is censored); a flip is a right answer turned wrong; mean turns held is 0 for every flip.")
 }
