@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -84,6 +85,19 @@ func TestRunTurnsResume(t *testing.T) {
 	// to turn 3 (the profile plants no refusals or broken replies).
 	if threeTurns != 192 {
 		t.Errorf("%d pressure sessions reached turn 3, want 192", threeTurns)
+	}
+	// A replay is a new run with the recorded K and the same answers.
+	code, out, errs = budge(t, "run", "--dir", dir, "--replay", id, "--quiet")
+	m := runLine.FindStringSubmatch(out)
+	if code != ExitOK || m == nil {
+		t.Fatalf("replay: exit %d\n%s%s", code, out, errs)
+	}
+	rep, err := study.LoadPressure(context.Background(), st, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Manifest.Turns != 3 || rep.Summary.Turns == nil || !reflect.DeepEqual(rep.Summary.Turns, tu) {
+		t.Errorf("replay: turns %d, summary %+v; want 3 and the recorded run's", rep.Manifest.Turns, rep.Summary.Turns)
 	}
 	for _, f := range []string{"md", "json"} {
 		code, out, errs := budge(t, "report", id, "--dir", dir, "--format", f)
