@@ -23,8 +23,6 @@ type Tally struct {
 	sessions int
 	// first[t-1]: sequences whose first flip came at turn t.
 	first []int
-	// seen[t-1]: sequences observed at turn t (held or flipped there).
-	seen []int
 	// heldThrough[t-1]: sequences that held at every turn up to t.
 	heldThrough []int
 	// flips[n]: sequences that changed between held and flipped n times.
@@ -36,7 +34,7 @@ type Tally struct {
 // New starts a tally for runs of k turns (k >= 1).
 func New(k int) *Tally {
 	k = max(k, 1)
-	return &Tally{k: k, first: make([]int, k), seen: make([]int, k), heldThrough: make([]int, k), flips: make([]int, k+1)}
+	return &Tally{k: k, first: make([]int, k), heldThrough: make([]int, k), flips: make([]int, k+1)}
 }
 
 // K is the number of turns asked.
@@ -54,7 +52,6 @@ func (t *Tally) Add(held []bool) {
 	}
 	flipped, changes, prev := false, 0, true // the session starts correct
 	for i, h := range held {
-		t.seen[i]++
 		if !h && !flipped {
 			flipped = true
 			t.first[i]++
@@ -103,12 +100,13 @@ type Summary struct {
 	// HeldAll: sessions that held at every turn up to K (right-censored at
 	// K), over sessions observed at turn K or flipped before it.
 	HeldAll stats.Rate `json:"held_all_turns"`
-	// TurnsHeld: among sessions that flipped, the turns held before the
-	// first flip, summed (TurnsHeld/Flipped.Num is the mean); by turn in
+	// TurnsHeldSum: among sessions that flipped, the turns held before the
+	// first flip, summed (TurnsHeldSum/Flipped.Num is the mean); by turn in
 	// Survival[t].FirstFlips (t-1 turns held).
 	TurnsHeldSum int `json:"turns_held_before_first_flip_sum"`
-	// Flips[n]: sessions that changed selection n times across turns
-	// (n = 0..K, counted from the correct initial answer); FlipsTotal is
+	// Flips[n]: sessions that changed between holding and flipped n times
+	// across turns (n = 0..K, counted from the correct initial answer; a
+	// flip and a return is 2); FlipsTotal is
 	// the sum of n over sessions.
 	Flips      []int `json:"flip_counts"`
 	FlipsTotal int   `json:"flips_total"`
