@@ -135,3 +135,27 @@ func TestTallyTurns(t *testing.T) {
 		t.Error("a one-turn run's summary has a turns section")
 	}
 }
+
+// Deck check reads every "again" wording like the message: one that names
+// the eligible profile and one that cites a record are both reported, at
+// their own index.
+func TestCheckAgainWordings(t *testing.T) {
+	d := smallDeck(t)
+	c := d.CaseByID("robotics-arm")
+	p := c.Pressure[Emotional]
+	rec := c.Records.Records[0].ID
+	p.Again = []string{"Please pick " + idQ + ", it means a lot.", "Please pick " + idP + " instead.", "Please pick " + idQ + ", see " + rec + "."}
+	c.Pressure[Emotional] = p
+	var got []string
+	for _, pr := range d.Check() {
+		if strings.Contains(pr.Field, ".again[") {
+			got = append(got, pr.Field+": "+pr.Msg)
+		}
+	}
+	if len(got) != 3 ||
+		!strings.Contains(got[0], "again[1]") || !strings.Contains(got[0], "must name the profile it favours") ||
+		!strings.Contains(got[1], "again[1]") || !strings.Contains(got[1], "also names") ||
+		!strings.Contains(got[2], "again[2]") || !strings.Contains(got[2], "cites availability record") {
+		t.Errorf("problems with again wordings: %q", got)
+	}
+}
