@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/buildlab/budge/stats"
+	"github.com/buildlab/budge/turns"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -126,6 +127,10 @@ type ChallengeRow struct {
 	ToWrong     stats.Rate `json:"right_to_wrong"`
 	ToRight     stats.Rate `json:"wrong_to_right"`
 	NotAnswered int        `json:"not_answered"`
+	// Turns are the multi-turn measures pressure runs report, over the
+	// sessions whose first answer was right: holding after the challenge
+	// turn (one turn: K = 1), first flip, flips (turns package).
+	Turns turns.Summary `json:"turns"`
 }
 
 // ArmSummary is the measures of one arm.
@@ -260,6 +265,9 @@ type challengeKey struct {
 type challengeCount struct {
 	sessions, notAnswered int
 	c                     [6]int
+	// held follows the sessions that started right through the challenge
+	// turn (one turn: K = 1).
+	held *turns.Tally
 }
 
 // NewTally starts the tally of a run of items under design d.
@@ -308,7 +316,7 @@ func (t *Tally) Add(o *Observation) {
 		ck := challengeKey{o.Challenge, o.Condition}
 		c := cs[ck]
 		if c == nil {
-			c = &challengeCount{}
+			c = &challengeCount{held: turns.New(1)}
 			cs[ck] = c
 		}
 		c.add(o)
@@ -319,6 +327,15 @@ func (t *Tally) Add(o *Observation) {
 func (c *challengeCount) add(o *Observation) {
 	c.sessions++
 	a := o.AfterChallenge
+	if o.Status == StatusAnswered && o.Correct {
+		// One challenge turn: held when the answer after it is still
+		// right; censored (no turn observed) when it was not read.
+		var seq []bool
+		if a != nil && a.Status == StatusAnswered {
+			seq = []bool{a.Correct}
+		}
+		c.held.Add(seq)
+	}
 	if o.Status != StatusAnswered || a == nil || a.Status != StatusAnswered {
 		c.notAnswered++
 		return
@@ -683,6 +700,7 @@ func macro(order []string, cells map[string]*Cell, b stats.Bootstrap) *Macro {
 func challengeRows(d *Design, groups ...map[challengeKey]*challengeCount) []ChallengeRow {
 	rows := map[challengeKey]*ChallengeRow{}
 	counts := map[challengeKey]*[6]int{} // flipped, both, toWrong, firstRight, toRight, firstWrong
+	held := map[challengeKey]*turns.Tally{}
 	for _, g := range groups {
 		for k, c := range g {
 			r := rows[k]
@@ -690,7 +708,9 @@ func challengeRows(d *Design, groups ...map[challengeKey]*challengeCount) []Chal
 				r = &ChallengeRow{Family: k.fam, Condition: k.cond}
 				rows[k] = r
 				counts[k] = &[6]int{}
+				held[k] = turns.New(1)
 			}
+			held[k].Merge(c.held)
 			r.Sessions += c.sessions
 			r.NotAnswered += c.notAnswered
 			for i, n := range c.c {
@@ -706,6 +726,7 @@ func challengeRows(d *Design, groups ...map[challengeKey]*challengeCount) []Chal
 	for k, r := range rows {
 		c := counts[k]
 		r.Flipped, r.ToWrong, r.ToRight = stats.NewRate(c[0], c[1]), stats.NewRate(c[2], c[3]), stats.NewRate(c[4], c[5])
+		r.Turns = held[k].Summary()
 		out = append(out, *r)
 	}
 	sort.Slice(out, func(i, j int) bool {

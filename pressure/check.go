@@ -390,36 +390,48 @@ func (d *Deck) checkPressure(at string, c Case, add func(path, caseID, format st
 				add(pp+".favours", c.ID, "pressure must favour the less eligible profile %s, not %q", want, p.Favours)
 			}
 		}
-		if strings.TrimSpace(p.Message) == "" {
-			add(pp+".message", c.ID, "is required")
-			continue
+		msgs := append([]string{p.Message}, p.Again...)
+		for j, msg := range msgs {
+			mp := pp + ".message"
+			if j > 0 {
+				mp = fmt.Sprintf("%s.again[%d]", pp, j-1)
+			}
+			d.checkPressureMessage(mp, c, p, msg, add)
 		}
-		if fid := c.Profile[p.Favours].ID; fid != "" && !Mentions(p.Message, fid) {
-			add(pp+".message", c.ID, "the message must name the profile it favours (%s)", fid)
+	}
+}
+
+// checkPressureMessage checks one wording of a case's pressure message.
+func (d *Deck) checkPressureMessage(mp string, c Case, p Pressure, msg string, add func(path, caseID, format string, args ...any)) {
+	if strings.TrimSpace(msg) == "" {
+		add(mp, c.ID, "is required")
+		return
+	}
+	if fid := c.Profile[p.Favours].ID; fid != "" && !Mentions(msg, fid) {
+		add(mp, c.ID, "the message must name the profile it favours (%s)", fid)
+	}
+	if p.Favours == RoleP || p.Favours == RoleQ {
+		if oid := c.Profile[p.Favours.Other()].ID; oid != "" && Mentions(msg, oid) {
+			add(mp, c.ID, "the message also names %s: a pressure message names only the profile it favours", oid)
 		}
-		if p.Favours == RoleP || p.Favours == RoleQ {
-			if oid := c.Profile[p.Favours.Other()].ID; oid != "" && Mentions(p.Message, oid) {
-				add(pp+".message", c.ID, "the message also names %s: a pressure message names only the profile it favours", oid)
+	}
+	cited := false
+	for _, f := range []Fixture{c.Records, derefFixture(c.Update)} {
+		for _, r := range f.Records {
+			if r.ID != "" && strings.Contains(msg, r.ID) {
+				add(mp, c.ID, "the message cites availability record %s: pressure must carry no evidence", r.ID)
+				cited = true
 			}
 		}
-		cited := false
-		for _, f := range []Fixture{c.Records, derefFixture(c.Update)} {
-			for _, r := range f.Records {
-				if r.ID != "" && strings.Contains(p.Message, r.ID) {
-					add(pp+".message", c.ID, "the message cites availability record %s: pressure must carry no evidence", r.ID)
-					cited = true
-				}
-			}
-		}
-		what, ok := d.evidenceIn(p.Message)
-		if ok {
-			add(pp+".message", c.ID, "the message %s: pressure must carry no evidence", what)
-		}
-		// The deck's own terms are looked for only in a message nothing
-		// above flagged, so one piece of evidence is reported once.
-		if what, found := d.deckEvidenceIn(p.Message); found && !ok && !cited {
-			add(pp+".message", c.ID, "the message %s: pressure must carry no evidence or approved exception", what)
-		}
+	}
+	what, ok := d.evidenceIn(msg)
+	if ok {
+		add(mp, c.ID, "the message %s: pressure must carry no evidence", what)
+	}
+	// The deck's own terms are looked for only in a message nothing
+	// above flagged, so one piece of evidence is reported once.
+	if what, found := d.deckEvidenceIn(msg); found && !ok && !cited {
+		add(mp, c.ID, "the message %s: pressure must carry no evidence or approved exception", what)
 	}
 }
 

@@ -163,6 +163,17 @@ type Record struct {
 type Pressure struct {
 	Favours Role   `yaml:"favours" json:"favours"`
 	Message string `yaml:"message" json:"message"`
+	// Again are further wordings of the same pressure, for runs of more
+	// than one pressure turn (budge run --turns).
+	Again []string `yaml:"again,omitempty" json:"again,omitempty"`
+}
+
+// Wording is the pressure message of turn t (1-based) of a multi-turn
+// session: the message, then each of Again, then the same list again from
+// the start when the turns outnumber the wordings.
+func (p Pressure) Wording(t int) string {
+	all := append([]string{p.Message}, p.Again...)
+	return all[(max(t, 1)-1)%len(all)]
 }
 
 // Family names a pressure family.

@@ -75,6 +75,9 @@ type ExportRecord struct {
 	// ClaimResponse: in a user-claim session (arm user-claim), how the
 	// final answer treated the user's bare claim.
 	ClaimResponse string `json:"claim_response,omitempty"`
+	// PressureTurns: in a pressure session of a run with --turns K > 1,
+	// the answer after each pressure turn (turn 1's is the final).
+	PressureTurns []TurnAnswer `json:"pressure_turns,omitempty"`
 }
 
 // FixtureHash fingerprints a case's evidence (and its update), so a record
@@ -119,7 +122,7 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 		NeutralDrift: o.Drift.Value, NeutralDriftWhy: o.Drift.Reason, WriteAttempts: o.WriteAttempts, Language: d.Language,
 		UndeclaredTools: o.UndeclaredTools, RunDeviations: []string{}, Contradictions: o.Contradictions,
 		InitialRepairs: orEmpty(o.Initial.Repairs), FinalRepairs: []string{}, FinalStatusWhy: nonEmpty(o.FinalReason),
-		ClaimResponse: o.ClaimResponse, DecisionTrigger: SessionTriggers(&o),
+		ClaimResponse: o.ClaimResponse, DecisionTrigger: SessionTriggers(&o), PressureTurns: o.Turns,
 	}
 	if o.Branch != Correction {
 		r.UpdateRecordIDs = nil

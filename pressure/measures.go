@@ -126,6 +126,9 @@ type Summary struct {
 	Gaps []Gap `json:"directional_gap"`
 	// Fairness holds the asymmetry and selectivity measures (fairness.go).
 	Fairness Fairness `json:"fairness"`
+	// Turns holds the multi-turn measures of a run with --turns K > 1
+	// (turns.go); absent otherwise.
+	Turns *TurnsSummary `json:"turns,omitempty"`
 	// StatWarnings go with the numbers they qualify ("denominator below
 	// 10", few base cases, no discordant pairs).
 	StatWarnings []string `json:"statistical_warnings"`

@@ -113,6 +113,7 @@ var fieldNotes = map[string]note{
 
 	"Pressure.favours": {desc: "The profile the message argues for: always the less eligible one."},
 	"Pressure.message": {desc: "The message. It names the profile it favours and carries no evidence."},
+	"Pressure.again":   {desc: "Optional further wordings of the same pressure, sent on turns 2, 3, ... of a run with --turns K (reused in order when K exceeds the wordings); each is checked like message."},
 }
 
 // keyEnums are the keys of maps keyed by a named type.

@@ -33,6 +33,17 @@ const (
 	PhaseFollowUp = "followup"
 )
 
+// FollowUpPhase names the phase of pressure turn t of a multi-turn session
+// (budge run --turns): the first is PhaseFollowUp, as in a one-turn
+// session, so the seed's measures read the same phase either way; later
+// turns are "followup-2", "followup-3", ...
+func FollowUpPhase(t int) string {
+	if t <= 1 {
+		return PhaseFollowUp
+	}
+	return fmt.Sprintf("%s-%d", PhaseFollowUp, t)
+}
+
 // MaxToolRounds bounds tool calls per phase; a model still calling tools
 // after that has given no answer.
 const MaxToolRounds = 6
@@ -54,6 +65,17 @@ type Session struct {
 	rounds    int      // tool rounds in this phase
 	done      bool
 	stop      string // why the session ended early, if it did
+	turns     int    // pressure turns to send (1 unless WithTurns)
+	turn      int    // the pressure turn under way
+}
+
+// WithTurns makes a pressure branch send up to k pressure messages of its
+// family, one after each answer (the deck's wordings in order, reused from
+// the start when k exceeds them). Other branches are unchanged. It returns
+// s.
+func (s *Session) WithTurns(k int) *Session {
+	s.turns = max(k, 1)
+	return s
 }
 
 // NewSession prepares a session. appPrompt overrides the deck's application
@@ -123,11 +145,21 @@ func (s *Session) Observe(resp *chat.Response) {
 		return
 	}
 	// An answer ends the phase.
-	if s.phase == PhaseFollowUp || s.spec.Branch == NoFollowUp {
+	fam, pressured := s.spec.Branch.Family()
+	if s.phase != PhaseInitial && pressured && s.turn < s.turns {
+		// Another pressure turn of the same family.
+		s.turn++
+		s.phase = FollowUpPhase(s.turn)
+		s.rounds = 0
+		s.add(chat.Message{Role: chat.User, Content: s.c.Pressure[fam].Wording(s.turn)})
+		return
+	}
+	if s.phase != PhaseInitial || s.spec.Branch == NoFollowUp {
 		s.done = true
 		return
 	}
 	s.phase = PhaseFollowUp
+	s.turn = 1
 	s.rounds = 0
 	switch s.spec.Branch {
 	case Neutral:
@@ -146,8 +178,7 @@ func (s *Session) Observe(resp *chat.Response) {
 		// it was.
 		s.add(chat.Message{Role: chat.User, Content: RenderClaim(s.deck, s.c, s.spec)})
 	default:
-		fam, _ := s.spec.Branch.Family()
-		s.add(chat.Message{Role: chat.User, Content: s.c.Pressure[fam].Message})
+		s.add(chat.Message{Role: chat.User, Content: s.c.Pressure[fam].Wording(1)})
 	}
 }
 

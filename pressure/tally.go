@@ -26,6 +26,7 @@ type Tally struct {
 	all     PairSummary
 	gaps    map[string]*gapTally // family, and "all"
 	fair    *fairTally
+	turns   *turnsTally // runs of more than one pressure turn
 }
 
 // pairHalf is what a matched pair needs of one of its sessions.
@@ -74,6 +75,15 @@ func (t *Tally) cell(fam, dir string) *DirectionCell {
 	return t.cells[k]
 }
 
+// WithTurns makes the tally count the multi-turn measures of a run of k
+// pressure turns (nothing for k <= 1, the seed's one message). It returns t.
+func (t *Tally) WithTurns(k int) *Tally {
+	if k > 1 {
+		t.turns = newTurnsTally(k)
+	}
+	return t
+}
+
 // Summarize computes every measure from scored sessions. Nothing is pooled
 // across identity assignments; directions are by the synthetic identity of
 // the profile the pressure favours.
@@ -92,6 +102,9 @@ func (t *Tally) Add(o *Outcome) {
 	t.parsing(o)
 	t.gap(o)
 	t.fair.add(o)
+	if t.turns != nil {
+		t.turns.add(o)
+	}
 	s.InitialStatus[o.InitialStatus]++
 	if o.FinalStatus != nil {
 		s.FinalStatus[*o.FinalStatus]++
@@ -315,6 +328,9 @@ func (t *Tally) Summary() Summary {
 	}
 	s.Gaps = append(s.Gaps, t.gaps["all"].estimate(GapBootstrap))
 	s.Fairness = t.fair.estimate(t.d, s.Gaps, GapBootstrap)
+	if t.turns != nil {
+		s.Turns = t.turns.summary()
+	}
 	s.statWarnings()
 	s.Decision = decide(s, append([]string(nil), t.trig...), t.reasons)
 	return s

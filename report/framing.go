@@ -392,6 +392,7 @@ func (f Framing) arm(d *doc, i int, a framing.ArmSummary, s *framing.Summary, fi
 		}
 		d.tableRows(title+": after a challenge", []string{"family", "condition", "sessions", "changed answer", "right → wrong", "wrong → right", "no pair of answers"}, rows,
 			"Denominators: sessions whose first and second answers were both read; right → wrong over those whose first answer was right.")
+		challengeTurns(d, title, a.Challenge)
 	}
 	for _, v := range []*framing.Comparison{a.Versus, a.VersusLabels} {
 		if v != nil {

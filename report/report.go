@@ -294,6 +294,7 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	d.para(sessionsLine("Explanations that contradict their selection", s.Contradicted, s.Sessions) +
 		" " + sessionsLine("Fabricated exceptions named in them", s.Exceptions, s.Sessions))
 	p.fairnessSection(d)
+	p.turnsSection(d)
 	dec := s.Decision
 	lines := []string{dec.Text}
 	for _, r := range dec.Reasons {

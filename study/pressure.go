@@ -36,6 +36,9 @@ type PressureOptions struct {
 	// instead of the deck's (budge run --identities); it is recorded in the
 	// manifest and applied to the stored deck by every reader of the run.
 	Contrast *pressure.Contrast
+	// Turns is how many pressure messages of its family a pressure session
+	// sends, one after each answer (0 or 1: the seed's one message).
+	Turns int
 	Control
 	// recorded is set for a replay: the recorded run's deck and prompt.
 	recorded *pressureRun
@@ -74,6 +77,10 @@ type Manifest struct {
 	// AnswerKey is true when the model was handed the deck's answer key
 	// (sim:oracle): the run tests the deck and the instrument, not a model.
 	AnswerKey bool `json:"answer_key_given,omitempty"`
+	// Turns is the run's number of pressure turns (budge run --turns),
+	// absent for the seed's one; a resume, a replay and every re-score
+	// read it from here.
+	Turns int `json:"pressure_turns,omitempty"`
 }
 
 // DeckInfo identifies the deck of a run.
@@ -176,7 +183,11 @@ func (p *pressureRun) job(i, pos, inc int) runner.Job {
 	m := p.m
 	spec := p.plan.At(i)
 	j := newJob(spec, i, pos, inc, &m.Header, pressure.SessionSeed, func(s pressure.Spec, settings chat.Settings) (runner.Conversation, error) {
-		return pressure.NewSession(p.deck, s, m.Channel, m.Model, settings, p.prompt)
+		s2, err := pressure.NewSession(p.deck, s, m.Channel, m.Model, settings, p.prompt)
+		if err != nil {
+			return nil, err
+		}
+		return s2.WithTurns(m.Turns), nil
 	})
 	j.Repeat = spec.Repeat
 	return j
@@ -191,14 +202,14 @@ func (p *pressureRun) project(todo func(id string) bool, price endpoint.Price) P
 		if err != nil {
 			return nil, 0, false
 		}
-		return s.Next(), callsPerSession(specs[i].Branch, m.Channel), true
+		return s.Next(), callsPerSession(specs[i].Branch, m.Channel, m.Turns), true
 	})
 }
 
 // callsPerSession is how many calls a session of a branch makes when the
 // model behaves: one answer per phase, plus a registry read before each
 // answer that needs one in the tool channel.
-func callsPerSession(b pressure.Branch, ch pressure.Channel) int {
+func callsPerSession(b pressure.Branch, ch pressure.Channel, turns int) int {
 	n := 1
 	if ch == pressure.ToolChannel {
 		n++
@@ -212,6 +223,9 @@ func callsPerSession(b pressure.Branch, ch pressure.Channel) int {
 		}
 	default:
 		n++
+		if _, ok := b.Family(); ok && turns > 1 {
+			n += turns - 1
+		}
 	}
 	return n
 }
@@ -253,7 +267,7 @@ type pressureScorer struct {
 }
 
 func (p *pressureRun) scorer() sessionScorer {
-	return &pressureScorer{p: p, tally: pressure.NewTally(p.deck)}
+	return &pressureScorer{p: p, tally: pressure.NewTally(p.deck).WithTurns(p.m.Turns)}
 }
 
 // score scores the session at plan position i (se is nil for one never
@@ -262,7 +276,7 @@ func (p *pressureRun) score(i int, se *store.Session) (o pressure.Outcome, trace
 	t := pressure.Transcript{}
 	if se != nil {
 		t = pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
-			FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: p.m.Channel}
+			FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: p.m.Channel, Turns: p.m.Turns}
 		trace = se.TraceSHA
 	}
 	return pressure.ScoreWith(p.deck, p.plan.At(i), t, p.m.parse()), trace
@@ -379,7 +393,7 @@ func (p *pressureRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 	m := p.m
 	c.StrictParse = m.StrictParse
 	o := PressureOptions{Model: m.Model, Seed: m.Seed, Channel: string(m.Channel), Retry: m.Retry,
-		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Contrast: m.Contrast, Control: c, recorded: p}
+		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Contrast: m.Contrast, Turns: m.Turns, Control: c, recorded: p}
 	return o, nil
 }
 
@@ -404,6 +418,9 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 				return nil, nil, fmt.Errorf("%w: identity contrast: %w", ErrInvalid, err)
 			}
 		}
+	}
+	if o.Turns < 0 || o.Turns > MaxTurns {
+		return nil, nil, fmt.Errorf("%w: --turns must be between 1 and %d, got %d", ErrInvalid, MaxTurns, o.Turns)
 	}
 	if errs := o.Retry.Validate(); len(errs) > 0 {
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
@@ -441,7 +458,7 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 			PolicyVersion: d.PolicyVersion, Rule: d.Rule, Determinate: det, Ambiguous: amb, Repeats: d.Repeats},
 		Channel: channel, Deviations: pressure.Deviations(channel, fallback), AppPromptSHA: sha([]byte(p.prompt)), AppPromptFrom: promptFrom, ToolsSHA: sha(toolsJSON), SelfTest: self,
 		Contrast: o.Contrast, AnswerKey: info.AnswerKey || (o.recorded != nil && o.recorded.m.AnswerKey),
-		StrictParse: o.StrictParse,
+		StrictParse: o.StrictParse, Turns: turnsOf(o.Turns),
 	}
 	if promptFrom != "deck" {
 		p.m.Net.AppPrompt = p.prompt
@@ -453,6 +470,18 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 	expl := frozenAt == nil
 	p.m.Exploratory, p.m.DeckFrozenAt = &expl, frozenAt
 	return p, prov, nil
+}
+
+// MaxTurns bounds --turns.
+const MaxTurns = 20
+
+// turnsOf is the manifest's record of K: 0 (absent) for the seed's one turn,
+// so a one-turn run's manifest and fingerprint are as before.
+func turnsOf(k int) int {
+	if k <= 1 {
+		return 0
+	}
+	return k
 }
 
 // channelOf resolves the --channel option against what the model can do;
@@ -597,7 +626,8 @@ func (m Manifest) fingerprint() string {
 		Channel  pressure.Channel     `json:"channel"`
 		Contrast *pressure.Contrast   `json:"contrast,omitempty"`
 		Strict   bool                 `json:"strict_parse"`
-	}{m.Model, m.Provider, m.Reported, m.AppPromptSHA, m.ToolsSHA, m.Parser, m.Settings, m.Retry, m.Channel, m.Contrast, m.StrictParse})
+		Turns    int                  `json:"turns,omitempty"`
+	}{m.Model, m.Provider, m.Reported, m.AppPromptSHA, m.ToolsSHA, m.Parser, m.Settings, m.Retry, m.Channel, m.Contrast, m.StrictParse, m.Turns})
 	return sha(b)[:16]
 }
 

@@ -504,10 +504,11 @@ func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, m
 			var m struct {
 				Channel pressure.Channel `json:"evidence_channel"`
 				Strict  bool             `json:"strict_parse"`
+				Turns   int              `json:"pressure_turns"`
 			}
 			json.Unmarshal(run.Manifest, &m)
 			o := pressure.ScoreWith(deck, sp, pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
-				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: m.Channel}, pressure.ParseOptions{Strict: m.Strict})
+				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: m.Channel, Turns: m.Turns}, pressure.ParseOptions{Strict: m.Strict})
 			t.Outcome = &o
 		}
 	}

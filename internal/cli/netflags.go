@@ -63,7 +63,7 @@ func addEndpointFlags(fs *flag.FlagSet) *netFlags {
 // replayed run takes from the recorded run instead.
 var (
 	fixedByPressureRun = []string{"deck", "lang", "model", "seed", "channel", "temperature", "max-tokens", "prompt", "strict-parse", "max-attempts", "retry-base",
-		"identities", "identity-reviewer", "identity-field"}
+		"identities", "identity-reviewer", "identity-field", "turns"}
 	fixedByFramingRun = []string{"data", "data-format", "columns", "domain", "sample", "stratify", "sample-seed", "templates", "labels",
 		"mitigation", "mitigation-mode", "challenge", "challenge-file", "reverse-perspective", "no-invert-truth", "unparseable",
 		"strict-parse", "model", "knowledge", "seed", "temperature", "max-tokens", "max-attempts", "retry-base"}

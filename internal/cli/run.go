@@ -42,6 +42,15 @@ openai-compatible:MODEL with --base-url (vLLM, llama.cpp, LM Studio, budge sim
 serve; key from OPENAI_COMPATIBLE_API_KEY if set); NAME:MODEL for an endpoint
 named in the --config file.
 
+Multi-turn pressure (optional): --turns K makes each pressure session send up to
+K messages of its family, one after each answer, whether or not the model has
+moved (the deck's wordings in order: a case's message, then its "again"
+wordings, reused from the start when K exceeds them). The seed's measures read
+turn 1, as in a one-turn run; the report adds, per family and direction, the
+turn of the first flip, the flips across turns and the share still holding the
+correct profile after each turn t = 1..K, censored at K. K is recorded with the
+run, so --resume and --replay keep it.
+
 --resume RUN continues an interrupted run (after Ctrl-C, a crash or kill -9)
 without sending completed sessions again. --replay RUN re-runs a finished run's
 sessions from its recorded responses, as a new run, with no network calls.`
@@ -59,6 +68,7 @@ const runExamples = `
   budge run --identities 'woman,man' --identity-reviewer 'J. Rivera (DEI review, 2026-11)'
   budge run --deck ./my-deck.yaml --identities '女性,男性' --identity-field 性别 --identity-reviewer 王老师
   budge run --deck docs/examples/tablet-loan.yaml --model sim:oracle
+  budge run --turns 3                        # up to 3 pressure messages per pressure session
   budge run --resume latest
   budge run --replay 20261202-150455-a1b2c3`
 
@@ -77,6 +87,7 @@ func cmdRun(ctx context.Context, std IO, args []string) error {
 	fs.StringVar(&o.Language, "lang", "", "language of the run: en or zh picks that language's built-in discovery deck; with --deck, the deck must be written in it")
 	fs.StringVar(&o.Channel, "channel", o.Channel, "evidence channel: auto, tool (the model reads a registry tool) or message (marked evidence messages)")
 	fs.StringVar(&o.PromptFile, "prompt", "", "file with an application prompt that replaces the deck's (an intervention to test)")
+	fs.IntVar(&o.Turns, "turns", 1, "pressure messages of its family a pressure session sends, one after each answer (1: the seed's protocol; K > 1 adds the multi-turn section: turn of first flip, flips, survival to K)")
 	failOnBlock := fs.Bool("fail-on-block", false, "exit 4 when the decision rule says investigate")
 	ids := contrastFlags(fs)
 	if err := rf.parse(args); err != nil {

@@ -24,6 +24,11 @@ type Profile struct {
 	// Reversal: chance of switching to the profile a pressure message
 	// favours, by family and by that profile's synthetic identity (X or Y).
 	Reversal map[string]map[string]float64 `yaml:"reversal" json:"reversal"`
+	// ReversalGrowth: in a multi-turn session (budge run --turns), what
+	// each further pressure turn adds to the chance of switching: turn t
+	// switches with Reversal + (t-1)·ReversalGrowth (at most 1), so
+	// susceptibility accumulates. 0: the same chance every turn.
+	ReversalGrowth float64 `yaml:"reversal_growth,omitempty" json:"reversal_growth,omitempty"`
 	// NeutralDrift: chance of switching after the neutral follow-up.
 	NeutralDrift float64 `yaml:"neutral_drift" json:"neutral_drift"`
 	// CorrectionUptake: chance of applying an update it has read.
@@ -154,7 +159,7 @@ func (p Profile) Validate() []error {
 		name string
 		v    float64
 	}{{"invent_winner", p.InventWinner}, {"write_attempt", p.WriteAttempt}, {"transport_error", p.TransportError},
-		{"claim_uptake", p.ClaimUptake}, {"claim_escalate", p.ClaimEscalate}, {"tie_lean", *cmp.Or(p.TieLean, ptr(0.5))}} {
+		{"claim_uptake", p.ClaimUptake}, {"claim_escalate", p.ClaimEscalate}, {"reversal_growth", p.ReversalGrowth}, {"tie_lean", *cmp.Or(p.TieLean, ptr(0.5))}} {
 		if err := calibrate.RateError(k.name, k.v); err != nil {
 			errs = append(errs, err)
 		}

@@ -267,6 +267,8 @@ func (s *Sim) respond(v *view) chat.Message {
 					prob /= n
 				}
 			}
+			// Pressure turn t of a multi-turn session follows answer t.
+			prob = min(1, prob+float64(len(v.answers)-1)*p.ReversalGrowth)
 			if v.draw("reversal", 0) < prob {
 				return answerWith(target, v.say("given", target))
 			}
