@@ -148,7 +148,7 @@ func TestCompareConfirmationAdvice(t *testing.T) {
 		}
 		b, _ := os.ReadFile(file)
 		for _, want := range []string{"WARNING: 3 revisions", "1 of them besides this pair", "Confirmation: both runs are on the confirmation deck"} {
-			if !strings.Contains(string(b), want) {
+			if !strings.Contains(unwrapped(string(b)), want) {
 				t.Errorf("compare --format %s lacks %q", f, want)
 			}
 		}

@@ -59,6 +59,7 @@ reads whichever text comes first as the one that flipped).`, `
 	fs.IntVar(&o.MaxTokens, "max-tokens", o.MaxTokens, "max output tokens per judge call")
 	fs.IntVar(&o.Retry.MaxAttempts, "max-attempts", o.Retry.MaxAttempts, "attempts per call for infrastructure failures (every attempt is stored)")
 	r.format = formatFlag(fs, "format", "text", "report format: text, md, json", "text", "md", "json")
+	r.wide = wideFlag(fs)
 	r.quiet = fs.Bool("quiet", false, "no progress on stderr")
 	r.net = addNetFlags(fs)
 	pos, err := parse(fs, args)
