@@ -272,8 +272,9 @@ func (w *ViewWriter) Finish(ctx context.Context, basis string, headline []byte) 
 // ViewQuery selects, orders and pages the sessions of an indexed run.
 type ViewQuery struct {
 	Case, Branch, Assignment, Order, Item, Status, Direction  string
+	FirstStatus, FinalStatus, Reversal, Correction            string
 	Failures, Reversals, Discordant, ParseFailures, Transport bool
-	Unreviewed                                                bool
+	Unreviewed, Contradiction                                 bool
 	// Search keeps sessions with a message whose content or refusal holds
 	// this text exactly (case-sensitive), answered by the database.
 	Search string
@@ -328,6 +329,7 @@ func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 	for _, c := range []struct{ col, v string }{
 		{"c.case_id", q.Case}, {"c.branch", q.Branch}, {"c.assignment", q.Assignment}, {"c.profile_order", q.Order},
 		{"c.item", q.Item}, {"c.status", q.Status}, {"c.direction", q.Direction},
+		{"c.first_status", q.FirstStatus}, {"c.final_status", q.FinalStatus}, {"c.reversal", q.Reversal}, {"c.correction", q.Correction},
 	} {
 		if c.v != "" {
 			conds = append(conds, c.col+" = ?")
@@ -339,7 +341,7 @@ func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 		cond string
 	}{
 		{q.Failures, "c.failure = 1"}, {q.Reversals, "c.reversal = 'yes'"}, {q.Discordant, "c.discordant = 1"},
-		{q.ParseFailures, "c.parse_failure = 1"}, {q.Transport, "c.transport = 1"},
+		{q.ParseFailures, "c.parse_failure = 1"}, {q.Transport, "c.transport = 1"}, {q.Contradiction, "c.contradiction = 1"},
 		{q.Unreviewed, "NOT EXISTS (SELECT 1 FROM review_codes r WHERE r.run_id = c.run_id AND r.session_id = c.session_id)"},
 	} {
 		if c.on {

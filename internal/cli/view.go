@@ -59,6 +59,13 @@ func cmdView(ctx context.Context, std IO, args []string) error {
 		if err != nil {
 			return err
 		}
+		// Score every run for the viewer once (kept in the store), so
+		// the runs list and session tables answer without scoring.
+		if err := srv.IndexAll(ctx, func(r store.Run) {
+			fmt.Fprintf(std.Err, "scoring run %s for the viewer (%d sessions planned)\n", r.ID, r.Planned)
+		}); err != nil {
+			return err
+		}
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
 			return err
