@@ -458,7 +458,7 @@ func TestFramingRunPages(t *testing.T) {
 	defer ts.Close()
 	c := &client{t: t, base: ts.URL, http: ts.Client()}
 	page := c.get("/runs/"+id+"/", 200)
-	m := regexp.MustCompile(`item\?id=([^"]+)"`).FindStringSubmatch(page)
+	m := regexp.MustCompile(`href="/runs/[^/"]+/item/([^"]+)"`).FindStringSubmatch(page)
 	if m == nil {
 		t.Fatal("framing table links no item")
 	}
