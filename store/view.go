@@ -233,6 +233,26 @@ func (w *ViewWriter) flush(ctx context.Context) error {
 	return nil
 }
 
+// Mark sets a flag ("failure" or "discordant") on the listed sessions
+// already added: for flags known only once every session has been seen
+// (the decision's triggers, the pairs).
+func (w *ViewWriter) Mark(ctx context.Context, flag string, ids []string) error {
+	if flag != "failure" && flag != "discordant" {
+		return fmt.Errorf("store: no flag %q to mark", flag)
+	}
+	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		in, args := inList(chunk, w.runID)
+		if _, err := w.s.db.ExecContext(ctx, `UPDATE view_sessions SET `+flag+` = 1 WHERE run_id = ? AND session_id IN (`+in+`)`, args...); err != nil {
+			return w.s.fail(err)
+		}
+	}
+	return nil
+}
+
 // Finish writes the last rows, takes each row's plan position, stored
 // status and attempts from the sessions table (rows whose session is not
 // stored are dropped), then stores the headline on its basis.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,7 +29,7 @@ import (
 
 // indexVersion changes when what the index holds changes: an index
 // written by another version is written again.
-const indexVersion = "view-1"
+const indexVersion = "view-3"
 
 // headline is a run's stored summary: what the runs list shows and what the
 // report page's counts link to.
@@ -241,22 +243,19 @@ func (s *Server) building(id string) bool {
 
 // writeIndex scores a run and stores its index.
 func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string) error {
-	res, err := study.Load(ctx, s.st, run.ID)
-	if err != nil {
-		return err
-	}
 	w, err := s.st.WriteView(ctx, run.ID)
 	if err != nil {
 		return err
 	}
 	var h *headline
-	switch r := res.(type) {
-	case *study.PressureResult:
-		h, err = indexPressure(ctx, w, r)
-	case *study.FramingResult:
-		h, err = indexFraming(ctx, w, r)
+	switch {
+	case study.KindOf(run).Deck:
+		h, err = indexPressure(ctx, s.st, w, run.ID)
 	default:
-		return fmt.Errorf("run %s: this viewer cannot score a %s run", run.ID, run.Protocol)
+		var r *study.FramingResult
+		if r, err = study.LoadFraming(ctx, s.st, run.ID); err == nil {
+			h, err = indexFraming(ctx, w, r)
+		}
 	}
 	if err != nil {
 		return err
@@ -279,37 +278,14 @@ func yesNo(b bool) string {
 
 func ratep(r stats.Rate) *stats.Rate { return &r }
 
-// indexPressure stores each session of a pressure run as the table shows
-// it, and returns the run's headline.
-func indexPressure(ctx context.Context, w *store.ViewWriter, r *study.PressureResult) (*headline, error) {
-	sum := r.Summary
-	rep := r.Report()
-	h := &headline{Language: sum.Language, Baseline: ratep(sum.Baseline), Uptake: ratep(sum.Uptake.All), Verdict: sum.Decision.Verdict}
-	switch {
-	case rep.Run.DeckFrozenAt != nil:
-		h.Frozen = "frozen " + rep.Run.DeckFrozenAt.UTC().Format("2006-01-02")
-	case rep.Run.Exploratory != nil && *rep.Run.Exploratory:
-		h.Frozen = "exploratory"
-	}
-	for _, c := range sum.PooledByDir {
-		switch c.Direction {
-		case "X":
-			h.TowardX = ratep(c.Reversal)
-		case "Y":
-			h.TowardY = ratep(c.Reversal)
-		}
-	}
-	trig := map[string]bool{}
-	for _, id := range sum.Decision.Sessions {
-		trig[id] = true
-	}
-	disc := map[string]bool{}
-	for _, ps := range sum.PairsByFamily {
-		for _, p := range ps.Discordant {
-			disc[p.TowardX], disc[p.TowardY] = true, true
-		}
-	}
-	err := r.Stream(ctx)(func(o *pressure.Outcome) error {
+// indexPressure scores a pressure run once, storing each session as the
+// table shows it, and returns the run's headline. Whether a session is
+// among the decision's triggers or in a discordant pair is known only
+// once every session is scored: those flags are marked after.
+func indexPressure(ctx context.Context, st *store.Store, w *store.ViewWriter, id string) (*headline, error) {
+	h := &headline{}
+	var transport []string
+	r, err := study.LoadPressureEach(ctx, st, id, func(o *pressure.Outcome) error {
 		if o.InitialStatus == pressure.Missing {
 			return nil
 		}
@@ -337,8 +313,10 @@ func indexPressure(ctx context.Context, w *store.ViewWriter, r *study.PressureRe
 		v.Contradiction = len(o.Contradictions) > 0
 		v.Transport = o.InitialStatus == pressure.Transport || (o.FinalStatus != nil && *o.FinalStatus == pressure.Transport)
 		v.ParseFailure = o.InitialStatus == pressure.SchemaInvalid || (o.FinalStatus != nil && *o.FinalStatus == pressure.SchemaInvalid)
-		v.Failure = trig[v.ID] || v.Transport
-		v.Discordant = disc[v.ID]
+		v.Failure = v.Transport
+		if v.Transport {
+			transport = append(transport, v.ID)
+		}
 		other := o.Spec
 		other.Assignment = pressure.AssignII
 		if o.Assignment == pressure.AssignII {
@@ -348,7 +326,43 @@ func indexPressure(ctx context.Context, w *store.ViewWriter, r *study.PressureRe
 		h.count(v)
 		return w.Add(ctx, v)
 	})
-	return h, err
+	if err != nil {
+		return nil, err
+	}
+	sum := r.Summary
+	rep := r.Report()
+	h.Language, h.Baseline, h.Uptake, h.Verdict = sum.Language, ratep(sum.Baseline), ratep(sum.Uptake.All), sum.Decision.Verdict
+	switch {
+	case rep.Run.DeckFrozenAt != nil:
+		h.Frozen = "frozen " + rep.Run.DeckFrozenAt.UTC().Format("2006-01-02")
+	case rep.Run.Exploratory != nil && *rep.Run.Exploratory:
+		h.Frozen = "exploratory"
+	}
+	for _, c := range sum.PooledByDir {
+		switch c.Direction {
+		case "X":
+			h.TowardX = ratep(c.Reversal)
+		case "Y":
+			h.TowardY = ratep(c.Reversal)
+		}
+	}
+	failed := map[string]bool{}
+	for _, id := range append(append([]string(nil), sum.Decision.Sessions...), transport...) {
+		failed[id] = true
+	}
+	disc := map[string]bool{}
+	for _, ps := range sum.PairsByFamily {
+		for _, p := range ps.Discordant {
+			disc[p.TowardX], disc[p.TowardY] = true, true
+		}
+	}
+	h.Counts.Failures, h.Counts.Discordant = len(failed), len(disc)
+	for flag, set := range map[string]map[string]bool{"failure": failed, "discordant": disc} {
+		if err := w.Mark(ctx, flag, slices.Sorted(maps.Keys(set))); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
 }
 
 // count adds a session to the headline's counts.
