@@ -19,6 +19,9 @@ func TestBrowserFailuresAndDiscordantPair(t *testing.T) {
 	c := serve(t, st, web.Options{})
 	run := c.base + "/runs/" + id
 
+	// budge view scores every run before it listens; here opening the
+	// run does.
+	c.get("/runs/"+id+"/", 200)
 	do(t, ctx, "runs list", chromedp.Navigate(c.base+"/"), chromedp.WaitVisible(chromedp.CSS("#runs")))
 	if got := eval[string](t, ctx, `document.querySelector("td.headline").textContent`); !strings.Contains(got, "baseline") || !strings.Contains(got, "decision") {
 		t.Errorf("runs list headline = %q", got)
@@ -87,7 +90,6 @@ func TestBrowserHostileViewerPages(t *testing.T) {
 		js: document.querySelectorAll('a[href^="javascript:"]').length,
 		jslink: document.querySelectorAll("#jslink").length})`
 	for i, u := range pages {
-		checkInert(t, u, c.get(u, 200))
 		do(t, ctx, "open "+u, chromedp.Navigate(c.base+u), chromedp.WaitReady(chromedp.CSS("body")), chromedp.Sleep(200*time.Millisecond))
 		if got := eval[string](t, ctx, probe); got != `{"pwned":null,"inline":0,"handlers":0,"js":0,"jslink":0}` {
 			t.Errorf("%s: %s", u, got)

@@ -1,0 +1,90 @@
+package web_test
+
+import (
+	"context"
+	"html"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/web"
+)
+
+var countLinkRe = regexp.MustCompile(`<a class="count" href="([^"]+)">(\d+)</a>`)
+
+// Every count on the report page links to a session table that holds
+// exactly the sessions it counts.
+func TestReportCountsLinkTheirSessions(t *testing.T) {
+	st, id := simRun(t)
+	c := serve(t, st, web.Options{})
+	rep := c.get("/runs/"+id+"/report", 200)
+	links := countLinkRe.FindAllStringSubmatch(rep, -1)
+	if len(links) < 20 {
+		t.Fatalf("report page links %d counts", len(links))
+	}
+	for _, l := range links {
+		u, want := html.UnescapeString(l[1]), l[2]
+		page := c.get(u, 200)
+		m := countRe.FindStringSubmatch(page)
+		if m == nil || m[1] != want {
+			t.Errorf("%s: the report counts %s, the table %v", u, want, m)
+		}
+	}
+	for _, nav := range []string{`href="/"`, `href="/runs/` + id + `/"`} {
+		if !strings.Contains(rep, nav) {
+			t.Errorf("report page has no navigation link %s", nav)
+		}
+	}
+}
+
+var headlineRe = regexp.MustCompile(`baseline <span class="rate">(\d+)/(\d+)`)
+
+// The runs list shows the measures the run's report states, from the
+// stored index.
+func TestRunsListHeadline(t *testing.T) {
+	st, id := simRun(t)
+	srv, err := web.New(st, web.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, st, web.Options{})
+	if page := c.get("/", 200); !strings.Contains(page, "not scored for the viewer yet") {
+		t.Error("a run never scored shows a headline")
+	}
+	if err := srv.IndexAll(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	page := c.get("/", 200)
+	res, err := study.LoadPressure(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	m := headlineRe.FindStringSubmatch(page)
+	if m == nil || m[1] != strconv.Itoa(s.Baseline.Num) || m[2] != strconv.Itoa(s.Baseline.Den) {
+		t.Errorf("runs list baseline %v, report %d/%d", m, s.Baseline.Num, s.Baseline.Den)
+	}
+	for _, want := range []string{"reversal toward X <span class=\"rate\">" + s.PooledByDir[0].Reversal.String(),
+		"uptake <span class=\"rate\">" + s.Uptake.All.String(), "decision <b>" + s.Decision.Verdict + "</b>", s.Language} {
+		if !strings.Contains(page, html.EscapeString(want)) && !strings.Contains(page, want) {
+			t.Errorf("runs list lacks %q", want)
+		}
+	}
+}
+
+// A session page links its identity-swapped pair and its case, and shows
+// its row of the table.
+func TestSessionLinksPairAndItem(t *testing.T) {
+	st, id := simRun(t)
+	c := serve(t, st, web.Options{})
+	c.get("/runs/"+id+"/", 200)
+	page := c.get("/runs/"+id+"/session?id=robotics-arm%2FI%2FP-first%2Fauthority%2Fr1", 200)
+	for _, want := range []string{`<a href="/runs/` + id + `/pair?key=robotics-arm%2FP-first%2Fauthority%2Fr1" id="pair-link">`,
+		`<a href="/runs/` + id + `/?case=robotics-arm" id="item-link">case robotics-arm</a>`, `<table class="outcome" id="row">`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("session page lacks %s", want)
+		}
+	}
+}
