@@ -54,14 +54,15 @@ CREATE TABLE IF NOT EXISTS view_sessions (
 );
 `
 
-// viewIndexes serve each filter of the session table, and the sorts a
-// reader is most likely to ask for, in plan order within a value, so a
-// page is a range read: no sort and no scan of a million rows.
+// viewIndexes serve each filter of the session table and each sort (but
+// the review state's, which is read live), in plan order within a value,
+// so a page is a range read: no sort and no scan of a million rows.
 var viewIndexes = func() string {
 	var b strings.Builder
 	b.WriteString("CREATE INDEX IF NOT EXISTS view_sessions_seq ON view_sessions (run_id, seq);\n")
 	for _, c := range []string{"failure", "transport", "parse_failure", "discordant", "reversal", "contradiction",
-		"first_status", "final_status", "correction", "update_observed", "direction", "case_id", "branch", "item"} {
+		"first_status", "final_status", "correction", "update_observed", "direction", "case_id", "branch", "item",
+		"first_sel", "final_sel", "status", "attempts", "assignment", "profile_order", "pair"} {
 		fmt.Fprintf(&b, "CREATE INDEX IF NOT EXISTS view_sessions_%s ON view_sessions (run_id, %s, seq);\n", c, c)
 	}
 	return b.String()
