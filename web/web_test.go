@@ -462,6 +462,16 @@ func TestFramingRunPages(t *testing.T) {
 	if m == nil {
 		t.Fatal("framing table links no item")
 	}
+	// The runs list shows the framing headline, with every rate's counts.
+	runs := c.get("/", 200)
+	for _, want := range []string{"DDS (", "accuracy <span class=\"rate\">", "parsed <span class=\"rate\">"} {
+		if !strings.Contains(runs, want) {
+			t.Errorf("runs list lacks %q for a framing run", want)
+		}
+	}
+	if !regexp.MustCompile(`DDS \([^)]+\) (&#43;|-)\d+\.\d pts \[(&#43;|-)\d+\.\d, (&#43;|-)\d+\.\d\]`).MatchString(runs) {
+		t.Errorf("runs list shows no DDS with its interval: %s", runs[strings.Index(runs, "headline"):][:300])
+	}
 	item := c.get("/runs/"+id+"/item?id="+m[1], 200)
 	for _, cond := range []string{"C1-True", "C1-False", "C2-Correct", "C2-Incorrect"} {
 		if !strings.Contains(item, cond) {
