@@ -7,11 +7,16 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
+
+// SearchTimeout bounds how long a transcript search reads before the
+// table says it stopped.
+var SearchTimeout = 10 * time.Second
 
 // runRow is one line of the runs list.
 type runRow struct {
@@ -180,11 +185,20 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 	if _, ok := store.ViewColumns[vq.Sort]; vq.Sort != "" && !ok {
 		return fmt.Errorf("%w: no column %q to sort by", errBadRequest, vq.Sort)
 	}
-	p, err := s.st.ViewSessions(ctx, run.ID, vq)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errBadRequest, err)
+	qctx := ctx
+	if vq.Search != "" {
+		// A search reads transcripts: bounded, so a rare phrase on a big
+		// run does not hold the page for minutes.
+		var cancel context.CancelFunc
+		qctx, cancel = context.WithTimeout(ctx, SearchTimeout)
+		defer cancel()
 	}
+	p, err := s.st.ViewSessions(qctx, run.ID, vq)
 	switch {
+	case err != nil && vq.Search != "" && ctx.Err() == nil && qctx.Err() != nil:
+		d.Count = fmt.Sprintf("the search for %q read transcripts for %v without filling a page and was stopped: narrow it with a filter", vq.Search, SearchTimeout)
+	case err != nil:
+		return fmt.Errorf("%w: %v", errBadRequest, err)
 	case p.Total < 0:
 		d.Count = fmt.Sprintf("%d sessions on this page hold %q", len(p.Rows), vq.Search)
 	case p.Capped:

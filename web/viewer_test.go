@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
@@ -86,5 +87,22 @@ func TestSessionLinksPairAndItem(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("session page lacks %s", want)
 		}
+	}
+}
+
+// A transcript search that runs out of time says so, and the table
+// still answers.
+func TestSearchStopsAtItsTimeout(t *testing.T) {
+	st, id := simRun(t)
+	c := serve(t, st, web.Options{})
+	page := c.get("/runs/"+id+"/?q=registry", 200)
+	if len(sessionIDs(page)) == 0 {
+		t.Fatal("searching for a word every transcript holds found nothing")
+	}
+	defer func(d time.Duration) { web.SearchTimeout = d }(web.SearchTimeout)
+	web.SearchTimeout = time.Nanosecond
+	page = c.get("/runs/"+id+"/?q=registry", 200)
+	if !strings.Contains(page, "was stopped: narrow it with a filter") || len(sessionIDs(page)) != 0 {
+		t.Errorf("a search past its time limit: %d rows, stop notice %v", len(sessionIDs(page)), strings.Contains(page, "was stopped"))
 	}
 }
