@@ -29,7 +29,7 @@ import (
 
 // indexVersion changes when what the index holds changes: an index
 // written by another version is written again.
-const indexVersion = "view-3"
+const indexVersion = "view-4"
 
 // headline is a run's stored summary: what the runs list shows and what the
 // report page's counts link to.
@@ -88,9 +88,31 @@ func (h *headline) tally(label string, kv ...string) {
 	h.Breakdown = append(h.Breakdown, countRow{Label: label, Filter: f, N: 1})
 }
 
-// sortBreakdown puts the breakdown in a stable order: by label.
+// sortBreakdown puts the breakdown in a stable order: by what it counts
+// (a branch, a direction), then its total before its first answers before
+// its final answers.
 func (h *headline) sortBreakdown() {
-	sort.SliceStable(h.Breakdown, func(i, j int) bool { return h.Breakdown[i].Label < h.Breakdown[j].Label })
+	rank := func(l string) (string, int, string) {
+		head, rest, _ := strings.Cut(l, " · ")
+		switch {
+		case strings.HasPrefix(rest, "first answer"):
+			return head, 1, rest
+		case strings.HasPrefix(rest, "final answer"):
+			return head, 2, rest
+		}
+		return head, 0, rest
+	}
+	sort.SliceStable(h.Breakdown, func(i, j int) bool {
+		hi, ri, li := rank(h.Breakdown[i].Label)
+		hj, rj, lj := rank(h.Breakdown[j].Label)
+		if hi != hj {
+			return hi < hj
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return li < lj
+	})
 }
 
 // counts are sessions per filter of the session table.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
@@ -293,9 +292,7 @@ func (s *Server) reportLinks(ctx context.Context, run store.Run) (*reportLinks, 
 	if !d.Framing() {
 		add("corrections not applied", c.NotApplied, map[string]string{"branch": "correction", "correction": "no"})
 	}
-	rows := append([]countRow(nil), h.Breakdown...)
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Label < rows[j].Label })
-	for _, b := range rows {
+	for _, b := range h.Breakdown {
 		add(b.Label, b.N, b.Filter)
 	}
 	return d, nil

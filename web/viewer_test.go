@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
 )
@@ -104,5 +105,42 @@ func TestSearchStopsAtItsTimeout(t *testing.T) {
 	page = c.get("/runs/"+id+"/?q=registry", 200)
 	if !strings.Contains(page, "was stopped: narrow it with a filter") || len(sessionIDs(page)) != 0 {
 		t.Errorf("a search past its time limit: %d rows, stop notice %v", len(sessionIDs(page)), strings.Contains(page, "was stopped"))
+	}
+}
+
+// The viewer on a PostgreSQL store: the run is indexed there, and the
+// table's filters, sort, key paging and transcript search are answered by
+// PostgreSQL as by SQLite.
+func TestViewerOnPostgres(t *testing.T) {
+	st := storetest.OpenPostgres(t)
+	o := study.DefaultPressureOptions()
+	o.Seed = 11
+	res, err := study.RunPressure(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Manifest.RunID
+	c := serve(t, st, web.Options{})
+	page := c.get("/runs/"+id+"/", 200)
+	if m := countRe.FindStringSubmatch(page); m == nil || m[1] != "416" {
+		t.Fatalf("table on PostgreSQL: %v", m)
+	}
+	next := nextRe.FindStringSubmatch(page)
+	if next == nil {
+		t.Fatal("no next page")
+	}
+	second := sessionIDs(c.get("/runs/"+id+"/"+html.UnescapeString(next[1]), 200))
+	if len(second) != web.PageSize || second[0] == sessionIDs(page)[0] {
+		t.Errorf("second page: %v", second)
+	}
+	rep := c.get("/runs/"+id+"/report", 200)
+	links := countLinkRe.FindAllStringSubmatch(rep, -1)
+	for _, l := range links[:min(len(links), 12)] {
+		if m := countRe.FindStringSubmatch(c.get(html.UnescapeString(l[1]), 200)); m == nil || m[1] != l[2] {
+			t.Errorf("%s: the report counts %s, the table %v", l[1], l[2], m)
+		}
+	}
+	if got := sessionIDs(c.get("/runs/"+id+"/?q=registry&sort=final&desc=1", 200)); len(got) == 0 {
+		t.Error("transcript search on PostgreSQL found nothing")
 	}
 }
