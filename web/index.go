@@ -139,23 +139,34 @@ type build struct {
 	err  error
 }
 
-// basis says which state of a run an index describes.
-func (s *Server) basis(ctx context.Context, run store.Run) (string, error) {
+// basis says which state of a run an index describes. A running run's
+// basis does not follow its sessions as they are stored (scoring a big run
+// again on every page would not do): its index holds the sessions stored
+// when it was scored, the table says so, and ?rescore=1 scores it again.
+// It changes when the run finishes.
+func (s *Server) basis(_ context.Context, run store.Run) (string, error) {
 	h := fnv.New64a()
 	h.Write(run.Manifest)
 	fin := ""
 	if run.Finished != nil {
 		fin = run.Finished.UTC().Format(time.RFC3339Nano)
 	}
-	b := fmt.Sprintf("%s|%s|%s|%x", indexVersion, run.Status, fin, h.Sum64())
-	if run.Status == store.RunRunning {
-		_, n, err := s.st.SessionPage(ctx, run.ID, store.SessionFilter{}, 0, 0)
-		if err != nil {
-			return "", err
-		}
-		b += fmt.Sprintf("|%d", n)
+	return fmt.Sprintf("%s|%s|%s|%x", indexVersion, run.Status, fin, h.Sum64()), nil
+}
+
+// rescore scores a run for the viewer again, whatever its index holds.
+func (s *Server) rescore(ctx context.Context, run store.Run) error {
+	b, err := s.basis(ctx, run)
+	if err != nil {
+		return err
 	}
-	return b, nil
+	bd := s.startBuild(run, b)
+	select {
+	case <-bd.done:
+		return bd.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // index returns a run's current headline, scoring the run first when its

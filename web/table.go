@@ -164,6 +164,12 @@ var (
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run) error {
 	ctx := r.Context()
 	q := r.URL.Query()
+	if q.Get("rescore") == "1" {
+		if err := s.rescore(ctx, run); err != nil {
+			return err
+		}
+		q.Del("rescore")
+	}
 	h, err := s.index(ctx, run)
 	if err != nil {
 		return err

@@ -144,3 +144,25 @@ func TestViewerOnPostgres(t *testing.T) {
 		t.Error("transcript search on PostgreSQL found nothing")
 	}
 }
+
+// A running run is scored once, not on every page as sessions arrive: its
+// table says how many sessions it holds and offers to score it again.
+func TestRunningRunScoredOnRequest(t *testing.T) {
+	st, id := simRun(t)
+	ctx := context.Background()
+	run, err := st.GetRun(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ReopenRun(ctx, id, run.Manifest); err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, st, web.Options{})
+	page := c.get("/runs/"+id+"/", 200)
+	if !strings.Contains(page, `id="running">This run is still running: the table holds the 416 sessions`) {
+		t.Error("a running run's table does not say what it holds")
+	}
+	if m := countRe.FindStringSubmatch(c.get("/runs/"+id+"/?rescore=1&failures=1", 200)); m == nil || m[1] == "0" {
+		t.Errorf("rescored table under the failures filter: %v", m)
+	}
+}
