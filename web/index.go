@@ -509,3 +509,69 @@ func indexFraming(ctx context.Context, w *store.ViewWriter, r *study.FramingResu
 	h.Accuracy, h.Parsed = &acc, &parsed
 	return h, nil
 }
+
+// reportCache keeps the last few HTML reports the viewer wrote, each for
+// the state of its run it was written on.
+type reportCache struct {
+	mu    sync.Mutex
+	pages map[string][2]string // run id -> key, page
+	order []string
+}
+
+const reportCacheSize = 4
+
+func (c *reportCache) get(run, key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pages[run]
+	return p[1], ok && p[0] == key
+}
+
+func (c *reportCache) put(run, key, page string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pages == nil {
+		c.pages = map[string][2]string{}
+	}
+	if _, ok := c.pages[run]; !ok {
+		c.order = append(c.order, run)
+		if len(c.order) > reportCacheSize {
+			delete(c.pages, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	c.pages[run] = [2]string{key, page}
+}
+
+// reportKey names the state a run's report depends on: the run (its
+// basis) and its review (codes, adjudications, reviewers finished).
+func (s *Server) reportKey(ctx context.Context, run store.Run) (string, error) {
+	b, err := s.basis(ctx, run)
+	if err != nil {
+		return "", err
+	}
+	if run.Status == store.RunRunning {
+		// Sessions arrive: never kept.
+		b += fmt.Sprintf("|%d", time.Now().UnixNano())
+	}
+	codes, err := s.st.ReviewCodes(ctx, run.ID)
+	if err != nil {
+		return "", err
+	}
+	adj, err := s.st.Adjudications(ctx, run.ID)
+	if err != nil {
+		return "", err
+	}
+	fin, err := s.st.ReviewFinished(ctx, run.ID)
+	if err != nil {
+		return "", err
+	}
+	rev, err := json.Marshal([]any{codes, adj, fin})
+	if err != nil {
+		return "", err
+	}
+	h := fnv.New64a()
+	h.Write(rev)
+	_, revErr := s.st.GetReview(ctx, run.ID)
+	return fmt.Sprintf("%s|%x|%v", b, h.Sum64(), revErr == nil), nil
+}

@@ -75,8 +75,9 @@ type Server struct {
 
 	mu    sync.Mutex
 	decks map[string]*pressure.Deck
-	diffs diffCache
-	ix    indexer
+	diffs   diffCache
+	ix      indexer
+	reports reportCache
 }
 
 // New makes a viewer over a store.
@@ -596,6 +597,15 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if s.opt.LoadReport == nil {
 		return fmt.Errorf("%w: this viewer has no report", errNotFound)
 	}
+	// A report scores the whole run: it is kept for the run's state (its
+	// basis and its review), so it is written once, not on every visit.
+	key, err := s.reportKey(r.Context(), run)
+	if err != nil {
+		return err
+	}
+	if page, ok := s.reports.get(run.ID, key); ok {
+		return s.writeReport(w, r, run, page)
+	}
 	sc, err := s.opt.LoadReport(r.Context(), s.st, run.ID)
 	if err != nil {
 		return err
@@ -605,6 +615,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 		if err := sc.Framing.HTML(&b); err != nil {
 			return err
 		}
+		s.reports.put(run.ID, key, b.String())
 		return s.writeReport(w, r, run, b.String())
 	}
 	rep := sc.Report
@@ -619,6 +630,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if err := rep.HTML(&b, &report.HTMLExtras{Briefs: briefs}); err != nil {
 		return err
 	}
+	s.reports.put(run.ID, key, b.String())
 	return s.writeReport(w, r, run, b.String())
 }
 

@@ -3,12 +3,14 @@ package web_test
 import (
 	"context"
 	"html"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
@@ -164,5 +166,43 @@ func TestRunningRunScoredOnRequest(t *testing.T) {
 	}
 	if m := countRe.FindStringSubmatch(c.get("/runs/"+id+"/?rescore=1&failures=1", 200)); m == nil || m[1] == "0" {
 		t.Errorf("rescored table under the failures filter: %v", m)
+	}
+}
+
+// The report page is written once per state of its run: a second visit
+// is served from memory, and a review code written in between is in the
+// page the next visit gets.
+func TestReportKeptUntilTheRunChanges(t *testing.T) {
+	st, id := simRun(t)
+	calls := 0
+	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
+		calls++
+		return loadScored(ctx, st, id)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c := &client{t: t, base: ts.URL, http: ts.Client()}
+	first := c.get("/runs/"+id+"/report", 200)
+	if again := c.get("/runs/"+id+"/report", 200); again != first || calls != 1 {
+		t.Errorf("second visit: scored %d times, same page %v", calls, again == first)
+	}
+	ctx := context.Background()
+	ids := sessionIDs(c.get("/runs/"+id+"/?failures=1", 200))
+	if err := st.CreateReview(ctx, store.Review{RunID: id, Reviewers: [2]string{"ana", "ben"}, Items: []store.ReviewItem{{SessionID: ids[0], Why: "failure"}}}); err != nil {
+		t.Fatal(err)
+	}
+	c.get("/runs/"+id+"/report", 200)
+	if calls != 2 {
+		t.Errorf("after a review started the report was scored %d times in all, want 2", calls)
+	}
+	if err := st.SetReviewCode(ctx, id, ids[0], "ana", store.CodeIdentity, ""); err != nil {
+		t.Fatal(err)
+	}
+	c.get("/runs/"+id+"/report", 200)
+	if calls != 3 {
+		t.Errorf("after a code the report was scored %d times in all, want 3", calls)
 	}
 }
