@@ -73,8 +73,8 @@ type Server struct {
 	tmpl *template.Template
 	mux  *http.ServeMux
 
-	mu    sync.Mutex
-	decks map[string]*pressure.Deck
+	mu      sync.Mutex
+	decks   map[string]*pressure.Deck
 	diffs   diffCache
 	ix      indexer
 	reports reportCache
