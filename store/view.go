@@ -308,6 +308,8 @@ type ViewQuery struct {
 	// first does.
 	After, Before string
 	Limit         int
+	// NoCount leaves the count out (Total -1): for a caller that knows it.
+	NoCount bool
 }
 
 // ViewColumns are the sortable columns, by the key a ViewQuery names.
@@ -546,7 +548,7 @@ func (s *Store) ViewSessions(ctx context.Context, runID string, q ViewQuery) (Vi
 			}
 		}
 	}
-	if q.Search == "" {
+	if q.Search == "" && !q.NoCount {
 		var n int
 		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM view_sessions c WHERE `+countWhere+` LIMIT ?) x`,
 			append(countArgs, CountCap+1)...).Scan(&n); err != nil {

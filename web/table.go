@@ -190,6 +190,15 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 	if _, ok := store.ViewColumns[vq.Sort]; vq.Sort != "" && !ok {
 		return fmt.Errorf("%w: no column %q to sort by", errBadRequest, vq.Sort)
 	}
+	unfiltered := true
+	for _, k := range valueFilters {
+		unfiltered = unfiltered && q.Get(k) == ""
+	}
+	for _, f := range flags {
+		unfiltered = unfiltered && q.Get(f.Key) == ""
+	}
+	// The whole run: its size is in the headline, no need to count.
+	vq.NoCount = unfiltered
 	qctx := ctx
 	if vq.Search != "" {
 		// A search reads transcripts: bounded, so a rare phrase on a big
@@ -204,6 +213,8 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 		d.Count = fmt.Sprintf("the search for %q read transcripts for %v without filling a page and was stopped: narrow it with a filter", vq.Search, SearchTimeout)
 	case err != nil:
 		return fmt.Errorf("%w: %v", errBadRequest, err)
+	case unfiltered:
+		d.Count = fmt.Sprintf("%d sessions", h.Sessions)
 	case p.Total < 0:
 		d.Count = fmt.Sprintf("%d sessions on this page hold %q", len(p.Rows), vq.Search)
 	case p.Capped:
