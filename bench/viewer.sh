@@ -81,8 +81,10 @@ for p in "runs-list|/" "table-first-page|/runs/$run/" "failures-only|/runs/$run/
   "sort-by-final-desc-unreviewed|/runs/$run/?sort=final_status&desc=1&unreviewed=1" \
   "discordant|/runs/$run/?discordant=1" "search-transcripts|/runs/$run/?q=$(enc 'not a phrase anyone wrote')" \
   "search-common-word|/runs/$run/?q=$(enc 'schedul')" \
-  "open-session|/runs/$run/session?id=$(enc "$session")" "open-pair|/runs/$run/pair?key=$(enc "$c/$o/$b/$r")" \
-  "report|/runs/$run/report"; do
+  "open-session|/runs/$run/session?id=$(enc "$session")" "open-pair|/runs/$run/pair?key=$(enc "$c/$o/$b/$r")"; do
   printf '%-34s %10s\n' "${p%%|*}" "$(time_ms "${p#*|}")"
 done
+# The report scores the whole run on its first visit, then is kept.
+printf '%-34s %10s\n' report-first-visit "$(repeat=1 time_ms "/runs/$run/report")"
+printf '%-34s %10s\n' report-kept "$(time_ms "/runs/$run/report")"
 printf 'viewer peak RSS: %d MB\n' "$(( $(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status") / 1024 ))"
