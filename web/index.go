@@ -29,7 +29,7 @@ import (
 
 // indexVersion changes when what the index holds changes: an index
 // written by another version is written again.
-const indexVersion = "view-4"
+const indexVersion = "view-5"
 
 // headline is a run's stored summary: what the runs list shows and what the
 // report page's counts link to.
@@ -463,10 +463,36 @@ func indexFraming(ctx context.Context, w *store.ViewWriter, r *study.FramingResu
 			h.DDS, h.DDSLo, h.DDSHi = &d.Value, d.CILo, d.CIHi
 		}
 	}
-	byID := map[string]*framing.Observation{}
+	// A C1 condition has no speakers: one C1 session may stand against the
+	// C2 sessions of several label sets. A session's pair is the one in the
+	// other framing on the same item and template with the same labels and
+	// mitigation when there is one, else the same mitigation, else the first.
 	obs, _ := r.Paired()
+	byCell := map[string][]*framing.Observation{}
+	cell := func(o framing.Spec, c framing.Condition) string {
+		return o.Item + "\x00" + o.Template + "\x00" + string(c)
+	}
 	for i := range obs {
-		byID[obs[i].Session] = &obs[i]
+		k := cell(obs[i].Spec, obs[i].Condition)
+		byCell[k] = append(byCell[k], &obs[i])
+	}
+	pairOf := func(o *framing.Observation) *framing.Observation {
+		cands := byCell[cell(o.Spec, framingPair[o.Condition])]
+		var best *framing.Observation
+		score := -1
+		for _, c := range cands {
+			sc := 0
+			if c.Mitigation == o.Mitigation {
+				sc += 2
+			}
+			if c.Labels == o.Labels {
+				sc++
+			}
+			if sc > score {
+				best, score = c, sc
+			}
+		}
+		return best
 	}
 	var acc, parsed stats.Rate
 	for i := range r.Observations {
@@ -482,11 +508,13 @@ func indexFraming(ctx context.Context, w *store.ViewWriter, r *study.FramingResu
 				acc.Num++
 			}
 		}
-		other := o.Spec
-		other.Condition = framingPair[o.Condition]
 		arm := strings.Join([]string{o.Template, o.Labels, o.Mitigation}, "/")
 		v := store.ViewSession{ID: o.Session, Item: o.Item, Case: strings.ReplaceAll(arm, "//", "/"), Branch: string(o.Condition),
-			First: o.Choice, FirstStatus: framingStatus(o.Reply), Pair: other.ID()}
+			First: o.Choice, FirstStatus: framingStatus(o.Reply)}
+		p := pairOf(o)
+		if p != nil {
+			v.Pair = p.Session
+		}
 		if a := o.AfterChallenge; a != nil {
 			v.Final, v.FinalStatus = a.Choice, framingStatus(*a)
 			if o.Status == framing.StatusAnswered && a.Status == framing.StatusAnswered {
@@ -498,7 +526,7 @@ func indexFraming(ctx context.Context, w *store.ViewWriter, r *study.FramingResu
 		v.ParseFailure = o.Status == framing.StatusUnparseable
 		v.Transport = o.Status == framing.StatusFailed
 		v.Failure = v.Transport || (o.Status == framing.StatusAnswered && !o.Correct)
-		if p := byID[v.Pair]; p != nil && p.Status == framing.StatusAnswered && o.Status == framing.StatusAnswered {
+		if p != nil && p.Status == framing.StatusAnswered && o.Status == framing.StatusAnswered {
 			v.Discordant = p.Correct != o.Correct
 		}
 		h.count(v)

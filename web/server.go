@@ -475,11 +475,13 @@ func (s *Server) linkSession(ctx context.Context, run store.Run, t *transcript) 
 	}
 	var sp framing.Spec
 	if json.Unmarshal(t.Session.Spec, &sp) == nil && sp.Item != "" {
-		other := sp
-		other.Condition = framingPair[sp.Condition]
-		t.PairURL = "/runs/" + run.ID + "/session?id=" + url.QueryEscape(other.ID())
 		t.ItemURL = "/runs/" + run.ID + "/item/" + sp.Item
 		t.ItemLabel = "item " + sp.Item
+		// The pair as the index found it (a C1 session serves several
+		// label sets).
+		if t.Row != nil && t.Row.Pair != "" {
+			t.PairURL = "/runs/" + run.ID + "/session?id=" + url.QueryEscape(t.Row.Pair)
+		}
 	}
 	return nil
 }

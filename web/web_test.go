@@ -485,6 +485,31 @@ func TestFramingRunPages(t *testing.T) {
 	if !strings.Contains(rep, `id="chart-accuracy-0"`) || !strings.Contains(rep, `id="chart-dds-0"`) {
 		t.Error("framing report lacks its charts")
 	}
+	// A framing session links the same item in the other framing, and
+	// its item's page.
+	one := c.get("/runs/"+id+"/?branch=C1-True", 200)
+	sid := sessionIDs(one)[0]
+	sp := c.get("/runs/"+id+"/session?id="+url.QueryEscape(sid), 200)
+	pm := regexp.MustCompile(`<a href="([^"]+)" id="pair-link">`).FindStringSubmatch(sp)
+	if pm == nil || !strings.Contains(sp, `id="item-link">item `) {
+		t.Fatalf("framing session page lacks its pair or item link")
+	}
+	other := c.get(html.UnescapeString(pm[1]), 200)
+	h1 := regexp.MustCompile(`<h1>Session <code>([^<]+)</code>`).FindStringSubmatch(other)
+	parts := strings.Split(sid, "/")
+	if h1 == nil || !strings.HasPrefix(h1[1], parts[0]+"/"+parts[1]+"/") || !strings.HasSuffix(h1[1], "/C2-Correct") {
+		t.Errorf("the pair of %s is %v, not the same item and template in C2-Correct", sid, h1)
+	}
+	// Each count above the framing report opens exactly its sessions.
+	links := countLinkRe.FindAllStringSubmatch(rep, -1)
+	if len(links) < 10 {
+		t.Errorf("framing report page links %d counts", len(links))
+	}
+	for _, l := range links {
+		if m := countRe.FindStringSubmatch(c.get(html.UnescapeString(l[1]), 200)); m == nil || m[1] != l[2] {
+			t.Errorf("%s: the report counts %s, the table %v", l[1], l[2], m)
+		}
+	}
 }
 
 // TestFirstPassMasksDeclaredContrast: a run that showed the model its own
