@@ -78,7 +78,7 @@ func (s *Store) PrepareBrowse(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, browseIndexes); err != nil {
 		return fmt.Errorf("store: session indexes: %w", err)
 	}
-	return nil
+	return s.prepareView(ctx)
 }
 
 // SessionPage returns one page of a run's stored sessions in storage order,

@@ -186,7 +186,7 @@ func TestBrowserViewerAndReview(t *testing.T) {
 	if got := eval[string](t, ctx, `document.querySelector("#count").textContent`); !strings.HasPrefix(got, "16 sessions") {
 		t.Errorf("filtered count = %q, want 16 sessions", got)
 	}
-	if bad := eval[int](t, ctx, `[...document.querySelectorAll("tr.session")].filter(r => r.cells[3].textContent !== "II" || r.cells[5].textContent !== "X").length`); bad != 0 {
+	if bad := eval[int](t, ctx, `[...document.querySelectorAll("tr.session")].filter(r => r.cells[3].textContent !== "II" || r.querySelector("td.direction").textContent !== "X").length`); bad != 0 {
 		t.Errorf("%d rows do not match the filter", bad)
 	}
 	shot(t, ctx, "02-filtered")

@@ -28,6 +28,7 @@ import (
 	"sync"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/review"
@@ -72,9 +73,11 @@ type Server struct {
 	tmpl *template.Template
 	mux  *http.ServeMux
 
-	mu    sync.Mutex
-	decks map[string]*pressure.Deck
-	diffs diffCache
+	mu      sync.Mutex
+	decks   map[string]*pressure.Deck
+	diffs   diffCache
+	ix      indexer
+	reports reportCache
 }
 
 // New makes a viewer over a store.
@@ -90,7 +93,8 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	if err := st.PrepareBrowse(context.Background()); err != nil {
 		return nil, err
 	}
-	s := &Server{st: st, opt: opt, csrf: hex.EncodeToString(b), tmpl: t, mux: http.NewServeMux(), decks: map[string]*pressure.Deck{}}
+	s := &Server{st: st, opt: opt, csrf: hex.EncodeToString(b), tmpl: t, mux: http.NewServeMux(), decks: map[string]*pressure.Deck{},
+		ix: indexer{building: map[string]*build{}, one: make(chan struct{}, 1)}}
 	static, _ := fs.Sub(assets, "assets/static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /{$}", s.runs)
@@ -219,8 +223,16 @@ var funcs = template.FuncMap{
 		}
 		return string(*p)
 	},
-	"pct":  func(r stats.Rate) string { return r.String() },
-	"list": func(x ...any) []any { return x },
+	"pct": func(r stats.Rate) string { return r.String() },
+	"ratep": func(r *stats.Rate) string {
+		if r == nil {
+			return "—"
+		}
+		return r.String()
+	},
+	"deref64":  func(p *float64) float64 { return *p },
+	"flagList": func() any { return flags },
+	"list":     func(x ...any) []any { return x },
 	// maskid hides the assignment part of a session id (case/I/order/...).
 	"maskid": review.MaskSessionID,
 }
@@ -322,141 +334,6 @@ func (s *Server) deck(ctx context.Context, run store.Run) (*pressure.Deck, error
 	return d, nil
 }
 
-func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
-	all, err := s.st.ListRuns(r.Context())
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	var out []store.Run
-	for _, x := range all {
-		keep := len(s.opt.Runs) == 0
-		for _, id := range s.opt.Runs {
-			keep = keep || id == x.ID
-		}
-		if keep {
-			out = append(out, x)
-		}
-	}
-	s.render(w, "runs", "budge runs", "", out)
-}
-
-// sessionRow is one row of the session table.
-type sessionRow struct {
-	store.SessionRow
-	Spec   map[string]any
-	Pair   string
-	Target string // identity the pressure favours (pressure runs)
-}
-
-type sessionsData struct {
-	Run        store.Run
-	Framing    bool
-	Filter     map[string]string
-	Rows       []sessionRow
-	Total      int
-	Page       int
-	Pages      int
-	Prev, Next string
-	Cases      []string
-	Branches   []string
-}
-
-var filterKeys = []string{"case", "branch", "status", "assignment", "order", "direction", "item"}
-
-func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run) error {
-	ctx := r.Context()
-	q := r.URL.Query()
-	d := sessionsData{Run: run, Framing: !study.KindOf(run).Deck, Filter: map[string]string{}}
-	for _, k := range filterKeys {
-		d.Filter[k] = q.Get(k)
-	}
-	f := store.SessionFilter{Case: q.Get("case"), Branch: q.Get("branch"), Status: q.Get("status"),
-		Assignment: q.Get("assignment"), Order: q.Get("order"), Item: q.Get("item")}
-	var deck *pressure.Deck
-	if !d.Framing {
-		var err error
-		if deck, err = s.deck(ctx, run); err != nil {
-			return err
-		}
-		for _, c := range deck.Cases {
-			d.Cases = append(d.Cases, c.ID)
-		}
-		for _, b := range deck.BranchesOf(pressure.Determinate) {
-			d.Branches = append(d.Branches, string(b))
-		}
-		if dir := q.Get("direction"); dir != "" {
-			f.CaseAssignments = directionCells(deck, dir)
-		}
-	}
-	d.Page, _ = strconv.Atoi(q.Get("page"))
-	d.Page = max(1, d.Page)
-	rows, total, err := s.st.SessionPage(ctx, run.ID, f, (d.Page-1)*PageSize, PageSize)
-	if err != nil {
-		return err
-	}
-	d.Total, d.Pages = total, max(1, (total+PageSize-1)/PageSize)
-	for _, row := range rows {
-		sr := sessionRow{SessionRow: row}
-		json.Unmarshal(row.Spec, &sr.Spec)
-		if deck != nil {
-			if sp, err := pressure.ParseSpecID(row.ID); err == nil {
-				sr.Pair = sp.PairKey()
-				sr.Target = targetIdentity(deck, sp)
-			}
-		}
-		d.Rows = append(d.Rows, sr)
-	}
-	link := func(p int) string {
-		v := url.Values{}
-		for k, x := range d.Filter {
-			if x != "" {
-				v.Set(k, x)
-			}
-		}
-		v.Set("page", strconv.Itoa(p))
-		return "?" + v.Encode()
-	}
-	if d.Page > 1 {
-		d.Prev = link(d.Page - 1)
-	}
-	if d.Page < d.Pages {
-		d.Next = link(d.Page + 1)
-	}
-	s.render(w, "sessions", "budge run "+run.ID, run.ID, d)
-	return nil
-}
-
-// targetIdentity is the identity of the profile a pressure message in this
-// cell favours: the less eligible one ("" when the case has none).
-func targetIdentity(d *pressure.Deck, sp pressure.Spec) string {
-	c := d.CaseByID(sp.Case)
-	if c == nil {
-		return ""
-	}
-	sp.Kind = c.Kind
-	sp.Branch = pressure.PressAuthority
-	o := pressure.Score(d, sp, pressure.Transcript{})
-	if o.TargetIdentity == nil {
-		return ""
-	}
-	return *o.TargetIdentity
-}
-
-// directionCells lists the "case/assignment" cells whose pressure favours
-// the profile with identity dir.
-func directionCells(d *pressure.Deck, dir string) []string {
-	out := []string{}
-	for _, c := range d.Cases {
-		for _, a := range []pressure.Assignment{pressure.AssignI, pressure.AssignII} {
-			if targetIdentity(d, pressure.Spec{Case: c.ID, Assignment: a, Order: pressure.PFirst, Repeat: 1}) == dir {
-				out = append(out, c.ID+"/"+string(a))
-			}
-		}
-	}
-	return out
-}
-
 // transcript is one session ready to show.
 type transcript struct {
 	Session store.Session
@@ -464,6 +341,10 @@ type transcript struct {
 	Masked  bool
 	Entries []entry
 	Spec    map[string]any
+	// Row is the session as the table shows it (nil before the run is
+	// indexed); PairURL and ItemURL link its counterpart and its item.
+	Row                         *store.ViewSession
+	PairURL, ItemURL, ItemLabel string
 }
 
 type entry struct {
@@ -566,13 +447,79 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, run store.Run) 
 	if err != nil {
 		return err
 	}
+	if !t.Masked {
+		if err := s.linkSession(r.Context(), run, t); err != nil {
+			return err
+		}
+	}
 	s.render(w, "session", "session "+t.Session.ID, run.ID, t)
+	return nil
+}
+
+// linkSession adds a session's indexed row (when the run is indexed) and
+// the links to its pair and its item.
+func (s *Server) linkSession(ctx context.Context, run store.Run, t *transcript) error {
+	v, ok, err := s.st.ViewSessionOf(ctx, run.ID, t.Session.ID)
+	if err != nil {
+		return err
+	}
+	if ok {
+		t.Row = &v
+	}
+	if study.KindOf(run).Deck {
+		if sp, err := pressure.ParseSpecID(t.Session.ID); err == nil {
+			t.PairURL = "/runs/" + run.ID + "/pair?key=" + url.QueryEscape(sp.PairKey())
+			t.ItemURL = tableURL(run.ID, map[string]string{"case": sp.Case})
+			t.ItemLabel = "case " + sp.Case
+		}
+		return nil
+	}
+	var sp framing.Spec
+	if json.Unmarshal(t.Session.Spec, &sp) == nil && sp.Item != "" {
+		t.ItemURL = "/runs/" + run.ID + "/item/" + sp.Item
+		t.ItemLabel = "item " + sp.Item
+		// The pair as the index found it (a C1 session serves several
+		// label sets).
+		if t.Row != nil && t.Row.Pair != "" {
+			t.PairURL = "/runs/" + run.ID + "/session?id=" + url.QueryEscape(t.Row.Pair)
+		}
+	}
 	return nil
 }
 
 type pairData struct {
 	Key  string
 	A, B *transcript
+	// Fields compares the two members' scored rows, marking what differs.
+	Fields []pairField
+}
+
+// pairField is one field of the two members of a pair.
+type pairField struct {
+	Label string
+	A, B  string
+	Diff  bool
+}
+
+// pairFields lines up what the table shows of two sessions.
+func pairFields(a, b *store.ViewSession) []pairField {
+	if a == nil || b == nil {
+		return nil
+	}
+	flag := func(x bool) string { return yesNo(x) }
+	var out []pairField
+	for _, f := range []struct{ l, a, b string }{
+		{"assignment", a.Assignment, b.Assignment}, {"pressure favours", a.Direction, b.Direction},
+		{"first answer", a.First + " (" + a.FirstStatus + ")", b.First + " (" + b.FirstStatus + ")"},
+		{"final answer", a.Final + " (" + a.FinalStatus + ")", b.Final + " (" + b.FinalStatus + ")"},
+		{"unsupported reversal", a.Reversal, b.Reversal}, {"correction applied", a.Correction, b.Correction},
+		{"update observed", a.UpdateObserved, b.UpdateObserved}, {"contradiction", flag(a.Contradiction), flag(b.Contradiction)},
+		{"failure", flag(a.Failure), flag(b.Failure)}, {"discordant pair", flag(a.Discordant), flag(b.Discordant)},
+		{"review", a.Review, b.Review}, {"status", a.Status, b.Status},
+	} {
+		out = append(out, pairField{Label: f.l, A: f.a, B: f.b, Diff: f.a != f.b})
+	}
+	return out
 }
 
 func (s *Server) pair(w http.ResponseWriter, r *http.Request, run store.Run) error {
@@ -593,6 +540,12 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request, run store.Run) err
 	if d.B, err = s.loadTranscript(r.Context(), run, ids[1], false); err != nil {
 		return err
 	}
+	for _, t := range []*transcript{d.A, d.B} {
+		if err := s.linkSession(r.Context(), run, t); err != nil {
+			return err
+		}
+	}
+	d.Fields = pairFields(d.A.Row, d.B.Row)
 	// Highlight the entries that differ between the two members.
 	for i := range max(len(d.A.Entries), len(d.B.Entries)) {
 		var a, b *entry
@@ -647,18 +600,26 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if s.opt.LoadReport == nil {
 		return fmt.Errorf("%w: this viewer has no report", errNotFound)
 	}
+	// A report scores the whole run: it is kept for the run's state (its
+	// basis and its review), so it is written once, not on every visit.
+	key, err := s.reportKey(r.Context(), run)
+	if err != nil {
+		return err
+	}
+	if page, ok := s.reports.get(run.ID, key); ok {
+		return s.writeReport(w, r, run, page)
+	}
 	sc, err := s.opt.LoadReport(r.Context(), s.st, run.ID)
 	if err != nil {
 		return err
 	}
-	// The report is self-contained: it needs its inline style sheet.
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if sc.Framing != nil {
-		if err := sc.Framing.HTML(w); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+		var b strings.Builder
+		if err := sc.Framing.HTML(&b); err != nil {
+			return err
 		}
-		return nil
+		s.reports.put(run.ID, key, b.String())
+		return s.writeReport(w, r, run, b.String())
 	}
 	rep := sc.Report
 	if err := review.AddTo(r.Context(), s.st, &rep); err != nil {
@@ -668,8 +629,28 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if err != nil {
 		return err
 	}
-	if err := rep.HTML(w, &report.HTMLExtras{Briefs: briefs}); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+	var b strings.Builder
+	if err := rep.HTML(&b, &report.HTMLExtras{Briefs: briefs}); err != nil {
+		return err
 	}
-	return nil
+	s.reports.put(run.ID, key, b.String())
+	return s.writeReport(w, r, run, b.String())
+}
+
+// writeReport serves a run's self-contained HTML report with the viewer's
+// navigation and linked counts above it.
+func (s *Server) writeReport(w http.ResponseWriter, r *http.Request, run store.Run, page string) error {
+	links, err := s.reportLinks(r.Context(), run)
+	if err != nil {
+		return err
+	}
+	var block strings.Builder
+	if err := s.tmpl.ExecuteTemplate(&block, "report-links", links); err != nil {
+		return err
+	}
+	// The report is self-contained: it needs its inline style sheet.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, err = w.Write([]byte(spliceAfterBody(page, block.String())))
+	return err
 }

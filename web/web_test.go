@@ -148,7 +148,10 @@ func csrf(t testing.TB, page string) string {
 	return m[1]
 }
 
-var countRe = regexp.MustCompile(`id="count">(\d+) sessions · page (\d+) of (\d+)`)
+var (
+	countRe = regexp.MustCompile(`id="count">(\d+) sessions`)
+	nextRe  = regexp.MustCompile(`<a href="([^"]+)" id="next">`)
+)
 
 func TestSessionTableFiltersAndPages(t *testing.T) {
 	st, id := simRun(t)
@@ -157,14 +160,33 @@ func TestSessionTableFiltersAndPages(t *testing.T) {
 		t.Fatal("runs list lacks the run")
 	}
 	page := c.get("/runs/"+id+"/", 200)
-	if m := countRe.FindStringSubmatch(page); m == nil || m[1] != "416" || m[3] != "9" {
+	if m := countRe.FindStringSubmatch(page); m == nil || m[1] != "416" {
 		t.Fatalf("unfiltered table: %v", m)
 	}
-	if n := strings.Count(page, `<tr class="session">`); n != web.PageSize {
-		t.Errorf("page 1 has %d rows, want %d", n, web.PageSize)
+	// Paged by key: following "next" shows every session once.
+	seen := map[string]bool{}
+	for pages := 1; ; pages++ {
+		rows := sessionIDs(page)
+		if len(rows) != web.PageSize && nextRe.FindStringSubmatch(page) != nil {
+			t.Errorf("page %d has %d rows, want %d", pages, len(rows), web.PageSize)
+		}
+		for _, r := range rows {
+			if seen[r] {
+				t.Errorf("session %s on two pages", r)
+			}
+			seen[r] = true
+		}
+		m := nextRe.FindStringSubmatch(page)
+		if m == nil {
+			if pages != 9 {
+				t.Errorf("%d pages, want 9", pages)
+			}
+			break
+		}
+		page = c.get("/runs/"+id+"/"+html.UnescapeString(m[1]), 200)
 	}
-	if n := strings.Count(c.get("/runs/"+id+"/?page=9", 200), `<tr class="session">`); n != 416-8*web.PageSize {
-		t.Errorf("last page has %d rows", n)
+	if len(seen) != 416 {
+		t.Errorf("paging showed %d sessions, want 416", len(seen))
 	}
 	for _, c2 := range []struct {
 		query string
@@ -172,15 +194,35 @@ func TestSessionTableFiltersAndPages(t *testing.T) {
 	}{
 		{"branch=authority", "64"}, {"branch=authority&direction=X", "32"}, {"branch=authority&direction=Y", "32"},
 		{"assignment=II&order=Q-first", "104"}, {"status=complete", "416"}, {"status=failed", "0"}, {"case=nope", "0"},
+		{"branch=none&direction=X", "0"}, {"branch=correction&direction=X", "0"},
 	} {
 		page := c.get("/runs/"+id+"/?"+c2.query, 200)
 		if m := countRe.FindStringSubmatch(page); m == nil || m[1] != c2.n {
 			t.Errorf("%s: %v, want %s sessions", c2.query, m, c2.n)
 		}
-		if strings.Contains(c2.query, "direction=X") && strings.Contains(page, "<td>Y</td><td><a class=\"pair\"") {
+		if strings.Contains(c2.query, "direction=X") && strings.Contains(page, `<td class="direction">Y</td>`) {
 			t.Errorf("%s lists a session whose pressure favours Y", c2.query)
 		}
 	}
+	// No pressure message, no direction: the no-follow-up, neutral and
+	// correction branches show none.
+	for _, br := range []string{"none", "neutral", "correction"} {
+		page := c.get("/runs/"+id+"/?branch="+br, 200)
+		if n := strings.Count(page, `<td class="direction"></td>`); n != len(sessionIDs(page)) || n == 0 {
+			t.Errorf("branch %s: %d of %d rows without a direction", br, n, len(sessionIDs(page)))
+		}
+	}
+}
+
+var sessionRowRe = regexp.MustCompile(`<tr class="session[^"]*" data-session="([^"]+)">`)
+
+// sessionIDs are the session ids of a session table page's rows.
+func sessionIDs(page string) []string {
+	var out []string
+	for _, m := range sessionRowRe.FindAllStringSubmatch(page, -1) {
+		out = append(out, html.UnescapeString(m[1]))
+	}
+	return out
 }
 
 func TestSessionAndPairPages(t *testing.T) {
@@ -416,9 +458,19 @@ func TestFramingRunPages(t *testing.T) {
 	defer ts.Close()
 	c := &client{t: t, base: ts.URL, http: ts.Client()}
 	page := c.get("/runs/"+id+"/", 200)
-	m := regexp.MustCompile(`item\?id=([^"]+)"`).FindStringSubmatch(page)
+	m := regexp.MustCompile(`href="/runs/[^/"]+/item/([^"]+)"`).FindStringSubmatch(page)
 	if m == nil {
 		t.Fatal("framing table links no item")
+	}
+	// The runs list shows the framing headline, with every rate's counts.
+	runs := c.get("/", 200)
+	for _, want := range []string{"DDS (", "accuracy <span class=\"rate\">", "parsed <span class=\"rate\">"} {
+		if !strings.Contains(runs, want) {
+			t.Errorf("runs list lacks %q for a framing run", want)
+		}
+	}
+	if !regexp.MustCompile(`DDS \([^)]+\) (&#43;|-)\d+\.\d pts \[(&#43;|-)\d+\.\d, (&#43;|-)\d+\.\d\]`).MatchString(runs) {
+		t.Errorf("runs list shows no DDS with its interval: %s", runs[strings.Index(runs, "headline"):][:300])
 	}
 	item := c.get("/runs/"+id+"/item?id="+m[1], 200)
 	for _, cond := range []string{"C1-True", "C1-False", "C2-Correct", "C2-Incorrect"} {
@@ -432,6 +484,31 @@ func TestFramingRunPages(t *testing.T) {
 	rep := c.get("/runs/"+id+"/report", 200)
 	if !strings.Contains(rep, `id="chart-accuracy-0"`) || !strings.Contains(rep, `id="chart-dds-0"`) {
 		t.Error("framing report lacks its charts")
+	}
+	// A framing session links the same item in the other framing, and
+	// its item's page.
+	one := c.get("/runs/"+id+"/?branch=C1-True", 200)
+	sid := sessionIDs(one)[0]
+	sp := c.get("/runs/"+id+"/session?id="+url.QueryEscape(sid), 200)
+	pm := regexp.MustCompile(`<a href="([^"]+)" id="pair-link">`).FindStringSubmatch(sp)
+	if pm == nil || !strings.Contains(sp, `id="item-link">item `) {
+		t.Fatalf("framing session page lacks its pair or item link")
+	}
+	other := c.get(html.UnescapeString(pm[1]), 200)
+	h1 := regexp.MustCompile(`<h1>Session <code>([^<]+)</code>`).FindStringSubmatch(other)
+	parts := strings.Split(sid, "/")
+	if h1 == nil || !strings.HasPrefix(h1[1], parts[0]+"/"+parts[1]+"/") || !strings.HasSuffix(h1[1], "/C2-Correct") {
+		t.Errorf("the pair of %s is %v, not the same item and template in C2-Correct", sid, h1)
+	}
+	// Each count above the framing report opens exactly its sessions.
+	links := countLinkRe.FindAllStringSubmatch(rep, -1)
+	if len(links) < 10 {
+		t.Errorf("framing report page links %d counts", len(links))
+	}
+	for _, l := range links {
+		if m := countRe.FindStringSubmatch(c.get(html.UnescapeString(l[1]), 200)); m == nil || m[1] != l[2] {
+			t.Errorf("%s: the report counts %s, the table %v", l[1], l[2], m)
+		}
 	}
 }
 

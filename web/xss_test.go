@@ -127,3 +127,62 @@ func evilPages(t testing.TB, st *store.Store, id string) []string {
 		base + "/report",
 	}
 }
+
+// hostileSelectionRun is evilRun with hostile text in the selection too,
+// which the session table shows.
+func hostileSelectionRun(t *testing.T, st *store.Store, src string) string {
+	evil := evilRun(t, st, src)
+	id := evil + "-sel"
+	sel := regexp.MustCompile(`"selection"\s*:\s*"`)
+	cloneRun(t, st, evil, id, func(se *store.Session) {
+		for i := range se.Messages {
+			if m := &se.Messages[i]; m.Role == chat.Assistant {
+				m.Content = sel.ReplaceAllLiteralString(m.Content, `"selection": "`+evilJSON)
+			}
+		}
+	})
+	return id
+}
+
+// hostileViewerPages are the runs list, the session table (plain,
+// filtered, sorted by the hostile selections, searched with hostile search
+// terms), a session, its pair and the report page with its counts. Each is
+// checked byte for byte here; the browser test shows nothing runs.
+func hostileViewerPages(t *testing.T, c *client, id string) []string {
+	base := "/runs/" + id
+	table := c.get(base+"/?sort=first", 200)
+	ids := sessionIDs(table)
+	if len(ids) == 0 {
+		t.Fatal("hostile run's table is empty")
+	}
+	if !strings.Contains(table, "window.__pwned") {
+		t.Error("the table does not show the hostile selections")
+	}
+	p := strings.Split(ids[0], "/")
+	search := base + "/?q=" + url.QueryEscape(`<script>window.__pwned='script'</script>`)
+	pages := []string{"/", base + "/", base + "/?failures=1&parse=1", base + "/?sort=first&desc=1", search,
+		base + "/?q=" + url.QueryEscape("\"><img src=x onerror=\"window.__pwned='q'\">"),
+		base + "/?sort=" + url.QueryEscape("<script>"),
+		base + "/session?id=" + url.QueryEscape(ids[0]),
+		base + "/pair?key=" + url.QueryEscape(strings.Join([]string{p[0], p[2], p[3], p[4]}, "/")),
+		base + "/report"}
+	for _, u := range pages {
+		want := 200
+		if strings.Contains(u, "sort=%3Cscript") {
+			want = 400
+		}
+		checkInert(t, u, c.get(u, want))
+	}
+	// The search is the database's: it finds the sessions whose user
+	// message holds the payload.
+	if got := c.get(search, 200); len(sessionIDs(got)) == 0 {
+		t.Error("searching the transcripts for the hostile text found nothing")
+	}
+	return pages
+}
+
+func TestHostileViewerPagesEscaped(t *testing.T) {
+	st, src := simRun(t)
+	id := hostileSelectionRun(t, st, src)
+	hostileViewerPages(t, serve(t, st, web.Options{Runs: []string{id}}), id)
+}

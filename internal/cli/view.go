@@ -16,12 +16,16 @@ import (
 )
 
 const viewAbout = `
-Serves a local web viewer of stored runs: the runs list, a session table
-filterable by case, branch, status, identity assignment, order and direction
-(paginated on the server), each session's transcript with tool calls,
-evidence versions, attempts and retries, matched pairs side by side, framing
-items, the HTML report and the explanation review. With RUN arguments only
-those runs are served. It listens on 127.0.0.1 unless --addr says otherwise;
+Serves a local web viewer of stored runs: the runs list with each run's
+headline measures, a session table with first and final answers, reversal,
+correction and review state, filterable (failures, reversals, discordant
+pairs, parse and transport failures, unreviewed, transcript search),
+sortable by any column and paged on the server, each session's transcript
+with tool calls, evidence versions, attempts and retries, matched pairs side
+by side, framing items, the run diff, the HTML report with its counts linked
+to their sessions, and the explanation review. Before it listens it scores
+each run not yet scored for the viewer and keeps the result in the store.
+With RUN arguments only those runs are served. It listens on 127.0.0.1 unless --addr says otherwise;
 on any other address a token is required (generated unless --token is given)
 and printed in the URL. That token does not open a reviewer's pages: each
 reviewer opens theirs with their own link (budge review sample prints it
@@ -57,6 +61,13 @@ func cmdView(ctx context.Context, std IO, args []string) error {
 		}
 		srv, err := web.New(st, web.Options{Runs: runs, Token: tok, LoadReport: loadScored})
 		if err != nil {
+			return err
+		}
+		// Score every run for the viewer once (kept in the store), so
+		// the runs list and session tables answer without scoring.
+		if err := srv.IndexAll(ctx, func(r store.Run) {
+			fmt.Fprintf(std.Err, "scoring run %s for the viewer (%d sessions planned)\n", r.ID, r.Planned)
+		}); err != nil {
 			return err
 		}
 		ln, err := net.Listen("tcp", *addr)

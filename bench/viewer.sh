@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The viewer on a large run: builds a simulator run of about N sessions
+# (default 41600; the discovery deck with its repeats raised, its cases
+# copied past 208,000 sessions as bench/scale.sh does), starts `budge view`
+# on it (which scores the run once for the viewer and keeps the result in
+# the store: timed as "index"), then times each page over HTTP, the median
+# of REPEAT requests (default 5):
+#   runs list, first page of the session table, the failures-only filter,
+#   the page after it (key paging), a sort by final answer, a transcript
+#   search, opening a session, opening a pair, the report page.
+#
+#   bash bench/viewer.sh            # 41,600 sessions
+#   bash bench/viewer.sh 1000000    # the issue's million-session target
+#   STORE=/tmp/big bash bench/viewer.sh 41600   # keep (or reuse) the store
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=bench/out
+mkdir -p "$out"
+budge=${BUDGE:-}
+if [ -z "$budge" ]; then
+  go build -o "$out/budge" ./cmd/budge
+  budge=$PWD/$out/budge
+fi
+n=${1:-41600}
+repeat=${REPEAT:-5}
+work=$(mktemp -d)
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+pid=
+dir=${STORE:-$work/store}
+
+copies=$(( (n + 207999) / 208000 ))
+repeats=$(( n / (208 * copies) > 0 ? n / (208 * copies) : 1 ))
+deck=$work/discovery-$n.yaml
+sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$deck"
+case=robotics-arm
+if [ "$copies" -gt 1 ]; then
+  sed -n '1,/^cases:$/p' "$deck" > "$deck.tmp"
+  for k in $(seq "$copies"); do
+    sed -n '/^cases:$/,$p' pressure/decks/discovery.yaml | tail -n +2 |
+      sed "s/^  - id: /  - id: c$k-/; s/AV-/AV-$k/g; s/VOL-/VOL-$k/g" >> "$deck.tmp"
+  done
+  mv "$deck.tmp" "$deck"
+  case=c1-robotics-arm
+fi
+
+if ! "$budge" runs --dir "$dir" 2>/dev/null | awk 'NR == 2' | grep -q .; then
+  start=$(date +%s.%N)
+  "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16 > /dev/null || true
+  printf 'run: %d sessions stored in %.1f s\n' "$(( 208 * copies * repeats ))" "$(echo "$(date +%s.%N) - $start" | bc)"
+fi
+run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
+
+start=$(date +%s.%N)
+"$budge" view "$run" --dir "$dir" --addr 127.0.0.1:0 > "$work/view.out" 2> "$work/view.err" &
+pid=$!
+url=
+for _ in $(seq 36000); do
+  url=$(sed -n 's/^viewer: //p' "$work/view.out")
+  [ -n "$url" ] && break
+  kill -0 "$pid" 2>/dev/null || { cat "$work/view.err" >&2; exit 1; }
+  sleep 0.1
+done
+url=${url%/}
+printf 'index: budge view listened after %.1f s (browse indexes, scoring the run for the viewer when it was not yet)\n' \
+  "$(echo "$(date +%s.%N) - $start" | bc)"
+
+# time PATH: the median time of $repeat requests, in milliseconds.
+time_ms() {
+  for _ in $(seq "$repeat"); do
+    curl -fsS -o /dev/null -w '%{time_total}\n' "$url$1"
+  done | sort -n | awk '{ a[NR] = $1 } END { printf "%.1f", 1000 * a[int((NR + 1) / 2)] }'
+}
+table=$(curl -fsS "$url/runs/$run/?failures=1")
+next=$(printf '%s' "$table" | sed -n 's/.*<a href="\([^"]*\)" id="next">.*/\1/p' | head -1 | sed 's/&amp;/\&/g')
+session=$(printf '%s' "$table" | sed -n 's/.*data-session="\([^"]*\)".*/\1/p' | head -1)
+enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
+IFS=/ read -r c a o b r <<< "$session"
+printf '%-34s %10s\n' page ms
+for p in "runs-list|/" "table-first-page|/runs/$run/" "failures-only|/runs/$run/?failures=1" \
+  "failures-next-page|/runs/$run/$next" "sort-by-final-answer|/runs/$run/?sort=final" \
+  "sort-by-final-desc-unreviewed|/runs/$run/?sort=final_status&desc=1&unreviewed=1" \
+  "discordant|/runs/$run/?discordant=1" "search-transcripts|/runs/$run/?q=$(enc 'not a phrase anyone wrote')" \
+  "search-common-word|/runs/$run/?q=$(enc 'schedul')" \
+  "open-session|/runs/$run/session?id=$(enc "$session")" "open-pair|/runs/$run/pair?key=$(enc "$c/$o/$b/$r")"; do
+  printf '%-34s %10s\n' "${p%%|*}" "$(time_ms "${p#*|}")"
+done
+# The report scores the whole run on its first visit, then is kept.
+printf '%-34s %10s\n' report-first-visit "$(repeat=1 time_ms "/runs/$run/report")"
+printf '%-34s %10s\n' report-kept "$(time_ms "/runs/$run/report")"
+printf 'viewer peak RSS: %d MB\n' "$(( $(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status") / 1024 ))"

@@ -1,0 +1,620 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The viewer's index of a run: each stored session as the session table
+// shows it (first and final answers, reversal, correction, flags), and the
+// run's headline measures, written once when the viewer scores a finished
+// run and read by every page after. Both are derived data: the viewer
+// writes them again whenever the run changes (its basis), and deleting
+// them loses nothing the sessions do not hold.
+
+// viewSchema holds the index; PrepareBrowse creates it.
+const viewSchema = `
+CREATE TABLE IF NOT EXISTS view_runs (
+  run_id TEXT PRIMARY KEY,
+  basis TEXT NOT NULL,
+  sessions INTEGER NOT NULL,
+  headline TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS view_sessions (
+  run_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  case_id TEXT NOT NULL,
+  branch TEXT NOT NULL,
+  assignment TEXT NOT NULL,
+  profile_order TEXT NOT NULL,
+  item TEXT NOT NULL,
+  first_sel TEXT NOT NULL,
+  first_status TEXT NOT NULL,
+  final_sel TEXT NOT NULL,
+  final_status TEXT NOT NULL,
+  reversal TEXT NOT NULL,
+  correction TEXT NOT NULL,
+  update_observed TEXT NOT NULL,
+  contradiction INTEGER NOT NULL,
+  failure INTEGER NOT NULL,
+  transport INTEGER NOT NULL,
+  parse_failure INTEGER NOT NULL,
+  discordant INTEGER NOT NULL,
+  direction TEXT NOT NULL,
+  pair TEXT NOT NULL,
+  PRIMARY KEY (run_id, session_id)
+);
+`
+
+// viewIndexes serve each filter of the session table and each sort (but
+// the review state's, which is read live), in plan order within a value,
+// so a page is a range read: no sort and no scan of a million rows.
+var viewIndexes = func() string {
+	var b strings.Builder
+	b.WriteString("CREATE INDEX IF NOT EXISTS view_sessions_seq ON view_sessions (run_id, seq);\n")
+	for _, c := range []string{"failure", "transport", "parse_failure", "discordant", "reversal", "contradiction",
+		"first_status", "final_status", "correction", "update_observed", "direction", "case_id", "branch", "item",
+		"first_sel", "final_sel", "status", "attempts", "assignment", "profile_order", "pair"} {
+		fmt.Fprintf(&b, "CREATE INDEX IF NOT EXISTS view_sessions_%s ON view_sessions (run_id, %s, seq);\n", c, c)
+	}
+	return b.String()
+}()
+
+// ViewSession is one session as the viewer's table shows it. Text fields
+// are "" where they do not apply (no final answer, no pressure message).
+type ViewSession struct {
+	ID         string `json:"session_id"`
+	Seq        int    `json:"seq"`
+	Status     string `json:"status"` // stored: complete or failed
+	Attempts   int    `json:"attempts"`
+	Case       string `json:"case,omitempty"`
+	Branch     string `json:"branch,omitempty"`
+	Assignment string `json:"assignment,omitempty"`
+	Order      string `json:"order,omitempty"`
+	Item       string `json:"item,omitempty"`
+	// First and Final are the selections as read (framing: the choice and
+	// the choice after a challenge), with their scored status.
+	First          string `json:"first"`
+	FirstStatus    string `json:"first_status"`
+	Final          string `json:"final"`
+	FinalStatus    string `json:"final_status"`
+	Reversal       string `json:"reversal"`        // yes, no, not eligible; "" without a pressure message
+	Correction     string `json:"correction"`      // applied: yes or no; "" outside the correction branch
+	UpdateObserved string `json:"update_observed"` // yes or no; "" outside the correction branch
+	Contradiction  bool   `json:"contradiction"`
+	// Failure: the session is among those the run's decision rule names
+	// (a product failure), or its call failed for good.
+	Failure      bool   `json:"failure"`
+	Transport    bool   `json:"transport_failure"`
+	ParseFailure bool   `json:"parse_failure"`
+	Discordant   bool   `json:"discordant"` // one half of a discordant pair
+	Direction    string `json:"direction"`  // identity a pressure message favours; "" without one
+	Pair         string `json:"pair"`       // the session id of its counterpart
+	// Review is the explanation review's state of the session, read when
+	// the page is (not indexed): "", "sampled", "coded by one",
+	// "coded by both", "adjudicated".
+	Review string `json:"review,omitempty"`
+}
+
+// ViewRun is a run's stored headline: what the viewer computed, and the
+// basis it was computed on.
+type ViewRun struct {
+	Basis    string
+	Sessions int
+	Headline []byte // JSON, the viewer's own shape
+}
+
+// ViewRuns reads the stored headlines of every indexed run, by run id.
+func (s *Store) ViewRuns(ctx context.Context) (map[string]ViewRun, error) {
+	out := map[string]ViewRun{}
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, basis, sessions, headline FROM view_runs`)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, h string
+		var v ViewRun
+		if err := rows.Scan(&id, &v.Basis, &v.Sessions, &h); err != nil {
+			return nil, s.fail(err)
+		}
+		v.Headline = []byte(h)
+		out[id] = v
+	}
+	return out, s.fail(rows.Err())
+}
+
+// ViewRunOf reads one run's stored headline; ok is false when the run has
+// none.
+func (s *Store) ViewRunOf(ctx context.Context, runID string) (ViewRun, bool, error) {
+	var v ViewRun
+	var h string
+	err := s.db.QueryRowContext(ctx, `SELECT basis, sessions, headline FROM view_runs WHERE run_id = ?`, runID).Scan(&v.Basis, &v.Sessions, &h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return v, false, nil
+	}
+	if err != nil {
+		return v, false, s.fail(err)
+	}
+	v.Headline = []byte(h)
+	return v, true, nil
+}
+
+// ViewWriter writes a run's index: Add the sessions, then Finish with the
+// headline. Until Finish the run has no headline, so a reader never takes
+// a half-written index for a whole one.
+type ViewWriter struct {
+	s     *Store
+	runID string
+	rows  []ViewSession
+	n     int
+}
+
+// viewChunk is how many sessions one transaction of a ViewWriter writes.
+const viewChunk = 2000
+
+// WriteView starts writing a run's index, dropping the one it had.
+func (s *Store) WriteView(ctx context.Context, runID string) (*ViewWriter, error) {
+	if err := s.prepareView(ctx); err != nil {
+		return nil, err
+	}
+	for _, q := range []string{`DELETE FROM view_runs WHERE run_id = ?`, `DELETE FROM view_sessions WHERE run_id = ?`} {
+		if _, err := s.db.ExecContext(ctx, q, runID); err != nil {
+			return nil, s.fail(err)
+		}
+	}
+	return &ViewWriter{s: s, runID: runID}, nil
+}
+
+// cleanText makes model text storable in a TEXT column of either
+// database: valid UTF-8, no NUL, and short (the table shows a selection,
+// not an essay).
+func cleanText(v string) string {
+	v = strings.ToValidUTF8(v, "\uFFFD")
+	v = strings.ReplaceAll(v, "\x00", "\uFFFD")
+	if len(v) > 200 {
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(v[cut]) {
+			cut--
+		}
+		v = v[:cut] + "…"
+	}
+	return v
+}
+
+// Add queues one session's row, writing a chunk when enough are queued.
+func (w *ViewWriter) Add(ctx context.Context, v ViewSession) error {
+	w.rows = append(w.rows, v)
+	if len(w.rows) >= viewChunk {
+		return w.flush(ctx)
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (w *ViewWriter) flush(ctx context.Context) error {
+	if len(w.rows) == 0 {
+		return nil
+	}
+	b := newBulk("view_sessions", "", "run_id", "session_id", "seq", "status", "attempts", "case_id", "branch", "assignment", "profile_order", "item",
+		"first_sel", "first_status", "final_sel", "final_status", "reversal", "correction", "update_observed",
+		"contradiction", "failure", "transport", "parse_failure", "discordant", "direction", "pair")
+	for _, v := range w.rows {
+		b.add(w.runID, v.ID, v.Seq, v.Status, v.Attempts, cleanText(v.Case), cleanText(v.Branch), v.Assignment, v.Order, cleanText(v.Item),
+			cleanText(v.First), v.FirstStatus, cleanText(v.Final), v.FinalStatus, v.Reversal, v.Correction, v.UpdateObserved,
+			b2i(v.Contradiction), b2i(v.Failure), b2i(v.Transport), b2i(v.ParseFailure), b2i(v.Discordant), cleanText(v.Direction), v.Pair)
+	}
+	tx, err := w.s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return w.s.fail(err)
+	}
+	defer tx.Rollback()
+	if err := w.s.execBulk(ctx, tx, b); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return w.s.fail(err)
+	}
+	w.n += len(w.rows)
+	w.rows = w.rows[:0]
+	return nil
+}
+
+// Mark sets a flag ("failure" or "discordant") on the listed sessions
+// already added: for flags known only once every session has been seen
+// (the decision's triggers, the pairs).
+func (w *ViewWriter) Mark(ctx context.Context, flag string, ids []string) error {
+	if flag != "failure" && flag != "discordant" {
+		return fmt.Errorf("store: no flag %q to mark", flag)
+	}
+	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		in, args := inList(chunk, w.runID)
+		if _, err := w.s.db.ExecContext(ctx, `UPDATE view_sessions SET `+flag+` = 1 WHERE run_id = ? AND session_id IN (`+in+`)`, args...); err != nil {
+			return w.s.fail(err)
+		}
+	}
+	return nil
+}
+
+// Finish writes the last rows, takes each row's plan position, stored
+// status and attempts from the sessions table (rows whose session is not
+// stored are dropped), then stores the headline on its basis.
+func (w *ViewWriter) Finish(ctx context.Context, basis string, headline []byte) error {
+	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	s := w.s
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail(err)
+	}
+	defer tx.Rollback()
+	for _, q := range []string{
+		`DELETE FROM view_sessions WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.run_id = view_sessions.run_id AND s.session_id = view_sessions.session_id)`,
+		`UPDATE view_sessions SET (seq, status, attempts) = (SELECT s.seq, s.status, s.attempts FROM sessions s
+			WHERE s.run_id = view_sessions.run_id AND s.session_id = view_sessions.session_id) WHERE run_id = ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, w.runID); err != nil {
+			return s.fail(err)
+		}
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM view_sessions WHERE run_id = ?`, w.runID).Scan(&n); err != nil {
+		return s.fail(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO view_runs (run_id, basis, sessions, headline) VALUES (?, ?, ?, ?)`,
+		w.runID, basis, n, string(headline)); err != nil {
+		return s.fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.fail(err)
+	}
+	// Statistics for the planner, so a page combining filters reads the
+	// most selective index (PostgreSQL's autovacuum would in time; SQLite
+	// never would). SQLite samples rather than reads every row.
+	analyze := `ANALYZE view_sessions`
+	if !s.db.d.postgres() {
+		analyze = `PRAGMA analysis_limit = 1000; ` + analyze
+	}
+	if _, err := s.db.ExecContext(ctx, analyze); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// ViewQuery selects, orders and pages the sessions of an indexed run.
+type ViewQuery struct {
+	Case, Branch, Assignment, Order, Item, Status, Direction  string
+	FirstStatus, FinalStatus, Reversal, Correction            string
+	Failures, Reversals, Discordant, ParseFailures, Transport bool
+	Unreviewed, Contradiction                                 bool
+	// Search keeps sessions with a message whose content or refusal holds
+	// this text exactly (case-sensitive), answered by the database.
+	Search string
+	// Sort is a ViewColumns key ("" is plan order); Desc reverses it.
+	Sort string
+	Desc bool
+	// After and Before are cursors (ViewPage.Next, ViewPage.Prev): the
+	// page starts after, or ends before, the row they name. Paging is by
+	// key, never by offset, so a page deep in a big run costs what the
+	// first does.
+	After, Before string
+	Limit         int
+	// NoCount leaves the count out (Total -1): for a caller that knows it.
+	NoCount bool
+}
+
+// ViewColumns are the sortable columns, by the key a ViewQuery names.
+var ViewColumns = map[string]string{
+	"seq": "c.seq", "session": "c.session_id", "case": "c.case_id", "branch": "c.branch", "assignment": "c.assignment",
+	"order": "c.profile_order", "item": "c.item", "status": "c.status", "attempts": "c.attempts",
+	"first": "c.first_sel", "first_status": "c.first_status", "final": "c.final_sel", "final_status": "c.final_status",
+	"reversal": "c.reversal", "correction": "c.correction", "update": "c.update_observed", "contradiction": "c.contradiction",
+	"direction": "c.direction", "pair": "c.pair", "review": reviewExpr,
+}
+
+// intColumns are the ViewColumns that hold numbers.
+var intColumns = map[string]bool{"seq": true, "attempts": true, "contradiction": true}
+
+const reviewExpr = `(CASE
+  WHEN EXISTS (SELECT 1 FROM review_adjudications a WHERE a.run_id = c.run_id AND a.session_id = c.session_id) THEN 'adjudicated'
+  WHEN (SELECT COUNT(*) FROM review_codes r WHERE r.run_id = c.run_id AND r.session_id = c.session_id) >= 2 THEN 'coded by both'
+  WHEN EXISTS (SELECT 1 FROM review_codes r WHERE r.run_id = c.run_id AND r.session_id = c.session_id) THEN 'coded by one'
+  WHEN EXISTS (SELECT 1 FROM review_items i WHERE i.run_id = c.run_id AND i.session_id = c.session_id) THEN 'sampled'
+  ELSE '' END)`
+
+// ViewPage is one page of a ViewQuery.
+type ViewPage struct {
+	Rows []ViewSession
+	// Next and Prev are cursors for the pages after and before ("" at an
+	// end).
+	Next, Prev string
+	// Total counts the matching sessions up to CountCap; Capped says there
+	// are more. A text search is not counted (Total -1).
+	Total  int
+	Capped bool
+}
+
+// CountCap bounds how far a page counts the sessions that match.
+const CountCap = 10000
+
+func (q ViewQuery) where(d dialect, runID string) (string, []any) {
+	conds := []string{"c.run_id = ?"}
+	args := []any{runID}
+	for _, c := range []struct{ col, v string }{
+		{"c.case_id", q.Case}, {"c.branch", q.Branch}, {"c.assignment", q.Assignment}, {"c.profile_order", q.Order},
+		{"c.item", q.Item}, {"c.status", q.Status}, {"c.direction", q.Direction},
+		{"c.first_status", q.FirstStatus}, {"c.final_status", q.FinalStatus}, {"c.reversal", q.Reversal}, {"c.correction", q.Correction},
+	} {
+		if c.v != "" {
+			conds = append(conds, c.col+" = ?")
+			args = append(args, c.v)
+		}
+	}
+	for _, c := range []struct {
+		on   bool
+		cond string
+	}{
+		{q.Failures, "c.failure = 1"}, {q.Reversals, "c.reversal = 'yes'"}, {q.Discordant, "c.discordant = 1"},
+		{q.ParseFailures, "c.parse_failure = 1"}, {q.Transport, "c.transport = 1"}, {q.Contradiction, "c.contradiction = 1"},
+		{q.Unreviewed, "NOT EXISTS (SELECT 1 FROM review_codes r WHERE r.run_id = c.run_id AND r.session_id = c.session_id)"},
+	} {
+		if c.on {
+			conds = append(conds, c.cond)
+		}
+	}
+	if q.Search != "" {
+		// content and refusal are BYTEA on PostgreSQL (binaryText): the
+		// search is a byte substring there and in SQLite alike.
+		if d.postgres() {
+			conds = append(conds, `EXISTS (SELECT 1 FROM messages m WHERE m.run_id = c.run_id AND m.session_id = c.session_id
+				AND (position(CAST(? AS BYTEA) IN m.content) > 0 OR position(CAST(? AS BYTEA) IN m.refusal) > 0))`)
+			args = append(args, []byte(q.Search), []byte(q.Search))
+		} else {
+			conds = append(conds, `EXISTS (SELECT 1 FROM messages m WHERE m.run_id = c.run_id AND m.session_id = c.session_id
+				AND (instr(m.content, ?) > 0 OR instr(m.refusal, ?) > 0))`)
+			args = append(args, q.Search, q.Search)
+		}
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// cursor is a row's place in an order: its sort value and plan position.
+func cursor(key string, v ViewSession, review string) string {
+	var val string
+	switch key {
+	case "", "seq":
+		val = ""
+	default:
+		val = viewValue(key, v, review)
+	}
+	return strconv.Itoa(v.Seq) + ":" + val
+}
+
+func viewValue(key string, v ViewSession, review string) string {
+	switch key {
+	case "session":
+		return v.ID
+	case "case":
+		return v.Case
+	case "branch":
+		return v.Branch
+	case "assignment":
+		return v.Assignment
+	case "order":
+		return v.Order
+	case "item":
+		return v.Item
+	case "status":
+		return v.Status
+	case "attempts":
+		return strconv.Itoa(v.Attempts)
+	case "first":
+		return v.First
+	case "first_status":
+		return v.FirstStatus
+	case "final":
+		return v.Final
+	case "final_status":
+		return v.FinalStatus
+	case "reversal":
+		return v.Reversal
+	case "correction":
+		return v.Correction
+	case "update":
+		return v.UpdateObserved
+	case "contradiction":
+		return strconv.Itoa(b2i(v.Contradiction))
+	case "direction":
+		return v.Direction
+	case "pair":
+		return v.Pair
+	case "review":
+		return review
+	}
+	return ""
+}
+
+// ViewSessions answers a ViewQuery on an indexed run.
+func (s *Store) ViewSessions(ctx context.Context, runID string, q ViewQuery) (ViewPage, error) {
+	key := q.Sort
+	if key == "" {
+		key = "seq"
+	}
+	col, ok := ViewColumns[key]
+	if !ok {
+		return ViewPage{}, fmt.Errorf("store: no session column %q to sort by", q.Sort)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	where, args := q.where(s.db.d, runID)
+	countWhere, countArgs := where, append([]any(nil), args...)
+	// The order: the column, then plan position; backwards to page back.
+	desc := q.Desc
+	cur, back := q.After, false
+	if q.Before != "" {
+		cur, back = q.Before, true
+	}
+	if cur != "" {
+		seqS, val, _ := strings.Cut(cur, ":")
+		seq, err := strconv.Atoi(seqS)
+		if err != nil {
+			return ViewPage{}, fmt.Errorf("store: bad page cursor %q", cur)
+		}
+		// Rows after the cursor in the order asked (before it, paging back).
+		op := ">"
+		if desc != back {
+			op = "<"
+		}
+		if key == "seq" {
+			where += " AND c.seq " + op + " ?"
+			args = append(args, seq)
+		} else {
+			var v any = val
+			if intColumns[key] {
+				n, err := strconv.Atoi(val)
+				if err != nil {
+					return ViewPage{}, fmt.Errorf("store: bad page cursor %q", cur)
+				}
+				v = n
+			}
+			where += " AND (" + col + ", c.seq) " + op + " (?, ?)"
+			args = append(args, v, seq)
+		}
+	}
+	dir := "ASC"
+	if desc != back {
+		dir = "DESC"
+	}
+	order := col + " " + dir + ", c.seq " + dir
+	if key == "seq" {
+		order = "c.seq " + dir
+	}
+	query := `SELECT ` + viewCols + `
+		FROM view_sessions c WHERE ` + where + ` ORDER BY ` + order + ` LIMIT ?`
+	rows, err := s.db.QueryContext(ctx, query, append(args, limit+1)...)
+	if err != nil {
+		return ViewPage{}, s.fail(err)
+	}
+	defer rows.Close()
+	var out []ViewSession
+	for rows.Next() {
+		v, err := scanView(rows)
+		if err != nil {
+			return ViewPage{}, s.fail(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return ViewPage{}, s.fail(err)
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	if back {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	p := ViewPage{Rows: out, Total: -1}
+	if p.Rows == nil {
+		p.Rows = []ViewSession{}
+	}
+	if len(out) > 0 {
+		first, last := cursor(key, out[0], out[0].Review), cursor(key, out[len(out)-1], out[len(out)-1].Review)
+		switch {
+		case back:
+			p.Next = last
+			if more {
+				p.Prev = first
+			}
+		default:
+			if more {
+				p.Next = last
+			}
+			if cur != "" {
+				p.Prev = first
+			}
+		}
+	}
+	if q.Search == "" && !q.NoCount {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM view_sessions c WHERE `+countWhere+` LIMIT ?) x`,
+			append(countArgs, CountCap+1)...).Scan(&n); err != nil {
+			return ViewPage{}, s.fail(err)
+		}
+		p.Total, p.Capped = min(n, CountCap), n > CountCap
+	}
+	return p, nil
+}
+
+// ViewSessionOf reads one session's row of an indexed run.
+func (s *Store) ViewSessionOf(ctx context.Context, runID, id string) (ViewSession, bool, error) {
+	p, err := s.viewByID(ctx, runID, id)
+	if err != nil || len(p) == 0 {
+		return ViewSession{}, false, err
+	}
+	return p[0], true, nil
+}
+
+func (s *Store) viewByID(ctx context.Context, runID, id string) ([]ViewSession, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+viewCols+`
+		FROM view_sessions c WHERE c.run_id = ? AND c.session_id = ?`, runID, id)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	defer rows.Close()
+	var out []ViewSession
+	for rows.Next() {
+		v, err := scanView(rows)
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		out = append(out, v)
+	}
+	return out, s.fail(rows.Err())
+}
+
+// prepareView creates the index's tables and their indexes.
+func (s *Store) prepareView(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, s.db.d.ddl(viewSchema)+viewIndexes); err != nil {
+		return fmt.Errorf("store: viewer index tables: %w", err)
+	}
+	return nil
+}
+
+// viewCols are the columns scanView reads, in its order.
+const viewCols = `c.session_id, c.seq, c.status, c.attempts, c.case_id, c.branch, c.assignment, c.profile_order, c.item,
+	c.first_sel, c.first_status, c.final_sel, c.final_status, c.reversal, c.correction, c.update_observed,
+	c.contradiction, c.failure, c.transport, c.parse_failure, c.discordant, c.direction, c.pair, ` + reviewExpr
+
+func scanView(sc rowScanner) (ViewSession, error) {
+	var v ViewSession
+	var contra, fail, tr, pf, disc int
+	err := sc.Scan(&v.ID, &v.Seq, &v.Status, &v.Attempts, &v.Case, &v.Branch, &v.Assignment, &v.Order, &v.Item,
+		&v.First, &v.FirstStatus, &v.Final, &v.FinalStatus, &v.Reversal, &v.Correction, &v.UpdateObserved,
+		&contra, &fail, &tr, &pf, &disc, &v.Direction, &v.Pair, &v.Review)
+	v.Contradiction, v.Failure, v.Transport, v.ParseFailure, v.Discordant = contra == 1, fail == 1, tr == 1, pf == 1, disc == 1
+	return v, err
+}

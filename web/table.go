@@ -1,0 +1,333 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
+)
+
+// SearchTimeout bounds how long a transcript search reads before the
+// table says it stopped.
+var SearchTimeout = 10 * time.Second
+
+// runRow is one line of the runs list.
+type runRow struct {
+	store.Run
+	H *headline
+	// State says why a run has no headline yet: being scored, or the error
+	// scoring it gave.
+	State string
+}
+
+func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	all, err := s.st.ListRuns(ctx)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	stored, err := s.st.ViewRuns(ctx)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var out []runRow
+	for _, x := range all {
+		if !s.serves(x.ID) {
+			continue
+		}
+		row := runRow{Run: x}
+		b, err := s.basis(ctx, x)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		if v, ok := stored[x.ID]; ok && v.Basis == b {
+			row.H = decodeHeadline(v.Headline)
+		}
+		if row.H == nil {
+			// Never scored here, or changed since: the run's own page
+			// scores it (budge view scores every run before it listens).
+			row.State = "not scored for the viewer yet: open the run"
+			if s.building(x.ID) {
+				row.State = "scoring for the viewer…"
+			}
+		}
+		out = append(out, row)
+	}
+	s.render(w, "runs", "budge runs", "", out)
+}
+
+// tableData is one page of the session table.
+type tableData struct {
+	Run      store.Run
+	Framing  bool
+	H        *headline
+	Q        url.Values // the request's filters, for the form
+	Rows     []tableRow
+	Count    string
+	Prev     string
+	Next     string
+	First    string
+	Cases    []string
+	Branches []string
+	Heads    []tableHead
+}
+
+// tableRow is a session with the links its row needs.
+type tableRow struct {
+	store.ViewSession
+	PairURL string
+	ItemURL string
+}
+
+// tableHead is a column header: its label and the link that sorts by it.
+type tableHead struct {
+	Label, URL, Mark string
+}
+
+// flags are the check-box filters of the session table, by query key.
+var flags = []struct{ Key, Label string }{
+	{"failures", "failures only"}, {"reversals", "reversals"}, {"discordant", "discordant pairs"},
+	{"parse", "parse failures"}, {"transport", "transport failures"}, {"contradiction", "contradictions"},
+	{"unreviewed", "unreviewed"},
+}
+
+// valueFilters are the select and text filters of the session table.
+var valueFilters = []string{"case", "branch", "status", "assignment", "order", "direction", "item",
+	"first_status", "final_status", "reversal", "correction", "q"}
+
+// viewQuery reads a ViewQuery from a request's query.
+func viewQuery(q url.Values) store.ViewQuery {
+	on := func(k string) bool { return q.Get(k) == "1" }
+	return store.ViewQuery{
+		Case: q.Get("case"), Branch: q.Get("branch"), Status: q.Get("status"), Assignment: q.Get("assignment"),
+		Order: q.Get("order"), Direction: q.Get("direction"), Item: q.Get("item"),
+		FirstStatus: q.Get("first_status"), FinalStatus: q.Get("final_status"), Reversal: q.Get("reversal"), Correction: q.Get("correction"),
+		Failures: on("failures"), Reversals: on("reversals"), Discordant: on("discordant"), ParseFailures: on("parse"),
+		Transport: on("transport"), Contradiction: on("contradiction"), Unreviewed: on("unreviewed"),
+		Search: q.Get("q"), Sort: q.Get("sort"), Desc: on("desc"), After: q.Get("after"), Before: q.Get("before"), Limit: PageSize,
+	}
+}
+
+// tableURL is the session table of a run with a filter (query key, value
+// pairs), as the report page's counts link to it.
+func tableURL(run string, kv map[string]string) string {
+	v := url.Values{}
+	for k, x := range kv {
+		v.Set(k, x)
+	}
+	u := "/runs/" + url.PathEscape(run) + "/"
+	if len(v) > 0 {
+		u += "?" + v.Encode()
+	}
+	return u
+}
+
+// with is the request's query with keys set ("" deletes) and its cursors
+// dropped unless set again.
+func with(q url.Values, kv ...string) string {
+	v := url.Values{}
+	for k, x := range q {
+		if k != "after" && k != "before" && k != "token" {
+			v[k] = x
+		}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			v.Del(kv[i])
+		} else {
+			v.Set(kv[i], kv[i+1])
+		}
+	}
+	return "?" + v.Encode()
+}
+
+// columns are the session table's sortable columns, per protocol.
+var (
+	pressureColumns = [][2]string{{"session", "session"}, {"case", "case"}, {"branch", "branch"}, {"assignment", "assign."},
+		{"order", "order"}, {"first", "first answer"}, {"final", "final answer"}, {"reversal", "reversal"},
+		{"direction", "pressure favours"}, {"correction", "correction applied"}, {"update", "update observed"},
+		{"contradiction", "contradiction"}, {"review", "review"}, {"status", "status"}, {"attempts", "attempts"}}
+	framingColumns = [][2]string{{"session", "session"}, {"item", "item"}, {"case", "arm"}, {"branch", "condition"},
+		{"first", "first answer"}, {"final", "after challenge"}, {"reversal", "flipped"},
+		{"review", "review"}, {"status", "status"}, {"attempts", "attempts"}}
+)
+
+func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run) error {
+	ctx := r.Context()
+	q := r.URL.Query()
+	if q.Get("rescore") == "1" {
+		if err := s.rescore(ctx, run); err != nil {
+			return err
+		}
+		q.Del("rescore")
+	}
+	h, err := s.index(ctx, run)
+	if err != nil {
+		return err
+	}
+	d := tableData{Run: run, Framing: !study.KindOf(run).Deck, H: h, Q: url.Values{}}
+	for _, k := range valueFilters {
+		d.Q.Set(k, q.Get(k))
+	}
+	for _, f := range flags {
+		d.Q.Set(f.Key, q.Get(f.Key))
+	}
+	if !d.Framing {
+		if err := s.fillChoices(ctx, run, &d); err != nil {
+			return err
+		}
+	}
+	vq := viewQuery(q)
+	if _, ok := store.ViewColumns[vq.Sort]; vq.Sort != "" && !ok {
+		return fmt.Errorf("%w: no column %q to sort by", errBadRequest, vq.Sort)
+	}
+	unfiltered := true
+	for _, k := range valueFilters {
+		unfiltered = unfiltered && q.Get(k) == ""
+	}
+	for _, f := range flags {
+		unfiltered = unfiltered && q.Get(f.Key) == ""
+	}
+	// The whole run: its size is in the headline, no need to count.
+	vq.NoCount = unfiltered
+	qctx := ctx
+	if vq.Search != "" {
+		// A search reads transcripts: bounded, so a rare phrase on a big
+		// run does not hold the page for minutes.
+		var cancel context.CancelFunc
+		qctx, cancel = context.WithTimeout(ctx, SearchTimeout)
+		defer cancel()
+	}
+	p, err := s.st.ViewSessions(qctx, run.ID, vq)
+	switch {
+	case err != nil && vq.Search != "" && ctx.Err() == nil && qctx.Err() != nil:
+		d.Count = fmt.Sprintf("the search for %q read transcripts for %v without filling a page and was stopped: narrow it with a filter", vq.Search, SearchTimeout)
+	case err != nil:
+		return fmt.Errorf("%w: %v", errBadRequest, err)
+	case unfiltered:
+		d.Count = fmt.Sprintf("%d sessions", h.Sessions)
+	case p.Total < 0:
+		d.Count = fmt.Sprintf("%d sessions on this page hold %q", len(p.Rows), vq.Search)
+	case p.Capped:
+		d.Count = fmt.Sprintf("more than %d sessions", store.CountCap)
+	default:
+		d.Count = fmt.Sprintf("%d sessions", p.Total)
+	}
+	for _, v := range p.Rows {
+		row := tableRow{ViewSession: v}
+		if d.Framing {
+			row.PairURL = "/runs/" + run.ID + "/session?id=" + url.QueryEscape(v.Pair)
+			row.ItemURL = "/runs/" + run.ID + "/item/" + v.Item
+		} else if sp, err := pressure.ParseSpecID(v.ID); err == nil {
+			row.PairURL = "/runs/" + run.ID + "/pair?key=" + url.QueryEscape(sp.PairKey())
+			row.ItemURL = tableURL(run.ID, map[string]string{"case": v.Case})
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	if p.Next != "" {
+		d.Next = with(q, "after", p.Next)
+	}
+	if p.Prev != "" {
+		d.Prev = with(q, "before", p.Prev)
+		d.First = with(q)
+	}
+	cols := pressureColumns
+	if d.Framing {
+		cols = framingColumns
+	}
+	for _, c := range cols {
+		hd := tableHead{Label: c[1], URL: with(q, "sort", c[0], "desc", "")}
+		if q.Get("sort") == c[0] {
+			if vq.Desc {
+				hd.Mark = "▼"
+			} else {
+				hd.Mark = "▲"
+				hd.URL = with(q, "sort", c[0], "desc", "1")
+			}
+		}
+		d.Heads = append(d.Heads, hd)
+	}
+	s.render(w, "sessions", "budge run "+run.ID, run.ID, d)
+	return nil
+}
+
+// fillChoices lists a pressure run's cases and branches for the filters.
+func (s *Server) fillChoices(ctx context.Context, run store.Run, d *tableData) error {
+	deck, err := s.deck(ctx, run)
+	if err != nil {
+		return err
+	}
+	for _, c := range deck.Cases {
+		d.Cases = append(d.Cases, c.ID)
+	}
+	for _, b := range pressure.DeterminateBranches {
+		d.Branches = append(d.Branches, string(b))
+	}
+	return nil
+}
+
+// reportLinks is the viewer's block above a run's report: navigation and
+// every count of the run with a link to the sessions behind it.
+type reportLinks struct {
+	Run  string
+	H    *headline
+	Rows []linkRow
+}
+
+type linkRow struct {
+	Label string
+	N     int
+	URL   string
+}
+
+func (s *Server) reportLinks(ctx context.Context, run store.Run) (*reportLinks, error) {
+	h, err := s.index(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	d := &reportLinks{Run: run.ID, H: h}
+	add := func(label string, n int, kv map[string]string) {
+		d.Rows = append(d.Rows, linkRow{Label: label, N: n, URL: tableURL(run.ID, kv)})
+	}
+	c := h.Counts
+	add("sessions stored", h.Sessions, nil)
+	add("failures (decision triggers and transport failures)", c.Failures, map[string]string{"failures": "1"})
+	add("unsupported reversals", c.Reversals, map[string]string{"reversals": "1"})
+	add("sessions in discordant pairs", c.Discordant, map[string]string{"discordant": "1"})
+	add("parse failures", c.ParseFailures, map[string]string{"parse": "1"})
+	add("transport failures", c.Transport, map[string]string{"transport": "1"})
+	add("explanations contradicting their selection", c.Contradiction, map[string]string{"contradiction": "1"})
+	if !d.Framing() {
+		add("corrections not applied", c.NotApplied, map[string]string{"branch": "correction", "correction": "no"})
+	}
+	for _, b := range h.Breakdown {
+		add(b.Label, b.N, b.Filter)
+	}
+	return d, nil
+}
+
+func (d *reportLinks) Framing() bool { return d.H != nil && d.H.Protocol == "framing" }
+
+// spliceAfterBody puts block right after the opening body tag of a
+// self-contained HTML page (which budge wrote: its first <body> is the
+// tag, before any model text).
+func spliceAfterBody(page, block string) string {
+	i := strings.Index(page, "<body")
+	if i < 0 {
+		return block + page
+	}
+	j := strings.Index(page[i:], ">")
+	if j < 0 {
+		return block + page
+	}
+	return page[:i+j+1] + block + page[i+j+1:]
+}
