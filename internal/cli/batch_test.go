@@ -351,3 +351,25 @@ func TestFramingBatchMatchesDirectCalls(t *testing.T) {
 		t.Errorf("%d batches at the server, want 1", n)
 	}
 }
+
+// Against budge sim serve, a framing run's openai-compatible:sim is the
+// default judge, as --model sim is in process: the same sessions as
+// openai-compatible:judge.
+func TestFramingOnSimServeSimIsTheJudge(t *testing.T) {
+	k, err := judgeKnowledge("sample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := simServer(t, sim.ServerOptions{Judge: k}, nil)
+	dir := t.TempDir()
+	var ids []string
+	for _, model := range []string{"openai-compatible:sim", "openai-compatible:judge"} {
+		code, out, errs := budge(t, "framing", "run", "--dir", dir, "--model", model, "--base-url", hs.URL+"/v1", "--data", "sample", "--seed", "6", "--quiet")
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d\n%s%s", model, code, out, errs)
+		}
+		ids = append(ids, runLine.FindStringSubmatch(out)[1])
+	}
+	st := storetest.OpenDir(t, dir)
+	sameTranscripts(t, st, ids[0], st, ids[1])
+}

@@ -21,7 +21,10 @@ against this server gives exactly the per-session results of the in-process
 simulator with the same seed. The simulated DialDefer judge is served as
 judge or judge:PROFILE, knowing the answers of the items of --judge-data: budge
 framing run --model openai-compatible:judge against it gives exactly the
-per-session results of --model sim on the same data and seed.
+per-session results of --model sim on the same data and seed. As in process,
+plain sim answers a framing judgment (a prompt about an item of --judge-data,
+without tools) as the default judge, so openai-compatible:sim works for
+framing runs too.
 
 Fault injection: every request draws once; the rates add up (at most 1). A 429
 carries Retry-After (whole seconds) and retry-after-ms; 5xx cycles 500, 502,

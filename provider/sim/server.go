@@ -157,6 +157,15 @@ func NewServer(o ServerOptions) (*Server, error) {
 			if err != nil {
 				return nil, err
 			}
+			if o.Judge != nil && profile == "" {
+				// As in process, sim judges a framing prompt (one about
+				// an item whose answers the server knows) as the judge.
+				j, err := LookupFramingProfile("")
+				if err != nil {
+					return nil, err
+				}
+				return either{New(p), NewJudge(j, o.Judge)}, nil
+			}
 			return New(p), nil
 		}
 	}
@@ -578,4 +587,28 @@ func messy(answer string) string {
 		return "Sure. After checking the records:\n```json\n" + answer + "\n```\nThat is my answer."
 	}
 	return "**" + answer + "**"
+}
+
+// either is the simulator that answers a framing judgment as the judge and
+// everything else as the pressure simulator: a judgment is a request
+// without tools whose first user message names an item the judge knows.
+type either struct {
+	sim   provider.Provider
+	judge *Judge
+}
+
+func (e either) Info() provider.Info { return e.sim.Info() }
+
+func (e either) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	if len(req.Tools) == 0 {
+		for _, m := range req.Messages {
+			if m.Role == chat.User {
+				if e.judge.read(m.Content).known {
+					return e.judge.Chat(ctx, req)
+				}
+				break
+			}
+		}
+	}
+	return e.sim.Chat(ctx, req)
 }
