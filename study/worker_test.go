@@ -151,11 +151,17 @@ func TestWorkersShareTheRate(t *testing.T) {
 	if res.Run.Status != store.RunComplete || res.Manifest.Net.Rate != 400 {
 		t.Fatalf("status %s, rate %d", res.Run.Status, res.Manifest.Net.Rate)
 	}
+	// Calls are stamped when they reach the model, after their grant: a
+	// call granted at the end of one second may arrive in the next, so a
+	// second may see up to the calls in flight (Concurrency per worker)
+	// beyond the 400 granted in it. Without the shared limit the simulator
+	// takes thousands a second.
+	slack := o.Concurrency * len(sts)
 	total := 0
 	for w, n := range calls {
 		total += n
-		if n > 400 {
-			t.Errorf("%d calls in the second from %s, over the run's 400", n, w.Format("15:04:05"))
+		if n > 400+slack {
+			t.Errorf("%d calls in the second from %s, over the run's 400 (+%d in flight)", n, w.Format("15:04:05"), slack)
 		}
 	}
 	if len(calls) < 3 {
