@@ -44,6 +44,24 @@ discovery_deck() {
   fi
 }
 
+# start_view RUN DIR TRIES: starts `budge view` on run RUN of the store DIR
+# on a free port and waits until it listens, TRIES tenths of a second at
+# most (its first start on a store builds the browse indexes before it
+# listens: minutes for a million sessions). Sets pid and url (without its
+# final slash); fails, showing the viewer's errors, if it exits first.
+start_view() {
+  "$budge" view "$1" --dir "$2" --addr 127.0.0.1:0 > "$work/view.out" 2> "$work/view.err" &
+  pid=$!
+  url=
+  for _ in $(seq "$3"); do
+    url=$(sed -n 's/^viewer: //p' "$work/view.out")
+    [ -n "$url" ] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$work/view.err" >&2; return 1; }
+    sleep 0.1
+  done
+  url=${url%/}
+}
+
 # ratio WHAT CMD T RSS SESSIONS: against the first size measured, prints the
 # ratio of T (WHAT: "time", "CPU time") to a linear extrapolation and of the
 # peak RSS; at the first size, keeps CMD's numbers as the base. Call

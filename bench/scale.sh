@@ -24,17 +24,7 @@ sizes=("$@")
 view() {
   local dir=$1 path=$2 pid url run t
   run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
-  "$budge" view "$run" --dir "$dir" --addr 127.0.0.1:0 > "$work/view.out" 2>&1 &
-  pid=$!
-  # The first start on a store builds its browse indexes before it
-  # listens: minutes for a million sessions.
-  for _ in $(seq 6000); do
-    url=$(sed -n 's/^viewer: //p' "$work/view.out")
-    [ -n "$url" ] && break
-    kill -0 "$pid" 2>/dev/null || { cat "$work/view.out" >&2; return 1; }
-    sleep 0.1
-  done
-  url=${url%/}
+  start_view "$run" "$dir" 6000
   path=${path//RUN/$run}
   t=$(curl -fsS -o /dev/null -w '%{time_total}' "$url$path")
   awk -v t="$t" '/^VmHWM:/ { print t, $2 }' "/proc/$pid/status"

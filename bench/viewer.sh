@@ -30,16 +30,7 @@ fi
 run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
 
 start=$(date +%s.%N)
-"$budge" view "$run" --dir "$dir" --addr 127.0.0.1:0 > "$work/view.out" 2> "$work/view.err" &
-pid=$!
-url=
-for _ in $(seq 36000); do
-  url=$(sed -n 's/^viewer: //p' "$work/view.out")
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || { cat "$work/view.err" >&2; exit 1; }
-  sleep 0.1
-done
-url=${url%/}
+start_view "$run" "$dir" 36000
 printf 'index: budge view listened after %.1f s (browse indexes, scoring the run for the viewer when it was not yet)\n' \
   "$(echo "$(date +%s.%N) - $start" | bc)"
 
