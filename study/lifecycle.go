@@ -197,6 +197,21 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 	return finish(wctx, st, p, run)
 }
 
+// openAs opens run ref as open does and checks that it is a run of the
+// protocol P, named name in the error when it is not.
+func openAs[P protocol](ctx context.Context, st *store.Store, ref, name string) (store.Run, P, error) {
+	var zero P
+	run, p, err := open(ctx, st, ref)
+	if err != nil {
+		return run, zero, err
+	}
+	pp, ok := p.(P)
+	if !ok {
+		return run, zero, fmt.Errorf("%w: run %s is a %s run, not a %s run", ErrInvalid, run.ID, run.Protocol, name)
+	}
+	return run, pp, nil
+}
+
 // open reads a stored run and its protocol.
 func open(ctx context.Context, st *store.Store, ref string) (store.Run, protocol, error) {
 	id, err := st.Resolve(ctx, ref)

@@ -303,21 +303,17 @@ func (sc *pressureScorer) done(run store.Run) Result {
 // measures: the run is scored once. An error from fn stops it and is
 // returned. The viewer indexes a run this way.
 func LoadPressureEach(ctx context.Context, st *store.Store, ref string, fn func(o *pressure.Outcome) error) (*PressureResult, error) {
-	run, p, err := open(ctx, st, ref)
+	run, pr, err := openAs[*pressureRun](ctx, st, ref, "pressure")
 	if err != nil {
 		return nil, err
 	}
-	pr, ok := p.(*pressureRun)
-	if !ok {
-		return nil, fmt.Errorf("%w: run %s is a %s run, not a pressure run", ErrInvalid, run.ID, run.Protocol)
-	}
 	sc := pr.newScorer(pressure.NewTally(pr.deck), func(o *pressure.Outcome, _ string) error { return fn(o) })
-	done, err := scoreThrough(ctx, st, p, sc)
+	done, err := scoreThrough(ctx, st, pr, sc)
 	if err != nil {
 		return nil, err
 	}
 	res := done.done(run)
-	if err := afterScore(ctx, st, p, res); err != nil {
+	if err := afterScore(ctx, st, pr, res); err != nil {
 		return nil, err
 	}
 	return res.(*PressureResult), nil
@@ -330,15 +326,11 @@ func LoadPressureEach(ctx context.Context, st *store.Store, ref string, fn func(
 // the run's measures counted; memory holds one batch of transcripts, never
 // the run.
 func EachOutcome(ctx context.Context, st *store.Store, ref string, fn func(o *pressure.Outcome, trace string) error) error {
-	run, p, err := open(ctx, st, ref)
+	_, pr, err := openAs[*pressureRun](ctx, st, ref, "pressure")
 	if err != nil {
 		return err
 	}
-	pr, ok := p.(*pressureRun)
-	if !ok {
-		return fmt.Errorf("%w: run %s is a %s run, not a pressure run", ErrInvalid, run.ID, run.Protocol)
-	}
-	_, err = scoreThrough(ctx, st, p, pr.newScorer(nil, fn))
+	_, err = scoreThrough(ctx, st, pr, pr.newScorer(nil, fn))
 	return err
 }
 
@@ -346,13 +338,9 @@ func EachOutcome(ctx context.Context, st *store.Store, ref string, fn func(o *pr
 // session never stored is scored as missing); ok is false when the run
 // plans no session id.
 func ScoreSession(ctx context.Context, st *store.Store, ref, id string) (o *pressure.Outcome, ok bool, err error) {
-	run, p, err := open(ctx, st, ref)
+	run, pr, err := openAs[*pressureRun](ctx, st, ref, "pressure")
 	if err != nil {
 		return nil, false, err
-	}
-	pr, isPressure := p.(*pressureRun)
-	if !isPressure {
-		return nil, false, fmt.Errorf("%w: run %s is a %s run, not a pressure run", ErrInvalid, run.ID, run.Protocol)
 	}
 	for i := range pr.plan.Len() {
 		if pr.plan.At(i).ID() != id {
