@@ -21,25 +21,9 @@
 # sessions.
 #   BUDGE=/tmp/old/budge bash bench/framing-scale.sh   # another build
 #   COMMANDS="run report" bash bench/framing-scale.sh  # some commands only
-set -euo pipefail
-cd "$(dirname "$0")/.."
-out=bench/out
-mkdir -p "$out"
-budge=${BUDGE:-}
-if [ -z "$budge" ]; then
-  go build -o "$out/budge" ./cmd/budge
-  budge=$PWD/$out/budge
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(4000 40000)
-
-# measure CMD...: prints "wall_seconds rss_kb cpu_seconds" of one command.
-measure() {
-  /usr/bin/time -f "%e %M %U %S" -o "$work/time" "$@" > /dev/null
-  awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$work/time"
-}
 
 # items N FILE: writes N generated questions, spread over nine domains.
 items() {
@@ -52,8 +36,6 @@ items() {
 }
 
 printf '%-10s %-8s %10s %10s %10s\n' sessions command seconds cpu_s peak_MB
-declare -A base_t base_m
-first=""
 for n in "${sizes[@]}"; do
   labels=()
   if [ -n "${ITEMS:-}" ]; then
@@ -77,13 +59,8 @@ for n in "${sizes[@]}"; do
       flips) read -r w m t < <(measure "$budge" export latest --dir "$dir" --format flips) ;;
     esac
     printf '%-10s %-8s %10.2f %10.2f %10.0f\n' "$sessions" "$cmd" "$w" "$t" "$((m / 1024))"
-    if [ -z "$first" ] || [ "$first" = "$sessions" ]; then
-      base_t[$cmd]=$t; base_m[$cmd]=$m
-    else
-      awk -v t="$t" -v m="$m" -v bt="${base_t[$cmd]}" -v bm="${base_m[$cmd]}" -v n="$sessions" -v bn="$first" -v c="$cmd" \
-        'BEGIN { printf "  %s: CPU time %.2fx linear extrapolation from %d sessions; peak RSS %.2fx\n", c, t / (bt * n / bn), bn, m / bm }'
-    fi
+    ratio "CPU time" "$cmd" "$t" "$m" "$sessions"
   done
-  [ -n "$first" ] || first=$sessions
+  ratio_next "$sessions"
   rm -rf "$dir"
 done

@@ -14,25 +14,9 @@
 # their record and profile ids renamed) as often as it takes.
 #   BUDGE=/tmp/old/budge bash bench/scale.sh   # measure another build
 #   COMMANDS="run report" bash bench/scale.sh  # only some of the commands
-set -euo pipefail
-cd "$(dirname "$0")/.."
-out=bench/out
-mkdir -p "$out"
-budge=${BUDGE:-}
-if [ -z "$budge" ]; then
-  go build -o "$out/budge" ./cmd/budge
-  budge=$PWD/$out/budge
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(4160 41600)
-
-# measure LABEL CMD...: prints "seconds rss_kb" of one command.
-measure() {
-  /usr/bin/time -f "%e %M" -o "$work/time" "$@" > /dev/null
-  cat "$work/time"
-}
 
 # view DIR PATH: starts `budge view` on a free port, fetches PATH (with
 # RUN standing for the run's id) and prints "seconds rss_kb": the time to
@@ -40,17 +24,7 @@ measure() {
 view() {
   local dir=$1 path=$2 pid url run t
   run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
-  "$budge" view "$run" --dir "$dir" --addr 127.0.0.1:0 > "$work/view.out" 2>&1 &
-  pid=$!
-  # The first start on a store builds its browse indexes before it
-  # listens: minutes for a million sessions.
-  for _ in $(seq 6000); do
-    url=$(sed -n 's/^viewer: //p' "$work/view.out")
-    [ -n "$url" ] && break
-    kill -0 "$pid" 2>/dev/null || { cat "$work/view.out" >&2; return 1; }
-    sleep 0.1
-  done
-  url=${url%/}
+  start_view "$run" "$dir" 6000
   path=${path//RUN/$run}
   t=$(curl -fsS -o /dev/null -w '%{time_total}' "$url$path")
   awk -v t="$t" '/^VmHWM:/ { print t, $2 }' "/proc/$pid/status"
@@ -59,41 +33,22 @@ view() {
 }
 
 printf '%-10s %-11s %10s %10s\n' sessions command seconds peak_MB
-declare -A base_t base_m
-first=""
 for n in "${sizes[@]}"; do
-  copies=$(( (n + 207999) / 208000 ))
-  repeats=$(( n / (208 * copies) > 0 ? n / (208 * copies) : 1 ))
   deck=$work/discovery-$n.yaml
-  sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$deck"
-  case=robotics-arm
-  if [ "$copies" -gt 1 ]; then
-    sed -n '1,/^cases:$/p' "$deck" > "$deck.tmp"
-    for k in $(seq "$copies"); do
-      sed -n '/^cases:$/,$p' pressure/decks/discovery.yaml | tail -n +2 |
-        sed "s/^  - id: /  - id: c$k-/; s/AV-/AV-$k/g; s/VOL-/VOL-$k/g" >> "$deck.tmp"
-    done
-    mv "$deck.tmp" "$deck"
-    case=c1-robotics-arm
-  fi
+  discovery_deck "$n" "$deck"
   dir=$work/store-$n
   sessions=$(( 208 * copies * repeats ))
   for cmd in ${COMMANDS:-run report export view view-report}; do
     case $cmd in
-      run) read -r t m < <(measure "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16) ;;
-      report) read -r t m < <(measure "$budge" report latest --dir "$dir") ;;
-      export) read -r t m < <(measure "$budge" export latest --dir "$dir") ;;
+      run) read -r t m _ < <(measure "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16) ;;
+      report) read -r t m _ < <(measure "$budge" report latest --dir "$dir") ;;
+      export) read -r t m _ < <(measure "$budge" export latest --dir "$dir") ;;
       view) read -r t m < <(view "$dir" "/runs/RUN/session?id=$case/I/P-first/authority/r1") ;;
       view-report) read -r t m < <(view "$dir" "/runs/RUN/report") ;;
     esac
     printf '%-10s %-11s %10.2f %10.0f\n' "$sessions" "$cmd" "$t" "$((m / 1024))"
-    if [ -z "$first" ] || [ "$first" = "$sessions" ]; then
-      base_t[$cmd]=$t; base_m[$cmd]=$m
-    else
-      awk -v t="$t" -v m="$m" -v bt="${base_t[$cmd]}" -v bm="${base_m[$cmd]}" -v n="$sessions" -v bn="$first" -v c="$cmd" \
-        'BEGIN { printf "  %s: time %.2fx linear extrapolation from %d sessions; peak RSS %.2fx\n", c, t / (bt * n / bn), bn, m / bm }'
-    fi
+    ratio time "$cmd" "$t" "$m" "$sessions"
   done
-  [ -n "$first" ] || first=$sessions
+  ratio_next "$sessions"
   rm -rf "$dir"
 done

@@ -12,36 +12,15 @@
 #   bash bench/viewer.sh            # 41,600 sessions
 #   bash bench/viewer.sh 1000000    # the issue's million-session target
 #   STORE=/tmp/big bash bench/viewer.sh 41600   # keep (or reuse) the store
-set -euo pipefail
-cd "$(dirname "$0")/.."
-out=bench/out
-mkdir -p "$out"
-budge=${BUDGE:-}
-if [ -z "$budge" ]; then
-  go build -o "$out/budge" ./cmd/budge
-  budge=$PWD/$out/budge
-fi
+source "$(dirname "$0")/lib.sh"
 n=${1:-41600}
 repeat=${REPEAT:-5}
-work=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 pid=
+bench_cleanup() { kill "$pid" 2>/dev/null || true; }
 dir=${STORE:-$work/store}
 
-copies=$(( (n + 207999) / 208000 ))
-repeats=$(( n / (208 * copies) > 0 ? n / (208 * copies) : 1 ))
 deck=$work/discovery-$n.yaml
-sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$deck"
-case=robotics-arm
-if [ "$copies" -gt 1 ]; then
-  sed -n '1,/^cases:$/p' "$deck" > "$deck.tmp"
-  for k in $(seq "$copies"); do
-    sed -n '/^cases:$/,$p' pressure/decks/discovery.yaml | tail -n +2 |
-      sed "s/^  - id: /  - id: c$k-/; s/AV-/AV-$k/g; s/VOL-/VOL-$k/g" >> "$deck.tmp"
-  done
-  mv "$deck.tmp" "$deck"
-  case=c1-robotics-arm
-fi
+discovery_deck "$n" "$deck"
 
 if ! "$budge" runs --dir "$dir" 2>/dev/null | awk 'NR == 2' | grep -q .; then
   start=$(date +%s.%N)
@@ -51,16 +30,7 @@ fi
 run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
 
 start=$(date +%s.%N)
-"$budge" view "$run" --dir "$dir" --addr 127.0.0.1:0 > "$work/view.out" 2> "$work/view.err" &
-pid=$!
-url=
-for _ in $(seq 36000); do
-  url=$(sed -n 's/^viewer: //p' "$work/view.out")
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || { cat "$work/view.err" >&2; exit 1; }
-  sleep 0.1
-done
-url=${url%/}
+start_view "$run" "$dir" 36000
 printf 'index: budge view listened after %.1f s (browse indexes, scoring the run for the viewer when it was not yet)\n' \
   "$(echo "$(date +%s.%N) - $start" | bc)"
 

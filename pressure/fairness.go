@@ -128,14 +128,7 @@ func (t *contrastTally) add(id string, x, hit bool) {
 
 func (t *contrastTally) estimate(measure, family, xName, yName string, b stats.Bootstrap) RateContrast {
 	c := RateContrast{Measure: measure, Family: family, XName: xName, YName: yName, X: t.x, Y: t.y, Warnings: []string{}}
-	for _, r := range []struct {
-		name string
-		r    stats.Rate
-	}{{xName, t.x}, {yName, t.y}} {
-		for _, w := range r.r.Warnings() {
-			c.Warnings = append(c.Warnings, r.name+": "+w)
-		}
-	}
+	c.Warnings = appendRateWarnings(appendRateWarnings(c.Warnings, xName, t.x), yName, t.y)
 	fx, okX := t.x.Fraction()
 	fy, okY := t.y.Fraction()
 	if !okX || !okY {
@@ -203,15 +196,7 @@ func (t *tieTally) add(o *Outcome) {
 
 func (t *tieTally) estimate(b stats.Bootstrap) TieLean {
 	l := t.lean
-	l.Warnings = []string{}
-	for _, r := range []struct {
-		name string
-		r    stats.Rate
-	}{{"P-first", l.PFirst}, {"Q-first", l.QFirst}} {
-		for _, w := range r.r.Warnings() {
-			l.Warnings = append(l.Warnings, r.name+": "+w)
-		}
-	}
+	l.Warnings = appendRateWarnings(appendRateWarnings([]string{}, "P-first", l.PFirst), "Q-first", l.QFirst)
 	lean := func(idx []int, out []float64) bool {
 		var xp, np, xq, nq int
 		for _, i := range idx {

@@ -174,14 +174,7 @@ func (t *gapTally) add(o *ReversalObs) {
 func (t *gapTally) estimate(b stats.Bootstrap) Gap {
 	g, cc := t.g, t.cc
 	g.Warnings = append([]string{}, g.Warnings...)
-	for _, r := range []struct {
-		name string
-		r    stats.Rate
-	}{{"toward X", g.TowardX}, {"toward Y", g.TowardY}} {
-		for _, w := range r.r.Warnings() {
-			g.Warnings = append(g.Warnings, r.name+": "+w)
-		}
-	}
+	g.Warnings = appendRateWarnings(appendRateWarnings(g.Warnings, "toward X", g.TowardX), "toward Y", g.TowardY)
 	x, okX := g.TowardX.Fraction()
 	y, okY := g.TowardY.Fraction()
 	if okX && okY {
@@ -214,15 +207,19 @@ func (t *gapTally) estimate(b stats.Bootstrap) Gap {
 	return g
 }
 
+// appendRateWarnings appends r's warnings to ws, each after "name: ".
+func appendRateWarnings(ws []string, name string, r stats.Rate) []string {
+	for _, w := range r.Warnings() {
+		ws = append(ws, name+": "+w)
+	}
+	return ws
+}
+
 // statWarnings adds the warnings that go with the summary's numbers,
 // the gaps' included.
 func (s *Summary) statWarnings() {
 	s.StatWarnings = []string{}
-	add := func(name string, r stats.Rate) {
-		for _, w := range r.Warnings() {
-			s.StatWarnings = append(s.StatWarnings, name+": "+w)
-		}
-	}
+	add := func(name string, r stats.Rate) { s.StatWarnings = appendRateWarnings(s.StatWarnings, name, r) }
 	if s.Determinate > 0 {
 		add("baseline correctness", s.Baseline)
 		add("correction uptake", s.Uptake.All)

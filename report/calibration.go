@@ -37,19 +37,8 @@ func CalibrationSVG(w io.Writer, title string, pts []CalibrationPoint) error {
 	x := func(v float64) float64 { return left + v/maxX*(W-left-right) }
 	y := func(v float64) float64 { return top + (1-v)*(H-top-bottom) }
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`+"\n", W, H, W, H)
-	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="13">%s</text>`+"\n", left, html.EscapeString(title))
-	for _, t := range []float64{0, 0.25, 0.5, 0.75, 1} {
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.1f" y="%.1f" text-anchor="end">%.0f%%</text>`+"\n",
-			left, y(t), W-right, y(t), left-6, y(t)+4, 100*t)
-	}
-	for _, ref := range []struct {
-		v     float64
-		label string
-	}{{0.05, "5% (nominal false positives)"}, {0.80, "80% power"}, {0.95, "95% (nominal coverage)"}} {
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#999" stroke-dasharray="4 3"/><text x="%.1f" y="%.1f" fill="#666" text-anchor="end">%s</text>`+"\n",
-			left, y(ref.v), W-right, y(ref.v), W-right, y(ref.v)-3, ref.label)
-	}
+	percentChartHead(&b, W, H, left, right, y, title,
+		[]chartRef{{0.05, "5% (nominal false positives)"}, {0.80, "80% power"}, {0.95, "95% (nominal coverage)"}})
 	var det, cov []string
 	for _, p := range pts {
 		det = append(det, fmt.Sprintf("%.1f,%.1f", x(p.Planted), y(p.Detected)))

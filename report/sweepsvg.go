@@ -22,21 +22,10 @@ func (ps PowerSweep) SVG(w io.Writer) error {
 	x := func(i int) float64 { return left + float64(i)*step }
 	y := func(v float64) float64 { return top + (1-v)*(H-top-bottom) }
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`+"\n", W, H, W, H)
 	title := fmt.Sprintf("budge calibrate --sweep: power to detect a %.0f-point gap, %d repeats, %d replications per design",
 		100*ps.Gap, pts[0].Repeats, ps.Replications)
-	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="13">%s</text>`+"\n", left, html.EscapeString(title))
-	for _, t := range []float64{0, 0.25, 0.5, 0.75, 1} {
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.1f" y="%.1f" text-anchor="end">%.0f%%</text>`+"\n",
-			left, y(t), W-right, y(t), left-6, y(t)+4, 100*t)
-	}
-	for _, ref := range []struct {
-		v     float64
-		label string
-	}{{0.05, "5% (nominal false positives)"}, {ps.Power, fmt.Sprintf("%.0f%% power wanted", 100*ps.Power)}} {
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#999" stroke-dasharray="4 3"/><text x="%.1f" y="%.1f" fill="#666" text-anchor="end">%s</text>`+"\n",
-			left, y(ref.v), W-right, y(ref.v), W-right, y(ref.v)-3, html.EscapeString(ref.label))
-	}
+	percentChartHead(&b, W, H, left, right, y, title,
+		[]chartRef{{0.05, "5% (nominal false positives)"}, {ps.Power, fmt.Sprintf("%.0f%% power wanted", 100*ps.Power)}})
 	var pow, fp []string
 	best := -1
 	for i, p := range pts {

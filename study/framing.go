@@ -223,17 +223,22 @@ func (p *framingRun) canAsk() error {
 }
 
 // framingScorer scores a framing run's sessions one at a time into its
-// tally, or hands each observation to each; it keeps neither the
-// transcripts nor the observations.
+// tally, or hands each observation to each.
 type framingScorer struct {
-	p     *framingRun
-	tally *framing.Tally
-	each  func(i int, o *framing.Observation, trace string) error
-	err   error // each's, which stops the scoring
+	p *framingRun
+	scoring[framing.Observation, framing.Tally, *framing.Tally]
+}
+
+// newScorer is a scorer of run p into tally (nil for none) handing each
+// observation to each (nil for none).
+func (p *framingRun) newScorer(tally *framing.Tally, each func(i int, o *framing.Observation, trace string) error) *framingScorer {
+	sc := &framingScorer{p: p}
+	sc.score, sc.tally, sc.each = p.score, tally, each
+	return sc
 }
 
 func (p *framingRun) scorer() sessionScorer {
-	return &framingScorer{p: p, tally: framing.NewTally(&p.snap.Design, p.snap.Items)}
+	return p.newScorer(framing.NewTally(&p.snap.Design, p.snap.Items), nil)
 }
 
 // score scores the session at plan position i (se is nil for one never
@@ -255,21 +260,6 @@ func (p *framingRun) score(i int, se *store.Session) (o framing.Observation, tra
 	return framing.Score(&p.snap.Design, spec, t), trace
 }
 
-func (sc *framingScorer) add(i int, se *store.Session) {
-	if sc.err != nil {
-		return
-	}
-	o, trace := sc.p.score(i, se)
-	if sc.tally != nil {
-		sc.tally.Add(&o)
-	}
-	if sc.each != nil {
-		sc.err = sc.each(i, &o, trace)
-	}
-}
-
-func (sc *framingScorer) failed() error { return sc.err }
-
 func (sc *framingScorer) done(run store.Run) Result {
 	p := sc.p
 	res := &FramingResult{Run: run, Manifest: *p.m, Snapshot: p.snap, p: p}
@@ -286,7 +276,7 @@ func (sc *framingScorer) done(run store.Run) Result {
 // eachStored scores the stored sessions of run p again, in plan order, and
 // hands fn each with its plan position and trace.
 func eachStored(ctx context.Context, st *store.Store, p *framingRun, fn func(i int, o *framing.Observation, trace string) error) error {
-	_, err := scoreThrough(ctx, st, p, &framingScorer{p: p, each: fn})
+	_, err := scoreThrough(ctx, st, p, p.newScorer(nil, fn))
 	return err
 }
 

@@ -27,13 +27,9 @@ type ItemObservations struct {
 // only C2 reads where the other run's C1 answers are (one pass over that
 // run's sessions). An export needs no more, and scores the run once.
 func OpenFraming(ctx context.Context, st *store.Store, ref string) (*FramingResult, error) {
-	run, p, err := open(ctx, st, ref)
+	run, fp, err := openAs[*framingRun](ctx, st, ref, "framing")
 	if err != nil {
 		return nil, err
-	}
-	fp, ok := p.(*framingRun)
-	if !ok {
-		return nil, fmt.Errorf("%w: run %s is a %s run, not a framing run", ErrInvalid, run.ID, run.Protocol)
 	}
 	fp.m.Fingerprint = fp.fingerprint()
 	res := &FramingResult{Run: run, Manifest: *fp.m, Snapshot: fp.snap, st: st, p: fp}

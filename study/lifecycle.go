@@ -57,6 +57,36 @@ type sessionScorer interface {
 	done(run store.Run) Result
 }
 
+// scoring is the part of a session scorer both protocols share: each
+// session is scored by score, added to the tally (when there is one) and
+// handed to each (when set); an error from each stops the scoring and is
+// kept in err. It keeps neither the transcripts nor the scored sessions. O
+// is the protocol's scored session, PT its tally.
+type scoring[O, T any, PT interface {
+	*T
+	Add(*O)
+}] struct {
+	score func(i int, se *store.Session) (O, string)
+	tally PT
+	each  func(i int, o *O, trace string) error
+	err   error // each's, which stops the scoring
+}
+
+func (sc *scoring[O, T, PT]) add(i int, se *store.Session) {
+	if sc.err != nil {
+		return
+	}
+	o, trace := sc.score(i, se)
+	if sc.tally != nil {
+		sc.tally.Add(&o)
+	}
+	if sc.each != nil {
+		sc.err = sc.each(i, &o, trace)
+	}
+}
+
+func (sc *scoring[O, T, PT]) failed() error { return sc.err }
+
 // projector is a protocol that can estimate what its sessions will cost;
 // --max-cost needs one.
 type projector interface {
@@ -165,6 +195,21 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 	}
 	record(&h.Net, s, stats)
 	return finish(wctx, st, p, run)
+}
+
+// openAs opens run ref as open does and checks that it is a run of the
+// protocol P, named name in the error when it is not.
+func openAs[P protocol](ctx context.Context, st *store.Store, ref, name string) (store.Run, P, error) {
+	var zero P
+	run, p, err := open(ctx, st, ref)
+	if err != nil {
+		return run, zero, err
+	}
+	pp, ok := p.(P)
+	if !ok {
+		return run, zero, fmt.Errorf("%w: run %s is a %s run, not a %s run", ErrInvalid, run.ID, run.Protocol, name)
+	}
+	return run, pp, nil
 }
 
 // open reads a stored run and its protocol.

@@ -257,17 +257,25 @@ func (p *pressureRun) canAsk() error {
 }
 
 // pressureScorer scores a pressure run's sessions one at a time into its
-// tally, or hands each outcome to each; it keeps neither the transcripts
-// nor the outcomes.
+// tally, or hands each outcome to each.
 type pressureScorer struct {
-	p     *pressureRun
-	tally *pressure.Tally
-	each  func(o *pressure.Outcome, trace string) error
-	err   error // each's, which stops the scoring
+	p *pressureRun
+	scoring[pressure.Outcome, pressure.Tally, *pressure.Tally]
+}
+
+// newScorer is a scorer of run p into tally (nil for none) handing each
+// outcome to each (nil for none).
+func (p *pressureRun) newScorer(tally *pressure.Tally, each func(o *pressure.Outcome, trace string) error) *pressureScorer {
+	sc := &pressureScorer{p: p}
+	sc.score, sc.tally = p.score, tally
+	if each != nil {
+		sc.each = func(_ int, o *pressure.Outcome, trace string) error { return each(o, trace) }
+	}
+	return sc
 }
 
 func (p *pressureRun) scorer() sessionScorer {
-	return &pressureScorer{p: p, tally: pressure.NewTally(p.deck).WithTurns(p.m.Turns)}
+	return p.newScorer(pressure.NewTally(p.deck).WithTurns(p.m.Turns), nil)
 }
 
 // score scores the session at plan position i (se is nil for one never
@@ -282,21 +290,6 @@ func (p *pressureRun) score(i int, se *store.Session) (o pressure.Outcome, trace
 	return pressure.ScoreWith(p.deck, p.plan.At(i), t, p.m.parse()), trace
 }
 
-func (sc *pressureScorer) add(i int, se *store.Session) {
-	if sc.err != nil {
-		return
-	}
-	o, trace := sc.p.score(i, se)
-	if sc.tally != nil {
-		sc.tally.Add(&o)
-	}
-	if sc.each != nil {
-		sc.err = sc.each(&o, trace)
-	}
-}
-
-func (sc *pressureScorer) failed() error { return sc.err }
-
 func (sc *pressureScorer) done(run store.Run) Result {
 	m := sc.p.m
 	res := &PressureResult{Run: run, Manifest: *m, Deck: sc.p.deck, Summary: sc.tally.Summary()}
@@ -310,21 +303,17 @@ func (sc *pressureScorer) done(run store.Run) Result {
 // measures: the run is scored once. An error from fn stops it and is
 // returned. The viewer indexes a run this way.
 func LoadPressureEach(ctx context.Context, st *store.Store, ref string, fn func(o *pressure.Outcome) error) (*PressureResult, error) {
-	run, p, err := open(ctx, st, ref)
+	run, pr, err := openAs[*pressureRun](ctx, st, ref, "pressure")
 	if err != nil {
 		return nil, err
 	}
-	pr, ok := p.(*pressureRun)
-	if !ok {
-		return nil, fmt.Errorf("%w: run %s is a %s run, not a pressure run", ErrInvalid, run.ID, run.Protocol)
-	}
-	sc := &pressureScorer{p: pr, tally: pressure.NewTally(pr.deck), each: func(o *pressure.Outcome, _ string) error { return fn(o) }}
-	done, err := scoreThrough(ctx, st, p, sc)
+	sc := pr.newScorer(pressure.NewTally(pr.deck), func(o *pressure.Outcome, _ string) error { return fn(o) })
+	done, err := scoreThrough(ctx, st, pr, sc)
 	if err != nil {
 		return nil, err
 	}
 	res := done.done(run)
-	if err := afterScore(ctx, st, p, res); err != nil {
+	if err := afterScore(ctx, st, pr, res); err != nil {
 		return nil, err
 	}
 	return res.(*PressureResult), nil
@@ -337,15 +326,11 @@ func LoadPressureEach(ctx context.Context, st *store.Store, ref string, fn func(
 // the run's measures counted; memory holds one batch of transcripts, never
 // the run.
 func EachOutcome(ctx context.Context, st *store.Store, ref string, fn func(o *pressure.Outcome, trace string) error) error {
-	run, p, err := open(ctx, st, ref)
+	_, pr, err := openAs[*pressureRun](ctx, st, ref, "pressure")
 	if err != nil {
 		return err
 	}
-	pr, ok := p.(*pressureRun)
-	if !ok {
-		return fmt.Errorf("%w: run %s is a %s run, not a pressure run", ErrInvalid, run.ID, run.Protocol)
-	}
-	_, err = scoreThrough(ctx, st, p, &pressureScorer{p: pr, each: fn})
+	_, err = scoreThrough(ctx, st, pr, pr.newScorer(nil, fn))
 	return err
 }
 
@@ -353,13 +338,9 @@ func EachOutcome(ctx context.Context, st *store.Store, ref string, fn func(o *pr
 // session never stored is scored as missing); ok is false when the run
 // plans no session id.
 func ScoreSession(ctx context.Context, st *store.Store, ref, id string) (o *pressure.Outcome, ok bool, err error) {
-	run, p, err := open(ctx, st, ref)
+	run, pr, err := openAs[*pressureRun](ctx, st, ref, "pressure")
 	if err != nil {
 		return nil, false, err
-	}
-	pr, isPressure := p.(*pressureRun)
-	if !isPressure {
-		return nil, false, fmt.Errorf("%w: run %s is a %s run, not a pressure run", ErrInvalid, run.ID, run.Protocol)
 	}
 	for i := range pr.plan.Len() {
 		if pr.plan.At(i).ID() != id {

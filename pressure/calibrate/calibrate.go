@@ -487,33 +487,44 @@ func Calibrate(ctx context.Context, o Options) (*Calibration, error) {
 	return cal, nil
 }
 
+// fillMean sets row's Mean and Coverage to the mean of the replicates'
+// values and the share of them whose interval covers the planted value,
+// over the replicates where the measure is defined; the others are counted
+// in Undefined. get returns a replicate's value, whether it is defined and
+// whether its interval covers.
+func fillMean(row *Row, res []repResult, get func(r repResult) (v float64, def, in bool)) {
+	var sum float64
+	var k, cov int
+	for _, r := range res {
+		v, def, in := get(r)
+		if !def {
+			row.Undefined++
+			continue
+		}
+		k++
+		sum += v
+		if in {
+			cov++
+		}
+	}
+	row.Mean, row.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
+}
+
 func summarizeReps(g Planted, planted [8]float64, res []repResult, resamples int, claims bool) []Row {
 	name := g.Name
 	n := float64(len(res))
 	rate := func(measure string, v float64, get func(r repResult) (stats.Rate, bool)) Row {
 		row := Row{Grid: name, UniformGap: g.UniformGap, Measure: measure, Planted: v, Method: pressure.MethodWilson, Degenerate: v == 0 || v == 1}
-		var sum float64
-		var k, cov int
-		for _, r := range res {
+		fillMean(&row, res, func(r repResult) (float64, bool, bool) {
 			rt, in := get(r)
 			f, ok := rt.Fraction()
-			if !ok {
-				row.Undefined++
-				continue
-			}
-			k++
-			sum += f
-			if in {
-				cov++
-			}
-		}
-		row.Mean, row.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
+			return f, ok, in
+		})
 		return row
 	}
 	gap := Row{Grid: name, UniformGap: g.UniformGap, Measure: "fragility gap (directional gap) X−Y, all families", Planted: planted[0], Degenerate: planted[1] == 0 && planted[2] == 0,
 		Method: fmt.Sprintf("cluster bootstrap over base cases, %d resamples", resamples)}
-	var sum float64
-	var k, cov, det, mc, both int
+	var det, mc, both int
 	for _, r := range res {
 		if r.mcDet {
 			mc++
@@ -521,53 +532,20 @@ func summarizeReps(g Planted, planted [8]float64, res []repResult, resamples int
 		if r.bothDet {
 			both++
 		}
-		if !r.gapDef {
-			gap.Undefined++
-			continue
-		}
-		k++
-		sum += r.gap
-		if r.gapIn {
-			cov++
-		}
-		if r.gapDet {
+		if r.gapDef && r.gapDet {
 			det++
 		}
 	}
-	gap.Mean, gap.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
+	fillMean(&gap, res, func(r repResult) (float64, bool, bool) { return r.gap, r.gapDef, r.gapIn })
 	dr, mr, br := float64(det)/n, float64(mc)/n, float64(both)/n
 	gap.Detected, gap.IntervalDetected, gap.McNemarDetected = &br, &dr, &mr
 	sel := Row{Grid: name, UniformGap: g.UniformGap, Measure: "selectivity: trusted uptake − unsupported reversal, all families", Planted: planted[5],
 		Method: gap.Method}
-	k, sum, cov = 0, 0, 0
-	for _, r := range res {
-		if !r.selDef {
-			sel.Undefined++
-			continue
-		}
-		k++
-		sum += r.sel
-		if r.selIn {
-			cov++
-		}
-	}
-	sel.Mean, sel.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
+	fillMean(&sel, res, func(r repResult) (float64, bool, bool) { return r.sel, r.selDef, r.selIn })
 	rows := []Row{gap, sel}
 	if claims {
 		src := Row{Grid: name, UniformGap: g.UniformGap, Measure: "source discrimination: trusted uptake − claim uptake", Planted: planted[7], Method: gap.Method}
-		k, sum, cov = 0, 0, 0
-		for _, r := range res {
-			if !r.srcDef {
-				src.Undefined++
-				continue
-			}
-			k++
-			sum += r.src
-			if r.srcIn {
-				cov++
-			}
-		}
-		src.Mean, src.Coverage = sum/math.Max(1, float64(k)), float64(cov)/math.Max(1, float64(k))
+		fillMean(&src, res, func(r repResult) (float64, bool, bool) { return r.src, r.srcDef, r.srcIn })
 		rows = append(rows, src,
 			rate("claim uptake (initially correct)", planted[6], func(r repResult) (stats.Rate, bool) { return r.claim, r.claimIn }))
 	}
