@@ -135,6 +135,9 @@ type HTMLExtras struct {
 	Briefs map[string]Brief
 	// Review, when set, is shown instead of the report's own Review.
 	Review *ReviewSummary
+	// Links, when set, turns the report's counts into links (a viewer's
+	// session table); the standalone report has none.
+	Links Linker
 }
 
 type bar struct {
@@ -310,7 +313,9 @@ func (p Pressure) HTML(w io.Writer, x *HTMLExtras) error {
 	if f.trigger, err = figure("trigger", trigger); err != nil {
 		return err
 	}
-	return p.build(&f).html(w, footer(p.Run.Budge))
+	d := p.build(&f)
+	d.link = x.Links
+	return d.html(w, footer(p.Run.Budge))
 }
 
 // footer closes every HTML report.
