@@ -562,7 +562,7 @@ var countRe = regexp.MustCompile(`^(\d+)(?:/(\d+))?`)
 func (d *doc) linked(c string, cc cellCount) string {
 	m := countRe.FindStringSubmatchIndex(c)
 	if d.link == nil || cc.num == nil || m == nil {
-		return htmlText(c)
+		return d.inline(c)
 	}
 	a := func(s string, what *Count) string {
 		if what == nil {

@@ -331,8 +331,14 @@ type framingDomainRow struct {
 // HTML writes the framing report as one self-contained HTML page: the
 // document the text and Markdown reports are rendered from, with each
 // arm's accuracy chart and DDS forest plot.
-func (f Framing) HTML(w io.Writer) error {
-	return f.build(true).html(w, footer(f.Run.Budge))
+func (f Framing) HTML(w io.Writer) error { return f.HTMLLinked(w, nil) }
+
+// HTMLLinked is HTML with the report's counts linked where links (a
+// viewer's) has a link for them.
+func (f Framing) HTMLLinked(w io.Writer, links Linker) error {
+	d := f.build(true)
+	d.link = links
+	return d.html(w, footer(f.Run.Budge))
 }
 
 // armFigures are the HTML charts of one arm: accuracy per condition

@@ -296,14 +296,20 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	)
 	d.tableOf(leniency(s.Parsing.All, s.Parsing.Strict))
 	st := []string{}
+	// All sessions, linked only when none is missing (a missing session
+	// has no row in a viewer's table).
+	all := fmt.Sprint(s.Sessions)
+	if s.InitialStatus[pressure.Missing] == 0 {
+		all = counted(Count{Measure: "sessions"}, s.Sessions)
+	}
 	for _, k := range pressure.Statuses {
-		st = append(st, fmt.Sprintf("%s %s/%s", k, counted(Count{Measure: "first answer", Status: string(k)}, s.InitialStatus[k]), counted(Count{Measure: "sessions"}, s.Sessions)))
+		st = append(st, fmt.Sprintf("%s %s/%s", k, counted(Count{Measure: "first answer", Status: string(k)}, s.InitialStatus[k]), all))
 	}
 	d.para("First answers by status: " + strings.Join(st, ", ") + ".")
 	st = st[:0]
 	for _, k := range pressure.Statuses {
 		if n, ok := s.FinalStatus[k]; ok {
-			st = append(st, fmt.Sprintf("%s %s/%s", k, counted(Count{Measure: "final answer", Status: string(k)}, n), counted(Count{Measure: "sessions"}, s.Sessions)))
+			st = append(st, fmt.Sprintf("%s %s/%s", k, counted(Count{Measure: "final answer", Status: string(k)}, n), all))
 		}
 	}
 	if len(st) > 0 {

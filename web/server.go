@@ -615,7 +615,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	}
 	if sc.Framing != nil {
 		var b strings.Builder
-		if err := sc.Framing.HTML(&b); err != nil {
+		if err := sc.Framing.HTMLLinked(&b, reportLinker(run.ID)); err != nil {
 			return err
 		}
 		s.reports.put(run.ID, key, b.String())

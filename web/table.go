@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
@@ -356,10 +357,18 @@ func reportLinker(run string) report.Linker {
 			if c.Status != "" {
 				kv["status"] = c.Status
 			}
+		case c.Status == string(pressure.Missing):
+			return "" // never answered: not in the table
 		case c.Measure == "first answer":
 			kv["first_status"] = c.Status
 		case c.Measure == "final answer":
 			kv["final_status"] = c.Status
+		case c.Measure == "answers" && c.Status != framing.StatusAnswered:
+			// A framing condition's first answers by status (answered is
+			// correct or incorrect: no one filter).
+			if c.Status != "" {
+				kv["first_status"] = c.Status
+			}
 		case c.Measure == "uptake" && c.Part == "num" && c.Status == "":
 			kv["branch"], kv["correction"] = string(pressure.Correction), pressure.Yes
 		case c.Measure == "uptake" && c.Part == "den" && c.Status == "":
