@@ -584,6 +584,7 @@ func (d *doc) linked(c string, cc cellCount) string {
 // numeric says whether a cell starts like a count or a measure (right
 // aligned in HTML).
 func numeric(c string) bool {
+	c = unmark(c)
 	if utf8.RuneCountInString(c) > 32 {
 		return false // a sentence that starts with a number
 	}
