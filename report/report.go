@@ -212,7 +212,11 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	d.anchor("measures", "")
 	for row, m := range map[int]Count{0: {Measure: "baseline"}, 1: {Measure: "baseline", Direction: "X"}, 2: {Measure: "baseline", Direction: "Y"},
 		4: {Measure: "uptake"}, 5: {Measure: "uptake", Status: "initially correct"}, 6: {Measure: "update observed"}, 7: {Measure: "neutral drift"}} {
-		d.count(row, 1, rateCell(m))
+		c := rateCell(m)
+		if s.InitialStatus[pressure.Missing] > 0 {
+			c.den = nil // counts sessions that never answered: a viewer's table has no row for them
+		}
+		d.count(row, 1, c)
 	}
 
 	rows := [][]string{}
