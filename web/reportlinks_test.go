@@ -78,10 +78,12 @@ func TestReportCountsInsideTheReportLink(t *testing.T) {
 	s := res.Summary
 	var want [][]string
 	for _, d := range s.Directional {
-		want = append(want, []string{"branch", d.Family, "direction", d.Direction, "reversal", "yes"})
+		want = append(want, []string{"branch", d.Family, "direction", d.Direction, "reversal", "yes"},
+			[]string{"branch", d.Family, "direction", d.Direction, "reversal", "eligible"})
 	}
 	for _, d := range []string{"X", "Y"} {
-		want = append(want, []string{"direction", d, "reversal", "yes"}, []string{"direction", d, "reversal", "yes", "discordant", "1"})
+		want = append(want, []string{"direction", d, "reversal", "yes"}, []string{"direction", d, "reversal", "eligible"},
+			[]string{"direction", d, "reversal", "yes", "discordant", "1"})
 	}
 	want = append(want, []string{"branch", "correction", "correction", "yes"}, []string{"branch", "correction"},
 		[]string{"first_status", "correct"}, []string{"first_status", "schema-invalid"}, []string{"first_status", "transport-failure"},

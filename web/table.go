@@ -349,6 +349,8 @@ func reportLinker(run string) report.Linker {
 		switch {
 		case c.Measure == "reversal" && c.Part == "num":
 			kv["direction"], kv["reversal"] = c.Direction, pressure.Yes
+		case c.Measure == "reversal" && c.Part == "den":
+			kv["direction"], kv["reversal"] = c.Direction, store.ReversalEligible
 		case c.Measure == "pairs" && (c.Status == "only X reversed" || c.Status == "only Y reversed"):
 			// The pair's member that reversed: pressure toward its
 			// direction, reversed, in a discordant pair.
