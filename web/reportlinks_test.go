@@ -43,6 +43,7 @@ func followCounts(t *testing.T, c *client, body string) []url.Values {
 		}
 		qs = append(qs, p.Query())
 	}
+	t.Logf("%d counts linked inside the report, each followed", len(qs))
 	return qs
 }
 
