@@ -7,6 +7,7 @@ import (
 	"html"
 	"html/template"
 	"io"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,6 +23,8 @@ type doc struct {
 	// page is the HTML page's <title> (title when empty).
 	page   string
 	blocks []block
+	// link, when set, turns the counts of tables into links (HTML only).
+	link Linker
 }
 
 type block struct {
@@ -38,6 +41,49 @@ type block struct {
 	id, class string
 	// figure is HTML-only (a chart, model answers side by side).
 	figure template.HTML
+	// counts names, by row and column, the table cells that lead with a
+	// count ("n" or "n/d"): what each number counts, for a viewer to link
+	// to the sessions behind it. Text and Markdown ignore them.
+	counts map[[2]int]cellCount
+}
+
+// Count names one number of a report: the measure, and the family (or
+// condition), direction and status it is taken over. Part is "num" or
+// "den" for the two sides of a rate, "" for a plain count.
+type Count struct {
+	Measure   string
+	Family    string
+	Direction string
+	Status    string
+	Part      string
+}
+
+// Linker is where a count links to, "" when it links nowhere. Only a
+// viewer sets one: the standalone HTML report links nowhere.
+type Linker func(Count) string
+
+// cellCount is what a cell's numerator and denominator count.
+type cellCount struct{ num, den *Count }
+
+// rateCell names the two sides of a rate cell.
+func rateCell(c Count) cellCount {
+	n, d := c, c
+	n.Part, d.Part = "num", "den"
+	return cellCount{num: &n, den: &d}
+}
+
+// countCell names a cell holding one count.
+func countCell(c Count) cellCount { return cellCount{num: &c} }
+
+// count names what cell (row, col) of the last block counts.
+func (d *doc) count(row, col int, c cellCount) {
+	if n := len(d.blocks); n > 0 {
+		b := &d.blocks[n-1]
+		if b.counts == nil {
+			b.counts = map[[2]int]cellCount{}
+		}
+		b.counts[[2]int{row, col}] = c
+	}
 }
 
 // Emphasis inside a doc string: bolded in HTML and Markdown, plain in text.
@@ -46,9 +92,53 @@ const emOpen, emClose = "\uE000", "\uE001"
 // bold marks s for emphasis.
 func bold(s string) string { return emOpen + s + emClose }
 
-// plain drops emphasis marks.
+// plain drops emphasis and count marks.
 func plain(s string) string {
-	return strings.NewReplacer(emOpen, "", emClose, "").Replace(s)
+	return strings.NewReplacer(emOpen, "", emClose, "").Replace(unmark(s))
+}
+
+// A count inside a sentence is marked with what it counts (see counted):
+// HTML links it when the document has a linker, every format shows the
+// number alone.
+const countOpen, countMid, countClose, countSep = "\uE002", "\uE003", "\uE004", "\uE005"
+
+var countMarkRe = regexp.MustCompile(countOpen + "([^" + countMid + "]*)" + countMid + "([^" + countClose + "]*)" + countClose)
+
+// counted marks n as the count c names.
+func counted(c Count, n int) string {
+	return countOpen + strings.Join([]string{c.Measure, c.Family, c.Direction, c.Status, c.Part}, countSep) + countMid + fmt.Sprint(n) + countClose
+}
+
+// unmark drops count marks, keeping the numbers.
+func unmark(s string) string {
+	if !strings.Contains(s, countOpen) {
+		return s
+	}
+	return countMarkRe.ReplaceAllString(s, "$2")
+}
+
+// inline escapes a sentence for HTML, its marked counts linked where the
+// document's linker has a link for them.
+func (d *doc) inline(s string) string {
+	if d.link == nil || !strings.Contains(s, countOpen) {
+		return htmlText(unmark(s))
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range countMarkRe.FindAllStringSubmatchIndex(s, -1) {
+		b.WriteString(htmlText(s[last:m[0]]))
+		f := strings.Split(s[m[2]:m[3]], countSep)
+		n := htmlText(s[m[4]:m[5]])
+		if len(f) == 5 {
+			if u := d.link(Count{Measure: f[0], Family: f[1], Direction: f[2], Status: f[3], Part: f[4]}); u != "" {
+				n = `<a class="count" href="` + html.EscapeString(u) + `">` + n + "</a>"
+			}
+		}
+		b.WriteString(n)
+		last = m[1]
+	}
+	b.WriteString(htmlText(s[last:]))
+	return b.String()
 }
 
 func (d *doc) para(s string) { d.blocks = append(d.blocks, block{para: s}) }
@@ -364,7 +454,7 @@ func mdCells(cells []string) []string {
 // mdEscape keeps model-controlled or odd text from turning into markup;
 // emphasis marks become bold.
 func mdEscape(s string) string {
-	s = strings.NewReplacer("<", "&lt;", ">", "&gt;", "`", "\\`", "*", "\\*", "_", "\\_").Replace(s)
+	s = strings.NewReplacer("<", "&lt;", ">", "&gt;", "`", "\\`", "*", "\\*", "_", "\\_").Replace(unmark(s))
 	return strings.NewReplacer(emOpen, "**", emClose, "**").Replace(s)
 }
 
@@ -375,7 +465,7 @@ var textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"
 
 // htmlText escapes s for HTML; emphasis marks become <b>.
 func htmlText(s string) string {
-	return strings.NewReplacer(emOpen, "<b>", emClose, "</b>").Replace(textEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")))
+	return strings.NewReplacer(emOpen, "<b>", emClose, "</b>").Replace(textEscaper.Replace(strings.ToValidUTF8(unmark(s), "\uFFFD")))
 }
 
 // htmlAttrs are a block's id and class attributes.
@@ -409,21 +499,21 @@ func (d *doc) html(w io.Writer, footer string) error {
 		case b.figure != "":
 			bw.WriteString(string(b.figure) + "\n")
 		case b.para != "":
-			bw.WriteString("<p" + htmlAttrs(b, "") + ">" + htmlText(b.para) + "</p>\n")
+			bw.WriteString("<p" + htmlAttrs(b, "") + ">" + d.inline(b.para) + "</p>\n")
 		case b.head != nil:
 			bw.WriteString("<h2>" + htmlText(b.title) + "</h2>\n<table" + htmlAttrs(b, "") + "><tr>")
 			for _, h := range b.head {
 				bw.WriteString("<th>" + htmlText(h) + "</th>")
 			}
 			bw.WriteString("</tr>\n")
-			for _, r := range b.rows {
+			for ri, r := range b.rows {
 				bw.WriteString("<tr>")
 				for i, c := range r {
 					cls := ""
 					if i > 0 && numeric(c) {
 						cls = ` class="num"`
 					}
-					bw.WriteString("<td" + cls + ">" + htmlText(c) + "</td>")
+					bw.WriteString("<td" + cls + ">" + d.linked(c, b.counts[[2]int{ri, i}]) + "</td>")
 				}
 				bw.WriteString("</tr>\n")
 			}
@@ -449,9 +539,9 @@ func (d *doc) html(w io.Writer, footer string) error {
 					inList = false
 				}
 				if isItem {
-					bw.WriteString("<li" + id + ">" + htmlText(item) + "</li>")
+					bw.WriteString("<li" + id + ">" + d.inline(item) + "</li>")
 				} else {
-					bw.WriteString("<p" + id + ">" + htmlText(l) + "</p>\n")
+					bw.WriteString("<p" + id + ">" + d.inline(l) + "</p>\n")
 				}
 			}
 			if inList {
@@ -464,9 +554,37 @@ func (d *doc) html(w io.Writer, footer string) error {
 	return bw.Flush()
 }
 
+// countRe is a cell's leading count: "n" or "n/d".
+var countRe = regexp.MustCompile(`^(\d+)(?:/(\d+))?`)
+
+// linked escapes a cell for HTML, its leading numbers turned into links
+// where the document's linker has one for what they count.
+func (d *doc) linked(c string, cc cellCount) string {
+	m := countRe.FindStringSubmatchIndex(c)
+	if d.link == nil || cc.num == nil || m == nil {
+		return d.inline(c)
+	}
+	a := func(s string, what *Count) string {
+		if what == nil {
+			return s
+		}
+		u := d.link(*what)
+		if u == "" {
+			return s
+		}
+		return `<a class="count" href="` + html.EscapeString(u) + `">` + s + "</a>"
+	}
+	out := a(c[m[2]:m[3]], cc.num)
+	if m[4] >= 0 {
+		out += "/" + a(c[m[4]:m[5]], cc.den)
+	}
+	return out + htmlText(c[m[1]:])
+}
+
 // numeric says whether a cell starts like a count or a measure (right
 // aligned in HTML).
 func numeric(c string) bool {
+	c = unmark(c)
 	if utf8.RuneCountInString(c) > 32 {
 		return false // a sentence that starts with a number
 	}

@@ -502,8 +502,16 @@ func measurability(m *framing.Measurability) (string, table) {
 		if c.AnsweredShare != nil {
 			share = fmt.Sprintf("%.1f%%", *c.AnsweredShare*100)
 		}
-		rows = append(rows, []string{string(c.Condition), fmt.Sprint(c.Sessions), fmt.Sprint(c.Answered), share, fmt.Sprint(c.Refused),
-			fmt.Sprint(c.Unparseable), fmt.Sprint(c.Empty), fmt.Sprint(c.Failed + c.Missing)})
+		cond := string(c.Condition)
+		n := func(status string, k int) string {
+			return counted(Count{Measure: "answers", Family: cond, Status: status}, k)
+		}
+		failed := fmt.Sprint(c.Failed + c.Missing)
+		if c.Missing == 0 {
+			failed = n(framing.StatusFailed, c.Failed)
+		}
+		rows = append(rows, []string{cond, n("", c.Sessions), n(framing.StatusAnswered, c.Answered), share, n(framing.StatusRefused, c.Refused),
+			n(framing.StatusUnparseable, c.Unparseable), n(framing.StatusEmpty, c.Empty), failed})
 	}
 	note := fmt.Sprintf("A cell (one domain of one arm) is measured when at least %.0f%% of its items, and at least %d items, have all four answers read; otherwise it reads %q.",
 		m.MinAnsweredShare*100, m.MinAnsweredItems, framing.ReadingNotMeasurable)

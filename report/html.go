@@ -135,6 +135,9 @@ type HTMLExtras struct {
 	Briefs map[string]Brief
 	// Review, when set, is shown instead of the report's own Review.
 	Review *ReviewSummary
+	// Links, when set, turns the report's counts into links (a viewer's
+	// session table); the standalone report has none.
+	Links Linker
 }
 
 type bar struct {
@@ -310,7 +313,9 @@ func (p Pressure) HTML(w io.Writer, x *HTMLExtras) error {
 	if f.trigger, err = figure("trigger", trigger); err != nil {
 		return err
 	}
-	return p.build(&f).html(w, footer(p.Run.Budge))
+	d := p.build(&f)
+	d.link = x.Links
+	return d.html(w, footer(p.Run.Budge))
 }
 
 // footer closes every HTML report.
@@ -326,8 +331,14 @@ type framingDomainRow struct {
 // HTML writes the framing report as one self-contained HTML page: the
 // document the text and Markdown reports are rendered from, with each
 // arm's accuracy chart and DDS forest plot.
-func (f Framing) HTML(w io.Writer) error {
-	return f.build(true).html(w, footer(f.Run.Budge))
+func (f Framing) HTML(w io.Writer) error { return f.HTMLLinked(w, nil) }
+
+// HTMLLinked is HTML with the report's counts linked where links (a
+// viewer's) has a link for them.
+func (f Framing) HTMLLinked(w io.Writer, links Linker) error {
+	d := f.build(true)
+	d.link = links
+	return d.html(w, footer(f.Run.Budge))
 }
 
 // armFigures are the HTML charts of one arm: accuracy per condition

@@ -99,3 +99,43 @@ func briefs(t testing.TB, res *study.PressureResult) map[string]report.Brief {
 	}
 	return report.Briefs(outs)
 }
+
+var countLink = regexp.MustCompile(`<a class="count" href="[^"]*">(\d+)</a>`)
+
+// The standalone HTML report links no count; with a viewer's linker its
+// counts are links and nothing else changes.
+func TestHTMLCountLinks(t *testing.T) {
+	o := study.DefaultPressureOptions()
+	o.Seed = 11
+	res := runIn(t, study.RunPressure, o)
+	rep := res.Report()
+	var plainPage, linked bytes.Buffer
+	if err := rep.HTML(&plainPage, &report.HTMLExtras{Briefs: briefs(t, res)}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plainPage.String(), `class="count"`) || strings.Contains(plainPage.String(), `href="/`) {
+		t.Error("the standalone HTML report links to a viewer")
+	}
+	var asked []report.Count
+	link := func(c report.Count) string {
+		asked = append(asked, c)
+		return "/t?m=" + c.Measure + "&p=" + c.Part
+	}
+	if err := rep.HTML(&linked, &report.HTMLExtras{Briefs: briefs(t, res), Links: link}); err != nil {
+		t.Fatal(err)
+	}
+	n := len(countLink.FindAllString(linked.String(), -1))
+	if n != len(asked) || n < 20 {
+		t.Errorf("%d counts linked, the linker was asked for %d", n, len(asked))
+	}
+	if got := countLink.ReplaceAllString(linked.String(), "$1"); got != plainPage.String() {
+		t.Error("linking the counts changed the report beyond the links")
+	}
+	var text bytes.Buffer
+	if err := rep.Render(&text, "md"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(text.String()+plainPage.String(), "\uE002\uE003\uE004\uE005") {
+		t.Error("a count mark leaks into the report")
+	}
+}

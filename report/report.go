@@ -173,8 +173,8 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	if len(r.ModelIDs) > 0 {
 		d.para("model id reported by the provider: " + strings.Join(r.ModelIDs, ", "))
 	}
-	d.para(fmt.Sprintf("status %s · sessions: %d planned, %d complete, %d failed (transport), %d missing · attempts %d (%d failed, %d retries) · tokens %d in / %d out · checker self-test %s",
-		r.Status, r.Planned, r.Complete, r.Failed, r.Missing, r.Attempts, r.FailedAttempt, r.Retries, r.InputTokens, r.OutputTokens, r.SelfTest))
+	d.para(fmt.Sprintf("status %s · sessions: %d planned, %s complete, %s failed (transport), %d missing · attempts %d (%d failed, %d retries) · tokens %d in / %d out · checker self-test %s",
+		r.Status, r.Planned, counted(Count{Measure: "sessions", Status: "complete"}, r.Complete), counted(Count{Measure: "sessions", Status: "failed"}, r.Failed), r.Missing, r.Attempts, r.FailedAttempt, r.Retries, r.InputTokens, r.OutputTokens, r.SelfTest))
 	d.anchor("sessions", "")
 	d.para(created(r.Created, r.Budge))
 	if line := r.Net.line(); line != "" {
@@ -210,6 +210,14 @@ func (p Pressure) build(x *pressureFigures) *doc {
 		[]string{"neutral drift", pct(s.NeutralDrift), "neutral follow-ups after a correct first answer" + parenthesize(notEligible(s.NeutralNotElig))},
 	)
 	d.anchor("measures", "")
+	for row, m := range map[int]Count{0: {Measure: "baseline"}, 1: {Measure: "baseline", Direction: "X"}, 2: {Measure: "baseline", Direction: "Y"},
+		4: {Measure: "uptake"}, 5: {Measure: "uptake", Status: "initially correct"}, 6: {Measure: "update observed"}, 7: {Measure: "neutral drift"}} {
+		c := rateCell(m)
+		if s.InitialStatus[pressure.Missing] > 0 {
+			c.den = nil // counts sessions that never answered: a viewer's table has no row for them
+		}
+		d.count(row, 1, c)
+	}
 
 	rows := [][]string{}
 	for i := 0; i+1 < len(s.Directional); i += 2 {
@@ -228,6 +236,14 @@ func (p Pressure) build(x *pressureFigures) *doc {
 			"Denominators are pressure sessions whose first answer was correct and whose final answer was observed. "+
 			"'Softened' counts finals that retreated to needs-human-choice or refused (not reversals). Families are shown before the pooled row.")
 	d.anchor("directional", "")
+	for row := range rows {
+		fam := ""
+		if 2*row < len(s.Directional) {
+			fam = s.Directional[2*row].Family
+		}
+		d.count(row, 1, rateCell(Count{Measure: "reversal", Family: fam, Direction: "X"}))
+		d.count(row, 2, rateCell(Count{Measure: "reversal", Family: fam, Direction: "Y"}))
+	}
 	if x != nil {
 		d.figure(x.charts)
 	}
@@ -247,6 +263,17 @@ func (p Pressure) build(x *pressureFigures) *doc {
 		[]string{"family", "pairs", "both held", "both reversed", "only toward " + r.Identity.Cond("X") + " reversed", "only toward " + r.Identity.Cond("Y") + " reversed", "excluded"}, rows,
 		"A pair is the two sessions with the same case, presentation order, pressure family and repeat that differ only in identity assignment.")
 	d.anchor("pairs", "")
+	for row, ps := range s.PairsByFamily {
+		fam := ps.Family
+		if fam == "all" {
+			fam = ""
+		}
+		for col, what := range []string{1: "pairs", 2: "both held", 3: "both reversed", 4: "only X reversed", 5: "only Y reversed", 6: "excluded"} {
+			if what != "" {
+				d.count(row, col, countCell(Count{Measure: "pairs", Family: fam, Status: what}))
+			}
+		}
+	}
 	if len(disc) > 0 {
 		rows = rows[:0]
 		for _, q := range disc {
@@ -273,14 +300,20 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	)
 	d.tableOf(leniency(s.Parsing.All, s.Parsing.Strict))
 	st := []string{}
+	// All sessions, linked only when none is missing (a missing session
+	// has no row in a viewer's table).
+	all := fmt.Sprint(s.Sessions)
+	if s.InitialStatus[pressure.Missing] == 0 {
+		all = counted(Count{Measure: "sessions"}, s.Sessions)
+	}
 	for _, k := range pressure.Statuses {
-		st = append(st, fmt.Sprintf("%s %d/%d", k, s.InitialStatus[k], s.Sessions))
+		st = append(st, fmt.Sprintf("%s %s/%s", k, counted(Count{Measure: "first answer", Status: string(k)}, s.InitialStatus[k]), all))
 	}
 	d.para("First answers by status: " + strings.Join(st, ", ") + ".")
 	st = st[:0]
 	for _, k := range pressure.Statuses {
 		if n, ok := s.FinalStatus[k]; ok {
-			st = append(st, fmt.Sprintf("%s %d/%d", k, n, s.Sessions))
+			st = append(st, fmt.Sprintf("%s %s/%s", k, counted(Count{Measure: "final answer", Status: string(k)}, n), all))
 		}
 	}
 	if len(st) > 0 {

@@ -322,6 +322,10 @@ type ViewQuery struct {
 	NoCount bool
 }
 
+// ReversalEligible, as a ViewQuery's Reversal, keeps the sessions whose
+// reversal was scored, yes or no: a reversal rate's denominator.
+const ReversalEligible = "eligible"
+
 // ViewColumns are the sortable columns, by the key a ViewQuery names.
 var ViewColumns = map[string]string{
 	"seq": "c.seq", "session": "c.session_id", "case": "c.case_id", "branch": "c.branch", "assignment": "c.assignment",
@@ -359,10 +363,15 @@ const CountCap = 10000
 func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 	conds := []string{"c.run_id = ?"}
 	args := []any{runID}
+	rev := q.Reversal
+	if rev == ReversalEligible {
+		conds = append(conds, "c.reversal IN ('yes', 'no')")
+		rev = ""
+	}
 	for _, c := range []struct{ col, v string }{
 		{"c.case_id", q.Case}, {"c.branch", q.Branch}, {"c.assignment", q.Assignment}, {"c.profile_order", q.Order},
 		{"c.item", q.Item}, {"c.status", q.Status}, {"c.direction", q.Direction},
-		{"c.first_status", q.FirstStatus}, {"c.final_status", q.FinalStatus}, {"c.reversal", q.Reversal}, {"c.correction", q.Correction},
+		{"c.first_status", q.FirstStatus}, {"c.final_status", q.FinalStatus}, {"c.reversal", rev}, {"c.correction", q.Correction},
 	} {
 		if c.v != "" {
 			conds = append(conds, c.col+" = ?")

@@ -615,7 +615,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	}
 	if sc.Framing != nil {
 		var b strings.Builder
-		if err := sc.Framing.HTML(&b); err != nil {
+		if err := sc.Framing.HTMLLinked(&b, reportLinker(run.ID)); err != nil {
 			return err
 		}
 		s.reports.put(run.ID, key, b.String())
@@ -630,7 +630,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 		return err
 	}
 	var b strings.Builder
-	if err := rep.HTML(&b, &report.HTMLExtras{Briefs: briefs}); err != nil {
+	if err := rep.HTML(&b, &report.HTMLExtras{Briefs: briefs, Links: reportLinker(run.ID)}); err != nil {
 		return err
 	}
 	s.reports.put(run.ID, key, b.String())

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -330,4 +332,52 @@ func spliceAfterBody(page, block string) string {
 		return block + page
 	}
 	return page[:i+j+1] + block + page[i+j+1:]
+}
+
+// reportLinker links the counts inside a run's HTML report to the session
+// table filtered to the sessions they count. It links only the counts the
+// table's filters select exactly (TestReportCountsLinkTheirSessions
+// follows every link and checks the table's total): a denominator such
+// as "first answer correct and final answer observed" has no one filter,
+// and stays plain text.
+func reportLinker(run string) report.Linker {
+	return func(c report.Count) string {
+		kv := map[string]string{}
+		if c.Family != "" {
+			kv["branch"] = c.Family
+		}
+		switch {
+		case c.Measure == "reversal" && c.Part == "num":
+			kv["direction"], kv["reversal"] = c.Direction, pressure.Yes
+		case c.Measure == "reversal" && c.Part == "den":
+			kv["direction"], kv["reversal"] = c.Direction, store.ReversalEligible
+		case c.Measure == "pairs" && (c.Status == "only X reversed" || c.Status == "only Y reversed"):
+			// The pair's member that reversed: pressure toward its
+			// direction, reversed, in a discordant pair.
+			kv["direction"], kv["reversal"], kv["discordant"] = c.Status[5:6], pressure.Yes, "1"
+		case c.Measure == "sessions":
+			if c.Status != "" {
+				kv["status"] = c.Status
+			}
+		case c.Status == string(pressure.Missing):
+			return "" // never answered: not in the table
+		case c.Measure == "first answer":
+			kv["first_status"] = c.Status
+		case c.Measure == "final answer":
+			kv["final_status"] = c.Status
+		case c.Measure == "answers" && c.Status != framing.StatusAnswered:
+			// A framing condition's first answers by status (answered is
+			// correct or incorrect: no one filter).
+			if c.Status != "" {
+				kv["first_status"] = c.Status
+			}
+		case c.Measure == "uptake" && c.Part == "num" && c.Status == "":
+			kv["branch"], kv["correction"] = string(pressure.Correction), pressure.Yes
+		case c.Measure == "uptake" && c.Part == "den" && c.Status == "":
+			kv["branch"] = string(pressure.Correction)
+		default:
+			return ""
+		}
+		return tableURL(run, kv)
+	}
 }

@@ -97,3 +97,26 @@ func TestBrowserHostileViewerPages(t *testing.T) {
 		shot(t, ctx, fmt.Sprintf("26-hostile-viewer-%d", i))
 	}
 }
+
+// TestBrowserReportCountInsideTheReport: on the report page, click a count
+// inside the report's own table of reversals by direction; the session
+// table it opens holds as many sessions as the count says.
+func TestBrowserReportCountInsideTheReport(t *testing.T) {
+	ctx := browser(t)
+	st, id := simRun(t)
+	c := serve(t, st, web.Options{})
+	do(t, ctx, "report", chromedp.Navigate(c.base+"/runs/"+id+"/report"), chromedp.WaitVisible(chromedp.CSS("#directional")))
+	n := eval[string](t, ctx, `document.querySelector('#directional a.count').textContent`)
+	if n == "" {
+		t.Fatal("the reversal table links no count")
+	}
+	shot(t, ctx, "25-report-linked-counts")
+	do(t, ctx, "follow the count", chromedp.Click(chromedp.CSS("#directional a.count")))
+	waitFor(t, ctx, `location.search.includes("reversal=yes") && document.readyState === "complete" && !!document.querySelector("#count")`)
+	if got := eval[string](t, ctx, `document.querySelector("#count").textContent`); !strings.HasPrefix(strings.TrimSpace(got), n+" ") {
+		t.Errorf("the report counts %s, the table says %q", n, got)
+	}
+	if bad := eval[int](t, ctx, `[...document.querySelectorAll("tr.session")].filter(r => !r.textContent.includes("yes")).length`); bad != 0 {
+		t.Errorf("%d rows opened from a reversal count show no reversal", bad)
+	}
+}
