@@ -34,7 +34,7 @@ func batchServer(t *testing.T, o sim.BatchOptions, log *sim.RequestLog) (*sim.Se
 // batchModel is the flags that reach the test server in one style.
 func batchModel(t *testing.T, style, url string) []string {
 	if style == "anthropic" {
-		t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key-0000")
+		t.Setenv("ANTHROPIC_API_KEY", "batch-test-credential")
 		// The Messages API has no seed: the simulator answers by content.
 		return []string{"--model", "anthropic:sim", "--base-url", url, "--structured-output", "json_schema"}
 	}
