@@ -3,13 +3,10 @@ package web_test
 import (
 	"context"
 	"html"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
 )
@@ -102,28 +99,7 @@ func TestReportCountsInsideTheReportLink(t *testing.T) {
 // The counts of a framing report's answers by condition link to the
 // sessions they count.
 func TestFramingReportCountsLink(t *testing.T) {
-	st := storetest.Open(t)
-	o := study.DefaultFramingOptions()
-	o.Bootstrap.Resamples = 100
-	res, err := study.RunFraming(context.Background(), st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := res.Manifest.RunID
-	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
-		r, err := study.LoadFraming(ctx, st, id)
-		if err != nil {
-			return nil, err
-		}
-		rep := r.Report()
-		return &web.Scored{Framing: &rep}, nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	c := &client{t: t, base: ts.URL, http: ts.Client()}
+	c, id := framingViewer(t)
 	qs := followCounts(t, c, reportBody(t, c.get("/runs/"+id+"/report", 200)))
 	for _, cond := range []string{"C1-True", "C1-False", "C2-Correct", "C2-Incorrect"} {
 		for _, kv := range [][]string{{"branch", cond}, {"branch", cond, "first_status", "refusal"}, {"branch", cond, "first_status", "unparseable"}} {

@@ -435,28 +435,7 @@ func TestReviewerTokens(t *testing.T) {
 // TestFramingRunPages: a framing run's table, one item's conditions side by
 // side and its HTML report.
 func TestFramingRunPages(t *testing.T) {
-	st := storetest.Open(t)
-	o := study.DefaultFramingOptions()
-	o.Bootstrap.Resamples = 100
-	res, err := study.RunFraming(context.Background(), st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := res.Manifest.RunID
-	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
-		r, err := study.LoadFraming(ctx, st, id)
-		if err != nil {
-			return nil, err
-		}
-		rep := r.Report()
-		return &web.Scored{Framing: &rep}, nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	c := &client{t: t, base: ts.URL, http: ts.Client()}
+	c, id := framingViewer(t)
 	page := c.get("/runs/"+id+"/", 200)
 	m := regexp.MustCompile(`href="/runs/[^/"]+/item/([^"]+)"`).FindStringSubmatch(page)
 	if m == nil {
@@ -568,4 +547,31 @@ func outcomesOf(t testing.TB, res *study.PressureResult) []pressure.Outcome {
 // briefs are the briefs of every session of a run.
 func briefs(t testing.TB, res *study.PressureResult) map[string]report.Brief {
 	return report.Briefs(outcomesOf(t, res))
+}
+
+// framingViewer serves a viewer over a framing run of the sample items (a
+// small bootstrap) until the test ends, and returns a client and the run.
+func framingViewer(t *testing.T) (*client, string) {
+	t.Helper()
+	st := storetest.Open(t)
+	o := study.DefaultFramingOptions()
+	o.Bootstrap.Resamples = 100
+	res, err := study.RunFraming(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
+		r, err := study.LoadFraming(ctx, st, id)
+		if err != nil {
+			return nil, err
+		}
+		rep := r.Report()
+		return &web.Scored{Framing: &rep}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return &client{t: t, base: ts.URL, http: ts.Client()}, res.Manifest.RunID
 }
