@@ -186,6 +186,8 @@ type Batcher struct {
 	// submitting lets one batch be encoded and uploaded at a time: a wave
 	// of several batches holds one upload's file, not all of them.
 	submitting sync.Mutex
+	// gcPercent is the collector setting before Start, restored by Wait.
+	gcPercent int
 }
 
 // Stats count what the Batcher did.
@@ -254,7 +256,7 @@ func (b *Batcher) Start(ctx context.Context) error {
 	// A batching process holds up to Cap sessions for as long as a batch
 	// takes: its heap may grow by a quarter before a collection, not
 	// double (the sessions' own memory is most of it, not garbage).
-	debug.SetGCPercent(25)
+	b.gcPercent = debug.SetGCPercent(25)
 	recs, err := b.c.Ledger.Batches(ctx)
 	if err != nil {
 		return err
@@ -412,12 +414,13 @@ func (b *Batcher) send(wave int, calls []*call) {
 			go debug.FreeOSMemory()
 		}
 	}
+	// Each part counts once, whether its submit ended or it stopped before.
 	var wg sync.WaitGroup
 	for _, part := range parts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := b.submitAndCollect(ctx, wave, part, submitted); err != nil {
+			if err := b.submitAndCollect(ctx, wave, part, sync.OnceFunc(submitted)); err != nil {
 				pe := provider.Classify(ctx, err)
 				for _, c := range part {
 					b.deliver(c, nil, pe)
@@ -464,11 +467,7 @@ func (b *Batcher) deliver(c *call, resp *chat.Response, err error) {
 }
 
 func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call, submitted func()) error {
-	defer func() {
-		if submitted != nil {
-			submitted()
-		}
-	}()
+	defer submitted()
 	tok := make([]byte, 12)
 	rand.Read(tok)
 	r := Record{Token: "budge-" + hex.EncodeToString(tok), Style: b.c.API.Style(), Wave: wave, State: Submitting, Submitted: time.Now().UTC()}
@@ -496,7 +495,6 @@ func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call,
 		c.body = nil
 	}
 	submitted()
-	submitted = nil
 	if err != nil {
 		r.State = Lost
 		b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r)
@@ -660,7 +658,12 @@ func (b *Batcher) note(e Event) {
 }
 
 // Wait waits for the batches in flight to end (after a run).
-func (b *Batcher) Wait() { b.wg.Wait() }
+func (b *Batcher) Wait() {
+	b.wg.Wait()
+	if b.ctx != nil {
+		debug.SetGCPercent(b.gcPercent)
+	}
+}
 
 // ErrBatchUnsupported is returned for a model whose provider has no batch
 // API budge speaks.
