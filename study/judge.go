@@ -203,7 +203,12 @@ func flipTasks(ctx context.Context, r *FramingResult, blinded bool) ([]judge.Tas
 	}
 	var flips []framing.FlipRecord
 	err := r.EachItem(ctx, func(it *ItemObservations) error {
-		flips = append(flips, framing.Flips(r.Manifest.RunID, policy, it.Observations, it.Traces)...)
+		// Only the flips are coded: the other pairs of an item are not kept.
+		for _, f := range framing.Flips(r.Manifest.RunID, policy, it.Observations, it.Traces) {
+			if f.Flip == framing.FlipDeference || f.Flip == framing.FlipSkepticism {
+				flips = append(flips, f)
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -211,9 +216,6 @@ func flipTasks(ctx context.Context, r *FramingResult, blinded bool) ([]judge.Tas
 	}
 	var tasks []judge.Task
 	for _, f := range flips {
-		if f.Flip != framing.FlipDeference && f.Flip != framing.FlipSkepticism {
-			continue
-		}
 		t := judge.Task{ID: fmt.Sprintf("%s|%s|%s|%s", f.Item, f.Arm, f.Template, f.Pair), Kind: judge.KindFlip, Group: f.Flip,
 			Texts: []judge.Text{
 				{Label: "Judgment of the bare statement (C1): " + verdict(f.C1), Body: hide(f.Labels, f.C1.Reasoning)},
