@@ -14,6 +14,10 @@
 # their record and profile ids renamed) as often as it takes.
 #   BUDGE=/tmp/old/budge bash bench/scale.sh   # measure another build
 #   COMMANDS="run report" bash bench/scale.sh  # only some of the commands
+#   KEEP=/work/big bash bench/scale.sh 1000000  # keep the largest store there
+#                                               # (for bench/viewer.sh: STORE=)
+# Time is compared with the extrapolation twice: wall time, and CPU time
+# (user + system), which other work on the machine does not inflate.
 source "$(dirname "$0")/lib.sh"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(4160 41600)
@@ -24,7 +28,7 @@ sizes=("$@")
 view() {
   local dir=$1 path=$2 pid url run t
   run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
-  start_view "$run" "$dir" 6000
+  start_view "$run" "$dir" 36000
   path=${path//RUN/$run}
   t=$(curl -fsS -o /dev/null -w '%{time_total}' "$url$path")
   awk -v t="$t" '/^VmHWM:/ { print t, $2 }' "/proc/$pid/status"
@@ -32,7 +36,7 @@ view() {
   wait "$pid" 2>/dev/null || true
 }
 
-printf '%-10s %-11s %10s %10s\n' sessions command seconds peak_MB
+printf '%-10s %-11s %10s %10s %10s\n' sessions command seconds cpu_s peak_MB
 for n in "${sizes[@]}"; do
   deck=$work/discovery-$n.yaml
   discovery_deck "$n" "$deck"
@@ -40,15 +44,20 @@ for n in "${sizes[@]}"; do
   sessions=$(( 208 * copies * repeats ))
   for cmd in ${COMMANDS:-run report export view view-report}; do
     case $cmd in
-      run) read -r t m _ < <(measure "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16) ;;
-      report) read -r t m _ < <(measure "$budge" report latest --dir "$dir") ;;
-      export) read -r t m _ < <(measure "$budge" export latest --dir "$dir") ;;
-      view) read -r t m < <(view "$dir" "/runs/RUN/session?id=$case/I/P-first/authority/r1") ;;
-      view-report) read -r t m < <(view "$dir" "/runs/RUN/report") ;;
+      run) read -r t m c < <(measure "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16) ;;
+      report) read -r t m c < <(measure "$budge" report latest --dir "$dir") ;;
+      export) read -r t m c < <(measure "$budge" export latest --dir "$dir") ;;
+      view) c=0; read -r t m < <(view "$dir" "/runs/RUN/session?id=$case/I/P-first/authority/r1") ;;
+      view-report) c=0; read -r t m < <(view "$dir" "/runs/RUN/report") ;;
     esac
-    printf '%-10s %-11s %10.2f %10.0f\n' "$sessions" "$cmd" "$t" "$((m / 1024))"
+    printf '%-10s %-11s %10.2f %10.2f %10.0f\n' "$sessions" "$cmd" "$t" "$c" "$((m / 1024))"
     ratio time "$cmd" "$t" "$m" "$sessions"
+    [ "$c" = 0 ] || ratio "CPU time" "$cmd-cpu" "$c" "$m" "$sessions"
   done
   ratio_next "$sessions"
-  rm -rf "$dir"
+  if [ -n "${KEEP:-}" ] && [ "$n" = "${sizes[-1]}" ]; then
+    rm -rf "$KEEP"; mv "$dir" "$KEEP"; echo "store kept in $KEEP"
+  else
+    rm -rf "$dir"
+  fi
 done
