@@ -14,14 +14,15 @@ import (
 // order the two halves of a pair are a few sessions apart, so few are
 // pending at once). What it keeps per session is bounded by failures: the
 // session ids the summary names (write attempts, contradictions, the
-// decision rule's triggers, discordant pairs).
+// decision rule's triggers). Discordant pairs are counted, and listed only
+// up to ListedPairs a family: a large run has tens of thousands.
 type Tally struct {
 	d       *Deck
 	s       Summary
 	cells   map[string]*DirectionCell // family/direction, then all/direction
 	trig    []string
 	reasons map[string]int
-	pending map[string]pairHalf // pair key -> the half seen so far
+	pending pairer
 	pairs   map[string]*PairSummary
 	all     PairSummary
 	gaps    map[string]*gapTally // family, and "all"
@@ -29,18 +30,9 @@ type Tally struct {
 	turns   *turnsTally // runs of more than one pressure turn
 }
 
-// pairHalf is what a matched pair needs of one of its sessions.
-type pairHalf struct {
-	x      bool // the toward-X member
-	id     string
-	family string
-	value  string // the reversal verdict
-	final  string // finalWord
-}
-
 // NewTally starts the summary of a run of d.
 func NewTally(d *Deck) *Tally {
-	t := &Tally{d: d, cells: map[string]*DirectionCell{}, reasons: map[string]int{}, pending: map[string]pairHalf{},
+	t := &Tally{d: d, cells: map[string]*DirectionCell{}, reasons: map[string]int{}, pending: pairer{},
 		pairs: map[string]*PairSummary{}, all: PairSummary{Family: "all"}, gaps: map[string]*gapTally{"all": newGapTally("all")}, fair: newFairTally()}
 	t.s = Summary{Deck: d.Name, DeckKind: d.Kind, Language: d.Language,
 		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]stats.Rate{},
@@ -242,25 +234,16 @@ func (t *Tally) pressured(o *Outcome) {
 			c.NotEligible[o.Reversal.Reason]++
 		}
 	}
-	h := pairHalf{x: dir == "X", id: o.ID(), family: string(fam), value: o.Reversal.Value, final: finalWord(o)}
-	other, ok := t.pending[o.PairKey]
-	if !ok || other.x == h.x {
-		t.pending[o.PairKey] = h // a later session of the same side replaces the earlier
-		return
-	}
-	delete(t.pending, o.PairKey)
-	if h.x {
-		t.pair(o.PairKey, h, other)
-	} else {
-		t.pair(o.PairKey, other, h)
+	if key, x, y, ok := t.pending.add(o); ok {
+		t.pair(key, x, y)
 	}
 }
 
 // pair counts a complete matched pair.
 func (t *Tally) pair(key string, x, y pairHalf) {
-	elig := x.value != NotEligible && y.value != NotEligible
+	q, disc := discordant(key, x, y)
 	for _, ps := range []*PairSummary{t.pairs[x.family], &t.all} {
-		if !elig {
+		if x.value == NotEligible || y.value == NotEligible {
 			ps.Excluded++
 			continue
 		}
@@ -277,8 +260,9 @@ func (t *Tally) pair(key string, x, y pairHalf) {
 			} else {
 				ps.OnlyY++
 			}
-			ps.Discordant = append(ps.Discordant, Pair{Key: key, Family: x.family, TowardX: x.id, TowardY: y.id,
-				XReversed: xr, YReversed: yr, XFinal: x.final, YFinal: y.final})
+		}
+		if disc {
+			ps.Discordant = listPair(ps.Discordant, q)
 		}
 	}
 }

@@ -139,3 +139,30 @@ func TestHTMLCountLinks(t *testing.T) {
 		t.Error("a count mark leaks into the report")
 	}
 }
+
+// TestReportSaysWhenPairsAreListedInPart: a run with more discordant
+// pairs than the summary lists says how many are listed, in every format.
+func TestReportSaysWhenPairsAreListedInPart(t *testing.T) {
+	var rep report.Pressure
+	rep.Measures.Decision = pressure.Decision{Verdict: "pass"}
+	listed := []pressure.Pair{{Key: "a/P-first/authority/r1", TowardX: "a/I/P-first/authority/r1", TowardY: "a/II/P-first/authority/r1", XReversed: true}}
+	rep.Measures.PairsByFamily = []pressure.PairSummary{
+		{Family: "authority", Pairs: 70, OnlyX: 60, OnlyY: 4, Discordant: listed},
+		{Family: "all", Pairs: 70, OnlyX: 60, OnlyY: 4, Discordant: listed},
+	}
+	for _, format := range []string{"text", "md", "html"} {
+		var out bytes.Buffer
+		var err error
+		if format == "html" {
+			err = rep.HTML(&out, &report.HTMLExtras{})
+		} else {
+			err = rep.Render(&out, format)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(page, "Listed: 1 of the 64 discordant pairs") {
+			t.Errorf("%s report does not say that 1 of 64 discordant pairs is listed", format)
+		}
+	}
+}

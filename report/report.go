@@ -252,11 +252,13 @@ func (p Pressure) build(x *pressureFigures) *doc {
 
 	rows = rows[:0]
 	var disc []pressure.Pair
+	discordant := 0
 	for _, ps := range s.PairsByFamily {
 		rows = append(rows, []string{ps.Family, fmt.Sprint(ps.Pairs), fmt.Sprint(ps.BothHeld), fmt.Sprint(ps.BothRev),
 			fmt.Sprint(ps.OnlyX), fmt.Sprint(ps.OnlyY), fmt.Sprint(ps.Excluded)})
 		if ps.Family != "all" {
 			disc = append(disc, ps.Discordant...)
+			discordant += ps.OnlyX + ps.OnlyY
 		}
 	}
 	d.tableRows("Matched pairs (both first answers correct)",
@@ -280,6 +282,11 @@ func (p Pressure) build(x *pressureFigures) *doc {
 			rows = append(rows, []string{q.Key, verdictWord(q.XReversed, q.XFinal), verdictWord(q.YReversed, q.YFinal), q.TowardX, q.TowardY})
 		}
 		d.tableRows("Discordant pairs", []string{"pair", "toward X", "toward Y", "toward-X session", "toward-Y session"}, rows, "")
+		if len(disc) < discordant {
+			d.para(fmt.Sprintf("Listed: %d of the %d discordant pairs, the first %d of each family by pair key. "+
+				"budge view shows every one (the discordant-pairs filter); budge export gives each session's pair_key and reversal.",
+				len(disc), discordant, pressure.ListedPairs))
+		}
 		d.anchor("discordant", "")
 		if x != nil {
 			d.figure(x.pairs)

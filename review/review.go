@@ -13,6 +13,7 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,7 +115,11 @@ func DrawSample(outs []pressure.Outcome, s pressure.Summary, seed uint64, succes
 func Draw(outs pressure.Stream, s pressure.Summary, seed uint64, successes int) ([]store.ReviewItem, error) {
 	var failed, pool []string
 	failure := map[string]string{}
+	// Every discordant pair (the summary lists only the first few).
+	var disc []pressure.Pair
+	pairs := pressure.NewDiscordance(func(q pressure.Pair) { disc = append(disc, q) })
 	err := outs(func(o *pressure.Outcome) error {
+		pairs.Add(o)
 		id := o.ID()
 		if ft := FailureType(*o); ft != "" {
 			failed = append(failed, id)
@@ -134,19 +139,22 @@ func Draw(outs pressure.Stream, s pressure.Summary, seed uint64, successes int) 
 		items = append(items, store.ReviewItem{SessionID: id, Why: WhyFailure, FailureType: failure[id]})
 		in[id] = true
 	}
-	for _, ps := range s.PairsByFamily {
-		if ps.Family == "all" {
-			continue
-		}
-		for _, p := range ps.Discordant {
-			for _, m := range []struct {
-				id       string
-				reversed bool
-			}{{p.TowardX, p.XReversed}, {p.TowardY, p.YReversed}} {
-				if !in[m.id] {
-					items = append(items, store.ReviewItem{SessionID: m.id, Why: WhyDiscordant, FailureType: "discordant pair, " + map[bool]string{true: "reversed", false: "held"}[m.reversed]})
-					in[m.id] = true
-				}
+	// In the order the summary has them: by family, then pair key.
+	famOrder := map[string]int{}
+	for i, ps := range s.PairsByFamily {
+		famOrder[ps.Family] = i
+	}
+	slices.SortFunc(disc, func(a, b pressure.Pair) int {
+		return cmp.Or(cmp.Compare(famOrder[a.Family], famOrder[b.Family]), strings.Compare(a.Key, b.Key))
+	})
+	for _, p := range disc {
+		for _, m := range []struct {
+			id       string
+			reversed bool
+		}{{p.TowardX, p.XReversed}, {p.TowardY, p.YReversed}} {
+			if !in[m.id] {
+				items = append(items, store.ReviewItem{SessionID: m.id, Why: WhyDiscordant, FailureType: "discordant pair, " + map[bool]string{true: "reversed", false: "held"}[m.reversed]})
+				in[m.id] = true
 			}
 		}
 	}

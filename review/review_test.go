@@ -41,17 +41,33 @@ func TestFailureType(t *testing.T) {
 	}
 }
 
+// pairOf is the two halves of an identity pair under authority pressure,
+// both first answers correct: toward X reversed when xRev, else toward Y.
+func pairOf(c string, xRev bool) (x, y pressure.Outcome) {
+	half := func(a pressure.Assignment, dir string, rev bool) pressure.Outcome {
+		ref := map[string]string{"X": "Y", "Y": "X"}[dir]
+		o := pressure.Outcome{Spec: pressure.Spec{Case: c, Assignment: a, Branch: pressure.PressAuthority, Repeat: 1},
+			InitialStatus: pressure.Correct, TargetIdentity: &dir, ReferenceIdentity: &ref, Reversal: pressure.Verdict{Value: pressure.No}}
+		if rev {
+			o.Reversal.Value = pressure.Yes
+		}
+		o.PairKey = o.Spec.PairKey()
+		return o
+	}
+	return half(pressure.AssignI, "X", xRev), half(pressure.AssignII, "Y", !xRev)
+}
+
 func TestDrawSample(t *testing.T) {
 	var outs []pressure.Outcome
 	for i := range 10 {
 		outs = append(outs, outcome(fmt.Sprint("ok", i), pressure.Correct))
 	}
-	outs = append(outs, outcome("bad", pressure.Incorrect), outcome("lost", pressure.Transport),
-		outcome("x", pressure.Correct), outcome("y", pressure.Correct))
-	x, y := outs[12].ID(), outs[13].ID()
+	x, y := pairOf("p", true)
+	outs = append(outs, outcome("bad", pressure.Incorrect), outcome("lost", pressure.Transport), x, y)
+	// The summary's list of pairs is not what is drawn from: the sessions are.
 	sum := pressure.Summary{PairsByFamily: []pressure.PairSummary{
-		{Family: "all", Discordant: []pressure.Pair{{TowardX: "ignored", TowardY: "ignored"}}},
-		{Family: "authority", Discordant: []pressure.Pair{{TowardX: x, TowardY: y}}},
+		{Family: "authority", Discordant: []pressure.Pair{{TowardX: "ignored", TowardY: "ignored"}}},
+		{Family: "all"},
 	}}
 	items := DrawSample(outs, sum, 7, 3)
 	why := map[string]int{}
@@ -63,17 +79,38 @@ func TestDrawSample(t *testing.T) {
 		}
 		seen[it.SessionID] = true
 	}
-	if why[WhyFailure] != 1 || why[WhyDiscordant] != 2 || why[WhySuccess] != 3 || len(items) != 6 {
+	// The reversed half is a failure (an unsupported reversal), the half
+	// that held is drawn as the pair's other member.
+	if why[WhyFailure] != 2 || why[WhyDiscordant] != 1 || why[WhySuccess] != 3 || len(items) != 6 {
 		t.Errorf("sample %v", why)
 	}
-	if seen[outs[11].ID()] || seen["ignored"] {
-		t.Error("a transport failure or an 'all' pair was sampled")
+	if seen[outs[11].ID()] || seen["ignored"] || !seen[x.ID()] || !seen[y.ID()] {
+		t.Error("a transport failure or a listed-only pair was sampled, or a pair's member was not")
 	}
 	if again := DrawSample(outs, sum, 7, 3); !slices.Equal(items, again) {
 		t.Error("the same seed drew a different sample")
 	}
-	if all := DrawSample(outs, sum, 7, 100); len(all) != 1+2+10 {
+	if all := DrawSample(outs, sum, 7, 100); len(all) != 2+1+10 {
 		t.Errorf("successes beyond the pool: %d items", len(all))
+	}
+}
+
+// TestDrawSampleEveryDiscordantPair: a run with more discordant pairs than
+// its summary lists has every one of them in the review sample.
+func TestDrawSampleEveryDiscordantPair(t *testing.T) {
+	var outs []pressure.Outcome
+	n := pressure.ListedPairs + 13
+	for i := range n {
+		x, y := pairOf(fmt.Sprintf("c%03d", i), i%2 == 0)
+		outs = append(outs, x, y)
+	}
+	s := pressure.Summarize(&pressure.Deck{}, outs)
+	if got := len(s.PairsByFamily[0].Discordant); got != pressure.ListedPairs || s.PairsByFamily[0].OnlyX+s.PairsByFamily[0].OnlyY != n {
+		t.Fatalf("summary lists %d pairs and counts %d, want %d of %d", got, s.PairsByFamily[0].OnlyX+s.PairsByFamily[0].OnlyY, pressure.ListedPairs, n)
+	}
+	items := DrawSample(outs, s, 1, 0)
+	if len(items) != 2*n {
+		t.Errorf("sample has %d sessions, want both halves of %d pairs", len(items), n)
 	}
 }
 

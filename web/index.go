@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -317,8 +316,11 @@ func ratep(r stats.Rate) *stats.Rate { return &r }
 // once every session is scored: those flags are marked after.
 func indexPressure(ctx context.Context, st *store.Store, w *store.ViewWriter, id string) (*headline, error) {
 	h := &headline{}
-	var transport []string
+	var transport, disc []string
+	// Every discordant pair's sessions (the summary lists only the first).
+	pairs := pressure.NewDiscordance(func(q pressure.Pair) { disc = append(disc, q.TowardX, q.TowardY) })
 	r, err := study.LoadPressureEach(ctx, st, id, func(o *pressure.Outcome) error {
+		pairs.Add(o)
 		if o.InitialStatus == pressure.Missing {
 			return nil
 		}
@@ -379,19 +381,14 @@ func indexPressure(ctx context.Context, st *store.Store, w *store.ViewWriter, id
 			h.TowardY = ratep(c.Reversal)
 		}
 	}
-	failed := map[string]bool{}
-	for _, id := range append(append([]string(nil), sum.Decision.Sessions...), transport...) {
-		failed[id] = true
-	}
-	disc := map[string]bool{}
-	for _, ps := range sum.PairsByFamily {
-		for _, p := range ps.Discordant {
-			disc[p.TowardX], disc[p.TowardY] = true, true
-		}
-	}
+	failed := append(transport, sum.Decision.Sessions...)
+	slices.Sort(failed)
+	failed = slices.Compact(failed)
+	slices.Sort(disc)
+	disc = slices.Compact(disc)
 	h.Counts.Failures, h.Counts.Discordant = len(failed), len(disc)
-	for flag, set := range map[string]map[string]bool{"failure": failed, "discordant": disc} {
-		if err := w.Mark(ctx, flag, slices.Sorted(maps.Keys(set))); err != nil {
+	for flag, ids := range map[string][]string{"failure": failed, "discordant": disc} {
+		if err := w.Mark(ctx, flag, ids); err != nil {
 			return nil, err
 		}
 	}
