@@ -16,6 +16,9 @@
 #   COMMANDS="run report" bash bench/scale.sh  # only some of the commands
 #   KEEP=/work/big bash bench/scale.sh 1000000  # keep the largest store there
 #                                               # (for bench/viewer.sh: STORE=)
+#   REUSE=/work/big bash bench/scale.sh 41600 1000000
+#       # the largest size's run is the one already in /work/big: its
+#       # `run` line is skipped, the other commands read it (and it is kept)
 # Time is compared with the extrapolation twice: wall time, and CPU time
 # (user + system), which other work on the machine does not inflate.
 source "$(dirname "$0")/lib.sh"
@@ -42,7 +45,15 @@ for n in "${sizes[@]}"; do
   discovery_deck "$n" "$deck"
   dir=$work/store-$n
   sessions=$(( 208 * copies * repeats ))
+  reuse=
+  if [ -n "${REUSE:-}" ] && [ "$n" = "${sizes[-1]}" ]; then
+    dir=$REUSE reuse=1
+  fi
   for cmd in ${COMMANDS:-run report export view view-report}; do
+    if [ -n "$reuse" ] && [ "$cmd" = run ]; then
+      printf '%-10s %-11s %10s\n' "$sessions" run "(reused: $REUSE)"
+      continue
+    fi
     case $cmd in
       run) read -r t m c < <(measure "$budge" run --dir "$dir" --deck "$deck" --quiet --concurrency 16) ;;
       report) read -r t m c < <(measure "$budge" report latest --dir "$dir") ;;
@@ -55,7 +66,9 @@ for n in "${sizes[@]}"; do
     [ "$c" = 0 ] || ratio "CPU time" "$cmd-cpu" "$c" "$m" "$sessions"
   done
   ratio_next "$sessions"
-  if [ -n "${KEEP:-}" ] && [ "$n" = "${sizes[-1]}" ]; then
+  if [ -n "$reuse" ]; then
+    :
+  elif [ -n "${KEEP:-}" ] && [ "$n" = "${sizes[-1]}" ]; then
     rm -rf "$KEEP"; mv "$dir" "$KEEP"; echo "store kept in $KEEP"
   else
     rm -rf "$dir"
