@@ -97,14 +97,6 @@ func OpenExisting(dir string) (*Store, error) {
 	return open(dir)
 }
 
-// sqliteHeapLimit is the memory SQLite may keep for the whole process
-// before it recycles page-cache pages instead of allocating more. Each
-// connection may cache 8 MB, and a long run or a report opens several; as
-// their caches filled, a 41,600-session run's peak RSS grew by about 25 MB
-// and a million-session run's passed 150 MB. A shared budget of 16 MB
-// keeps SQLite flat at no measurable cost in time (bench/scale.sh).
-const sqliteHeapLimit = 16 << 20
-
 func open(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o700); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -118,8 +110,7 @@ func open(dir string) (*Store, error) {
 	} else {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size(-8192)"+
-		fmt.Sprintf("&_pragma=soft_heap_limit(%d)", sqliteHeapLimit))
+	sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size(-8192)")
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
