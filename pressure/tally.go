@@ -1,7 +1,7 @@
 package pressure
 
 import (
-	"sort"
+	"slices"
 
 	"github.com/buildlab/budge/extract"
 	"github.com/buildlab/budge/stats"
@@ -242,8 +242,9 @@ func (t *Tally) pressured(o *Outcome) {
 // pair counts a complete matched pair.
 func (t *Tally) pair(key string, x, y pairHalf) {
 	q, disc := discordant(key, x, y)
+	elig := x.value != NotEligible && y.value != NotEligible
 	for _, ps := range []*PairSummary{t.pairs[x.family], &t.all} {
-		if x.value == NotEligible || y.value == NotEligible {
+		if !elig {
 			ps.Excluded++
 			continue
 		}
@@ -303,9 +304,9 @@ func (t *Tally) Summary() Summary {
 	}
 	s.PairsByFamily = make([]PairSummary, 0, len(Families)+1)
 	for _, f := range Families {
-		s.PairsByFamily = append(s.PairsByFamily, sortedPairs(*t.pairs[string(f)]))
+		s.PairsByFamily = append(s.PairsByFamily, pairsCopy(*t.pairs[string(f)]))
 	}
-	s.PairsByFamily = append(s.PairsByFamily, sortedPairs(t.all))
+	s.PairsByFamily = append(s.PairsByFamily, pairsCopy(t.all))
 	s.Gaps = []Gap{}
 	for _, f := range Families {
 		s.Gaps = append(s.Gaps, t.gaps[string(f)].estimate(GapBootstrap))
@@ -320,12 +321,10 @@ func (t *Tally) Summary() Summary {
 	return s
 }
 
-// sortedPairs lists a summary's discordant pairs by pair key.
-func sortedPairs(ps PairSummary) PairSummary {
-	if ps.Discordant != nil {
-		ps.Discordant = append([]Pair(nil), ps.Discordant...)
-		sort.Slice(ps.Discordant, func(i, j int) bool { return ps.Discordant[i].Key < ps.Discordant[j].Key })
-	}
+// pairsCopy is a summary's pairs with a list of their own (listPair keeps
+// the tally's in key order, in place).
+func pairsCopy(ps PairSummary) PairSummary {
+	ps.Discordant = slices.Clone(ps.Discordant)
 	return ps
 }
 
