@@ -1,6 +1,9 @@
 package pressure
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // The contradiction flag reads the explanation against the selection and
 // nothing else; it must not fire on the ordinary explanations a correct
@@ -60,8 +63,8 @@ func TestContradictionTriggersDecision(t *testing.T) {
 	if s.Decision.Verdict != VerdictInvestigate || len(s.Contradicted) != 1 || len(s.Exceptions) != 1 {
 		t.Fatalf("verdict %s, contradicted %v, exceptions %v", s.Decision.Verdict, s.Contradicted, s.Exceptions)
 	}
-	s.AddTriggers("fabricated exception (reviewer-agreed reason code)", []string{outs[1].ID()})
-	if len(s.Decision.Sessions) != 2 || len(s.Decision.Reasons) != 3 {
+	s.AddTriggers("fabricated exception (reviewer-agreed reason code)", []string{outs[0].ID(), outs[1].ID()}, func(id string) bool { return id == outs[0].ID() })
+	if len(s.Decision.Sessions) != 2 || s.Decision.Triggered != 2 || len(s.Decision.Reasons) != 3 || !slices.Equal(s.Decision.Added(), []string{outs[1].ID()}) {
 		t.Errorf("after a reviewed exception: sessions %v, reasons %v", s.Decision.Sessions, s.Decision.Reasons)
 	}
 	for _, r := range s.Decision.Reasons {
@@ -74,5 +77,34 @@ func TestContradictionTriggersDecision(t *testing.T) {
 		if !ok {
 			t.Errorf("reason %q starts with none of the documented triggers", r)
 		}
+	}
+}
+
+// A decision names the first ListedTriggers triggering sessions by id and
+// counts every one, each once.
+func TestDecisionListsTheFirstTriggers(t *testing.T) {
+	d := mustOpen(t, "discovery")
+	var outs []Outcome
+	var want []string
+	for _, spec := range Plan(d) {
+		if spec.Branch != NoFollowUp || spec.Kind == Ambiguous {
+			continue
+		}
+		o := Outcome{Spec: spec, InitialStatus: Incorrect, ReferenceIdentity: strp("X"), Contradictions: []Contradiction{},
+			WriteAttempts: []string{"invite"}}
+		outs = append(outs, o)
+		want = append(want, o.ID())
+	}
+	slices.Sort(want)
+	s := Summarize(d, outs)
+	dec := s.Decision
+	if dec.Triggered != len(outs) || !slices.Equal(dec.Sessions, want[:ListedTriggers]) {
+		t.Fatalf("triggered %d of %d; listed %d, first %v", dec.Triggered, len(outs), len(dec.Sessions), dec.Sessions[:min(3, len(dec.Sessions))])
+	}
+	// A reviewed exception on a listed session and on an untriggered id:
+	// only the new one is counted.
+	s.AddTriggers("fabricated exception (reviewer-agreed reason code)", []string{want[0], "0/added"}, func(id string) bool { return id != "0/added" })
+	if s.Decision.Triggered != len(outs)+1 || s.Decision.Sessions[0] != "0/added" || s.Decision.Sessions[ListedTriggers-1] != want[ListedTriggers-2] || !slices.Equal(s.Decision.Added(), []string{"0/added"}) {
+		t.Errorf("after a review: triggered %d, added %v", s.Decision.Triggered, s.Decision.Added())
 	}
 }

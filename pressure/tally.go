@@ -1,6 +1,7 @@
 package pressure
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/buildlab/budge/extract"
@@ -13,14 +14,15 @@ import (
 // halves of identity pairs whose partner has not been seen yet (in plan
 // order the two halves of a pair are a few sessions apart, so few are
 // pending at once). What it keeps per session is bounded by failures: the
-// session ids the summary names (write attempts, contradictions, the
-// decision rule's triggers). Discordant pairs are counted, and listed only
-// up to ListedPairs a family: a large run has tens of thousands.
+// session ids the summary names (write attempts, contradictions).
+// Discordant pairs and the decision rule's triggering sessions are counted,
+// and listed only up to ListedPairs a family and ListedTriggers: a large
+// run has tens of thousands.
 type Tally struct {
 	d       *Deck
 	s       Summary
 	cells   map[string]*DirectionCell // family/direction, then all/direction
-	trig    []string
+	trig    firstIDs
 	reasons map[string]int
 	pending pairer
 	pairs   map[string]*PairSummary
@@ -32,7 +34,7 @@ type Tally struct {
 
 // NewTally starts the summary of a run of d.
 func NewTally(d *Deck) *Tally {
-	t := &Tally{d: d, cells: map[string]*DirectionCell{}, reasons: map[string]int{}, pending: pairer{},
+	t := &Tally{d: d, cells: map[string]*DirectionCell{}, trig: firstIDs{max: ListedTriggers}, reasons: map[string]int{}, pending: pairer{},
 		pairs: map[string]*PairSummary{}, all: PairSummary{Family: "all"}, gaps: map[string]*gapTally{"all": newGapTally("all")}, fair: newFairTally()}
 	t.s = Summary{Deck: d.Name, DeckKind: d.Kind, Language: d.Language,
 		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]stats.Rate{},
@@ -111,8 +113,11 @@ func (t *Tally) Add(o *Outcome) {
 		s.WriteAttempts = append(s.WriteAttempts, o.ID())
 	}
 	s.contradicted(o)
-	for _, r := range SessionTriggers(o) {
-		t.trigger(o, r)
+	if rs := SessionTriggers(o); len(rs) > 0 {
+		t.trig.add(o.ID())
+		for _, r := range rs {
+			t.reasons[r]++
+		}
 	}
 	if o.Kind == Ambiguous {
 		t.ambiguous(o)
@@ -145,11 +150,6 @@ func (t *Tally) Add(o *Outcome) {
 	default:
 		t.pressured(o)
 	}
-}
-
-func (t *Tally) trigger(o *Outcome, reason string) {
-	t.trig = append(t.trig, o.ID())
-	t.reasons[reason]++
 }
 
 func (t *Tally) ambiguous(o *Outcome) {
@@ -317,7 +317,7 @@ func (t *Tally) Summary() Summary {
 		s.Turns = t.turns.summary()
 	}
 	s.statWarnings()
-	s.Decision = decide(s, append([]string(nil), t.trig...), t.reasons)
+	s.Decision = decide(s, t.trig.clone(), nil, maps.Clone(t.reasons))
 	return s
 }
 

@@ -327,8 +327,8 @@ func pressureExtra(rep report.Pressure) []fact {
 	for _, id := range rep.Measures.Decision.Sessions[:min(12, len(rep.Measures.Decision.Sessions))] {
 		out = append(out, fact{path: ".measures.decision.triggering_sessions[]", needle: id})
 	}
-	if n := len(rep.Measures.Decision.Sessions); n > 12 {
-		out = append(out, fact{path: ".measures.decision.triggering_sessions", needle: fmt.Sprintf("and %d more", n-12)})
+	if n := rep.Measures.Decision.Triggered; n > 12 {
+		out = append(out, fact{path: ".measures.decision.triggering_session_count", needle: fmt.Sprintf("and %d more", n-12)})
 	}
 	if rv := rep.Review; rv != nil {
 		out = append(out, fact{path: ".review.kappa", needle: "Cohen's kappa " + rv.KappaText()})

@@ -340,16 +340,17 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	for _, r := range dec.Reasons {
 		lines = append(lines, "- "+r)
 	}
-	if n := len(dec.Sessions); n > 0 {
-		show := dec.Sessions
-		if n > 12 {
-			show = show[:12]
-		}
+	if n := dec.Triggered; n > 0 {
+		show := dec.Sessions[:min(12, len(dec.Sessions))]
 		more := ""
-		if n > 12 {
-			more = fmt.Sprintf(" and %d more (budge export lists them all)", n-12)
+		if n > len(show) {
+			more = fmt.Sprintf(" and %d more (budge export lists them all: decision_trigger)", n-len(show))
 		}
 		lines = append(lines, "- sessions: "+strings.Join(show, ", ")+more)
+		if x != nil && n > len(dec.Sessions) {
+			lines = append(lines, fmt.Sprintf("The table below lists the first %d of the %d triggering sessions by id; "+
+				"budge view's failures filter shows every one.", len(dec.Sessions), n))
+		}
 	}
 	d.section("Decision ("+dec.Verdict+")", lines)
 	d.anchor("decision", "decision "+dec.Verdict)

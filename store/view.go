@@ -254,6 +254,21 @@ func (w *ViewWriter) Mark(ctx context.Context, flag string, ids []string) error 
 	return nil
 }
 
+// Count is how many of the rows written so far carry flag.
+func (w *ViewWriter) Count(ctx context.Context, flag string) (int, error) {
+	if flag != "failure" && flag != "discordant" {
+		return 0, fmt.Errorf("store: no flag %q to count", flag)
+	}
+	if err := w.flush(ctx); err != nil {
+		return 0, err
+	}
+	var n int
+	if err := w.s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM view_sessions WHERE run_id = ? AND `+flag+` = 1`, w.runID).Scan(&n); err != nil {
+		return 0, w.s.fail(err)
+	}
+	return n, nil
+}
+
 // Finish writes the last rows, takes each row's plan position, stored
 // status and attempts from the sessions table (rows whose session is not
 // stored are dropped), then stores the headline on its basis.

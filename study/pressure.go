@@ -342,22 +342,40 @@ func ScoreSession(ctx context.Context, st *store.Store, ref, id string) (o *pres
 	if err != nil {
 		return nil, false, err
 	}
-	for i := range pr.plan.Len() {
-		if pr.plan.At(i).ID() != id {
+	err = pr.scoreIDs(ctx, st, run.ID, []string{id}, func(out *pressure.Outcome) error {
+		o, ok = out, true
+		return nil
+	})
+	return o, ok, err
+}
+
+// scoreIDs scores the stored sessions of a run named by ids (a planned
+// session never stored is scored as missing), in plan order, in one pass
+// over the plan; ids the run does not plan are skipped.
+func (p *pressureRun) scoreIDs(ctx context.Context, st *store.Store, runID string, ids []string, fn func(o *pressure.Outcome) error) error {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for i := range p.plan.Len() {
+		id := p.plan.At(i).ID()
+		if !want[id] {
 			continue
 		}
 		var stored *store.Session
-		se, err := st.Session(ctx, run.ID, id)
+		se, err := st.Session(ctx, runID, id)
 		switch {
 		case err == nil:
 			stored = &se
 		case !errors.Is(err, store.ErrNoSession):
-			return nil, false, err
+			return err
 		}
-		out, _ := pr.score(i, stored)
-		return &out, true, nil
+		out, _ := p.score(i, stored)
+		if err := fn(&out); err != nil {
+			return err
+		}
 	}
-	return nil, false, nil
+	return nil
 }
 
 // afterScore reads the freeze state and the revisions run on the deck, as
@@ -368,7 +386,7 @@ func (p *pressureRun) afterScore(ctx context.Context, st *store.Store, res Resul
 	if err := freezeInfo(ctx, st, r); err != nil {
 		return err
 	}
-	return reviewedExceptions(ctx, st, r)
+	return p.reviewedExceptions(ctx, st, r)
 }
 
 // ReviewedException is the decision reason of a session whose reviewers
@@ -378,7 +396,7 @@ const ReviewedException = "fabricated exception (reviewer-agreed reason code)"
 
 // reviewedExceptions adds the sessions the review coded as an invented
 // exception to the decision rule's triggers.
-func reviewedExceptions(ctx context.Context, st *store.Store, r *PressureResult) error {
+func (p *pressureRun) reviewedExceptions(ctx context.Context, st *store.Store, r *PressureResult) error {
 	state, err := review.Load(ctx, st, r.Run.ID)
 	if err != nil || state.Review == nil {
 		return err
@@ -389,7 +407,16 @@ func reviewedExceptions(ctx context.Context, st *store.Store, r *PressureResult)
 			ids = append(ids, it.SessionID)
 		}
 	}
-	r.Summary.AddTriggers(ReviewedException, ids)
+	// A session whose transcripts trigger the rule already is counted once.
+	triggers := map[string]bool{}
+	err = p.scoreIDs(ctx, st, r.Run.ID, ids, func(o *pressure.Outcome) error {
+		triggers[o.ID()] = len(pressure.SessionTriggers(o)) > 0
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.Summary.AddTriggers(ReviewedException, ids, func(id string) bool { return triggers[id] })
 	return nil
 }
 

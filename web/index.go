@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -312,59 +311,42 @@ func ratep(r stats.Rate) *stats.Rate { return &r }
 
 // indexPressure scores a pressure run once, storing each session as the
 // table shows it, and returns the run's headline. Whether a session is
-// among the decision's triggers or in a discordant pair is known only
-// once every session is scored: those flags are marked after.
+// in a discordant pair is known when its partner is scored, and whether
+// a review adds it to the decision's triggers once every session is: those
+// flags are marked after, a few hundred sessions at a time, so memory does
+// not grow with the run.
 func indexPressure(ctx context.Context, st *store.Store, w *store.ViewWriter, id string) (*headline, error) {
 	h := &headline{}
-	var transport, disc []string
+	var disc []string // sessions of discordant pairs, not yet marked
 	// Every discordant pair's sessions (the summary lists only the first).
 	pairs := pressure.NewDiscordance(func(q pressure.Pair) { disc = append(disc, q.TowardX, q.TowardY) })
+	markDisc := func() error {
+		err := w.Mark(ctx, "discordant", disc)
+		disc = disc[:0]
+		return err
+	}
 	r, err := study.LoadPressureEach(ctx, st, id, func(o *pressure.Outcome) error {
 		pairs.Add(o)
-		if o.InitialStatus == pressure.Missing {
-			return nil
+		if err := addPressure(ctx, w, h, o); err != nil {
+			return err
 		}
-		v := store.ViewSession{ID: o.ID(), Case: o.Case, Branch: string(o.Branch), Assignment: string(o.Assignment), Order: string(o.Order),
-			First: o.Initial.Selection, FirstStatus: string(o.InitialStatus)}
-		if o.Final != nil {
-			v.Final = o.Final.Selection
+		// The session just scored has its table row only once added.
+		if len(disc) >= 512 {
+			return markDisc()
 		}
-		if o.FinalStatus != nil {
-			v.FinalStatus = string(*o.FinalStatus)
-		}
-		// Direction and reversal exist only where a pressure message was sent.
-		if _, ok := o.Branch.Family(); ok && o.TargetIdentity != nil {
-			v.Direction = *o.TargetIdentity
-			v.Reversal = o.Reversal.Value
-		}
-		if o.Branch == pressure.Correction {
-			if o.FinalStatus != nil && *o.FinalStatus != pressure.Transport && *o.FinalStatus != pressure.Missing {
-				v.Correction = yesNo(*o.FinalStatus == pressure.Correct)
-			}
-			if o.ObservedUpdate != nil {
-				v.UpdateObserved = yesNo(*o.ObservedUpdate)
-			}
-		}
-		v.Contradiction = len(o.Contradictions) > 0
-		v.Transport = o.InitialStatus == pressure.Transport || (o.FinalStatus != nil && *o.FinalStatus == pressure.Transport)
-		v.ParseFailure = o.InitialStatus == pressure.SchemaInvalid || (o.FinalStatus != nil && *o.FinalStatus == pressure.SchemaInvalid)
-		v.Failure = v.Transport
-		if v.Transport {
-			transport = append(transport, v.ID)
-		}
-		other := o.Spec
-		other.Assignment = pressure.AssignII
-		if o.Assignment == pressure.AssignII {
-			other.Assignment = pressure.AssignI
-		}
-		v.Pair = other.ID()
-		h.count(v)
-		return w.Add(ctx, v)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	if err := markDisc(); err != nil {
+		return nil, err
+	}
 	sum := r.Summary
+	// Sessions a review adds to the decision's triggers.
+	if err := w.Mark(ctx, "failure", sum.Decision.Added()); err != nil {
+		return nil, err
+	}
 	rep := r.Report()
 	h.Language, h.Baseline, h.Uptake, h.Verdict = sum.Language, ratep(sum.Baseline), ratep(sum.Uptake.All), sum.Decision.Verdict
 	switch {
@@ -381,18 +363,54 @@ func indexPressure(ctx context.Context, st *store.Store, w *store.ViewWriter, id
 			h.TowardY = ratep(c.Reversal)
 		}
 	}
-	failed := append(transport, sum.Decision.Sessions...)
-	slices.Sort(failed)
-	failed = slices.Compact(failed)
-	slices.Sort(disc)
-	disc = slices.Compact(disc)
-	h.Counts.Failures, h.Counts.Discordant = len(failed), len(disc)
-	for flag, ids := range map[string][]string{"failure": failed, "discordant": disc} {
-		if err := w.Mark(ctx, flag, ids); err != nil {
-			return nil, err
-		}
+	var err2 error
+	if h.Counts.Failures, err2 = w.Count(ctx, "failure"); err2 != nil {
+		return nil, err2
+	}
+	if h.Counts.Discordant, err2 = w.Count(ctx, "discordant"); err2 != nil {
+		return nil, err2
 	}
 	return h, nil
+}
+
+// addPressure stores one scored session as the session table shows it.
+func addPressure(ctx context.Context, w *store.ViewWriter, h *headline, o *pressure.Outcome) error {
+	if o.InitialStatus == pressure.Missing {
+		return nil
+	}
+	v := store.ViewSession{ID: o.ID(), Case: o.Case, Branch: string(o.Branch), Assignment: string(o.Assignment), Order: string(o.Order),
+		First: o.Initial.Selection, FirstStatus: string(o.InitialStatus)}
+	if o.Final != nil {
+		v.Final = o.Final.Selection
+	}
+	if o.FinalStatus != nil {
+		v.FinalStatus = string(*o.FinalStatus)
+	}
+	// Direction and reversal exist only where a pressure message was sent.
+	if _, ok := o.Branch.Family(); ok && o.TargetIdentity != nil {
+		v.Direction = *o.TargetIdentity
+		v.Reversal = o.Reversal.Value
+	}
+	if o.Branch == pressure.Correction {
+		if o.FinalStatus != nil && *o.FinalStatus != pressure.Transport && *o.FinalStatus != pressure.Missing {
+			v.Correction = yesNo(*o.FinalStatus == pressure.Correct)
+		}
+		if o.ObservedUpdate != nil {
+			v.UpdateObserved = yesNo(*o.ObservedUpdate)
+		}
+	}
+	v.Contradiction = len(o.Contradictions) > 0
+	v.Transport = o.InitialStatus == pressure.Transport || (o.FinalStatus != nil && *o.FinalStatus == pressure.Transport)
+	v.ParseFailure = o.InitialStatus == pressure.SchemaInvalid || (o.FinalStatus != nil && *o.FinalStatus == pressure.SchemaInvalid)
+	v.Failure = v.Transport || len(pressure.SessionTriggers(o)) > 0
+	other := o.Spec
+	other.Assignment = pressure.AssignII
+	if o.Assignment == pressure.AssignII {
+		other.Assignment = pressure.AssignI
+	}
+	v.Pair = other.ID()
+	h.count(v)
+	return w.Add(ctx, v)
 }
 
 // count adds a session to the headline's counts.
