@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -85,18 +86,27 @@ func BriefOf(o *pressure.Outcome) Brief {
 	return b
 }
 
-// BriefsFrom are the briefs the HTML report shows (the members of
-// discordant pairs and the sessions that trigger the decision rule), read
-// from a run's scored sessions one at a time: as many as it names, not as
-// many as the run has.
-func (p Pressure) BriefsFrom(outs pressure.Stream) (map[string]Brief, error) {
-	shown := map[string]bool{}
+// BriefIDs are the sessions the HTML report shows briefs of: the members
+// of the discordant pairs it lists and the triggering sessions it names. A
+// report names a bounded number of them, however large its run.
+func (p Pressure) BriefIDs() []string {
+	var ids []string
 	for _, ps := range p.Measures.PairsByFamily {
 		for _, q := range ps.Discordant {
-			shown[q.TowardX], shown[q.TowardY] = true, true
+			ids = append(ids, q.TowardX, q.TowardY)
 		}
 	}
-	for _, id := range p.Measures.Decision.Sessions {
+	ids = append(ids, p.Measures.Decision.Sessions...)
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// BriefsFrom are the briefs the HTML report shows (BriefIDs), read from a
+// run's scored sessions one at a time: sessions it does not name are
+// skipped, so outs may be every session of the run or only those named.
+func (p Pressure) BriefsFrom(outs pressure.Stream) (map[string]Brief, error) {
+	shown := map[string]bool{}
+	for _, id := range p.BriefIDs() {
 		shown[id] = true
 	}
 	m := map[string]Brief{}

@@ -126,6 +126,21 @@ func (r *PressureResult) Stream(ctx context.Context) pressure.Stream {
 	}
 }
 
+// StreamOf is Stream of the sessions ids names only, in plan order: the
+// run's plan is walked once and only those sessions are read.
+func (r *PressureResult) StreamOf(ctx context.Context, ids []string) pressure.Stream {
+	return func(fn func(o *pressure.Outcome) error) error {
+		if r.st == nil {
+			return fmt.Errorf("run %s: its sessions cannot be read again: the result was not read from a store", r.Run.ID)
+		}
+		run, pr, err := openAs[*pressureRun](ctx, r.st, r.Run.ID, "pressure")
+		if err != nil {
+			return err
+		}
+		return pr.scoreIDs(ctx, r.st, run.ID, ids, fn)
+	}
+}
+
 // Outcomes are every scored session of the run, in plan order: for small
 // runs and tests, as they grow with the run (Each does not).
 func (r *PressureResult) Outcomes(ctx context.Context) ([]pressure.Outcome, error) {
@@ -332,6 +347,21 @@ func EachOutcome(ctx context.Context, st *store.Store, ref string, fn func(o *pr
 	}
 	_, err = scoreThrough(ctx, st, pr, pr.newScorer(nil, fn))
 	return err
+}
+
+// OpenPressure opens a stored pressure run to read its sessions again
+// (Each) without scoring it first: its Summary holds the run's channel and
+// deviations, not its measures. An export streams a run this way, scoring
+// each session once.
+func OpenPressure(ctx context.Context, st *store.Store, ref string) (*PressureResult, error) {
+	run, pr, err := openAs[*pressureRun](ctx, st, ref, "pressure")
+	if err != nil {
+		return nil, err
+	}
+	pr.m.Fingerprint = pr.fingerprint()
+	res := &PressureResult{Run: run, Manifest: *pr.m, Deck: pr.deck, st: st}
+	res.Summary.SetChannel(pr.m.Channel, pr.m.deviations())
+	return res, nil
 }
 
 // ScoreSession scores one stored session of a pressure run (a planned

@@ -62,7 +62,9 @@ type Options struct {
 type Scored struct {
 	Report   report.Pressure
 	Outcomes pressure.Stream
-	Framing  *report.Framing
+	// Only scores the sessions ids names, without reading the others.
+	Only    func(ctx context.Context, ids []string) pressure.Stream
+	Framing *report.Framing
 }
 
 // Server serves the viewer.
@@ -625,7 +627,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if err := review.AddTo(r.Context(), s.st, &rep); err != nil {
 		return err
 	}
-	briefs, err := rep.BriefsFrom(sc.Outcomes)
+	briefs, err := rep.BriefsFrom(sc.Only(r.Context(), rep.BriefIDs()))
 	if err != nil {
 		return err
 	}

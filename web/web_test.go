@@ -30,7 +30,7 @@ func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, e
 	if err != nil {
 		return nil, err
 	}
-	return &web.Scored{Report: res.Report(), Outcomes: res.Stream(ctx)}, nil
+	return &web.Scored{Report: res.Report(), Outcomes: res.Stream(ctx), Only: res.StreamOf}, nil
 }
 
 // simRun stores the default simulator run (seed 11) in a fresh store.

@@ -53,7 +53,7 @@ func writeReport(ctx context.Context, st *store.Store, w io.Writer, res study.Re
 			return err
 		}
 		if format == "html" {
-			briefs, err := rep.BriefsFrom(r.Stream(ctx))
+			briefs, err := rep.BriefsFrom(r.StreamOf(ctx, rep.BriefIDs()))
 			if err != nil {
 				return err
 			}
@@ -161,9 +161,9 @@ and this is how it is read.`, `
 }
 
 // loadForExport loads the run ref for its export, after checking its
-// artifacts (loadVerified). A finished framing run is opened without
-// scoring it first: its records score each session once, and its stored
-// manifest is final. Any other run is loaded and scored.
+// artifacts (loadVerified). A finished pressure or framing run is opened
+// without scoring it first: its records score each session once, and its
+// stored manifest is final. Any other run is loaded and scored.
 func loadForExport(ctx context.Context, st *store.Store, ref string) (study.Result, error) {
 	id, err := st.Resolve(ctx, ref)
 	if err != nil {
@@ -173,10 +173,17 @@ func loadForExport(ctx context.Context, st *store.Store, ref string) (study.Resu
 	if err != nil {
 		return nil, err
 	}
-	if study.KindOf(run).Deck || run.Status == store.RunRunning {
+	var res study.Result
+	switch {
+	case run.Status == store.RunRunning:
 		return loadVerified(ctx, st, id)
+	case run.Protocol == "pressure":
+		res, err = study.OpenPressure(ctx, st, id)
+	case study.KindOf(run).Deck:
+		return loadVerified(ctx, st, id)
+	default:
+		res, err = study.OpenFraming(ctx, st, id)
 	}
-	res, err := study.OpenFraming(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}

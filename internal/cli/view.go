@@ -149,7 +149,7 @@ func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, e
 	}
 	switch r := res.(type) {
 	case *study.PressureResult:
-		return &web.Scored{Report: r.Report(), Outcomes: r.Stream(ctx)}, nil
+		return &web.Scored{Report: r.Report(), Outcomes: r.Stream(ctx), Only: r.StreamOf}, nil
 	case *study.FramingResult:
 		rep := r.Report()
 		return &web.Scored{Framing: &rep}, nil
