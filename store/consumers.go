@@ -40,7 +40,8 @@ type SessionReader interface {
 	SessionPage(ctx context.Context, runID string, f SessionFilter, offset, limit int) ([]SessionRow, int, error)
 	StoredIDs(ctx context.Context, runID string) (map[string]string, error)
 	OrphanAttempts(ctx context.Context, runID string) (map[string]int, error)
-	Incarnations(ctx context.Context, runID string) (map[string]int, error)
+	EachStoredSeq(ctx context.Context, runID string, fn func(seq int)) error
+	PendingIncarnations(ctx context.Context, runID string) (map[string]int, error)
 }
 
 // SessionWriter stores finished sessions (runner.Sink is one).
@@ -64,7 +65,7 @@ type AnswerReader interface {
 type RunLogs interface {
 	OpenLog(runID string) (*Log, error)
 	AppendLog(runID string, lines []byte) error
-	RepairLog(runID string) (map[string]bool, error)
+	RepairLog(runID string) (*Logged, error)
 }
 
 // FreezeStore freezes decks and reads the freezes.

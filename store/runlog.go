@@ -7,9 +7,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // The run log, log.jsonl in a run's directory (on PostgreSQL, the run's
@@ -156,16 +158,16 @@ func (s *Store) AppendLog(runID string, lines []byte) error {
 // groups, the attempt records of a session followed by its session record;
 // everything after the last whole session record (a line cut short, the
 // attempts of a session whose record was lost) is removed. It returns the
-// ids of sessions whose final record (complete or failed) the log holds, so
-// a resumed run can add, once, the records of sessions the database has and
+// sessions whose final record (complete or failed) the log holds, so a
+// resumed run can add, once, the records of sessions the database has and
 // the log lost.
-func (s *Store) RepairLog(runID string) (map[string]bool, error) {
+func (s *Store) RepairLog(runID string) (*Logged, error) {
 	if s.db.d.postgres() {
 		return s.repairDBLog(context.Background(), runID)
 	}
 	f, err := os.OpenFile(s.logPath(runID), os.O_RDWR, 0o600)
 	if os.IsNotExist(err) {
-		return map[string]bool{}, nil
+		return &Logged{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: log: %w", err)
@@ -181,10 +183,38 @@ func (s *Store) RepairLog(runID string) (map[string]bool, error) {
 	return logged, nil
 }
 
+// Logged is the set of sessions with a final record in a run's log, held
+// as a sorted list of 64-bit hashes of their ids: 8 bytes a session, not
+// the ids themselves. Two ids share a hash with odds of about n²/2⁶⁵ (one
+// in 37 million for a million sessions); a lost record whose id did would
+// stay lost from the log, never from the database.
+type Logged struct{ sums []uint64 }
+
+func idSum(id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()
+}
+
+// Has says whether the log holds a final record of session id.
+func (l *Logged) Has(id string) bool {
+	_, ok := slices.BinarySearch(l.sums, idSum(id))
+	return ok
+}
+
+// Len is how many final records the log holds (a session run again after
+// a failure has one for each time).
+func (l *Logged) Len() int { return len(l.sums) }
+
 // scanLog reads a log up to its first torn record and returns the sessions
 // with a final record and the length of the log up to the last whole group.
-func scanLog(r io.Reader) (logged map[string]bool, good int64, err error) {
-	logged = map[string]bool{}
+func scanLog(r io.Reader) (logged *Logged, good int64, err error) {
+	logged = &Logged{}
+	defer func() {
+		if logged != nil {
+			slices.Sort(logged.sums)
+		}
+	}()
 	var pos int64
 	br := bufio.NewReaderSize(r, 1<<16)
 	for {
@@ -203,7 +233,7 @@ func scanLog(r io.Reader) (logged map[string]bool, good int64, err error) {
 		if rec.Type == LogSession {
 			good = pos
 			if rec.Status != SessionInterrupted {
-				logged[rec.SessionID] = true
+				logged.sums = append(logged.sums, idSum(rec.SessionID))
 			}
 		}
 	}
@@ -299,7 +329,7 @@ func (s *Store) appendChunk(ctx context.Context, q execQuerier, runID string, li
 // one at a time, so memory does not grow with the log; the chunk in which
 // the last whole session group ends is cut there, and the chunks after it
 // are deleted.
-func (s *Store) repairDBLog(ctx context.Context, runID string) (map[string]bool, error) {
+func (s *Store) repairDBLog(ctx context.Context, runID string) (*Logged, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, s.fail(err)

@@ -309,6 +309,17 @@ func (s *Store) StoredIDs(ctx context.Context, runID string) (map[string]string,
 	return queryMap[string](ctx, s.db, `SELECT session_id, status FROM sessions WHERE run_id = ?`, runID)
 }
 
+// EachStoredSeq hands fn the plan position (seq) of every session a run
+// has stored, one row at a time: a resume learns what is left without
+// holding the run's session ids.
+func (s *Store) EachStoredSeq(ctx context.Context, runID string, fn func(seq int)) error {
+	return queryEach(ctx, s.db, func(r rowScanner) (int, error) {
+		var seq int
+		err := r.Scan(&seq)
+		return seq, err
+	}, fn, `SELECT seq FROM sessions WHERE run_id = ?`, runID)
+}
+
 // FailedKinds returns the failure kind of every session of a run stored
 // as failed, by session id.
 func (s *Store) FailedKinds(ctx context.Context, runID string) (map[string]string, error) {
@@ -373,11 +384,14 @@ func prefixed(alias, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-// Incarnations returns, for every session of a run with stored attempts,
-// the highest incarnation stored: a resumed run starts a session again as
-// the next incarnation, so no stored attempt is ever overwritten.
-func (s *Store) Incarnations(ctx context.Context, runID string) (map[string]int, error) {
-	return queryMap[int](ctx, s.db, `SELECT session_id, MAX(incarnation) FROM attempts WHERE run_id = ? GROUP BY session_id`, runID)
+// PendingIncarnations returns the highest incarnation stored of each
+// session a run has attempts of but has not stored (a kill or a failure
+// left it undone): a resume starts it again as the next incarnation, so no
+// stored attempt is ever overwritten. It holds as many sessions as were in
+// flight, not as many as the run has.
+func (s *Store) PendingIncarnations(ctx context.Context, runID string) (map[string]int, error) {
+	return queryMap[int](ctx, s.db, `SELECT a.session_id, MAX(a.incarnation) FROM attempts a WHERE a.run_id = ?
+		AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.run_id = a.run_id AND s.session_id = a.session_id) GROUP BY a.session_id`, runID)
 }
 
 // Responses returns the successful attempts of a run by the sha256 of their

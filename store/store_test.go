@@ -558,6 +558,15 @@ func testInterruptedSessionsKeepOnlyAttempts(t *testing.T) {
 	if !reflect.DeepEqual(orphans, map[string]int{"cut": 2}) {
 		t.Errorf("OrphanAttempts = %v, want cut: 2", orphans)
 	}
+	// What a resume reads: the plan positions stored, and the incarnation
+	// of each session left in flight (not of the stored ones).
+	var seqs []int
+	if err := s.EachStoredSeq(ctx, "run", func(seq int) { seqs = append(seqs, seq) }); err != nil || !reflect.DeepEqual(seqs, []int{0}) {
+		t.Errorf("EachStoredSeq = %v, %v; want [0]", seqs, err)
+	}
+	if pending, err := s.PendingIncarnations(ctx, "run"); err != nil || !reflect.DeepEqual(pending, map[string]int{"cut": 1}) {
+		t.Errorf("PendingIncarnations = %v, %v; want cut: 1", pending, err)
+	}
 	// The requests the interrupted session sent are kept as artifacts.
 	mustArtifact(t, s, "run", cut.Attempts[0].RequestSHA, cut.Artifacts[cut.Attempts[0].RequestSHA].Data)
 
@@ -570,6 +579,9 @@ func testInterruptedSessionsKeepOnlyAttempts(t *testing.T) {
 	mustWrite(t, s, "run", rerun)
 	if orphans, _ := s.OrphanAttempts(ctx, "run"); len(orphans) != 0 {
 		t.Errorf("OrphanAttempts after the rerun = %v, want none", orphans)
+	}
+	if pending, _ := s.PendingIncarnations(ctx, "run"); len(pending) != 0 {
+		t.Errorf("PendingIncarnations after the rerun = %v, want none", pending)
 	}
 	got = sessions(t, s, "run")
 	if len(got) != 2 || got[1].ID != "cut" {

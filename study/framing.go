@@ -193,13 +193,8 @@ func (p *framingRun) job(i, pos, inc int) runner.Job {
 
 // project estimates the cost of the sessions todo accepts
 // (projectSessions): one call per session, plus one per challenge turn.
-func (p *framingRun) project(todo func(id string) bool, price endpoint.Price) Projection {
-	var at []int // plan positions, not specs: a projection of a large run stays small
-	for i := range p.plan.Len() {
-		if todo(p.plan.At(i).ID()) {
-			at = append(at, i)
-		}
-	}
+func (p *framingRun) project(todo func(i int) bool, price endpoint.Price) Projection {
+	at := positions(p.plan.Len(), todo)
 	d, items, m := &p.snap.Design, p.snap.Items, p.m
 	return projectSessions(len(at), m.Settings, price, func(i int) (any, int, bool) {
 		spec := p.plan.At(at[i])

@@ -90,12 +90,25 @@ func (sc *scoring[O, T, PT]) failed() error { return sc.err }
 // projector is a protocol that can estimate what its sessions will cost;
 // --max-cost needs one.
 type projector interface {
-	// project estimates the cost of the sessions todo accepts.
-	project(todo func(id string) bool, price endpoint.Price) Projection
+	// project estimates the cost of the sessions todo accepts (by plan
+	// position).
+	project(todo func(i int) bool, price endpoint.Price) Projection
+}
+
+// positions are the plan positions below n that todo accepts: positions,
+// not specs, so a projection of a large run stays small.
+func positions(n int, todo func(i int) bool) []int {
+	var at []int
+	for i := range n {
+		if todo(i) {
+			at = append(at, i)
+		}
+	}
+	return at
 }
 
 // projection asks p for the projected cost of the sessions todo accepts.
-func projection(p protocol, todo func(id string) bool, price endpoint.Price) (Projection, error) {
+func projection(p protocol, todo func(i int) bool, price endpoint.Price) (Projection, error) {
 	pr, ok := p.(projector)
 	if !ok {
 		return Projection{}, fmt.Errorf("%w: --max-cost: a %s run cannot project its cost", ErrInvalid, p.head().Protocol)
@@ -183,7 +196,7 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 	defer lease.Release()
 	ctx, stop := holding(ctx, lease)
 	defer stop()
-	n, jobs := jobsOf(p, func(string) (int, bool) { return 1, true })
+	n, jobs := jobsOf(p, func(int, string) (int, bool) { return 1, true })
 	stats, err := execute(ctx, st, c, p, s, st, n, jobs)
 	if err != nil {
 		return nil, err
@@ -268,33 +281,22 @@ func idsOf[S spec](specs []S) []string {
 	return ids
 }
 
-// pick keeps the specs whose id want accepts, in order.
-func pick[S spec](specs []S, want func(id string) bool) []S {
-	var out []S
-	for _, s := range specs {
-		if want(s.ID()) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // jobsOf is the runner jobs of a run in schedule order, of the sessions
 // want accepts, each as the incarnation want gives, and how many there
 // are. Each job is made as the runner takes it: a run's jobs are never all
 // in memory.
-func jobsOf(p protocol, want func(id string) (incarnation int, ok bool)) (int, iter.Seq[runner.Job]) {
+func jobsOf(p protocol, want func(i int, id string) (incarnation int, ok bool)) (int, iter.Seq[runner.Job]) {
 	_, idAt := plannedIDs(p)
 	order := p.order()
 	n := 0
 	for _, i := range order {
-		if _, ok := want(idAt(i)); ok {
+		if _, ok := want(i, idAt(i)); ok {
 			n++
 		}
 	}
 	return n, func(yield func(runner.Job) bool) {
 		for pos, i := range order {
-			if inc, ok := want(idAt(i)); ok && !yield(p.job(i, pos, inc)) {
+			if inc, ok := want(i, idAt(i)); ok && !yield(p.job(i, pos, inc)) {
 				return
 			}
 		}
@@ -704,7 +706,7 @@ func newStack(o NetOptions, st *store.Store, journal string, h *Header, p provid
 		if n.Price == nil {
 			return nil, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, h.Model)
 		}
-		proj, err := projection(proto, func(string) bool { return true }, *n.Price)
+		proj, err := projection(proto, func(int) bool { return true }, *n.Price)
 		if err != nil {
 			return nil, err
 		}

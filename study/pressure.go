@@ -210,14 +210,15 @@ func (p *pressureRun) job(i, pos, inc int) runner.Job {
 
 // project estimates the cost of the sessions todo accepts
 // (projectSessions).
-func (p *pressureRun) project(todo func(id string) bool, price endpoint.Price) Projection {
-	specs, m := pick(p.planned(), todo), p.m
-	return projectSessions(len(specs), m.Settings, price, func(i int) (any, int, bool) {
-		s, err := pressure.NewSession(p.deck, specs[i], m.Channel, m.Model, m.Settings, p.prompt)
+func (p *pressureRun) project(todo func(i int) bool, price endpoint.Price) Projection {
+	at, m := positions(p.plan.Len(), todo), p.m
+	return projectSessions(len(at), m.Settings, price, func(i int) (any, int, bool) {
+		spec := p.plan.At(at[i])
+		s, err := pressure.NewSession(p.deck, spec, m.Channel, m.Model, m.Settings, p.prompt)
 		if err != nil {
 			return nil, 0, false
 		}
-		return s.Next(), callsPerSession(specs[i].Branch, m.Channel, m.Turns), true
+		return s.Next(), callsPerSession(spec.Branch, m.Channel, m.Turns), true
 	})
 }
 

@@ -70,17 +70,17 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 	if err != nil {
 		return false, err
 	}
-	todo, incarnations, err := remaining(ctx, st, run.ID, p.ids())
-	if err != nil {
-		return false, err
-	}
 	var retried []string
 	if c.RetryFailed {
 		if retried, err = transportFailed(ctx, st, run.ID); err != nil {
 			return false, err
 		}
 	}
-	if len(todo) == 0 && len(retried) == 0 && run.Status != store.RunRunning {
+	todo, err := remaining(ctx, st, run.ID, plannedLen(p))
+	if err != nil {
+		return false, err
+	}
+	if todo.left == 0 && len(retried) == 0 && run.Status != store.RunRunning {
 		// Nothing is missing: nothing to send, nothing to change.
 		if c.Started != nil {
 			c.Started(run.ID)
@@ -94,8 +94,8 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 		if err := st.Unstore(ctx, run.ID, retried); err != nil {
 			return false, err
 		}
-		for _, id := range retried {
-			todo[id] = true
+		if todo, err = remaining(ctx, st, run.ID, plannedLen(p)); err != nil {
+			return false, err
 		}
 	}
 	if err := repairLog(ctx, st, run.ID); err != nil {
@@ -122,7 +122,7 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 		h.Net.Cache = &CacheInfo{Dir: c.CacheDir}
 	}
 	info := prov.Info()
-	r := Resumption{At: time.Now().UTC(), Budge: Version, Sessions: len(todo), RetriedFailed: len(retried)}
+	r := Resumption{At: time.Now().UTC(), Budge: Version, Sessions: todo.left, RetriedFailed: len(retried)}
 	if info.Detail != h.Provider.Detail {
 		r.Provider = info.Detail
 	}
@@ -134,7 +134,12 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 	if c.Started != nil {
 		c.Started(run.ID)
 	}
-	n, jobs := jobsOf(p, func(id string) (int, bool) { return incarnations[id] + 1, todo[id] })
+	n, jobs := jobsOf(p, func(i int, id string) (int, bool) {
+		if !todo.has(i) {
+			return 0, false
+		}
+		return todo.incarnations[id] + 1, true
+	})
 	stats, err := execute(ctx, st, c, p, s, st, n, jobs)
 	if err != nil {
 		return false, err
@@ -177,23 +182,37 @@ func resumeProvider(c Control, h *Header, p protocol) (provider.Provider, error)
 	return prov, nil
 }
 
-// remaining lists the planned sessions a run has not stored, and the
-// incarnations earlier runs left of each.
-func remaining(ctx context.Context, st *store.Store, id string, ids []string) (todo map[string]bool, incarnations map[string]int, err error) {
-	stored, err := st.StoredIDs(ctx, id)
-	if err != nil {
-		return nil, nil, err
+// undone is what a stored run has left to run: the plan positions of the
+// sessions it has not stored, one bit each, and the incarnations earlier
+// processes left of those (the sessions they had attempts of), so memory
+// holds a bit per planned session and an entry per session in flight.
+type undone struct {
+	bits         []uint64
+	left         int
+	incarnations map[string]int
+}
+
+func (u *undone) has(i int) bool { return u.bits[i/64]&(1<<(i%64)) != 0 }
+
+// remaining reads what run id, of planned sessions, has left to run.
+func remaining(ctx context.Context, st *store.Store, id string, planned int) (*undone, error) {
+	u := &undone{bits: make([]uint64, (planned+63)/64), left: planned}
+	for i := range planned {
+		u.bits[i/64] |= 1 << (i % 64)
 	}
-	if incarnations, err = st.Incarnations(ctx, id); err != nil {
-		return nil, nil, err
-	}
-	todo = map[string]bool{}
-	for _, sid := range ids {
-		if _, done := stored[sid]; !done {
-			todo[sid] = true
+	err := st.EachStoredSeq(ctx, id, func(seq int) {
+		if seq >= 0 && seq < planned && u.has(seq) {
+			u.bits[seq/64] &^= 1 << (seq % 64)
+			u.left--
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return todo, incarnations, nil
+	if u.incarnations, err = st.PendingIncarnations(ctx, id); err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // repairLog mends a run's log before more is appended to it: a kill can
@@ -207,7 +226,7 @@ func repairLog(ctx context.Context, st *store.Store, id string) error {
 	var lost []byte
 	err = st.EachSessions(ctx, id, scoreBatch, func(batch []store.Session) error {
 		for _, se := range batch {
-			if !logged[se.ID] {
+			if !logged.Has(se.ID) {
 				lost = append(lost, runner.LogLines(id, se)...)
 			}
 		}
@@ -221,8 +240,8 @@ func repairLog(ctx context.Context, st *store.Store, id string) error {
 
 // remainingBudget is the cost limit of a resume: what the run has spent
 // counts against --max-cost, and the sessions left must fit in the rest.
-func remainingBudget(ctx context.Context, st *store.Store, o NetOptions, h *Header, p protocol, todo map[string]bool) (*runner.Budget, error) {
-	if o.MaxCost <= 0 || len(todo) == 0 {
+func remainingBudget(ctx context.Context, st *store.Store, o NetOptions, h *Header, p protocol, todo *undone) (*runner.Budget, error) {
+	if o.MaxCost <= 0 || todo.left == 0 {
 		return nil, nil
 	}
 	price, ok := o.Endpoint.Config.PriceOf(h.Model)
@@ -234,16 +253,16 @@ func remainingBudget(ctx context.Context, st *store.Store, o NetOptions, h *Head
 		return nil, err
 	}
 	spent := price.Cost(in, out)
-	proj, err := projection(p, func(id string) bool { return todo[id] }, price)
+	proj, err := projection(p, todo.has, price)
 	if err != nil {
 		return nil, err
 	}
 	if spent+proj.Cost > o.MaxCost {
 		return nil, fmt.Errorf("%w: %w: run %s has cost $%.4f; its %d remaining sessions are projected at $%.4f (%s), more than --max-cost $%g allows",
-			ErrInvalid, ErrCostLimit, h.RunID, spent, len(todo), proj.Cost, proj.Assumptions, o.MaxCost)
+			ErrInvalid, ErrCostLimit, h.RunID, spent, todo.left, proj.Cost, proj.Assumptions, o.MaxCost)
 	}
 	h.Net.Price, h.Net.MaxCost, h.Net.Projected = &price, o.MaxCost, &proj
-	return &runner.Budget{Limit: o.MaxCost - spent, PerSession: proj.Cost / float64(max(len(todo), 1)), MaxOutput: maxOutput(h.Settings), Price: price.Cost}, nil
+	return &runner.Budget{Limit: o.MaxCost - spent, PerSession: proj.Cost / float64(max(todo.left, 1)), MaxOutput: maxOutput(h.Settings), Price: price.Cost}, nil
 }
 
 // transportFailed lists the sessions of a run stored as failed for a

@@ -37,7 +37,7 @@ func TestStoreFailureMarksRunInterrupted(t *testing.T) {
 	}
 	defer lease.Release()
 	id := p.head().RunID
-	n, jobs := jobsOf(p, func(string) (int, bool) { return 1, true })
+	n, jobs := jobsOf(p, func(int, string) (int, bool) { return 1, true })
 	_, err = execute(ctx, st, o.Control, p, s, failingSink{}, n, jobs)
 	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "--resume "+id) {
 		t.Fatalf("error %v: must name the cause and how to continue", err)

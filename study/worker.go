@@ -60,7 +60,7 @@ func newWorkerRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *sta
 	}
 	h.Fingerprint = p.fingerprint()
 	run, source, content := runRow(p)
-	cells := cellsOf(p, func(string) (int, bool) { return 0, true })
+	cells := cellsOf(p, func(int, string) (int, bool) { return 0, true })
 	if err := st.CreateRunCells(ctx, run, source, content, cells); err != nil {
 		return nil, nil, err
 	}
@@ -204,11 +204,11 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 
 // cellsOf is the cells of p's planned sessions in schedule order, of those
 // want accepts, each with the incarnations want says earlier runs left.
-func cellsOf(p protocol, want func(id string) (claims int, ok bool)) []store.PlannedCell {
+func cellsOf(p protocol, want func(i int, id string) (claims int, ok bool)) []store.PlannedCell {
 	_, idAt := plannedIDs(p)
 	var cells []store.PlannedCell
 	for pos, i := range p.order() {
-		if claims, ok := want(idAt(i)); ok {
+		if claims, ok := want(i, idAt(i)); ok {
 			cells = append(cells, store.PlannedCell{ID: idAt(i), Seq: i, Pos: pos, Claims: claims})
 		}
 	}
@@ -222,17 +222,12 @@ func ensureCells(ctx context.Context, st *store.Store, run store.Run, p protocol
 	if err != nil || has {
 		return err
 	}
-	stored, err := st.StoredIDs(ctx, run.ID)
+	todo, err := remaining(ctx, st, run.ID, plannedLen(p))
 	if err != nil {
 		return err
 	}
-	incarnations, err := st.Incarnations(ctx, run.ID)
-	if err != nil {
-		return err
-	}
-	cells := cellsOf(p, func(id string) (int, bool) {
-		_, done := stored[id]
-		return incarnations[id], !done
+	cells := cellsOf(p, func(i int, id string) (int, bool) {
+		return todo.incarnations[id], todo.has(i)
 	})
 	if len(cells) == 0 {
 		// Nothing is left: one done cell marks the run as a worker run.
@@ -418,7 +413,7 @@ func sharedBudget(ctx context.Context, st *store.Store, o NetOptions, h *Header,
 		return nil, fmt.Errorf("%w: run %s has a cost limit but no recorded price", ErrInvalid, h.RunID)
 	}
 	price := *h.Net.Price
-	proj, err := projection(p, func(string) bool { return true }, price)
+	proj, err := projection(p, func(int) bool { return true }, price)
 	if err != nil {
 		return nil, err
 	}
