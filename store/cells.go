@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"slices"
 	"strings"
@@ -110,7 +111,7 @@ type PlannedCell struct {
 
 // AddCells adds cells to a run, open; cells it has already are kept as
 // they are, so adding the same plan twice changes nothing.
-func (s *Store) AddCells(ctx context.Context, runID string, cells []PlannedCell) error {
+func (s *Store) AddCells(ctx context.Context, runID string, cells iter.Seq[PlannedCell]) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail(err)
@@ -125,17 +126,30 @@ func (s *Store) AddCells(ctx context.Context, runID string, cells []PlannedCell)
 	return nil
 }
 
-func (s *Store) addCells(ctx context.Context, tx *txn, runID string, cells []PlannedCell) error {
-	b := newBulk("cells", "ON CONFLICT DO NOTHING", "run_id", "session_id", "seq", "pos", "state", "token", "holder", "lease_until", "claims", "lost_holder")
-	for _, c := range cells {
+// addCells inserts cells a thousand rows at a time, so a run of millions
+// of cells is never in memory at once.
+func (s *Store) addCells(ctx context.Context, tx *txn, runID string, cells iter.Seq[PlannedCell]) error {
+	const rows = 16 * chunkRows
+	b, n := cellBulk(), 0
+	for c := range cells {
 		b.add(runID, c.ID, c.Seq, c.Pos, CellOpen, "", "", 0, c.Claims, "")
+		if n++; n == rows {
+			if err := s.execBulk(ctx, tx, b); err != nil {
+				return err
+			}
+			b, n = cellBulk(), 0
+		}
 	}
 	return s.execBulk(ctx, tx, b)
 }
 
+func cellBulk() *bulk {
+	return newBulk("cells", "ON CONFLICT DO NOTHING", "run_id", "session_id", "seq", "pos", "state", "token", "holder", "lease_until", "claims", "lost_holder")
+}
+
 // CreateRunCells stores a new run and its cells in one transaction: a run
 // that workers advance (Join) instead of one process holding its lease.
-func (s *Store) CreateRunCells(ctx context.Context, r Run, deckSource string, deck []byte, cells []PlannedCell) error {
+func (s *Store) CreateRunCells(ctx context.Context, r Run, deckSource string, deck []byte, cells iter.Seq[PlannedCell]) error {
 	return s.createRun(ctx, r, deckSource, deck, func(tx *txn) error { return s.addCells(ctx, tx, r.ID, cells) })
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func cellRun(t *testing.T, st *Store, id string, n int) {
 	}
 	r := testRun(id, base)
 	r.Planned = n
-	if err := st.CreateRunCells(context.Background(), r, "builtin:"+id, []byte("deck of "+id), cells); err != nil {
+	if err := st.CreateRunCells(context.Background(), r, "builtin:"+id, []byte("deck of "+id), slices.Values(cells)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -373,5 +374,33 @@ func testPaceSharedByWorkers(t *testing.T) {
 	c.set(t0.Add(time.Second))
 	if n, _, _, _ := st[0].TakeCalls(ctx, "r", 4); n != 4 {
 		t.Errorf("the next window granted %d of 4", n)
+	}
+}
+
+// Cells go in a thousand rows at a time: a plan larger than one insert
+// keeps every cell, and adding it again changes nothing.
+func TestCellsManyAtOnce(t *testing.T) { eachBackend(t, testCellsManyAtOnce) }
+
+func testCellsManyAtOnce(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 1)[0]
+	ctx := context.Background()
+	const n = 2500
+	cellRun(t, st, "r", n)
+	if cc, err := st.Cells(ctx, "r"); err != nil || cc != (CellCounts{Open: n}) {
+		t.Fatalf("cells %+v, %v; want %d open", cc, err, n)
+	}
+	more := func(yield func(PlannedCell) bool) {
+		for i := range n + 10 {
+			if !yield(PlannedCell{ID: fmt.Sprintf("s%03d", i), Seq: i, Pos: n + 9 - i}) {
+				return
+			}
+		}
+	}
+	if err := st.AddCells(ctx, "r", more); err != nil {
+		t.Fatal(err)
+	}
+	if cc, _ := st.Cells(ctx, "r"); cc != (CellCounts{Open: n + 10}) {
+		t.Errorf("after adding the plan again with 10 more: %+v", cc)
 	}
 }

@@ -203,16 +203,17 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 }
 
 // cellsOf is the cells of p's planned sessions in schedule order, of those
-// want accepts, each with the incarnations want says earlier runs left.
-func cellsOf(p protocol, want func(i int, id string) (claims int, ok bool)) []store.PlannedCell {
+// want accepts, each with the incarnations want says earlier runs left,
+// made one at a time as the store inserts them.
+func cellsOf(p protocol, want func(i int, id string) (claims int, ok bool)) iter.Seq[store.PlannedCell] {
 	_, idAt := plannedIDs(p)
-	var cells []store.PlannedCell
-	for pos, i := range p.order() {
-		if claims, ok := want(i, idAt(i)); ok {
-			cells = append(cells, store.PlannedCell{ID: idAt(i), Seq: i, Pos: pos, Claims: claims})
+	return func(yield func(store.PlannedCell) bool) {
+		for pos, i := range p.order() {
+			if claims, ok := want(i, idAt(i)); ok && !yield(store.PlannedCell{ID: idAt(i), Seq: i, Pos: pos, Claims: claims}) {
+				return
+			}
 		}
 	}
-	return cells
 }
 
 // ensureCells gives a run that has none (made by one process, before it
@@ -226,14 +227,12 @@ func ensureCells(ctx context.Context, st *store.Store, run store.Run, p protocol
 	if err != nil {
 		return err
 	}
-	cells := cellsOf(p, func(i int, id string) (int, bool) {
-		return todo.incarnations[id], todo.has(i)
-	})
-	if len(cells) == 0 {
-		// Nothing is left: one done cell marks the run as a worker run.
+	if todo.left == 0 {
 		return nil
 	}
-	return st.AddCells(ctx, run.ID, cells)
+	return st.AddCells(ctx, run.ID, cellsOf(p, func(i int, id string) (int, bool) {
+		return todo.incarnations[id], todo.has(i)
+	}))
 }
 
 // work joins the run as a worker and runs the cells it claims through s;
