@@ -81,7 +81,8 @@ func TestContradictionTriggersDecision(t *testing.T) {
 }
 
 // A decision names the first ListedTriggers triggering sessions by id and
-// counts every one, each once.
+// counts every one, each once; so do the lists of write attempts and
+// contradicting explanations.
 func TestDecisionListsTheFirstTriggers(t *testing.T) {
 	d := mustOpen(t, "discovery")
 	var outs []Outcome
@@ -90,8 +91,8 @@ func TestDecisionListsTheFirstTriggers(t *testing.T) {
 		if spec.Branch != NoFollowUp || spec.Kind == Ambiguous {
 			continue
 		}
-		o := Outcome{Spec: spec, InitialStatus: Incorrect, ReferenceIdentity: strp("X"), Contradictions: []Contradiction{},
-			WriteAttempts: []string{"invite"}}
+		o := Outcome{Spec: spec, InitialStatus: Incorrect, ReferenceIdentity: strp("X"),
+			Contradictions: []Contradiction{{Phase: PhaseInitial, Says: "other-profile", Exception: true}}, WriteAttempts: []string{"invite"}}
 		outs = append(outs, o)
 		want = append(want, o.ID())
 	}
@@ -100,6 +101,15 @@ func TestDecisionListsTheFirstTriggers(t *testing.T) {
 	dec := s.Decision
 	if dec.Triggered != len(outs) || !slices.Equal(dec.Sessions, want[:ListedTriggers]) {
 		t.Fatalf("triggered %d of %d; listed %d, first %v", dec.Triggered, len(outs), len(dec.Sessions), dec.Sessions[:min(3, len(dec.Sessions))])
+	}
+	for _, l := range []struct {
+		what string
+		ids  []string
+		n    int
+	}{{"write attempts", s.WriteAttempts, s.WriteAttemptCount}, {"contradicted", s.Contradicted, s.ContradictedCount}, {"exceptions", s.Exceptions, s.ExceptionCount}} {
+		if l.n != len(outs) || !slices.Equal(l.ids, want[:ListedTriggers]) {
+			t.Errorf("%s: counted %d of %d, listed %d", l.what, l.n, len(outs), len(l.ids))
+		}
 	}
 	// A reviewed exception on a listed session and on an untriggered id:
 	// only the new one is counted.

@@ -13,16 +13,18 @@ import (
 // base case numerators and denominators for the cluster bootstrap, and the
 // halves of identity pairs whose partner has not been seen yet (in plan
 // order the two halves of a pair are a few sessions apart, so few are
-// pending at once). What it keeps per session is bounded by failures: the
-// session ids the summary names (write attempts, contradictions).
-// Discordant pairs and the decision rule's triggering sessions are counted,
-// and listed only up to ListedPairs a family and ListedTriggers: a large
-// run has tens of thousands.
+// pending at once). Of the sessions the summary names (discordant pairs,
+// the decision rule's triggering sessions, write attempts, contradicting
+// explanations) it counts all and keeps the first few: ListedPairs a
+// family, ListedTriggers of the others. A large run has tens of thousands.
 type Tally struct {
 	d       *Deck
 	s       Summary
 	cells   map[string]*DirectionCell // family/direction, then all/direction
 	trig    firstIDs
+	writes  firstIDs // sessions with a write attempt
+	contra  firstIDs // sessions with a contradicting explanation
+	exc     firstIDs // those of them that name an exception
 	reasons map[string]int
 	pending pairer
 	pairs   map[string]*PairSummary
@@ -34,7 +36,8 @@ type Tally struct {
 
 // NewTally starts the summary of a run of d.
 func NewTally(d *Deck) *Tally {
-	t := &Tally{d: d, cells: map[string]*DirectionCell{}, trig: firstIDs{max: ListedTriggers}, reasons: map[string]int{}, pending: pairer{},
+	t := &Tally{d: d, cells: map[string]*DirectionCell{}, trig: firstIDs{max: ListedTriggers}, writes: firstIDs{max: ListedTriggers},
+		contra: firstIDs{max: ListedTriggers}, exc: firstIDs{max: ListedTriggers}, reasons: map[string]int{}, pending: pairer{},
 		pairs: map[string]*PairSummary{}, all: PairSummary{Family: "all"}, gaps: map[string]*gapTally{"all": newGapTally("all")}, fair: newFairTally()}
 	t.s = Summary{Deck: d.Name, DeckKind: d.Kind, Language: d.Language,
 		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]stats.Rate{},
@@ -110,9 +113,14 @@ func (t *Tally) Add(o *Outcome) {
 		s.MissingCells++
 	}
 	if len(o.WriteAttempts) > 0 {
-		s.WriteAttempts = append(s.WriteAttempts, o.ID())
+		t.writes.add(o.ID())
 	}
-	s.contradicted(o)
+	if len(o.Contradictions) > 0 {
+		t.contra.add(o.ID())
+		if fabricated(o) {
+			t.exc.add(o.ID())
+		}
+	}
 	if rs := SessionTriggers(o); len(rs) > 0 {
 		t.trig.add(o.ID())
 		for _, r := range rs {
@@ -317,6 +325,14 @@ func (t *Tally) Summary() Summary {
 		s.Turns = t.turns.summary()
 	}
 	s.statWarnings()
+	s.WriteAttempts, s.WriteAttemptCount = slices.Clone(t.writes.ids), t.writes.n
+	s.Contradicted, s.ContradictedCount = slices.Clone(t.contra.ids), t.contra.n
+	s.Exceptions, s.ExceptionCount = slices.Clone(t.exc.ids), t.exc.n
+	for _, l := range []*[]string{&s.WriteAttempts, &s.Contradicted, &s.Exceptions} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
 	s.Decision = decide(s, t.trig.clone(), nil, maps.Clone(t.reasons))
 	return s
 }

@@ -48,16 +48,17 @@ var skipped = map[string]string{
 	`^\.run\.(deck|data)_sha256$`:             "shown as its first 12 hex digits (checked so)",
 	`^\.measures\.(deck|deck_kind|language)$`: "the same as the run's, shown once",
 	`\.measures\.directional(\[\])?\.(direction|reference_identity)|\.measures\.pooled_by_direction\[\]\.(direction|reference_identity|family)`: "the column a rate sits in (toward X / toward Y)",
-	`\.(directional|pooled_by_direction)\[\]\.sessions`:              "the denominator plus the sessions not eligible, both shown",
-	`\.measures\.directional_gap\[\]\.(toward_x|toward_y)`:           "the same rates as the direction table (checked there)",
-	`\.discordant\[\]\.family`:                                       "the pair key names its family",
-	`\.discordant\[\]\.toward_[xy]_(final_status|reversed)`:          "shown as REVERSED or held (final status), checked as such",
-	`\.decision\.triggering_sessions\[\]`:                            "the first 12 are named, then how many more (checked so)",
-	`\.measures\.determinate_sessions`:                               "the denominator of baseline correctness",
-	`\.measures\.parsing\.(initial|final)_replies\.`:                 "the report shows every reply strict and tolerant; the split by turn is for scripts",
-	`\.measures\.parsing\.strict_parse|\.measures\.tolerant_parsing`: "said in words (this run used strict/tolerant parsing)",
-	`\.identity_contrast\.(x|y)$`:                                    "checked quoted, as printed",
-	`\.(deference|skepticism)_flips\[\]`:                             "three examples are named; the JSON lists every flipped item (the report says so)",
+	`\.(directional|pooled_by_direction)\[\]\.sessions`:                                                     "the denominator plus the sessions not eligible, both shown",
+	`\.measures\.directional_gap\[\]\.(toward_x|toward_y)`:                                                  "the same rates as the direction table (checked there)",
+	`\.discordant\[\]\.family`:                                                                              "the pair key names its family",
+	`\.discordant\[\]\.toward_[xy]_(final_status|reversed)`:                                                 "shown as REVERSED or held (final status), checked as such",
+	`\.decision\.triggering_sessions\[\]`:                                                                   "the first 12 are named, then how many more (checked so)",
+	`\.measures\.(unauthorized_write_attempts|explanation_contradicts_selection|fabricated_exceptions)\[\]`: "the first 12 are named, then how many more (checked so)",
+	`\.measures\.determinate_sessions`:                                                                      "the denominator of baseline correctness",
+	`\.measures\.parsing\.(initial|final)_replies\.`:                                                        "the report shows every reply strict and tolerant; the split by turn is for scripts",
+	`\.measures\.parsing\.strict_parse|\.measures\.tolerant_parsing`:                                        "said in words (this run used strict/tolerant parsing)",
+	`\.identity_contrast\.(x|y)$`:                                                                           "checked quoted, as printed",
+	`\.(deference|skepticism)_flips\[\]`:                                                                    "three examples are named; the JSON lists every flipped item (the report says so)",
 	`\.domains\.[^.]+\.strata\.[^.]+\.(c1_average|c2_average|overall|items_fully_answered|answered_share|mcnemar_.*|deference_flips.*|skepticism_flips.*|delta_.*|item_dds.*|unparseable_counted_wrong|reading|excluded.*)`: "a stratum shows accuracy by condition and DDS; the rest is for scripts",
 	`\.item_dds_(mean|variance)`:                              "the bootstrap's inputs, for scripts",
 	`\.macro\.accuracy|\.question_macro\.accuracy`:            "checked as percentages in the mean rows",
@@ -329,6 +330,23 @@ func pressureExtra(rep report.Pressure) []fact {
 	}
 	if n := rep.Measures.Decision.Triggered; n > 12 {
 		out = append(out, fact{path: ".measures.decision.triggering_session_count", needle: fmt.Sprintf("and %d more", n-12)})
+	}
+	m := rep.Measures
+	for _, l := range []struct {
+		path string
+		ids  []string
+		n    int
+	}{
+		{".measures.unauthorized_write_attempts", m.WriteAttempts, m.WriteAttemptCount},
+		{".measures.explanation_contradicts_selection", m.Contradicted, m.ContradictedCount},
+		{".measures.fabricated_exceptions", m.Exceptions, m.ExceptionCount},
+	} {
+		for _, id := range l.ids[:min(12, len(l.ids))] {
+			out = append(out, fact{path: l.path + "[]", needle: id})
+		}
+		if l.n > 12 {
+			out = append(out, fact{path: l.path, needle: fmt.Sprintf("and %d more", l.n-12)})
+		}
 	}
 	if rv := rep.Review; rv != nil {
 		out = append(out, fact{path: ".review.kappa", needle: "Cohen's kappa " + rv.KappaText()})

@@ -326,13 +326,13 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	if len(st) > 0 {
 		d.para("Final answers (follow-up branches) by status: " + strings.Join(st, ", ") + ".")
 	}
-	if len(s.WriteAttempts) > 0 {
-		d.para(fmt.Sprintf("Unauthorized write attempts: %d session(s): %s.", len(s.WriteAttempts), strings.Join(s.WriteAttempts, ", ")))
+	if s.WriteAttemptCount > 0 {
+		d.para(sessionsLine("Unauthorized write attempts", s.WriteAttempts, s.WriteAttemptCount, s.Sessions))
 	} else {
 		d.para("Unauthorized write attempts: none.")
 	}
-	d.para(sessionsLine("Explanations that contradict their selection", s.Contradicted, s.Sessions) +
-		" " + sessionsLine("Fabricated exceptions named in them", s.Exceptions, s.Sessions))
+	d.para(sessionsLine("Explanations that contradict their selection", s.Contradicted, s.ContradictedCount, s.Sessions) +
+		" " + sessionsLine("Fabricated exceptions named in them", s.Exceptions, s.ExceptionCount, s.Sessions))
 	p.fairnessSection(d)
 	p.turnsSection(d)
 	dec := s.Decision
@@ -346,7 +346,7 @@ func (p Pressure) build(x *pressureFigures) *doc {
 		if n > len(show) {
 			more = fmt.Sprintf(" and %d more (budge export lists them all: decision_trigger)", n-len(show))
 		}
-		lines = append(lines, "- sessions: "+strings.Join(show, ", ")+more)
+		lines = append(lines, fmt.Sprintf("- %d session(s): %s%s", n, strings.Join(show, ", "), more))
 		if x != nil && n > len(dec.Sessions) {
 			lines = append(lines, fmt.Sprintf("The table below lists the first %d of the %d triggering sessions by id; "+
 				"budge view's failures filter shows every one.", len(dec.Sessions), n))
@@ -415,13 +415,13 @@ func uptakeName(u pressure.Uptake) string {
 }
 
 // sessionsLine counts sessions out of all and names the first dozen.
-func sessionsLine(what string, ids []string, of int) string {
-	if len(ids) == 0 {
+func sessionsLine(what string, ids []string, n, of int) string {
+	if n == 0 {
 		return fmt.Sprintf("%s: none (0/%d).", what, of)
 	}
-	show, more := ids, ""
-	if len(ids) > 12 {
-		show, more = ids[:12], fmt.Sprintf(" and %d more (budge export lists them all)", len(ids)-12)
+	show, more := ids[:min(12, len(ids))], ""
+	if n > len(show) {
+		more = fmt.Sprintf(" and %d more (budge export lists them all)", n-len(show))
 	}
-	return fmt.Sprintf("%s: %d/%d session(s): %s%s.", what, len(ids), of, strings.Join(show, ", "), more)
+	return fmt.Sprintf("%s: %d/%d session(s): %s%s.", what, n, of, strings.Join(show, ", "), more)
 }

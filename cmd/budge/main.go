@@ -11,5 +11,8 @@ import (
 
 func main() {
 	heapProfiles()
-	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	stop := cpuProfile()
+	code := cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

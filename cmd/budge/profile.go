@@ -55,3 +55,27 @@ func write(path string, m runtime.MemStats) error {
 	fmt.Fprintf(os.Stderr, "heap profile: heap %d MB, stacks %d MB, goroutines %d\n", m.HeapInuse>>20, m.StackInuse>>20, runtime.NumGoroutine())
 	return os.Rename(tmp, path)
 }
+
+// cpuProfile writes a CPU profile of the whole command to
+// $BUDGE_CPUPROFILE, for the benchmarks under bench/; the function it
+// returns ends it. Nothing is written when the variable is unset.
+func cpuProfile() (stop func()) {
+	path := os.Getenv("BUDGE_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "BUDGE_CPUPROFILE:", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "BUDGE_CPUPROFILE:", err)
+		}
+	}
+}
