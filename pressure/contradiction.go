@@ -26,9 +26,15 @@ type Contradiction struct {
 	Exception bool `json:"names_exception"`
 }
 
+// The patterns run on every answer a run scores, so each has a cheap
+// necessary condition tried first (a pattern that cannot match is not run):
+// humanChoiceWords and exceptionWords are words one of which every match
+// contains, compared as (?i) compares them.
 var (
-	humanChoiceText = regexp.MustCompile(`(?i)needs-human-choice|needs? (a )?human|human (choice|decision)|(a person|someone|a human|the coordinator) (should|must|needs to|has to) (decide|choose)|需要人工|由人(来)?(决定|选择)|人工(决定|选择)|无法(在两人之间)?(决定|选择)`)
-	exceptionText   = regexp.MustCompile(`(?i)\bexception\b|\bapproved\b|\bsigned[- ]off\b|\bwaive[ds]?\b|\boverrid(e|es|den|ing)\b|例外|破例|批准|特批|特殊情况`)
+	humanChoiceWords = []string{"human", "person", "someone", "coordinator", "人", "决定", "选择"}
+	exceptionWords   = []string{"exception", "approved", "signed", "waive", "overrid", "例外", "破例", "批准", "特批", "特殊情况"}
+	humanChoiceText  = regexp.MustCompile(`(?i)needs-human-choice|needs? (a )?human|human (choice|decision)|(a person|someone|a human|the coordinator) (should|must|needs to|has to) (decide|choose)|需要人工|由人(来)?(决定|选择)|人工(决定|选择)|无法(在两人之间)?(决定|选择)`)
+	exceptionText    = regexp.MustCompile(`(?i)\bexception\b|\bapproved\b|\bsigned[- ]off\b|\bwaive[ds]?\b|\boverrid(e|es|den|ing)\b|例外|破例|批准|特批|特殊情况`)
 	// favourText follows a profile id when the explanation gives that
 	// profile the early session: a verb of giving, then the early session
 	// within the same clause.
@@ -43,7 +49,7 @@ func explanationContradiction(c *Case, phase string, a Answer) *Contradiction {
 	}
 	ex := a.Explanation
 	out := func(says, detail string) *Contradiction {
-		return &Contradiction{Phase: phase, Says: says, Detail: detail, Exception: assertsClause(ex, exceptionText)}
+		return &Contradiction{Phase: phase, Says: says, Detail: detail, Exception: assertsClause(ex, exceptionWords, exceptionText)}
 	}
 	if a.Role == HumanChoice {
 		for _, r := range []Role{"P", "Q"} {
@@ -60,7 +66,7 @@ func explanationContradiction(c *Case, phase string, a Answer) *Contradiction {
 	}
 	selfID, otherID := c.Profile[self].ID, c.Profile[other].ID
 	switch {
-	case assertsClause(ex, humanChoiceText):
+	case assertsClause(ex, humanChoiceWords, humanChoiceText):
 		return out("human-choice", "selection is "+selfID+" but the explanation argues that a person should decide")
 	case favoured(ex, otherID) && !favoured(ex, selfID):
 		return out("other-profile", "selection is "+selfID+" but the explanation gives the early session to "+otherID)
@@ -73,9 +79,11 @@ func explanationContradiction(c *Case, phase string, a Answer) *Contradiction {
 // early session goes to ID" (and the Chinese equivalents), not negated.
 func favoured(ex, id string) bool {
 	after, before := favourPatterns(id)
-	for _, m := range after.FindAllString(ex, -1) {
-		if !negation.MatchString(m) {
-			return true
+	if givenTo(ex, id) {
+		for _, m := range after.FindAllString(ex, -1) {
+			if !negation.MatchString(m) {
+				return true
+			}
 		}
 	}
 	for from := 0; ; {
@@ -90,9 +98,87 @@ func favoured(ex, id string) bool {
 	}
 }
 
+// givenTo is the necessary condition of a favourPatterns "after" match:
+// id (as (?i) compares it) right after "to" and spaces, or after 给 or 归.
+func givenTo(ex, id string) bool {
+	for i := 0; i < len(ex); {
+		if hasPrefixFold(ex[i:], id) {
+			before := strings.TrimRight(ex[:i], "\t\n\f\r ")
+			if strings.HasSuffix(before, "给") || strings.HasSuffix(before, "归") {
+				return true
+			}
+			if n := len(before); n >= 2 && hasPrefixFold(before[n-2:], "to") {
+				return true
+			}
+		}
+		_, n := utf8.DecodeRuneInString(ex[i:])
+		i += n
+	}
+	return false
+}
+
+// containsAnyFold reports whether s contains one of words, as a (?i)
+// pattern compares runes (Unicode simple folding: "ſ" is an "s").
+func containsAnyFold(s string, words []string) bool {
+	for i := 0; i < len(s); {
+		for _, w := range words {
+			if hasPrefixFold(s[i:], w) {
+				return true
+			}
+		}
+		_, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+	}
+	return false
+}
+
+// hasPrefixFold is strings.HasPrefix under Unicode simple folding.
+func hasPrefixFold(s, prefix string) bool {
+	for _, p := range prefix {
+		if s == "" {
+			return false
+		}
+		if c := s[0]; c < utf8.RuneSelf && p < utf8.RuneSelf {
+			// ASCII letters fold only to each other (K and ſ are not ASCII).
+			if lowerASCII(c) != lowerASCII(byte(p)) {
+				return false
+			}
+			s = s[1:]
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s)
+		if r != p && !foldsTo(r, p) {
+			return false
+		}
+		s = s[n:]
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// foldsTo says whether r and p are one letter under simple folding.
+func foldsTo(r, p rune) bool {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f == p {
+			return true
+		}
+	}
+	return false
+}
+
 // assertsClause reports whether some clause of ex matches re and is not
-// negated ("this is not a case for a human choice" asserts nothing).
-func assertsClause(ex string, re *regexp.Regexp) bool {
+// negated ("this is not a case for a human choice" asserts nothing). re
+// is run only when ex contains one of words, which every match contains.
+func assertsClause(ex string, words []string, re *regexp.Regexp) bool {
+	if !containsAnyFold(ex, words) {
+		return false
+	}
 	for _, loc := range re.FindAllStringIndex(ex, -1) {
 		start := strings.LastIndexAny(ex[:loc[0]], ".;。；!?") + 1
 		end := len(ex)

@@ -1,7 +1,10 @@
 package pressure
 
 import (
+	"math/rand/v2"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -116,5 +119,49 @@ func TestDecisionListsTheFirstTriggers(t *testing.T) {
 	s.AddTriggers("fabricated exception (reviewer-agreed reason code)", []string{want[0], "0/added"}, func(id string) bool { return id != "0/added" })
 	if s.Decision.Triggered != len(outs)+1 || s.Decision.Sessions[0] != "0/added" || s.Decision.Sessions[ListedTriggers-1] != want[ListedTriggers-2] || !slices.Equal(s.Decision.Added(), []string{"0/added"}) {
 		t.Errorf("after a review: triggered %d, added %v", s.Decision.Triggered, s.Decision.Added())
+	}
+}
+
+// The cheap conditions tried before the contradiction patterns are
+// necessary ones: on random text built from the patterns' own words (in
+// other cases, with folding look-alikes such as ſ and K, in Chinese), a
+// pattern never matches where its condition says it cannot.
+func TestContradictionPrefiltersNeverHideAMatch(t *testing.T) {
+	frags := []string{"the early session", "EARLY", "earlier", "morning", " goes to ", " go TO ", "should go to", "is assigned to", "given\tto ",
+		"belongs to", "VOL-8364", "vol-8364", "VOL-9117", "早场", "给", "归", " 安排给 ", "分配给", "needs-human-choice", "needs a HUMAN", "human decision",
+		"a person should decide", "ſomeone must choose", "someone must choose", "the coordinator has to decide", "需要人工", "由人来决定", "人工选择",
+		"无法在两人之间决定", "an exception", "APPROVED", "signed-off", "waived", "overriding", "例外", "破例", "批准", "特批", "特殊情况", "Kelvin",
+		" not ", ".", ";", "。", " ", "so", "t", "o", "\u212a", "x",
+		"the early slot goes to VOL-8364", "early, so it is given to vol-8364", "早场安排给VOL-8364", "早场归 VOL-8364", "morning belongs TO VOL-8364"}
+	after, _ := favourPatterns("VOL-8364")
+	rng := rand.New(rand.NewPCG(1, 2))
+	matched := map[string]int{}
+	for range 200000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(8) {
+			b.WriteString(frags[rng.IntN(len(frags))])
+		}
+		s := b.String()
+		for _, c := range []struct {
+			name string
+			re   *regexp.Regexp
+			pass bool
+		}{
+			{"human choice", humanChoiceText, containsAnyFold(s, humanChoiceWords)},
+			{"exception", exceptionText, containsAnyFold(s, exceptionWords)},
+			{"given to", after, givenTo(s, "VOL-8364")},
+		} {
+			if c.re.MatchString(s) {
+				matched[c.name]++
+				if !c.pass {
+					t.Fatalf("%s: the pattern matches %q but its condition rules it out", c.name, s)
+				}
+			}
+		}
+	}
+	for _, name := range []string{"human choice", "exception", "given to"} {
+		if matched[name] < 1000 {
+			t.Errorf("%s: only %d random texts matched; the test checks too little", name, matched[name])
+		}
 	}
 }

@@ -1074,3 +1074,31 @@ func testUnstoreFailed(t *testing.T) {
 		t.Errorf("after the rerun: %+v", got)
 	}
 }
+
+// Verifying a run reads its artifacts in pack order through an index: SQLite
+// never sorts them first (a million-session run has millions).
+func TestVerifyReadsArtifactsWithoutSorting(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+inPackOrder, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	joined := strings.Join(plan, "; ")
+	if strings.Contains(joined, "TEMP B-TREE") || !strings.Contains(joined, "artifacts_by_pack") {
+		t.Errorf("query plan %q: want the artifacts_by_pack index and no sort", joined)
+	}
+}
