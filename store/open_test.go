@@ -169,3 +169,32 @@ func TestMalformedPageNamesTheDatabase(t *testing.T) {
 		})
 	}
 }
+
+// A store opened to write (a run) keeps the small page cache a connection
+// that bounds a run's memory; one opened only to read an existing store
+// (report, export, view) the larger one that keeps a big run's interior
+// B-tree pages.
+func TestReadersGetTheLargerPageCache(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		open func(string) (*Store, error)
+		kb   int
+	}{{Open, writerCacheKB}, {OpenExisting, readerCacheKB}} {
+		s, err := c.open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int
+		err = s.db.QueryRowContext(context.Background(), `PRAGMA cache_size`).Scan(&size)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size != -c.kb {
+			t.Errorf("cache_size %d, want %d (KB)", size, -c.kb)
+		}
+	}
+	if readerCacheKB <= writerCacheKB {
+		t.Errorf("a reader's cache (%d KB) is no larger than a writer's (%d KB)", readerCacheKB, writerCacheKB)
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -74,7 +75,7 @@ var ErrEmptyDatabase = errors.New("the database is empty but runs are on disk")
 // Open refuses a database file that is empty (0 bytes) or missing while the
 // runs directory holds runs: starting a new database there would hide them.
 func Open(dir string) (*Store, error) {
-	return open(dir)
+	return open(dir, writerCacheKB)
 }
 
 // OpenExisting opens the store in dir like Open, but refuses, creating
@@ -94,10 +95,26 @@ func OpenExisting(dir string) (*Store, error) {
 		return nil, fmt.Errorf("store: %w in %s (%s): check --dir or $BUDGE_DIR; "+
 			"budge runs --dir DIR lists the runs of the store in DIR", ErrNoStore, dir, why)
 	}
-	return open(dir)
+	return open(dir, readerCacheKB)
 }
 
-func open(dir string) (*Store, error) {
+// The page cache of each SQLite connection, in KB. The embedded SQLite's
+// allocator rounds each cached 4 KB page (with its header) up to an 8 KB
+// slot, so a cache costs twice its size. A run holds several connections:
+// at 8 MB a million-session run's peak RSS passed 150 MB, and 2 MB took
+// 22 MB off a 41,600-session run at the same CPU time. A command that only
+// reads an existing store (report, export, view) reads a run's sessions in
+// plan order, which the run stored in its shuffled schedule order, so each
+// batch looks up rows all over the tables: once a run outgrows the cache's
+// interior B-tree pages, every lookup reads them again from the file. On a
+// 999,440-session run, 8 MB took report from 172 s to 155 s (system time
+// 43 s to 28 s) for 9 MB more peak RSS (bench/scale.sh).
+const (
+	writerCacheKB = 2048
+	readerCacheKB = 8192
+)
+
+func open(dir string, cacheKB int) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o700); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -110,13 +127,7 @@ func open(dir string) (*Store, error) {
 	} else {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	// The page cache is 2 MB a connection: the embedded SQLite's
-	// allocator rounds each cached 4 KB page (with its header) up to an
-	// 8 KB slot, so a cache costs twice its size, and a run or a report
-	// holds several connections. At 8 MB a million-session run's peak RSS
-	// passed 150 MB; 2 MB took 22 MB off a 41,600-session run at the same
-	// CPU time (bench/scale.sh).
-	sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size(-2048)")
+	sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size("+strconv.Itoa(-cacheKB)+")")
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
