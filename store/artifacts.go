@@ -261,63 +261,82 @@ func (s *Store) openPack(ctx context.Context, runID string) (*pack, error) {
 }
 
 // appendArtifacts writes the sessions' new artifacts to the run's pack in
-// one write and returns their index entries. Which artifacts the run has
-// already is asked of its index, for this batch's only: a set of every
-// artifact written grew by about a kilobyte a session.
-func (s *Store) appendArtifacts(ctx context.Context, runID string, sessions []Session) ([]packEntry, error) {
+// one write and indexes them in tx. Which artifacts the run has already is
+// asked of its index, for this batch's only: a set of every artifact
+// written grew by about a kilobyte a session.
+//
+// The asking and the indexing go together, a chunk of hashes at a time, on
+// the transaction's connection: the lookup reads the index pages the insert
+// then changes, so they are still in the page cache. Asking for the whole
+// batch first read every page twice on a large run (the batch's hashes,
+// scattered over the index, pushed each other's pages out of the cache),
+// and on the pool's other connection.
+func (s *Store) appendArtifacts(ctx context.Context, tx *txn, runID string, sessions []Session) error {
 	p, err := s.openPack(ctx, runID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	batch := map[string]Blob{}
 	for _, se := range sessions {
 		maps.Copy(batch, se.Artifacts)
 	}
-	if err := s.dropIndexed(ctx, runID, batch); err != nil {
-		return nil, err
-	}
-	var entries []packEntry
+	shas := slices.Sorted(maps.Keys(batch))
+	// The bytes go to the pack before the rows that reference them commit:
+	// a crash in between leaves unreferenced bytes, never a dangling row.
 	w := bufio.NewWriterSize(p.f, 256<<10)
 	start := p.size
-	for _, sha := range slices.Sorted(maps.Keys(batch)) {
-		blob := batch[sha]
-		entries = append(entries, packEntry{sha: sha, pack: packName, encoding: blob.Encoding,
-			offset: p.size, length: int64(len(blob.Data))})
-		if _, err := w.Write(blob.Data); err != nil {
-			return nil, s.failPack(p, start, err)
+	for len(shas) > 0 {
+		chunk := shas[:min(chunkRows, len(shas))]
+		shas = shas[len(chunk):]
+		stored, err := s.indexed(ctx, tx, runID, chunk)
+		if err != nil {
+			return err
 		}
-		p.size += int64(len(blob.Data))
+		arts := artifactBulk("")
+		for _, sha := range chunk {
+			if stored[sha] {
+				continue
+			}
+			blob := batch[sha]
+			arts.add(runID, sha, packName, p.size, len(blob.Data), blob.Encoding)
+			if _, err := w.Write(blob.Data); err != nil {
+				return s.failPack(p, start, err)
+			}
+			p.size += int64(len(blob.Data))
+		}
+		if err := s.execBulk(ctx, tx, arts); err != nil {
+			// The transaction is rolled back: the bytes written are
+			// unreferenced, and the next batch writes after them.
+			_ = s.failPack(p, start, err)
+			return err
+		}
 	}
 	if err := w.Flush(); err != nil {
-		return nil, s.failPack(p, start, err)
-	}
-	return entries, nil
-}
-
-// dropIndexed removes from batch the artifacts the run's index already has.
-func (s *Store) dropIndexed(ctx context.Context, runID string, batch map[string]Blob) error {
-	shas := slices.Sorted(maps.Keys(batch))
-	for start := 0; start < len(shas); start += 500 {
-		chunk := shas[start:min(start+500, len(shas))]
-		in, args := inList(chunk, runID)
-		rows, err := s.db.QueryContext(ctx, `SELECT sha256 FROM artifacts WHERE run_id = ? AND sha256 IN (`+in+`)`, args...)
-		if err != nil {
-			return s.fail(err)
-		}
-		for rows.Next() {
-			var sha string
-			if err := rows.Scan(&sha); err != nil {
-				rows.Close()
-				return s.fail(err)
-			}
-			delete(batch, sha)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return s.fail(err)
-		}
+		return s.failPack(p, start, err)
 	}
 	return nil
+}
+
+// indexed reports which of shas the run's artifact index has.
+func (s *Store) indexed(ctx context.Context, tx *txn, runID string, shas []string) (map[string]bool, error) {
+	in, args := inList(shas, runID)
+	rows, err := tx.QueryContext(ctx, `SELECT sha256 FROM artifacts WHERE run_id = ? AND sha256 IN (`+in+`)`, args...)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var sha string
+		if err := rows.Scan(&sha); err != nil {
+			return nil, s.fail(err)
+		}
+		have[sha] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(err)
+	}
+	return have, nil
 }
 
 // failPack undoes the bookkeeping of a failed append: the entries will be

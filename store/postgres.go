@@ -195,7 +195,7 @@ const inDatabase = ""
 // dbArtifacts returns the index entries and the blobs of the sessions'
 // artifacts, each once, for a store that keeps them in the database.
 func dbArtifacts(runID string, sessions []Session) (*bulk, *bulk) {
-	idx := newBulk("artifacts", "ON CONFLICT (run_id, sha256) DO NOTHING", "run_id", "sha256", "pack", "pack_offset", "length", "encoding")
+	idx := artifactBulk("ON CONFLICT (run_id, sha256) DO NOTHING")
 	blobs := newBulk("artifact_blobs", "ON CONFLICT (sha256) DO NOTHING", "sha256", "encoding", "data")
 	all := map[string]Blob{}
 	for _, se := range sessions {

@@ -35,10 +35,6 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 			return err
 		}
 	}
-	arts, blobs, err := s.artifactRows(ctx, runID, sessions)
-	if err != nil {
-		return err
-	}
 	sess := newBulk("sessions", "", "run_id", "session_id", "seq", "schedule_pos", "spec", "status", "started", "finished",
 		"stop_reason", "failed_phase", "failure_kind", "failure_message", "attempts", "failed_attempts", "input_tokens", "output_tokens", "trace_sha256")
 	atts := attemptBulk("")
@@ -68,11 +64,22 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 			msgs.add(runID, se.ID, i, m.Phase, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, m.Refusal)
 		}
 	}
-	for _, b := range []*bulk{blobs, arts, sess, atts, msgs} {
+	// Rows first, artifacts last: on SQLite the transaction's first
+	// statement then takes the write lock, and the artifact lookups that
+	// follow read the database as it is (a lookup first would read a
+	// snapshot another connection's write may have made stale by the time
+	// of the insert, which SQLite then refuses).
+	for _, b := range []*bulk{sess, atts, msgs} {
 		if err := s.execBulk(ctx, tx, b); err != nil {
 			if errors.Is(err, ErrAlreadyStored) {
 				return fmt.Errorf("run %s: %w; is another budge writing this run? Only the holder of its lease may (AcquireLease)", runID, err)
 			}
+			return err
+		}
+	}
+	if len(sess.args)+len(atts.args) > 0 {
+		// Only sessions and attempts refer to artifacts.
+		if err := s.storeArtifacts(ctx, tx, runID, sessions); err != nil {
 			return err
 		}
 	}
@@ -82,28 +89,28 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 	if err := tx.Commit(); err != nil {
 		return s.named(fmt.Errorf("store: commit: %w", err))
 	}
+	s.checkpointSoon()
 	return nil
 }
 
-// artifactRows stores the sessions' new artifacts where the store keeps
-// them and returns the rows that index them (and, on PostgreSQL, hold their
-// bytes).
-func (s *Store) artifactRows(ctx context.Context, runID string, sessions []Session) (*bulk, *bulk, error) {
-	if s.artifactsInDB() {
-		arts, blobs := dbArtifacts(runID, sessions)
-		return arts, blobs, nil
+// storeArtifacts stores the sessions' new artifacts where the store keeps
+// them and indexes them in tx.
+func (s *Store) storeArtifacts(ctx context.Context, tx *txn, runID string, sessions []Session) error {
+	if !s.artifactsInDB() {
+		return s.appendArtifacts(ctx, tx, runID, sessions)
 	}
-	// Artifacts go to the pack before the rows that reference them commit:
-	// a crash in between leaves unreferenced bytes, never a dangling row.
-	entries, err := s.appendArtifacts(ctx, runID, sessions)
-	if err != nil {
-		return nil, nil, err
+	arts, blobs := dbArtifacts(runID, sessions)
+	for _, b := range []*bulk{blobs, arts} {
+		if err := s.execBulk(ctx, tx, b); err != nil {
+			return err
+		}
 	}
-	arts := newBulk("artifacts", "ON CONFLICT (run_id, sha256) DO NOTHING", "run_id", "sha256", "pack", "pack_offset", "length", "encoding")
-	for _, e := range entries {
-		arts.add(runID, e.sha, e.pack, e.offset, e.length, e.encoding)
-	}
-	return arts, newBulk("artifact_blobs", ""), nil
+	return nil
+}
+
+// artifactBulk collects rows of the artifact index.
+func artifactBulk(suffix string) *bulk {
+	return newBulk("artifacts", suffix, "run_id", "sha256", "pack", "pack_offset", "length", "encoding")
 }
 
 // ErrAlreadyStored is returned by WriteSessions for a session (or attempt)
@@ -165,7 +172,7 @@ func (s *Store) execBulk(ctx context.Context, tx *txn, b *bulk) error {
 // through database/sql too would prepare it twice).
 func (s *Store) insertRows(ctx context.Context, tx *txn, b *bulk, rows int, args []any) error {
 	if s.db.d.postgres() {
-		_, err := tx.ExecContext(ctx, insertSQL(b, rows), args...)
+		_, err := tx.ExecContext(ctx, insertSQL("INSERT", b, rows), args...)
 		return err
 	}
 	st, err := s.insertStmt(ctx, b, rows)
@@ -176,11 +183,20 @@ func (s *Store) insertRows(ctx context.Context, tx *txn, b *bulk, rows int, args
 	return err
 }
 
-// insertSQL is the INSERT of rows rows into b's table.
-func insertSQL(b *bulk, rows int) string {
+// sqliteInsert is how the store's multi-row inserts begin on SQLite. OR
+// FAIL instead of the default ABORT: a statement that may abort halfway
+// makes SQLite copy every page it touches that the transaction had already
+// changed into a statement journal, to undo only that statement, and that
+// copying was a tenth of a million-session run's time. Every caller rolls
+// back the whole transaction on an error, so nothing a failed statement
+// wrote before it stopped is ever committed.
+const sqliteInsert = "INSERT OR FAIL"
+
+// insertSQL is the INSERT of rows rows into b's table, beginning with verb.
+func insertSQL(verb string, b *bulk, rows int) string {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(b.cols)), ", ") + ")"
 	var q strings.Builder
-	q.WriteString("INSERT INTO " + b.table + " (" + strings.Join(b.cols, ", ") + ") VALUES ")
+	q.WriteString(verb + " INTO " + b.table + " (" + strings.Join(b.cols, ", ") + ") VALUES ")
 	for i := 0; i < rows; i++ {
 		if i > 0 {
 			q.WriteString(", ")
@@ -203,7 +219,7 @@ func (s *Store) insertStmt(ctx context.Context, b *bulk, rows int) (*sql.Stmt, e
 	if st, ok := s.stmts[key]; ok {
 		return st, nil
 	}
-	st, err := s.db.PrepareContext(ctx, insertSQL(b, rows))
+	st, err := s.db.PrepareContext(ctx, insertSQL(sqliteInsert, b, rows))
 	if err != nil {
 		return nil, fmt.Errorf("store: preparing insert into %s: %w", b.table, err)
 	}

@@ -48,6 +48,8 @@ type Store struct {
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared bulk inserts
 
+	ckpt checkpointer
+
 	// Now is the clock of run leases; nil is time.Now. Tests set it.
 	Now func() time.Time
 	// LeaseTimeout is how old a lease's heartbeat may get before another
@@ -127,7 +129,7 @@ func open(dir string, cacheKB int) (*Store, error) {
 	} else {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size("+strconv.Itoa(-cacheKB)+")")
+	sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size("+strconv.Itoa(-cacheKB)+")&_pragma=wal_autocheckpoint("+strconv.Itoa(autoCheckpointPages)+")")
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
@@ -203,6 +205,7 @@ func checkNotEmptied(dir, path string) error {
 
 // Close closes open pack files and the database.
 func (s *Store) Close() error {
+	s.stopCheckpoints()
 	var errs []error
 	for _, p := range s.packs {
 		errs = append(errs, p.f.Close())
