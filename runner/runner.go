@@ -305,55 +305,27 @@ func logLines(cfg Config, se store.Session) []byte {
 	return store.LogLines(cfg.RunID, se)
 }
 
+// writeAll stores the results as they come, a batch at a time: at each
+// tick of 100 ms, or as soon as cfg.BatchSize sessions wait. One batch is
+// written while the next one fills, so the sessions in flight go on while
+// the store writes; at most two batches are held.
 func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
-	// Writes use a context that survives cancellation: what was observed is
-	// always stored.
-	wctx := context.WithoutCancel(ctx)
-	var batch []store.Session
-	var logs [][]byte
-	var firstErr error
-	flush := func() {
-		if len(batch) == 0 || firstErr != nil {
-			batch, logs = batch[:0], logs[:0]
-			return
+	full := make(chan batch)
+	done := make(chan batch, 1) // a written batch, emptied for reuse
+	written := make(chan error, 1)
+	go func() {
+		// Writes use a context that survives cancellation: what was
+		// observed is always stored.
+		written <- writeBatches(context.WithoutCancel(ctx), cfg, sink, full, done, stats, attempts, failures, start, failed)
+	}()
+	var cur, spare batch // the batch filling, and one to fill next
+	busy := false        // the writer holds a batch
+	hand := func() {
+		if busy {
+			spare, busy = <-done, false
 		}
-		if err := sink.WriteSessions(wctx, cfg.RunID, batch); err != nil {
-			// Nothing of this batch was stored: it is neither counted nor
-			// logged, and the run stops.
-			firstErr = err
-			failed()
-			batch, logs = batch[:0], logs[:0]
-			return
-		}
-		if cfg.Log != nil {
-			for _, l := range logs {
-				if err := cfg.Log.WriteLines(l); err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("log: %w", err)
-				}
-			}
-			if err := cfg.Log.Flush(); err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("log: %w", err)
-			}
-		}
-		for _, se := range batch {
-			switch se.Status {
-			case store.SessionFailed:
-				stats.Failed++
-				stats.Done++
-			case store.SessionInterrupted:
-				stats.Interrupted++
-			default:
-				stats.Done++
-			}
-			stats.InputTokens += se.InputTokens
-			stats.OutputTokens += se.OutputTokens
-		}
-		stats.Attempts, stats.Failures = int(attempts.Load()), int(failures.Load())
-		stats.Elapsed = time.Since(start)
-		if cfg.Progress != nil {
-			cfg.Progress(stats.Progress)
-		}
-		batch, logs = batch[:0], logs[:0]
+		full <- cur
+		cur, spare, busy = spare, batch{}, true
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -361,18 +333,87 @@ func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result,
 		select {
 		case r, ok := <-results:
 			if !ok {
-				flush()
-				return firstErr
+				if len(cur.sessions) > 0 {
+					hand()
+				}
+				close(full)
+				return <-written
 			}
-			batch = append(batch, r.se)
-			logs = append(logs, r.log)
-			if len(batch) >= cfg.BatchSize {
-				flush()
+			cur.sessions = append(cur.sessions, r.se)
+			cur.logs = append(cur.logs, r.log)
+			if len(cur.sessions) >= cfg.BatchSize {
+				hand()
 			}
+		case b := <-done:
+			spare, busy = b, false
 		case <-tick.C:
-			flush()
+			if len(cur.sessions) > 0 && !busy {
+				hand()
+			}
 		}
 	}
+}
+
+// batch is sessions the writer stores in one transaction, with their log
+// lines.
+type batch struct {
+	sessions []store.Session
+	logs     [][]byte
+}
+
+// writeBatches stores each batch from full and hands it back, emptied, on
+// done. After a failure it stores nothing more: the batches that follow are
+// neither counted nor logged.
+func writeBatches(ctx context.Context, cfg Config, sink Sink, full <-chan batch, done chan<- batch, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
+	var firstErr error
+	for b := range full {
+		if firstErr == nil {
+			firstErr = writeBatch(ctx, cfg, sink, b, stats, attempts, failures, start, failed)
+		}
+		clear(b.sessions) // the sessions' bodies are not held until the batch is reused
+		done <- batch{sessions: b.sessions[:0], logs: b.logs[:0]}
+	}
+	return firstErr
+}
+
+// writeBatch stores one batch, logs it and counts it.
+func writeBatch(ctx context.Context, cfg Config, sink Sink, b batch, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
+	if err := sink.WriteSessions(ctx, cfg.RunID, b.sessions); err != nil {
+		// Nothing of this batch was stored: it is neither counted nor
+		// logged, and the run stops.
+		failed()
+		return err
+	}
+	var logErr error
+	if cfg.Log != nil {
+		for _, l := range b.logs {
+			if err := cfg.Log.WriteLines(l); err != nil && logErr == nil {
+				logErr = fmt.Errorf("log: %w", err)
+			}
+		}
+		if err := cfg.Log.Flush(); err != nil && logErr == nil {
+			logErr = fmt.Errorf("log: %w", err)
+		}
+	}
+	for _, se := range b.sessions {
+		switch se.Status {
+		case store.SessionFailed:
+			stats.Failed++
+			stats.Done++
+		case store.SessionInterrupted:
+			stats.Interrupted++
+		default:
+			stats.Done++
+		}
+		stats.InputTokens += se.InputTokens
+		stats.OutputTokens += se.OutputTokens
+	}
+	stats.Attempts, stats.Failures = int(attempts.Load()), int(failures.Load())
+	stats.Elapsed = time.Since(start)
+	if cfg.Progress != nil {
+		cfg.Progress(stats.Progress)
+	}
+	return logErr
 }
 
 // runOne drives one session to its end. The returned error is only for
