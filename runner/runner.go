@@ -73,7 +73,8 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Progress is called after every stored session (from one goroutine).
 	Progress func(Progress)
-	// BatchSize is how many sessions the writer commits at once at most.
+	// BatchSize is how many sessions the writer commits at once at most;
+	// zero is DefaultBatchSize.
 	BatchSize int
 	Log       Logger
 	// Adapt, when set, bounds the calls in flight and adapts the bound to
@@ -183,7 +184,7 @@ func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Si
 		cfg.Sleep = sleepCtx
 	}
 	if cfg.BatchSize < 1 {
-		cfg.BatchSize = 256
+		cfg.BatchSize = DefaultBatchSize
 	}
 	if cfg.OutageWait == 0 {
 		cfg.OutageWait = DefaultOutageWait
@@ -291,6 +292,16 @@ dispatch:
 	}
 	return stats, errors.Join(gErr, wErr)
 }
+
+// DefaultBatchSize is how many sessions the writer commits at once at
+// most. A session goes into its tables' indexes at keys scattered over
+// them, so a transaction changes some eight index pages a session; once
+// those outgrow SQLite's page cache (2 MB) it writes them out and reads them
+// back before it commits. At 64 a transaction fits: on the in-process
+// simulator (bench/scale.sh, 2 cores) a 249,600-session run took 118 s and
+// 93 MB, and 129 s and 123 MB at 256, where it was 1.29x linear
+// extrapolation from 41,600 sessions instead of 1.07x.
+const DefaultBatchSize = 64
 
 // result is a finished session and its log lines.
 type result struct {
