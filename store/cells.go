@@ -123,6 +123,7 @@ func (s *Store) AddCells(ctx context.Context, runID string, cells iter.Seq[Plann
 	if err := tx.Commit(); err != nil {
 		return s.named(fmt.Errorf("store: commit: %w", err))
 	}
+	s.refreshStats(ctx, "cells")
 	return nil
 }
 
@@ -150,7 +151,11 @@ func cellBulk() *bulk {
 // CreateRunCells stores a new run and its cells in one transaction: a run
 // that workers advance (Join) instead of one process holding its lease.
 func (s *Store) CreateRunCells(ctx context.Context, r Run, deckSource string, deck []byte, cells iter.Seq[PlannedCell]) error {
-	return s.createRun(ctx, r, deckSource, deck, func(tx *txn) error { return s.addCells(ctx, tx, r.ID, cells) })
+	if err := s.createRun(ctx, r, deckSource, deck, func(tx *txn) error { return s.addCells(ctx, tx, r.ID, cells) }); err != nil {
+		return err
+	}
+	s.refreshStats(ctx, "cells")
+	return nil
 }
 
 // Shared says whether the store is a database server that several
@@ -386,19 +391,28 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The cells are picked once, in a materialized CTE: as a subquery of
+	// The cells are picked once, in materialized CTEs: as a subquery of
 	// the UPDATE, PostgreSQL may run the pick again for every row it
-	// compares, and with SKIP LOCKED each run picks other cells.
-	pick := `SELECT session_id FROM cells WHERE run_id = ? AND (state = ? OR (state = ? AND lease_until < ?)) ORDER BY pos LIMIT ?`
+	// compares, and with SKIP LOCKED each run picks other cells. Open
+	// cells and cells whose lease ran out are picked apart, each the first
+	// n in plan order along the index by state: one condition with OR
+	// would read every open cell of the run and sort them, at each claim.
+	lock := ""
 	if s.db.d.postgres() {
-		pick += " FOR UPDATE SKIP LOCKED"
+		lock = " FOR UPDATE SKIP LOCKED"
 	}
 	until := now.Add(s.leaseTimeout()).UnixMilli()
-	rows, err := tx.QueryContext(ctx, `WITH picked AS MATERIALIZED (`+pick+`)
+	rows, err := tx.QueryContext(ctx, `WITH open AS MATERIALIZED (
+		SELECT session_id, pos FROM cells WHERE run_id = ? AND state = ? ORDER BY pos LIMIT ?`+lock+`),
+		expired AS MATERIALIZED (
+		SELECT session_id, pos FROM cells WHERE run_id = ? AND state = ? AND lease_until < ? ORDER BY pos LIMIT ?`+lock+`),
+		picked AS MATERIALIZED (
+		SELECT session_id FROM (SELECT session_id, pos FROM open UNION ALL SELECT session_id, pos FROM expired) AS claimable ORDER BY pos LIMIT ?)
 		UPDATE cells SET lost_holder = CASE WHEN state = ? THEN holder ELSE '' END,
 		state = ?, token = ?, holder = ?, lease_until = ?, claims = claims + 1
 		WHERE run_id = ? AND session_id IN (SELECT session_id FROM picked) RETURNING session_id, seq, pos, claims, lost_holder`,
-		w.runID, CellOpen, CellClaimed, now.UnixMilli(), n, CellClaimed, CellClaimed, w.token, w.holder.String(), until, w.runID)
+		w.runID, CellOpen, n, w.runID, CellClaimed, now.UnixMilli(), n, n,
+		CellClaimed, CellClaimed, w.token, w.holder.String(), until, w.runID)
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -602,6 +616,10 @@ func (w *Worker) Finisher(ctx context.Context) (bool, error) {
 		mine = err == nil
 		return err
 	})
+	if mine {
+		// Scoring reads what the workers stored since the run began.
+		s.refreshStats(ctx, "sessions", "attempts", "messages")
+	}
 	return mine, s.fail(err)
 }
 

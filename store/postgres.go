@@ -301,3 +301,17 @@ func LocalDir(loc string) (string, error) {
 	}
 	return defaultCacheDir(u)
 }
+
+// refreshStats has PostgreSQL sample the tables a run has just filled, so
+// that the planner knows their size: autovacuum looks at them about once a
+// minute, and until then a table loaded since is planned as the size it had
+// before. A worker listing a 12,480-session run's unstored attempts with the
+// statistics of an empty table looked up every attempt's session by
+// scanning the sessions (11 s instead of 20 ms). It does nothing on SQLite,
+// and asks only: a role that may not analyze a table gets a warning from the
+// server, not an error, and a failure costs only time.
+func (s *Store) refreshStats(ctx context.Context, tables ...string) {
+	if s.db.d.postgres() {
+		_, _ = s.db.ExecContext(ctx, "ANALYZE "+strings.Join(tables, ", "))
+	}
+}
