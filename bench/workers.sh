@@ -2,13 +2,17 @@
 # Workers on one PostgreSQL run: 1, 2 and 3 `budge worker` processes
 # advance a detached run (the discovery deck repeated REPEATS times, default
 # 20: 4,160 sessions) against `budge sim serve` with LATENCY (default
-# 100ms) per call, each worker at concurrency 64. Each worker process needs
-# about 1 ms of CPU per call, and the simulator server half that: on a
-# machine with few cores the workers share the CPU and scale only until it
-# is full, so LATENCY=1s shows how the claims scale when calls wait on the
-# endpoint, as they do on a real provider. For each count: wall time from the first worker's
-# start to the last one's exit, calls per second (the server's request log),
-# and the speed-up over one worker. The PostgreSQL server is started in a
+# 100ms) per call, each worker at concurrency 64. A call costs about 1 ms
+# of CPU in all (the worker half of it, the simulator server and PostgreSQL
+# the rest): three workers at 100 ms a call keep most of 2 cores busy, and
+# LATENCY=1s shows how the claims scale when calls wait on the endpoint, as
+# they do on a real provider. For each count: the calls the
+# server logged, the span from the first call's arrival to the last one's
+# answer, the calls per second over it and the speed-up over one worker;
+# then the wall time from the first worker's start to the last one's exit,
+# which adds what does not scale with workers: starting, and scoring the
+# run at the end (the worker that scores it, and each other worker, which
+# scores it again to print the same result). The PostgreSQL server is started in a
 # temporary directory (Debian's postgresql package; as the postgres user
 # when run as root).
 #
@@ -25,6 +29,24 @@ for _ in $(seq 100); do grep -q listening "$work/serve.out" && break; sleep 0.05
 url=$(sed -n 's/^listening on //p' "$work/serve.out")
 sed "s/^repeats: 2\$/repeats: $repeats/" pressure/decks/discovery.yaml > "$work/deck.yaml"
 
+# callspan reads request log lines and prints the number of calls, the
+# seconds from the first call's arrival to the last call's answer, and the
+# calls per second over that span.
+callspan='
+import sys, json, datetime
+def at(s):
+    s = s.rstrip("Z")
+    head, _, frac = s.partition(".")
+    return datetime.datetime.fromisoformat(head + "+00:00").timestamp() + float("0." + (frac or "0"))
+first, last, n = None, None, 0
+for line in sys.stdin:
+    r = json.loads(line)
+    t = at(r["time"])
+    first = t if first is None else min(first, t)
+    last = max(last or t, t + r["duration_ms"] / 1000)
+    n += 1
+print(n, f"{last - first:.3f}", f"{n / (last - first):.0f}")
+'
 base=""
 for n in ${COUNTS:-1 2 3}; do
   id=$("$budge" run --store "$db" --model openai-compatible:sim --base-url "$url" --deck "$work/deck.yaml" --seed 7 \
@@ -44,8 +66,7 @@ for n in ${COUNTS:-1 2 3}; do
     fi
   done
   end=$(date +%s.%N)
-  calls=$(( $(wc -l < "$work/requests.jsonl") - before ))
-  rate=$(python3 -c "print(f'{$calls / ($end - $start):.0f}')")
+  read -r calls span rate < <(tail -n +$((before + 1)) "$work/requests.jsonl" | python3 -c "$callspan")
   [ -n "$base" ] || base=$rate
-  python3 -c "print(f'$n worker(s): {$end - $start:.1f} s, $calls calls, $rate calls/s, {$rate / $base:.2f}x one worker')"
+  python3 -c "print(f'$n worker(s): $calls calls in {$span:.1f} s, $rate calls/s, {$rate / $base:.2f}x one worker; {$end - $start:.1f} s from start to exit, {$calls / ($end - $start):.0f} calls/s')"
 done
