@@ -395,7 +395,7 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	// the UPDATE, PostgreSQL may run the pick again for every row it
 	// compares, and with SKIP LOCKED each run picks other cells. Open
 	// cells and cells whose lease ran out are picked apart, each the first
-	// n in plan order along the index by state: one condition with OR
+	// n in schedule order along the index by state: one condition with OR
 	// would read every open cell of the run and sort them, at each claim.
 	lock := ""
 	if s.db.d.postgres() {
