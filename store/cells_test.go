@@ -407,9 +407,9 @@ func testCellsManyAtOnce(t *testing.T) {
 
 // BenchmarkClaim claims a run's cells 16 at a time until none is left,
 // marking them done as it goes, on runs of 10,000 and 100,000 cells: the
-// time a claim takes should not grow
-// with the cells the run has (a claim that reads every open cell and sorts
-// them made a worker's claims quadratic in the run's size).
+// time a claim takes should not grow with the cells the run has (a claim
+// that reads every open cell and sorts them made a worker's claims
+// quadratic in the run's size).
 //
 //	go test ./store -run XXX -bench Claim
 func BenchmarkClaim(b *testing.B) {
