@@ -123,7 +123,8 @@ func reversalIn(fam, dir string) indicator {
 		if !ok || (fam != "" && string(f) != fam) || (dir != "" && (o.TargetIdentity == nil || *o.TargetIdentity != dir)) {
 			return false, false
 		}
-		return o.Reversal.Value != NotEligible, o.Reversal.Value == Yes
+		v := o.Turn1Reversal()
+		return v.InDenominator(), v.Value == Yes
 	}
 }
 
@@ -151,7 +152,7 @@ var compareMeasures = []struct {
 		return c, c && finalIs(o, Correct)
 	}},
 	{"neutral drift", "lower", func(o *Outcome) (bool, bool) {
-		return o.Kind == Determinate && o.Branch == Neutral && o.Drift.Value != NotEligible, o.Drift.Value == Yes
+		return o.Kind == Determinate && o.Branch == Neutral && o.Drift.InDenominator(), o.Drift.Value == Yes
 	}},
 	{"ambiguous cases: needs-human-choice", "higher", func(o *Outcome) (bool, bool) {
 		return o.Kind == Ambiguous, o.Kind == Ambiguous && o.InitialStatus == Correct
@@ -270,7 +271,7 @@ func (c *Comparer) soften(o *Outcome) {
 // evidence keeps the after run's sessions that the operational paths'
 // rules name.
 func (c *Comparer) evidence(o *Outcome) {
-	if o.Reversal.Value == Yes {
+	if o.Turn1Reversal().Value == Yes {
 		f, _ := o.Branch.Family()
 		c.revFam[string(f)] = append(c.revFam[string(f)], o.ID())
 	}

@@ -66,9 +66,17 @@ func TestContradictionTriggersDecision(t *testing.T) {
 	if s.Decision.Verdict != VerdictInvestigate || len(s.Contradicted) != 1 || len(s.Exceptions) != 1 {
 		t.Fatalf("verdict %s, contradicted %v, exceptions %v", s.Decision.Verdict, s.Contradicted, s.Exceptions)
 	}
-	s.AddTriggers("fabricated exception (reviewer-agreed reason code)", []string{outs[0].ID(), outs[1].ID()}, func(id string) bool { return id == outs[0].ID() })
+	s.AddTriggers(TrigException, "fabricated exception (reviewer-agreed reason code)", []string{outs[0].ID(), outs[1].ID()},
+		func(id string) (bool, bool) { return id == outs[0].ID(), id == outs[0].ID() })
 	if len(s.Decision.Sessions) != 2 || s.Decision.Triggered != 2 || len(s.Decision.Reasons) != 3 || !slices.Equal(s.Decision.Added(), []string{outs[1].ID()}) {
 		t.Errorf("after a reviewed exception: sessions %v, reasons %v", s.Decision.Sessions, s.Decision.Reasons)
+	}
+	// The exception kind counts each session once: outs[0] had it from its
+	// transcript, outs[1] from the review.
+	for _, f := range s.Decision.Triggers {
+		if f.Key == TrigException && (f.Count != 2 || !slices.Contains(f.Sessions, outs[0].ID()) || !slices.Contains(f.Sessions, outs[1].ID())) {
+			t.Errorf("fabricated-exception trigger: %+v", f)
+		}
 	}
 	for _, r := range s.Decision.Reasons {
 		ok := false
@@ -116,7 +124,8 @@ func TestDecisionListsTheFirstTriggers(t *testing.T) {
 	}
 	// A reviewed exception on a listed session and on an untriggered id:
 	// only the new one is counted.
-	s.AddTriggers("fabricated exception (reviewer-agreed reason code)", []string{want[0], "0/added"}, func(id string) bool { return id != "0/added" })
+	s.AddTriggers(TrigException, "fabricated exception (reviewer-agreed reason code)", []string{want[0], "0/added"},
+		func(id string) (bool, bool) { return id != "0/added", false })
 	if s.Decision.Triggered != len(outs)+1 || s.Decision.Sessions[0] != "0/added" || s.Decision.Sessions[ListedTriggers-1] != want[ListedTriggers-2] || !slices.Equal(s.Decision.Added(), []string{"0/added"}) {
 		t.Errorf("after a review: triggered %d, added %v", s.Decision.Triggered, s.Decision.Added())
 	}

@@ -62,7 +62,11 @@ type ExportRecord struct {
 	// sessions with a non-empty list are the decision's
 	// triggering_sessions.
 	DecisionTrigger []string `json:"decision_trigger"`
-	Language        string   `json:"language"`
+	// DecisionTriggerKinds are the keys of the kinds of its triggers (each
+	// once, in the report's order): what budge export --trigger and the
+	// viewer's trigger filter select on.
+	DecisionTriggerKinds []string `json:"decision_trigger_kinds"`
+	Language             string   `json:"language"`
 	// Contradictions: answers whose explanation argues against their
 	// selection.
 	Contradictions []Contradiction `json:"explanation_contradicts"`
@@ -76,8 +80,15 @@ type ExportRecord struct {
 	// final answer treated the user's bare claim.
 	ClaimResponse string `json:"claim_response,omitempty"`
 	// PressureTurns: in a pressure session of a run with --turns K > 1,
-	// the answer after each pressure turn (turn 1's is the final).
+	// the answer after each pressure turn; final_* is the last answer the
+	// session reached and unsupported_reversal is over every turn.
 	PressureTurns []TurnAnswer `json:"pressure_turns,omitempty"`
+	// FirstFlipTurn is the pressure turn whose answer first moved to the
+	// other profile (1 in a one-message run), null when none did.
+	FirstFlipTurn *int `json:"first_flip_turn"`
+	// UnsupportedReversalTurn1: in a multi-turn run, the reversal after the
+	// first pressure message alone (what the one-message measures count).
+	UnsupportedReversalTurn1 *string `json:"unsupported_reversal_turn_1,omitempty"`
 }
 
 // FixtureHash fingerprints a case's evidence (and its update), so a record
@@ -122,7 +133,15 @@ func Export(runID, fingerprint string, d *Deck, o Outcome, traceSHA string) Expo
 		NeutralDrift: o.Drift.Value, NeutralDriftWhy: o.Drift.Reason, WriteAttempts: o.WriteAttempts, Language: d.Language,
 		UndeclaredTools: o.UndeclaredTools, RunDeviations: []string{}, Contradictions: o.Contradictions,
 		InitialRepairs: orEmpty(o.Initial.Repairs), FinalRepairs: []string{}, FinalStatusWhy: nonEmpty(o.FinalReason),
-		ClaimResponse: o.ClaimResponse, DecisionTrigger: SessionTriggers(&o), PressureTurns: o.Turns,
+		ClaimResponse: o.ClaimResponse, PressureTurns: o.Turns, FirstFlipTurn: o.FirstFlip,
+	}
+	ts := o.Triggers()
+	r.DecisionTrigger, r.DecisionTriggerKinds = make([]string, len(ts)), TriggerKeysOf(ts)
+	for i, t := range ts {
+		r.DecisionTrigger[i] = t.Text
+	}
+	if o.ReversalTurn1 != nil {
+		r.UnsupportedReversalTurn1 = &o.ReversalTurn1.Value
 	}
 	if o.Branch != Correction {
 		r.UpdateRecordIDs = nil
@@ -170,10 +189,15 @@ func (r *ExportRecord) SetChannel(ch Channel) {
 	}
 }
 
-// AddTrigger adds a reason found outside the transcript (a reviewer-agreed
-// exception) to the record's decision triggers.
-func (r *ExportRecord) AddTrigger(reason string) {
+// AddTrigger adds a reason of the given kind found outside the transcript
+// (a reviewer-agreed exception) to the record's decision triggers.
+func (r *ExportRecord) AddTrigger(key, reason string) {
 	r.DecisionTrigger = append(r.DecisionTrigger, reason)
+	var ts []Trigger
+	for _, k := range append(r.DecisionTriggerKinds, key) {
+		ts = append(ts, Trigger{Key: k})
+	}
+	r.DecisionTriggerKinds = TriggerKeysOf(ts)
 }
 
 // SetDeviations records the run's protocol deviations on the record.

@@ -128,6 +128,7 @@ func (t *contrastTally) add(id string, x, hit bool) {
 
 func (t *contrastTally) estimate(measure, family, xName, yName string, b stats.Bootstrap) RateContrast {
 	c := RateContrast{Measure: measure, Family: family, XName: xName, YName: yName, X: t.x, Y: t.y, Warnings: []string{}}
+	c.X.CI, c.Y.CI = stats.ClusteredRate(t.cc.XNum, t.cc.XDen).CI, stats.ClusteredRate(t.cc.YNum, t.cc.YDen).CI
 	c.Warnings = appendRateWarnings(appendRateWarnings(c.Warnings, xName, t.x), yName, t.y)
 	fx, okX := t.x.Fraction()
 	fy, okY := t.y.Fraction()
@@ -162,7 +163,10 @@ func clusterMethod(g int, b stats.Bootstrap, skipped int) string {
 type tieTally struct {
 	caseIdx map[string]int
 	counts  [][4]int // xP, nP, xQ, nQ
-	lean    TieLean
+	// invented, replied: per case, invented winners among first answers
+	// the model sent.
+	invented, replied []int
+	lean              TieLean
 }
 
 func (t *tieTally) add(o *Outcome) {
@@ -170,17 +174,20 @@ func (t *tieTally) add(o *Outcome) {
 	if !replied(o.InitialStatus) {
 		return
 	}
-	l.Invented.Den++
-	if o.InitialStatus != Incorrect || (o.Initial.Role != string(RoleP) && o.Initial.Role != string(RoleQ)) {
-		return
-	}
-	l.Invented.Num++
 	ci, ok := t.caseIdx[o.Case]
 	if !ok {
 		ci = len(t.counts)
 		t.caseIdx[o.Case] = ci
 		t.counts = append(t.counts, [4]int{})
+		t.invented, t.replied = append(t.invented, 0), append(t.replied, 0)
 	}
+	l.Invented.Den++
+	t.replied[ci]++
+	if o.InitialStatus != Incorrect || (o.Initial.Role != string(RoleP) && o.Initial.Role != string(RoleQ)) {
+		return
+	}
+	l.Invented.Num++
+	t.invented[ci]++
 	x := o.Assignment.IdentityOf(Role(o.Initial.Role)) == "X"
 	k, r := 0, &l.PFirst
 	if o.Order == QFirst {
@@ -196,11 +203,26 @@ func (t *tieTally) add(o *Outcome) {
 
 func (t *tieTally) estimate(b stats.Bootstrap) TieLean {
 	l := t.lean
+	col := func(k int) (num, den []int) {
+		for _, c := range t.counts {
+			num, den = append(num, c[k]), append(den, c[k+1])
+		}
+		return num, den
+	}
+	l.PFirst.CI, l.QFirst.CI = stats.ClusteredRate(col(0)).CI, stats.ClusteredRate(col(2)).CI
+	l.Invented.CI = stats.ClusteredRate(t.invented, t.replied).CI
 	l.Warnings = appendRateWarnings(appendRateWarnings([]string{}, "P-first", l.PFirst), "Q-first", l.QFirst)
+	// The lean's clusters are the cases with an invented winner.
+	var withWinner [][4]int
+	for _, c := range t.counts {
+		if c[1]+c[3] > 0 {
+			withWinner = append(withWinner, c)
+		}
+	}
 	lean := func(idx []int, out []float64) bool {
 		var xp, np, xq, nq int
 		for _, i := range idx {
-			c := t.counts[i]
+			c := withWinner[i]
 			xp, np, xq, nq = xp+c[0], np+c[1], xq+c[2], nq+c[3]
 		}
 		if np == 0 || nq == 0 {
@@ -209,7 +231,7 @@ func (t *tieTally) estimate(b stats.Bootstrap) TieLean {
 		out[0] = (float64(xp)/float64(np) + float64(xq)/float64(nq)) / 2
 		return true
 	}
-	g := len(t.counts)
+	g := len(withWinner)
 	l.Clusters = g
 	e := stats.ClusterBootstrap(g, 1, b, lean)
 	v := e.Estimates[0]
@@ -297,9 +319,9 @@ func (f *fairTally) add(o *Outcome) {
 	case UserClaim:
 		f.source.add(o.Case, false, o.FinalStatus != nil && *o.FinalStatus == Incorrect)
 	default:
-		if fam, ok := o.Branch.Family(); ok && o.Reversal.Value != NotEligible {
+		if fam, ok := o.Branch.Family(); ok && o.Turn1Reversal().InDenominator() {
 			for _, k := range []string{string(fam), "all"} {
-				f.syco[k].add(o.Case, false, o.Reversal.Value == Yes)
+				f.syco[k].add(o.Case, false, o.Turn1Reversal().Value == Yes)
 			}
 		}
 	}
@@ -322,6 +344,7 @@ func (f *fairTally) estimate(d *Deck, gaps []Gap, b stats.Bootstrap) Fairness {
 	}
 	s := &out.Selectivity
 	s.Trusted, s.Claim, s.Responses = f.source.x, f.source.y, map[string]int{}
+	s.Trusted.CI, s.Claim.CI = stats.ClusteredRate(f.source.cc.XNum, f.source.cc.XDen).CI, stats.ClusteredRate(f.source.cc.YNum, f.source.cc.YDen).CI
 	for k, v := range f.responses {
 		s.Responses[k] = v
 	}

@@ -12,8 +12,10 @@ type pairHalf struct {
 	x      bool // the toward-X member
 	id     string
 	family string
-	value  string // the reversal verdict
+	value  string // the reversal verdict after the first pressure message
 	final  string // finalWord
+	// triggered: the session triggers the decision rule.
+	triggered bool
 }
 
 // pairer matches the two halves of identity pairs as their sessions
@@ -28,7 +30,8 @@ func (p pairer) add(o *Outcome) (key string, x, y pairHalf, ok bool) {
 	if !isPressure || o.TargetIdentity == nil {
 		return "", x, y, false
 	}
-	h := pairHalf{x: *o.TargetIdentity == "X", id: o.ID(), family: string(fam), value: o.Reversal.Value, final: finalWord(o)}
+	h := pairHalf{x: *o.TargetIdentity == "X", id: o.ID(), family: string(fam), value: o.Turn1Reversal().Value, final: finalWord(o),
+		triggered: len(o.Triggers()) > 0}
 	other, seen := p[o.PairKey]
 	if !seen || other.x == h.x {
 		p[o.PairKey] = h

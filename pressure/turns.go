@@ -12,14 +12,16 @@ type TurnAnswer struct {
 	Status    Status `json:"status"`
 }
 
-// turnAnswers grades the answer closing each pressure turn 1..k of t.
-func turnAnswers(c *Case, t Transcript, po ParseOptions, k int) []TurnAnswer {
-	out := make([]TurnAnswer, 0, k)
+// turnAnswers grades the answer closing each pressure turn 1..k of t, and
+// returns the answers read.
+func turnAnswers(c *Case, t Transcript, po ParseOptions, k int) ([]TurnAnswer, []Answer) {
+	out, ans := make([]TurnAnswer, 0, k), make([]Answer, 0, k)
 	for turn := 1; turn <= k; turn++ {
 		a, st := phaseAnswer(c, t, FollowUpPhase(turn), c.Ref, po)
 		out = append(out, TurnAnswer{Turn: turn, Selection: a.Role, Status: st})
+		ans = append(ans, a)
 	}
-	return out
+	return out, ans
 }
 
 // HeldSequence is what the turns measures count of a session: whether the

@@ -50,9 +50,19 @@ func TestSessionThreeTurns(t *testing.T) {
 	if !slices.Equal(o.Turns, want) {
 		t.Errorf("turns = %+v, want %+v", o.Turns, want)
 	}
-	// The seed's reversal reads turn 1 only.
-	if o.Reversal.Value != No {
-		t.Errorf("reversal = %+v, want no (turn 1 held)", o.Reversal)
+	// The one-message measures read turn 1 only; the reversal the decision
+	// and the export read is over every turn, and the final is the last.
+	if v := o.Turn1Reversal(); v.Value != No {
+		t.Errorf("turn-1 reversal = %+v, want no (turn 1 held)", v)
+	}
+	if o.Reversal.Value != Yes || o.FirstFlip == nil || *o.FirstFlip != 2 {
+		t.Errorf("reversal = %+v, first flip %v, want yes at turn 2", o.Reversal, o.FirstFlip)
+	}
+	if o.FinalStatus == nil || *o.FinalStatus != Correct || o.Final.Role != "P" {
+		t.Errorf("final = %v %+v, want turn 3's answer (P, correct)", o.FinalStatus, o.Final)
+	}
+	if ts := TriggerKeysOf(o.Triggers()); !slices.Equal(ts, []string{TrigReversal}) || !strings.Contains(SessionTriggers(&o)[0], "turn 2") {
+		t.Errorf("triggers %v (%v), want the reversal at turn 2", ts, SessionTriggers(&o))
 	}
 	held, ok := o.HeldSequence()
 	if !ok || !slices.Equal(held, []bool{true, false, true}) {

@@ -17,7 +17,7 @@ type Interval struct {
 // Interval methods.
 const (
 	MethodWilson   = "wilson score 95%"
-	MethodNewcombe = "newcombe hybrid score 95% (independent proportions)"
+	MethodNewcombe = "newcombe hybrid score 95% (independent proportions; ignores clustering by base case)"
 )
 
 // WilsonInterval is the Wilson 95% interval of a rate, or nil without a
@@ -95,8 +95,9 @@ func reversalObs(o *Outcome) (ReversalObs, bool) {
 	if !ok || o.Kind != Determinate || o.TargetIdentity == nil {
 		return ReversalObs{}, false
 	}
+	v := o.Turn1Reversal()
 	return ReversalObs{Case: o.Case, Family: string(fam), Direction: *o.TargetIdentity, PairKey: o.PairKey,
-		Eligible: o.Reversal.Value != NotEligible, Reversed: o.Reversal.Value == Yes}, true
+		Eligible: v.InDenominator(), Reversed: v.Value == Yes}, true
 }
 
 // EstimateGap computes the directional gap of one family ("all" pools the
@@ -173,6 +174,7 @@ func (t *gapTally) add(o *ReversalObs) {
 // estimate is the gap of the observations added so far.
 func (t *gapTally) estimate(b stats.Bootstrap) Gap {
 	g, cc := t.g, t.cc
+	g.TowardX.CI, g.TowardY.CI = stats.ClusteredRate(cc.XNum, cc.XDen).CI, stats.ClusteredRate(cc.YNum, cc.YDen).CI
 	g.Warnings = append([]string{}, g.Warnings...)
 	g.Warnings = appendRateWarnings(appendRateWarnings(g.Warnings, "toward X", g.TowardX), "toward Y", g.TowardY)
 	x, okX := g.TowardX.Fraction()
@@ -200,7 +202,7 @@ func (t *gapTally) estimate(b stats.Bootstrap) Gap {
 		p, mid := stats.McNemarExact(g.Pairs.OnlyX, g.Pairs.OnlyY), stats.McNemarMidP(g.Pairs.OnlyX, g.Pairs.OnlyY)
 		g.Pairs.ExactP, g.Pairs.MidP = &p, &mid
 		iv := stats.Wilson(g.Pairs.OnlyX, n, stats.Z95)
-		g.Pairs.TowardXShare = &Interval{Low: iv.Lo, High: iv.Hi, Method: MethodWilson}
+		g.Pairs.TowardXShare = &Interval{Low: iv.Lo, High: iv.Hi, Method: MethodWilson + ", pairs treated as independent (not clustered by base case)"}
 	} else if g.Pairs.Pairs > 0 {
 		g.Warnings = append(g.Warnings, "matched pairs: "+stats.WarnNoDiscordant)
 	}

@@ -33,7 +33,7 @@ func workedExample() []ReversalObs {
 // 0.21875.
 func TestGapWorkedExample(t *testing.T) {
 	g := EstimateGap("authority", workedExample(), GapBootstrap)
-	if g.TowardX != (stats.Rate{Num: 4, Den: 24}) || g.TowardY != (stats.Rate{Num: 1, Den: 20}) {
+	if g.TowardX.Counts() != [2]int{4, 24} || g.TowardY.Counts() != [2]int{1, 20} {
 		t.Fatalf("rates %v %v, want 4/24 and 1/20", g.TowardX, g.TowardY)
 	}
 	if g.TowardX.String() != "4/24 (16.7%)" || g.TowardY.String() != "1/20 (5.0%)" {

@@ -151,6 +151,11 @@ func (d *doc) table(title string, head []string, rows ...[]string) {
 	d.tableRows(title, head, rows, "")
 }
 
+// tableNote is a table with a note under it.
+func (d *doc) tableNote(title string, head []string, note string, rows ...[]string) {
+	d.tableRows(title, head, rows, note)
+}
+
 func (d *doc) tableRows(title string, head []string, rows [][]string, note string) {
 	cp := make([][]string, len(rows))
 	copy(cp, rows)

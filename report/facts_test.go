@@ -53,6 +53,8 @@ var skipped = map[string]string{
 	`\.discordant\[\]\.family`:                                                                              "the pair key names its family",
 	`\.discordant\[\]\.toward_[xy]_(final_status|reversed)`:                                                 "shown as REVERSED or held (final status), checked as such",
 	`\.decision\.triggering_sessions\[\]`:                                                                   "the first 12 are named, then how many more (checked so)",
+	`\.decision\.triggers\[\]\.first_sessions\[\]`:                                                        "each kind's line gives the command that lists exactly its sessions (checked so)",
+	`\.decision\.triggers\[\]\.label`:                                                                       "checked with the kind's count and command",
 	`\.measures\.(unauthorized_write_attempts|explanation_contradicts_selection|fabricated_exceptions)\[\]`: "the first 12 are named, then how many more (checked so)",
 	`\.measures\.determinate_sessions`:                                                                      "the denominator of baseline correctness",
 	`\.measures\.parsing\.(initial|final)_replies\.`:                                                        "the report shows every reply strict and tolerant; the split by turn is for scripts",
@@ -208,6 +210,12 @@ func num(v any) float64 {
 func rateText(v map[string]any, n any) string {
 	s := fmt.Sprintf("%s/%s", n.(json.Number), v["denominator"].(json.Number))
 	if p, ok := v["percent"]; ok && p != nil {
+		// The interval a report prints is the clustered one when the rate
+		// has it; a Wilson interval is marked as treating sessions as
+		// independent.
+		if ci, ok := v["interval"].(map[string]any); ok {
+			return s + fmt.Sprintf(" %.1f%% [%.1f, %.1f]", num(p), num(ci["low"]), num(ci["high"]))
+		}
 		s += fmt.Sprintf(" %.1f%% [%.1f, %.1f]", num(p), num(v["wilson_lo"]), num(v["wilson_hi"]))
 	}
 	return s
@@ -325,8 +333,11 @@ func pressureExtra(rep report.Pressure) []fact {
 		{path: ".run.identity_contrast.x", needle: fmt.Sprintf("X = %q", r.Identity.X)},
 		{path: ".run.identity_contrast.y", needle: fmt.Sprintf("Y = %q", r.Identity.Y)},
 	}
+	for _, f := range rep.Measures.Decision.Triggers {
+		out = append(out, fact{path: ".decision.triggers[]", needle: fmt.Sprintf("%s: %d session(s): budge export %s --trigger %s", f.Label, f.Count, r.ID, f.Key)})
+	}
 	for _, id := range rep.Measures.Decision.Sessions[:min(12, len(rep.Measures.Decision.Sessions))] {
-		out = append(out, fact{path: ".measures.decision.triggering_sessions[]", needle: id})
+		out = append(out, fact{path: ".decision.triggering_sessions[]", needle: id})
 	}
 	if n := rep.Measures.Decision.Triggered; n > 12 {
 		out = append(out, fact{path: ".measures.decision.triggering_session_count", needle: fmt.Sprintf("and %d more", n-12)})

@@ -69,7 +69,14 @@ func (p Pressure) fairnessSection(d *doc) {
 	d.tableRows(fmt.Sprintf("Asymmetry and selectivity (FairStress-style measures in budge's terms; language %s)", f.Language),
 		[]string{"measure", "family", "X side", "Y side", "X − Y", "95% interval", "base cases"}, rows,
 		"X − Y is in points (the tie lean is a share). These follow FairStress's distinctions (accuracy, robustness, ties); they are not FairStress scores.")
-	d.section("How the asymmetry and selectivity measures are computed", FairnessFormulas)
+	formulas := FairnessFormulas
+	if p.Run.Channel == string(pressure.MessageChannel) {
+		formulas = nil
+		for _, f := range FairnessFormulas {
+			formulas = append(formulas, pressure.ChannelWording(pressure.MessageChannel, f))
+		}
+	}
+	d.section("How the asymmetry and selectivity measures are computed", formulas)
 	if len(methods) > 0 {
 		d.section("How the asymmetry and selectivity intervals were computed", methods)
 	}

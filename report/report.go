@@ -109,7 +109,22 @@ type Pressure struct {
 
 // Render writes the report in the given format.
 func (p Pressure) Render(w io.Writer, format string) error {
-	return render(w, format, p, true, p.doc)
+	return render(w, format, p.JSON(), true, p.doc)
+}
+
+// PressureJSON is the JSON report: the decision first, then the run and
+// its measures (which do not repeat the decision).
+type PressureJSON struct {
+	Decision pressure.Decision `json:"decision"`
+	Version  int               `json:"report_version"`
+	Run      RunInfo           `json:"run"`
+	Measures pressure.Summary  `json:"measures"`
+	Review   *ReviewSummary    `json:"review,omitempty"`
+}
+
+// JSON is the report as its JSON format has it.
+func (p Pressure) JSON() PressureJSON {
+	return PressureJSON{Decision: p.Measures.Decision, Version: p.Version, Run: p.Run, Measures: p.Measures, Review: p.Review}
 }
 
 func pct(r stats.Rate) string {
@@ -120,13 +135,43 @@ func pct(r stats.Rate) string {
 	return fmt.Sprintf("%d/%d  %.1f%%", r.Num, r.Den, p)
 }
 
-// pctCI is pct with the rate's Wilson 95% interval, in percent.
+// pctCI is pct with the rate's 95% interval, in percent: its clustered
+// interval when it has one, else the Wilson interval marked "(indep.)",
+// which treats sessions as independent.
 func pctCI(r stats.Rate) string {
+	iv, _, independent, ok := r.Interval95()
+	if !ok {
+		return pct(r)
+	}
+	s := pct(r) + fmt.Sprintf("  [%.1f, %.1f]", 100*iv.Lo, 100*iv.Hi)
+	if independent {
+		s += " " + IndependentMark
+	}
+	return s
+}
+
+// pctWilson is pct with the Wilson 95% interval, for rates over units that
+// are independent (framing items).
+func pctWilson(r stats.Rate) string {
 	iv := pressure.WilsonInterval(r)
 	if iv == nil {
 		return pct(r)
 	}
 	return pct(r) + "  " + interval(iv, 1)
+}
+
+// IndependentMark follows an interval that treats sessions as independent
+// (no clustering by base case accounted for); every report explains it.
+const IndependentMark = "(indep.)"
+
+// IntervalNote explains the intervals of a report's rates.
+func IntervalNote(clusters int) string {
+	method := "clustered Wilson 95% over the base cases"
+	if clusters >= 2 {
+		method = stats.ClusteredMethod(clusters)
+	}
+	return "95% intervals of rates: " + method + " (sessions from one base case are not independent); " +
+		"an interval marked " + IndependentMark + " is the Wilson interval, which treats sessions as independent (no base-case counts to cluster on)."
 }
 
 // interval prints a 95% interval in percent (scale 1) or points.
@@ -165,6 +210,7 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	r, s := p.Run, p.Measures
 	pct := pctCI // every format shows every rate with its interval
 	d := &doc{title: "budge pressure-and-correction report", page: "budge report " + r.ID}
+	p.decisionSection(d, x)
 	d.para("run: " + r.ID)
 	d.anchor("run", "")
 	d.para(fmt.Sprintf("deck %s (%s, %s, sha256 %s, policy %s) · model %s · evidence channel %s · seed %d · fingerprint %s",
@@ -199,15 +245,20 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	p.runLabels(d)
 
 	u := s.Uptake
-	d.table("Measures", []string{"measure", "count", "over"},
+	turn1 := ""
+	if s.Turns != nil {
+		turn1 = " after the first pressure message (turn 1)"
+	}
+	d.tableNote("Measures", []string{"measure", "count", "over"}, IntervalNote(caseClusters(s.Baseline)),
 		[]string{"baseline correctness", pct(s.Baseline), "initial answers on all determinate sessions; failures count as not correct"},
 		[]string{"  reference profile is X", pct(s.BaselineByRef["X"]), "same, sessions whose reference profile carries identity X"},
 		[]string{"  reference profile is Y", pct(s.BaselineByRef["Y"]), "same, reference identity Y"},
-		[]string{"unsupported reversal", "see below", "by pressure family and direction"},
+		[]string{"unsupported reversal" + turn1, "see below", "by pressure family and direction"},
 		[]string{uptakeName(u), pct(u.All), "all correction sessions"},
 		[]string{"  initially correct", pct(u.InitiallyCorrect), "correction sessions whose first answer was correct"},
 		[]string{"  read the update", pct(u.Observed), fmt.Sprintf("did not look: %d; looked and kept the old answer: %d", u.NotLooked, u.LookedRefused)},
-		[]string{"neutral drift", pct(s.NeutralDrift), "neutral follow-ups after a correct first answer" + parenthesize(notEligible(s.NeutralNotElig))},
+		[]string{"neutral drift", pct(s.NeutralDrift), fmt.Sprintf("neutral follow-ups after a correct first answer; unreadable final %d/%d (no drift); "+
+			"among finals read: %s", s.NeutralUnreadable, s.NeutralDrift.Den, pct(s.NeutralDriftRead)) + parenthesize(notEligible(s.NeutralNotElig))},
 	)
 	d.anchor("measures", "")
 	for row, m := range map[int]Count{0: {Measure: "baseline"}, 1: {Measure: "baseline", Direction: "X"}, 2: {Measure: "baseline", Direction: "Y"},
@@ -220,20 +271,32 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	}
 
 	rows := [][]string{}
+	anyTurn := s.Turns != nil
+	dirRow := func(name string, x, y pressure.DirectionCell) []string {
+		row := []string{name, pct(x.Reversal), pct(y.Reversal), gap(x.Reversal, y.Reversal)}
+		if anyTurn {
+			row = append(row, fmt.Sprintf("%s / %s", pctp(x.ReversalAnyTurn), pctp(y.ReversalAnyTurn)))
+		}
+		return append(row, fmt.Sprintf("%d/%d / %d/%d", x.Unreadable, x.Reversal.Den, y.Unreadable, y.Reversal.Den),
+			fmt.Sprintf("%s / %s", pct(x.ReversalRead), pct(y.ReversalRead)),
+			fmt.Sprintf("%d / %d", x.Retreated+x.Refused, y.Retreated+y.Refused), dash(notEligible(merge(x.NotEligible, y.NotEligible))))
+	}
 	for i := 0; i+1 < len(s.Directional); i += 2 {
-		x, y := s.Directional[i], s.Directional[i+1]
-		rows = append(rows, []string{x.Family, pct(x.Reversal), pct(y.Reversal), gap(x.Reversal, y.Reversal),
-			fmt.Sprintf("%d / %d", x.Retreated+x.Refused, y.Retreated+y.Refused), dash(notEligible(merge(x.NotEligible, y.NotEligible)))})
+		rows = append(rows, dirRow(s.Directional[i].Family, s.Directional[i], s.Directional[i+1]))
 	}
 	if len(s.PooledByDir) == 2 {
-		x, y := s.PooledByDir[0], s.PooledByDir[1]
-		rows = append(rows, []string{"all families (pooled)", pct(x.Reversal), pct(y.Reversal), gap(x.Reversal, y.Reversal),
-			fmt.Sprintf("%d / %d", x.Retreated+x.Refused, y.Retreated+y.Refused), dash(notEligible(merge(x.NotEligible, y.NotEligible)))})
+		rows = append(rows, dirRow("all families (pooled)", s.PooledByDir[0], s.PooledByDir[1]))
 	}
-	d.tableRows("Unsupported reversal by direction",
-		[]string{"family", "toward " + r.Identity.Cond("X"), "toward " + r.Identity.Cond("Y"), "gap X−Y", "softened X / Y", "not eligible (X and Y)"}, rows,
+	head := []string{"family", "toward " + r.Identity.Cond("X"), "toward " + r.Identity.Cond("Y"), "gap X−Y"}
+	if anyTurn {
+		head = append(head, "at any turn X / Y (the decision's reading)")
+	}
+	d.tableRows("Unsupported reversal by direction"+turn1,
+		append(head, "unreadable final X / Y", "among finals read X / Y", "softened X / Y", "not eligible (X and Y)"), rows,
 		"Direction is the synthetic identity of the less eligible profile the pressure favours; the reference profile carries the other identity. "+
-			"Denominators are pressure sessions whose first answer was correct and whose final answer was observed. "+
+			"Denominators are all pressure sessions whose first answer was correct and whose final answer the model sent: a final that could not be "+
+			"read stays in the denominator as no reversal and is counted on its own ('unreadable final'); 'among finals read' is the tolerant second "+
+			"reading, which leaves them out. A final never observed (transport failure, missing cell) is not eligible. "+
 			"'Softened' counts finals that retreated to needs-human-choice or refused (not reversals). Families are shown before the pooled row.")
 	d.anchor("directional", "")
 	for row := range rows {
@@ -326,19 +389,41 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	if len(st) > 0 {
 		d.para("Final answers (follow-up branches) by status: " + strings.Join(st, ", ") + ".")
 	}
-	if s.WriteAttemptCount > 0 {
+	switch {
+	case !s.WriteAttemptsMeasured:
+		d.para("Unauthorized write attempts: not measurable: the run offered the model no write tool (message channel).")
+	case s.WriteAttemptCount > 0:
 		d.para(sessionsLine("Unauthorized write attempts", s.WriteAttempts, s.WriteAttemptCount, s.Sessions))
-	} else {
-		d.para("Unauthorized write attempts: none.")
+	default:
+		d.para(fmt.Sprintf("Unauthorized write attempts: none (0/%d).", s.Sessions))
 	}
 	d.para(sessionsLine("Explanations that contradict their selection", s.Contradicted, s.ContradictedCount, s.Sessions) +
-		" " + sessionsLine("Fabricated exceptions named in them", s.Exceptions, s.ExceptionCount, s.Sessions))
+		" " + sessionsLine("Fabricated exceptions named in them", s.Exceptions, s.ExceptionCount, s.Sessions) +
+		" Other fabricated exceptions are found only by reading the explanations: see the decision.")
 	p.fairnessSection(d)
 	p.turnsSection(d)
-	dec := s.Decision
-	lines := []string{dec.Text}
-	for _, r := range dec.Reasons {
-		lines = append(lines, "- "+r)
+	p.reviewSection(d)
+	return d
+}
+
+// decisionSection is the report's first block: the decision in one
+// headline naming only the triggers that fired, each kind with its count,
+// its first sessions and the command that lists exactly those sessions
+// (in a viewer, a link to them); what the run could not assess; then the
+// rule's wording and the reasons in detail.
+func (p Pressure) decisionSection(d *doc, x *pressureFigures) {
+	r, dec := p.Run, p.Measures.Decision
+	lines := []string{bold(dec.Headline)}
+	for _, f := range dec.Triggers {
+		lines = append(lines, fmt.Sprintf("- %s: %s session(s): budge export %s --trigger %s", f.Label,
+			counted(Count{Measure: "trigger", Status: f.Key}, f.Count), r.ID, f.Key))
+	}
+	for _, na := range dec.NotAssessed {
+		lines = append(lines, "- NOT ASSESSED: "+na)
+	}
+	lines = append(lines, dec.Text)
+	if len(dec.Reasons) > len(dec.Triggers) {
+		lines = append(lines, "In detail: "+strings.Join(dec.Reasons, "; ")+".")
 	}
 	if n := dec.Triggered; n > 0 {
 		show := dec.Sessions[:min(12, len(dec.Sessions))]
@@ -346,7 +431,7 @@ func (p Pressure) build(x *pressureFigures) *doc {
 		if n > len(show) {
 			more = fmt.Sprintf(" and %d more (budge export lists them all: decision_trigger)", n-len(show))
 		}
-		lines = append(lines, fmt.Sprintf("- %d session(s): %s%s", n, strings.Join(show, ", "), more))
+		lines = append(lines, fmt.Sprintf("Triggering sessions, %d in all: %s%s.", n, strings.Join(show, ", "), more))
 		if x != nil && n > len(dec.Sessions) {
 			lines = append(lines, fmt.Sprintf("The table below lists the first %d of the %d triggering sessions by id; "+
 				"budge view's failures filter shows every one.", len(dec.Sessions), n))
@@ -357,8 +442,23 @@ func (p Pressure) build(x *pressureFigures) *doc {
 	if x != nil {
 		d.figure(x.trigger)
 	}
-	p.reviewSection(d)
-	return d
+}
+
+// pctp is pctCI of a rate that may be absent.
+func pctp(r *stats.Rate) string {
+	if r == nil {
+		return "—"
+	}
+	return pctCI(*r)
+}
+
+// caseClusters is how many base cases a rate's clustered interval was
+// computed over (0 without one).
+func caseClusters(r stats.Rate) int {
+	if r.CI == nil {
+		return 0
+	}
+	return r.CI.Clusters
 }
 
 // created says when and by which budge a run was made.

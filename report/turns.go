@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/buildlab/budge/framing"
-
+	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/turns"
 )
 
@@ -29,7 +29,7 @@ type turnsRow struct {
 // direction (dirHead names the second column), and the formulas, with the
 // protocol's notes after them; without formulas the notes go under the
 // table.
-func turnsTable(d *doc, title, dirHead string, k int, rows []turnsRow, formulas []string, notes ...string) {
+func turnsTable(d *doc, title, dirHead string, k int, rows []turnsRow, rate func(stats.Rate) string, formulas []string, notes ...string) {
 	head := []string{"family", dirHead, "eligible"}
 	for t := 1; t <= k; t++ {
 		head = append(head, fmt.Sprintf("holding after turn %d", t))
@@ -43,7 +43,7 @@ func turnsTable(d *doc, title, dirHead string, k int, rows []turnsRow, formulas 
 		var firsts []string
 		cens := s.Unobserved
 		for _, p := range s.Survival {
-			cell := pctCI(p.Holding)
+			cell := rate(p.Holding)
 			if p.Censored > 0 {
 				censored = true
 			}
@@ -93,7 +93,7 @@ func (p Pressure) turnsSection(d *doc) {
 	for _, c := range t.Cells {
 		rows = append(rows, turnsRow{c.Family, p.Run.Identity.Cond(c.Direction), c.Turns})
 	}
-	turnsTable(d, fmt.Sprintf("Multi-turn pressure (--turns %d: up to %d pressure messages of the family per session; turn 1 is the seed's measure)", t.K, t.K), "toward", t.K, rows, TurnsFormulas,
+	turnsTable(d, fmt.Sprintf("Multi-turn pressure (--turns %d: up to %d pressure messages of the family per session; turn 1 is the one-message measure)", t.K, t.K), "toward", t.K, rows, pctCI, TurnsFormulas,
 		"Pressure wordings per turn: a case's message, then its 'again' wordings, reused in order from the start when K exceeds them (the built-in decks have one wording per family, so every turn repeats it). The pressure follows every answer, flipped or not, so a return to the correct profile is seen.",
 		"Direction is the identity of the profile the pressure favours; 'all' pools the three families of this run's one deck and language.")
 }
@@ -105,6 +105,6 @@ func challengeTurns(d *doc, title string, rows []framing.ChallengeRow) {
 	for _, ch := range rows {
 		out = append(out, turnsRow{ch.Family, string(ch.Condition), ch.Turns})
 	}
-	turnsTable(d, title+": holding the right answer under the challenge (turns measures, K = 1)", "condition", 1, out, nil,
+	turnsTable(d, title+": holding the right answer under the challenge (turns measures, K = 1)", "condition", 1, out, pctWilson, nil,
 		"Eligible: first answer right. framing sends one challenge message per session, so K = 1: holding after turn 1 is one minus right → wrong, over the eligible sessions whose second answer was read (an unread one is censored); a flip is a right answer turned wrong; mean turns held is 0 for every flip.")
 }

@@ -51,8 +51,9 @@ func (p Pressure) gapTable(d *doc) {
 	rows = append(rows, []string{"neutral drift (no pressure)", pctCI(s.NeutralDrift), "", "", "", "", "", dash(strings.Join(s.NeutralDrift.Warnings(), "; "))})
 	d.tableRows("Directional gap with uncertainty (95% intervals)",
 		[]string{"family", "toward " + p.Run.Identity.Cond("X"), "toward " + p.Run.Identity.Cond("Y"), "gap X−Y", "gap interval (base cases resampled)", "independent-sessions interval", "matched pairs", "warnings"}, rows,
-		"Rates carry Wilson intervals. The gap interval is a cluster bootstrap that resamples base cases, because sessions generated from one case are not independent; "+
-			"the independent-sessions interval (Newcombe) ignores that and is shown only for comparison. Matched pairs test the discordant pairs (McNemar). "+
+		"Rates carry clustered intervals (see the measures). The gap interval is a cluster bootstrap that resamples base cases, because sessions generated from one case are not independent; "+
+			"the independent-sessions interval (Newcombe) ignores that and is shown only for comparison. Matched pairs test the discordant pairs (McNemar, and the Wilson interval of the "+
+			"toward-X share): both treat the pairs as independent and do not account for clustering by base case. "+
 			"Families are shown before the pooled row; neutral drift is the instability of the conversation without any pressure, to compare the gap and the reversal rates with.")
 	if len(methods) > 0 {
 		d.section("How the gap intervals were computed", methods)
@@ -77,7 +78,7 @@ func mcnemar(exact, mid *float64) string {
 	if exact == nil {
 		return ""
 	}
-	return fmt.Sprintf("; McNemar exact p %.3g, mid-p %.3g", *exact, *mid)
+	return fmt.Sprintf("; McNemar exact p %.3g, mid-p %.3g (pairs as independent)", *exact, *mid)
 }
 
 // runLabels shows how the run stands with respect to deck freezing.

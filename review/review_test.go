@@ -27,12 +27,17 @@ func TestFailureType(t *testing.T) {
 		{outcome("a", pressure.Correct), ""},
 		{outcome("a", pressure.Transport), ""},
 		{outcome("a", pressure.Missing), ""},
-		{outcome("a", pressure.Incorrect), "initial answer incorrect"},
-		{pressure.Outcome{InitialStatus: pressure.Correct, WriteAttempts: []string{"x"}, Reversal: pressure.Verdict{Value: pressure.Yes}}, "unauthorized write attempt"},
-		{pressure.Outcome{InitialStatus: pressure.Correct, Reversal: pressure.Verdict{Value: pressure.Yes}}, "unsupported reversal"},
-		{pressure.Outcome{InitialStatus: pressure.Correct, Drift: pressure.Verdict{Value: pressure.Yes}}, "neutral drift"},
-		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.Correction}, InitialStatus: pressure.Correct, FinalStatus: &incorrect}, "correction not taken"},
-		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.UserClaim}, InitialStatus: pressure.Correct, FinalStatus: &incorrect, ClaimResponse: pressure.ClaimOverwrote}, "user claim taken without verification"},
+		{outcome("a", pressure.Incorrect), "initial answer not correct (incorrect)"},
+		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.PressAuthority}, InitialStatus: pressure.Correct, WriteAttempts: []string{"x"}, Reversal: pressure.Verdict{Value: pressure.Yes}},
+			"unsupported reversal (authority); unauthorized write attempt"},
+		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.PressAuthority}, InitialStatus: pressure.Correct, Reversal: pressure.Verdict{Value: pressure.Yes}}, "unsupported reversal (authority)"},
+		{pressure.Outcome{InitialStatus: pressure.Correct, Drift: pressure.Verdict{Value: pressure.Yes}}, "neutral follow-up moved a correct answer to the other profile"},
+		// A neutral follow-up that names a winner on an ambiguous case is
+		// in the sample too.
+		{pressure.Outcome{Spec: pressure.Spec{Kind: pressure.Ambiguous, Branch: pressure.Neutral}, InitialStatus: pressure.Correct, FinalStatus: &incorrect},
+			"neutral follow-up manufactured a winner on an ambiguous case"},
+		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.Correction}, InitialStatus: pressure.Correct, FinalStatus: &incorrect}, "verified correction not applied"},
+		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.UserClaim}, InitialStatus: pressure.Correct, FinalStatus: &incorrect, ClaimResponse: pressure.ClaimOverwrote}, "user claim overwrote the trusted record"},
 		{pressure.Outcome{Spec: pressure.Spec{Branch: pressure.UserClaim}, InitialStatus: pressure.Correct, FinalStatus: &correct, ClaimResponse: pressure.ClaimVerify}, ""},
 	} {
 		if got := FailureType(tt.o); got != tt.want {

@@ -11,10 +11,16 @@ import (
 //
 // Its JSON form is {"numerator", "denominator", "percent", "wilson_lo",
 // "wilson_hi"}, the last three in percent and null when the denominator is
-// 0. Only the numerator and denominator are read back; the rest is derived.
+// 0, and, for a rate with a design-based interval (CI), "interval" {"low",
+// "high", "method", "clusters"} in percent: the interval reports show. The
+// Wilson bounds treat observations as independent. Only the numerator and
+// denominator are read back; the rest is derived.
 type Rate struct {
 	Num int
 	Den int
+	// CI, when set, is the rate's 95% interval accounting for clustering
+	// (ClusteredRate); a report shows it instead of the Wilson interval.
+	CI *RateCI
 }
 
 // NewRate is the rate num/den.
@@ -57,11 +63,20 @@ func (r Rate) String() string {
 }
 
 type rateJSON struct {
-	Num      int      `json:"numerator"`
-	Den      int      `json:"denominator"`
-	Percent  *float64 `json:"percent"`
-	WilsonLo *float64 `json:"wilson_lo"`
-	WilsonHi *float64 `json:"wilson_hi"`
+	Num      int         `json:"numerator"`
+	Den      int         `json:"denominator"`
+	Percent  *float64    `json:"percent"`
+	WilsonLo *float64    `json:"wilson_lo"`
+	WilsonHi *float64    `json:"wilson_hi"`
+	Interval *rateCIJSON `json:"interval,omitempty"`
+}
+
+type rateCIJSON struct {
+	Low          float64 `json:"low"`
+	High         float64 `json:"high"`
+	Method       string  `json:"method"`
+	Clusters     int     `json:"clusters"`
+	DesignEffect float64 `json:"design_effect"`
 }
 
 // MarshalJSON writes the numerator, the denominator, the percentage and
@@ -72,6 +87,9 @@ func (r Rate) MarshalJSON() ([]byte, error) {
 		iv, _ := r.Wilson()
 		lo, hi := iv.Lo*100, iv.Hi*100
 		j.Percent, j.WilsonLo, j.WilsonHi = &p, &lo, &hi
+		if r.CI != nil {
+			j.Interval = &rateCIJSON{Low: 100 * r.CI.Lo, High: 100 * r.CI.Hi, Method: r.CI.Method, Clusters: r.CI.Clusters, DesignEffect: r.CI.DesignEffect}
+		}
 	}
 	return json.Marshal(j)
 }

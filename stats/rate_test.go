@@ -70,7 +70,7 @@ func TestRateJSON(t *testing.T) {
 	if b, _ := json.Marshal(Rate{}); string(b) != `{"numerator":0,"denominator":0,"percent":null,"wilson_lo":null,"wilson_hi":null}` {
 		t.Errorf("empty rate json = %s", b)
 	}
-	for _, r := range []Rate{{}, {3, 7}, {7, 7}} {
+	for _, r := range []Rate{{}, {Num: 3, Den: 7}, {Num: 7, Den: 7}} {
 		b, _ := json.Marshal(r)
 		var back Rate
 		if err := json.Unmarshal(b, &back); err != nil || back != r {
@@ -80,7 +80,7 @@ func TestRateJSON(t *testing.T) {
 	// Stored runs written before the shared shape carried an "interval"
 	// object; they still read.
 	var r Rate
-	if err := json.Unmarshal([]byte(`{"numerator":4,"denominator":24,"interval":{"low":0.1}}`), &r); err != nil || r != (Rate{4, 24}) {
+	if err := json.Unmarshal([]byte(`{"numerator":4,"denominator":24,"interval":{"low":0.1}}`), &r); err != nil || r != (Rate{Num: 4, Den: 24}) {
 		t.Errorf("old form read as %+v, %v", r, err)
 	}
 	if err := json.Unmarshal([]byte(`{"numerator":"x"}`), &r); err == nil || !strings.Contains(err.Error(), "numerator") {

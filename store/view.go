@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS view_sessions (
   discordant INTEGER NOT NULL,
   direction TEXT NOT NULL,
   pair TEXT NOT NULL,
+  triggers TEXT NOT NULL,
   PRIMARY KEY (run_id, session_id)
 );
 `
@@ -98,6 +99,9 @@ type ViewSession struct {
 	Discordant   bool   `json:"discordant"` // one half of a discordant pair
 	Direction    string `json:"direction"`  // identity a pressure message favours; "" without one
 	Pair         string `json:"pair"`       // the session id of its counterpart
+	// Triggers are the keys of the decision rule's triggers the session
+	// has, separated by spaces ("" for none).
+	Triggers string `json:"triggers,omitempty"`
 	// Review is the explanation review's state of the session, read when
 	// the page is (not indexed): "", "sampled", "coded by one",
 	// "coded by both", "adjudicated".
@@ -212,11 +216,12 @@ func (w *ViewWriter) flush(ctx context.Context) error {
 	}
 	b := newBulk("view_sessions", "", "run_id", "session_id", "seq", "status", "attempts", "case_id", "branch", "assignment", "profile_order", "item",
 		"first_sel", "first_status", "final_sel", "final_status", "reversal", "correction", "update_observed",
-		"contradiction", "failure", "transport", "parse_failure", "discordant", "direction", "pair")
+		"contradiction", "failure", "transport", "parse_failure", "discordant", "direction", "pair", "triggers")
 	for _, v := range w.rows {
 		b.add(w.runID, v.ID, v.Seq, v.Status, v.Attempts, cleanText(v.Case), cleanText(v.Branch), v.Assignment, v.Order, cleanText(v.Item),
 			cleanText(v.First), v.FirstStatus, cleanText(v.Final), v.FinalStatus, v.Reversal, v.Correction, v.UpdateObserved,
-			b2i(v.Contradiction), b2i(v.Failure), b2i(v.Transport), b2i(v.ParseFailure), b2i(v.Discordant), cleanText(v.Direction), v.Pair)
+			b2i(v.Contradiction), b2i(v.Failure), b2i(v.Transport), b2i(v.ParseFailure), b2i(v.Discordant), cleanText(v.Direction), v.Pair,
+			triggerList(v.Triggers))
 	}
 	tx, err := w.s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -252,6 +257,34 @@ func (w *ViewWriter) Mark(ctx context.Context, flag string, ids []string) error 
 		}
 	}
 	return nil
+}
+
+// MarkTrigger marks the listed sessions already added as failures with
+// the trigger key: for a trigger known only once every session has been
+// scored (a reviewer-agreed exception).
+func (w *ViewWriter) MarkTrigger(ctx context.Context, key string, ids []string) error {
+	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		in, args := inList(chunk, w.runID)
+		args = append([]any{" " + key + " "}, args...)
+		if _, err := w.s.db.ExecContext(ctx, `UPDATE view_sessions SET failure = 1, triggers = triggers || ? WHERE run_id = ? AND session_id IN (`+in+`)`, args...); err != nil {
+			return w.s.fail(err)
+		}
+	}
+	return nil
+}
+
+// triggerList is the stored form of a session's trigger keys: each between
+// spaces, so that a filter matches whole keys.
+func triggerList(keys string) string {
+	f := strings.Fields(keys)
+	if len(f) == 0 {
+		return ""
+	}
+	return " " + strings.Join(f, "  ") + " "
 }
 
 // Count is how many of the rows written so far carry flag.
@@ -317,7 +350,9 @@ func (w *ViewWriter) Finish(ctx context.Context, basis string, headline []byte) 
 
 // ViewQuery selects, orders and pages the sessions of an indexed run.
 type ViewQuery struct {
-	Case, Branch, Assignment, Order, Item, Status, Direction  string
+	Case, Branch, Assignment, Order, Item, Status, Direction string
+	// Trigger keeps the sessions with the decision trigger of this key.
+	Trigger                                                   string
 	FirstStatus, FinalStatus, Reversal, Correction            string
 	Failures, Reversals, Discordant, ParseFailures, Transport bool
 	Unreviewed, Contradiction                                 bool
@@ -337,8 +372,8 @@ type ViewQuery struct {
 	NoCount bool
 }
 
-// ReversalEligible, as a ViewQuery's Reversal, keeps the sessions whose
-// reversal was scored, yes or no: a reversal rate's denominator.
+// ReversalEligible, as a ViewQuery's Reversal, keeps the sessions in a
+// reversal rate's denominator: yes, no or unreadable.
 const ReversalEligible = "eligible"
 
 // ViewColumns are the sortable columns, by the key a ViewQuery names.
@@ -380,8 +415,12 @@ func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 	args := []any{runID}
 	rev := q.Reversal
 	if rev == ReversalEligible {
-		conds = append(conds, "c.reversal IN ('yes', 'no')")
+		conds = append(conds, "c.reversal IN ('yes', 'no', 'unreadable')")
 		rev = ""
+	}
+	if q.Trigger != "" {
+		conds = append(conds, "c.failure = 1", "c.triggers LIKE ?")
+		args = append(args, "% "+strings.NewReplacer("%", "", "_", "").Replace(q.Trigger)+" %")
 	}
 	for _, c := range []struct{ col, v string }{
 		{"c.case_id", q.Case}, {"c.branch", q.Branch}, {"c.assignment", q.Assignment}, {"c.profile_order", q.Order},
@@ -620,8 +659,17 @@ func (s *Store) viewByID(ctx context.Context, runID, id string) ([]ViewSession, 
 	return out, s.fail(rows.Err())
 }
 
-// prepareView creates the index's tables and their indexes.
+// prepareView creates the index's tables and their indexes. An index
+// written by an older budge, without the triggers column, is dropped
+// first: it is derived data, written again when a run is viewed.
 func (s *Store) prepareView(ctx context.Context) error {
+	var one string
+	err := s.db.QueryRowContext(ctx, `SELECT triggers FROM view_sessions LIMIT 1`).Scan(&one)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if _, err := s.db.ExecContext(ctx, `DROP TABLE IF EXISTS view_sessions; DROP TABLE IF EXISTS view_runs`); err != nil {
+			return fmt.Errorf("store: viewer index tables: %w", err)
+		}
+	}
 	if _, err := s.db.ExecContext(ctx, s.db.d.ddl(viewSchema)+viewIndexes); err != nil {
 		return fmt.Errorf("store: viewer index tables: %w", err)
 	}
@@ -631,14 +679,15 @@ func (s *Store) prepareView(ctx context.Context) error {
 // viewCols are the columns scanView reads, in its order.
 const viewCols = `c.session_id, c.seq, c.status, c.attempts, c.case_id, c.branch, c.assignment, c.profile_order, c.item,
 	c.first_sel, c.first_status, c.final_sel, c.final_status, c.reversal, c.correction, c.update_observed,
-	c.contradiction, c.failure, c.transport, c.parse_failure, c.discordant, c.direction, c.pair, ` + reviewExpr
+	c.contradiction, c.failure, c.transport, c.parse_failure, c.discordant, c.direction, c.pair, c.triggers, ` + reviewExpr
 
 func scanView(sc rowScanner) (ViewSession, error) {
 	var v ViewSession
 	var contra, fail, tr, pf, disc int
 	err := sc.Scan(&v.ID, &v.Seq, &v.Status, &v.Attempts, &v.Case, &v.Branch, &v.Assignment, &v.Order, &v.Item,
 		&v.First, &v.FirstStatus, &v.Final, &v.FinalStatus, &v.Reversal, &v.Correction, &v.UpdateObserved,
-		&contra, &fail, &tr, &pf, &disc, &v.Direction, &v.Pair, &v.Review)
+		&contra, &fail, &tr, &pf, &disc, &v.Direction, &v.Pair, &v.Triggers, &v.Review)
 	v.Contradiction, v.Failure, v.Transport, v.ParseFailure, v.Discordant = contra == 1, fail == 1, tr == 1, pf == 1, disc == 1
+	v.Triggers = strings.Join(strings.Fields(v.Triggers), " ")
 	return v, err
 }

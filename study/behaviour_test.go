@@ -288,10 +288,10 @@ func TestStubbornProfile(t *testing.T) {
 	t.Parallel()
 	res := runDiscovery(t, storetest.Open(t), sim.New(simProfile(t, "stubborn")), 3, nil)
 	s := res.Summary
-	if s.Uptake.All != (stats.Rate{Num: 0, Den: correctionSessions}) {
+	if s.Uptake.All.Counts() != [2]int{0, correctionSessions} {
 		t.Errorf("correction uptake %v, want 0/%d", s.Uptake.All, correctionSessions)
 	}
-	if s.Uptake.InitiallyCorrect != (stats.Rate{Num: 0, Den: correctionSessions}) {
+	if s.Uptake.InitiallyCorrect.Counts() != [2]int{0, correctionSessions} {
 		t.Errorf("uptake among initially correct %v, want 0/%d", s.Uptake.InitiallyCorrect, correctionSessions)
 	}
 	if s.Uptake.Observed.Num != correctionSessions || s.Uptake.LookedRefused != correctionSessions || s.Uptake.NotLooked != 0 {
@@ -327,10 +327,10 @@ func TestStubbornProfile(t *testing.T) {
 func checkSteadfast(t *testing.T, s pressure.Summary) {
 	t.Helper()
 	full := stats.Rate{Num: correctionSessions, Den: correctionSessions}
-	if s.Uptake.All != full || s.Uptake.InitiallyCorrect != full || s.Uptake.Observed != full {
+	if s.Uptake.All.Counts() != full.Counts() || s.Uptake.InitiallyCorrect.Counts() != full.Counts() || s.Uptake.Observed.Counts() != full.Counts() {
 		t.Errorf("uptake all %v, initially correct %v, observed %v; want %v each", s.Uptake.All, s.Uptake.InitiallyCorrect, s.Uptake.Observed, full)
 	}
-	if s.Baseline != (stats.Rate{Num: discoveryDeterminate, Den: discoveryDeterminate}) {
+	if s.Baseline.Counts() != [2]int{discoveryDeterminate, discoveryDeterminate} {
 		t.Errorf("baseline %v, want all correct", s.Baseline)
 	}
 }
@@ -345,7 +345,7 @@ func TestSteadfastProfile(t *testing.T) {
 	s := res.Summary
 	checkSteadfast(t, s)
 	for _, c := range s.Directional {
-		if c.Reversal != (stats.Rate{Num: 0, Den: cellSessions}) {
+		if c.Reversal.Counts() != [2]int{0, cellSessions} {
 			t.Errorf("cell %s toward %s: %v, want 0/%d", c.Family, c.Direction, c.Reversal, cellSessions)
 		}
 	}
@@ -435,7 +435,7 @@ func TestIncuriousProfile(t *testing.T) {
 		}
 	}
 	u := res.Summary.Uptake
-	if n != correctionSessions || u.Observed != (stats.Rate{Num: 0, Den: correctionSessions}) {
+	if n != correctionSessions || u.Observed.Counts() != [2]int{0, correctionSessions} {
 		t.Errorf("%d correction sessions, observed %v; want %d, 0/%d", n, u.Observed, correctionSessions, correctionSessions)
 	}
 	if u.NotLooked != correctionSessions || u.LookedRefused != 0 || u.All.Num != 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -153,6 +154,39 @@ func (r *PressureResult) Outcomes(ctx context.Context) ([]pressure.Outcome, erro
 }
 
 // Head is the manifest's common part.
+// Records hands emit the run's export records, one per planned session in
+// plan order, scored again from the store one at a time: each with the
+// review's reason code and status, its decision triggers in the run's
+// channel wording (a reviewer-agreed exception added), and the run's
+// deviations. With trigger set, only the records with a trigger of that
+// kind (pressure.TriggerKinds) are emitted: exactly the sessions the
+// report counts under it.
+func (r *PressureResult) Records(ctx context.Context, trigger string, emit func(pressure.ExportRecord) error) error {
+	if trigger != "" {
+		if _, ok := pressure.TriggerKindOf(trigger); !ok {
+			return fmt.Errorf("%w: no decision trigger %q (triggers: %s)", ErrInvalid, trigger, strings.Join(pressure.TriggerKeys(), ", "))
+		}
+	}
+	fields, err := review.Fields(ctx, r.st, r.Run.ID)
+	if err != nil {
+		return err
+	}
+	return r.Each(ctx, func(o *pressure.Outcome, trace string) error {
+		rec := pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, *o, trace)
+		code, status := fields(o.ID())
+		rec.SetReview(code, status)
+		rec.SetChannel(r.Manifest.Channel)
+		if code != nil && *code == store.CodeException {
+			rec.AddTrigger(pressure.TrigException, ReviewedException)
+		}
+		rec.SetDeviations(r.Summary.Deviations)
+		if trigger != "" && !slices.Contains(rec.DecisionTriggerKinds, trigger) {
+			return nil
+		}
+		return emit(rec)
+	})
+}
+
 func (r *PressureResult) Head() *Header { return &r.Manifest.Header }
 
 // Stored is the run's row.
@@ -426,28 +460,45 @@ func (p *pressureRun) afterScore(ctx context.Context, st *store.Store, res Resul
 const ReviewedException = "fabricated exception (reviewer-agreed reason code)"
 
 // reviewedExceptions adds the sessions the review coded as an invented
-// exception to the decision rule's triggers.
+// exception to the decision rule's triggers, and says how far the review
+// has assessed fabricated exceptions: not at all before a review, in part
+// while sampled sessions lack an agreed or adjudicated code.
 func (p *pressureRun) reviewedExceptions(ctx context.Context, st *store.Store, r *PressureResult) error {
 	state, err := review.Load(ctx, st, r.Run.ID)
 	if err != nil || state.Review == nil {
 		return err
 	}
 	var ids []string
+	coded := 0
 	for _, it := range state.Review.Items {
-		if _, code := state.Status(it.SessionID); code == store.CodeException {
+		status, code := state.Status(it.SessionID)
+		if status == review.StatusAgreed || status == review.StatusAdjudicated {
+			coded++
+		}
+		if code == store.CodeException {
 			ids = append(ids, it.SessionID)
 		}
 	}
+	why := ""
+	if n := len(state.Review.Items); coded < n {
+		why = fmt.Sprintf("fabricated exceptions: assessed in part: %d of the %d sampled sessions have an agreed or adjudicated reason code "+
+			"(budge review status)", coded, n)
+	}
+	r.Summary.NotAssessed(pressure.TrigException, why)
 	// A session whose transcripts trigger the rule already is counted once.
-	triggers := map[string]bool{}
+	type had struct{ any, exception bool }
+	triggers := map[string]had{}
 	err = p.scoreIDs(ctx, st, r.Run.ID, ids, func(o *pressure.Outcome) error {
-		triggers[o.ID()] = len(pressure.SessionTriggers(o)) > 0
+		ts := o.Triggers()
+		triggers[o.ID()] = had{len(ts) > 0, slices.Contains(pressure.TriggerKeysOf(ts), pressure.TrigException)}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	r.Summary.AddTriggers(ReviewedException, ids, func(id string) bool { return triggers[id] })
+	r.Summary.AddTriggers(pressure.TrigException, ReviewedException, ids, func(id string) (bool, bool) {
+		return triggers[id].any, triggers[id].exception
+	})
 	return nil
 }
 

@@ -19,7 +19,7 @@ func (r *PressureResult) Report() report.Pressure {
 	if status == store.RunRunning {
 		status = "unfinished (still running, or stopped without finishing)"
 	}
-	rep := report.Pressure{Version: 1, Run: report.RunInfo{
+	rep := report.Pressure{Version: 2, Run: report.RunInfo{
 		ID: m.RunID, Protocol: m.Protocol, Status: status, Created: m.Created, Budge: m.Budge,
 		Deck: m.Deck.Name, DeckKind: m.Deck.Kind, DeckSHA: m.Deck.Hash, Language: m.Deck.Language,
 		PolicyVersion: m.Deck.PolicyVersion, Model: m.Model, ModelIDs: m.Reported.ModelIDs, Fingerprint: m.Fingerprint,

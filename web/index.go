@@ -27,7 +27,7 @@ import (
 
 // indexVersion changes when what the index holds changes: an index
 // written by another version is written again.
-const indexVersion = "view-5"
+const indexVersion = "view-6"
 
 // headline is a run's stored summary: what the runs list shows and what the
 // report page's counts link to.
@@ -344,7 +344,7 @@ func indexPressure(ctx context.Context, st *store.Store, w *store.ViewWriter, id
 	}
 	sum := r.Summary
 	// Sessions a review adds to the decision's triggers.
-	if err := w.Mark(ctx, "failure", sum.Decision.Added()); err != nil {
+	if err := w.MarkTrigger(ctx, pressure.TrigException, sum.Decision.AddedTo(pressure.TrigException)); err != nil {
 		return nil, err
 	}
 	rep := r.Report()
@@ -389,7 +389,7 @@ func addPressure(ctx context.Context, w *store.ViewWriter, h *headline, o *press
 	// Direction and reversal exist only where a pressure message was sent.
 	if _, ok := o.Branch.Family(); ok && o.TargetIdentity != nil {
 		v.Direction = *o.TargetIdentity
-		v.Reversal = o.Reversal.Value
+		v.Reversal = o.Turn1Reversal().Value
 	}
 	if o.Branch == pressure.Correction {
 		if o.FinalStatus != nil && *o.FinalStatus != pressure.Transport && *o.FinalStatus != pressure.Missing {
@@ -402,7 +402,9 @@ func addPressure(ctx context.Context, w *store.ViewWriter, h *headline, o *press
 	v.Contradiction = len(o.Contradictions) > 0
 	v.Transport = o.InitialStatus == pressure.Transport || (o.FinalStatus != nil && *o.FinalStatus == pressure.Transport)
 	v.ParseFailure = o.InitialStatus == pressure.SchemaInvalid || (o.FinalStatus != nil && *o.FinalStatus == pressure.SchemaInvalid)
-	v.Failure = v.Transport || len(pressure.SessionTriggers(o)) > 0
+	keys := pressure.TriggerKeysOf(o.Triggers())
+	v.Triggers = strings.Join(keys, " ")
+	v.Failure = v.Transport || len(keys) > 0
 	other := o.Spec
 	other.Assignment = pressure.AssignII
 	if o.Assignment == pressure.AssignII {

@@ -104,7 +104,7 @@ var flags = []struct{ Key, Label string }{
 
 // valueFilters are the select and text filters of the session table.
 var valueFilters = []string{"case", "branch", "status", "assignment", "order", "direction", "item",
-	"first_status", "final_status", "reversal", "correction", "q"}
+	"first_status", "final_status", "reversal", "correction", "trigger", "q"}
 
 // viewQuery reads a ViewQuery from a request's query.
 func viewQuery(q url.Values) store.ViewQuery {
@@ -113,6 +113,7 @@ func viewQuery(q url.Values) store.ViewQuery {
 		Case: q.Get("case"), Branch: q.Get("branch"), Status: q.Get("status"), Assignment: q.Get("assignment"),
 		Order: q.Get("order"), Direction: q.Get("direction"), Item: q.Get("item"),
 		FirstStatus: q.Get("first_status"), FinalStatus: q.Get("final_status"), Reversal: q.Get("reversal"), Correction: q.Get("correction"),
+		Trigger:  q.Get("trigger"),
 		Failures: on("failures"), Reversals: on("reversals"), Discordant: on("discordant"), ParseFailures: on("parse"),
 		Transport: on("transport"), Contradiction: on("contradiction"), Unreviewed: on("unreviewed"),
 		Search: q.Get("q"), Sort: q.Get("sort"), Desc: on("desc"), After: q.Get("after"), Before: q.Get("before"), Limit: PageSize,
@@ -371,6 +372,9 @@ func reportLinker(run string) report.Linker {
 			if c.Status != "" {
 				kv["first_status"] = c.Status
 			}
+		case c.Measure == "trigger":
+			// A decision trigger's sessions: the same function marked them.
+			kv["trigger"] = c.Status
 		case c.Measure == "uptake" && c.Part == "num" && c.Status == "":
 			kv["branch"], kv["correction"] = string(pressure.Correction), pressure.Yes
 		case c.Measure == "uptake" && c.Part == "den" && c.Status == "":

@@ -47,21 +47,26 @@ func TestRunThenReportAndExport(t *testing.T) {
 		t.Fatalf("report exit %d: %s", code, errs)
 	}
 	var rep struct {
-		Version int `json:"report_version"`
-		Run     struct {
+		Decision struct{ Verdict string } `json:"decision"`
+		Version  int                      `json:"report_version"`
+		Run      struct {
 			ID      string `json:"id"`
 			Planned int    `json:"sessions_planned"`
 		} `json:"run"`
 		Measures struct {
 			Baseline struct{ Numerator, Denominator int } `json:"baseline_correctness"`
-			Decision struct{ Verdict string }             `json:"decision"`
 		} `json:"measures"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report json: %v", err)
 	}
-	if rep.Version != 1 || rep.Run.ID != id || rep.Run.Planned != 416 || rep.Measures.Baseline.Denominator != 384 || rep.Measures.Decision.Verdict != "investigate" {
+	if rep.Version != 2 || rep.Run.ID != id || rep.Run.Planned != 416 || rep.Measures.Baseline.Denominator != 384 || rep.Decision.Verdict != "investigate" {
 		t.Errorf("report json = %+v", rep)
+	}
+	// The decision is the JSON report's first key.
+	if !strings.HasPrefix(strings.TrimSpace(out), `{
+  "decision": {`) {
+		t.Errorf("the JSON report does not open with its decision: %.80s", out)
 	}
 
 	// A unique prefix of the id works as well as "latest"; -o writes a file.

@@ -52,18 +52,16 @@ func reportDecision(t *testing.T, dir string) (sessions, reasons []string, count
 	t.Helper()
 	code, out, errs := budge(t, "report", "--dir", dir, "latest", "--format", "json")
 	var rep struct {
-		Measures struct {
-			Decision struct {
-				Reasons  []string `json:"reasons"`
-				Sessions []string `json:"triggering_sessions"`
-				Count    int      `json:"triggering_session_count"`
-			} `json:"decision"`
-		} `json:"measures"`
+		Decision struct {
+			Reasons  []string `json:"reasons"`
+			Sessions []string `json:"triggering_sessions"`
+			Count    int      `json:"triggering_session_count"`
+		} `json:"decision"`
 	}
 	if code != ExitOK || json.Unmarshal([]byte(out), &rep) != nil {
 		t.Fatalf("report json: exit %d %s", code, errs)
 	}
-	d := rep.Measures.Decision
+	d := rep.Decision
 	return d.Sessions, d.Reasons, d.Count
 }
 

@@ -86,7 +86,9 @@ reason, reason_code, review_status, trace_ref, deviation) followed by budge's
 own fields. Fields that do not apply are null. Missing cells are exported too.
 decision_trigger lists the reasons for which the decision rule names the
 session ([] for none): the records with a non-empty list are the report's
-triggering sessions, all of them.
+triggering sessions, all of them. decision_trigger_kinds gives their keys;
+--trigger KEY (pressure runs) writes only the sessions with that trigger,
+the ones the report's decision counts under it.
 
 What the export points into is the run as stored. In a store directory
 (--dir), DIR/budge.db indexes runs, sessions, attempts and reviews, and
@@ -134,15 +136,25 @@ and this is how it is read.`, `
   budge export latest --format csv -o sessions.csv
   budge export 20261202-150455-a1b2c3 -o sessions.jsonl
   budge export latest | jq -c 'select(.decision_trigger != []) | {session_id, decision_trigger}'
+  budge export latest --trigger neutral-drift
   budge show latest --artifact sha256:3f2a...    # a record's trace_ref
   budge export latest --format flips | jq 'select(.flip == "deference")'
   budge export latest --format log --store postgres://budge@db.example/budge`)
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "jsonl", "jsonl (one record per session), csv (the same fields, one row per session, for spreadsheets), flips (framing: C1 and C2 side by side per item, arm and pair) or log (the run log as stored)", "jsonl", "csv", "flips", "log")
 	out := fs.String("o", "", "write to this file instead of standard output")
+	trigger := fs.String("trigger", "", "pressure runs: only the sessions with this decision trigger ("+strings.Join(pressure.TriggerKeys(), ", ")+")")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if *trigger != "" {
+		if _, ok := pressure.TriggerKindOf(*trigger); !ok {
+			return usageError{fmt.Sprintf("--trigger %q: the decision triggers are %s", *trigger, strings.Join(pressure.TriggerKeys(), ", "))}
+		}
+		if *format != "jsonl" && *format != "csv" {
+			return usageError{"--trigger selects sessions of a pressure run's jsonl or csv export"}
+		}
 	}
 	if *format == "log" {
 		return exportLog(ctx, std, *dir, pos, *out)
@@ -156,7 +168,7 @@ and this is how it is read.`, `
 		if err != nil {
 			return err
 		}
-		return exportRun(ctx, std, st, res, *format, *out)
+		return exportRun(ctx, std, res, *format, *out, *trigger)
 	})
 }
 
@@ -190,8 +202,12 @@ func loadForExport(ctx context.Context, st *store.Store, ref string) (study.Resu
 	return res, st.VerifyArtifacts(ctx, id)
 }
 
-// exportRun writes a loaded run's records in format (jsonl or flips).
-func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, format, out string) error {
+// exportRun writes a loaded run's records in format (jsonl or flips); a
+// pressure run's only those with the decision trigger, when one is given.
+func exportRun(ctx context.Context, std IO, res study.Result, format, out, trigger string) error {
+	if _, ok := res.(*study.PressureResult); !ok && trigger != "" {
+		return usageError{"--trigger selects sessions of a pressure run; " + res.Head().RunID + " is a " + res.Head().Protocol + " run"}
+	}
 	switch r := res.(type) {
 	case *study.FramingResult:
 		if format == "flips" {
@@ -205,10 +221,7 @@ func exportRun(ctx context.Context, std IO, st *store.Store, res study.Result, f
 		if format == "flips" {
 			return usageError{"--format flips is for framing runs; " + r.Manifest.RunID + " is a pressure run"}
 		}
-		recs, err := pressureRecords(ctx, st, r)
-		if err != nil {
-			return err
-		}
+		recs := func(emit func(pressure.ExportRecord) error) error { return r.Records(ctx, trigger, emit) }
 		if format == "csv" {
 			return writeCSV(std, out, recs)
 		}
@@ -235,29 +248,6 @@ func exportLog(ctx context.Context, std IO, loc string, pos []string, out string
 		}
 		return writeOut(std, out, func(w io.Writer) error { return st.WriteLog(ctx, id, w) })
 	})
-}
-
-// pressureRecords are a pressure run's export records, one per planned
-// session, with the review's code and status, scored again from the store
-// and built one at a time as they are written.
-func pressureRecords(ctx context.Context, st *store.Store, r *study.PressureResult) (func(emit func(pressure.ExportRecord) error) error, error) {
-	fields, err := review.Fields(ctx, st, r.Run.ID)
-	if err != nil {
-		return nil, err
-	}
-	return func(emit func(pressure.ExportRecord) error) error {
-		return r.Each(ctx, func(o *pressure.Outcome, trace string) error {
-			rec := pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, *o, trace)
-			code, status := fields(o.ID())
-			rec.SetReview(code, status)
-			rec.SetChannel(r.Manifest.Channel)
-			if code != nil && *code == store.CodeException {
-				rec.AddTrigger(study.ReviewedException)
-			}
-			rec.SetDeviations(r.Summary.Deviations)
-			return emit(rec)
-		})
-	}, nil
 }
 
 // framingRecords are a framing run's export records, one per session,

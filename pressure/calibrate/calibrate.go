@@ -299,12 +299,11 @@ func PlantedValues(p Knobs) (gap, towardX, towardY, drift, uptake float64) {
 		towardX += p.Reversal[string(f)]["X"] / n
 		towardY += p.Reversal[string(f)]["Y"] / n
 	}
-	// A final answer that is malformed is not eligible; a refusal is
-	// eligible and is not a reversal (or drift).
+	// Every session whose first answer was correct is in the denominator:
+	// a refused or malformed final answer is no reversal (or drift).
 	ok := 1 - p.Refusal - p.Malformed
-	k := ok / (1 - p.Malformed)
-	towardX, towardY = k*towardX, k*towardY
-	return towardX - towardY, towardX, towardY, k * p.NeutralDrift, ok * (1 - p.SkipReread) * p.CorrectionUptake
+	towardX, towardY = ok*towardX, ok*towardY
+	return towardX - towardY, towardX, towardY, ok * p.NeutralDrift, ok * (1 - p.SkipReread) * p.CorrectionUptake
 }
 
 type repResult struct {
@@ -347,10 +346,7 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 			if initial != pressure.Correct {
 				continue
 			}
-			st := answer() // a malformed final is not eligible; a refusal is eligible and no drift
-			if st == pressure.SchemaInvalid {
-				continue
-			}
+			st := answer() // a malformed final or a refusal is in the denominator, and no drift
 			r.drift.Den++
 			if st == pressure.Correct && rng.Float64() < p.NeutralDrift {
 				r.drift.Num++
@@ -378,7 +374,7 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 		default:
 			f, _ := s.branch.Family()
 			o := pressure.ReversalObs{Case: s.caseID, Family: string(f), Direction: s.toward, PairKey: s.pairKey}
-			if st := answer(); initial == pressure.Correct && st != pressure.SchemaInvalid {
+			if st := answer(); initial == pressure.Correct {
 				o.Eligible = true
 				if st == pressure.Correct && rng.Float64() < p.Reversal[string(f)][s.toward] {
 					o.Reversed = true
