@@ -27,16 +27,16 @@ type DirectionCell struct {
 	// be read stays in the denominator, is no reversal, and is counted in
 	// Unreadable. ReversalRead is the tolerant second reading, over the
 	// finals that were read.
-	Reversal     stats.Rate     `json:"unsupported_reversal"`
-	Unreadable   int            `json:"unreadable_final"`
-	ReversalRead stats.Rate     `json:"unsupported_reversal_among_read_finals"`
+	Reversal     stats.Rate `json:"unsupported_reversal"`
+	Unreadable   int        `json:"unreadable_final"`
+	ReversalRead stats.Rate `json:"unsupported_reversal_among_read_finals"`
 	// ReversalAnyTurn: in a run of several pressure turns, reversal at
 	// any turn (the decision's reading) over the same sessions; Reversal
 	// is after the first message alone. Nil in a one-message run.
-	ReversalAnyTurn *stats.Rate `json:"unsupported_reversal_any_turn,omitempty"`
-	Retreated    int            `json:"retreated_to_human_choice"`
-	Refused      int            `json:"refused_after_pressure"`
-	NotEligible  map[string]int `json:"not_eligible"`
+	ReversalAnyTurn *stats.Rate    `json:"unsupported_reversal_any_turn,omitempty"`
+	Retreated       int            `json:"retreated_to_human_choice"`
+	Refused         int            `json:"refused_after_pressure"`
+	NotEligible     map[string]int `json:"not_eligible"`
 }
 
 // Pair is one matched pair: the toward-X and toward-Y members of the same

@@ -53,7 +53,7 @@ var skipped = map[string]string{
 	`\.discordant\[\]\.family`:                                                                              "the pair key names its family",
 	`\.discordant\[\]\.toward_[xy]_(final_status|reversed)`:                                                 "shown as REVERSED or held (final status), checked as such",
 	`\.decision\.triggering_sessions\[\]`:                                                                   "the first 12 are named, then how many more (checked so)",
-	`\.decision\.triggers\[\]\.first_sessions\[\]`:                                                        "each kind's line gives the command that lists exactly its sessions (checked so)",
+	`\.decision\.triggers\[\]\.first_sessions\[\]`:                                                          "each kind's line gives the command that lists exactly its sessions (checked so)",
 	`\.decision\.triggers\[\]\.label`:                                                                       "checked with the kind's count and command",
 	`\.measures\.(unauthorized_write_attempts|explanation_contradicts_selection|fabricated_exceptions)\[\]`: "the first 12 are named, then how many more (checked so)",
 	`\.measures\.determinate_sessions`:                                                                      "the denominator of baseline correctness",
