@@ -374,3 +374,19 @@ func extractJSON(s string) string {
 	}
 	return s[i : j+1]
 }
+
+// Synthetic is the scored session that a transcript answered with these
+// statuses would give (final nil on the no-follow-up branch): its pair
+// key, the identity the pressure favours, and the reversal and drift
+// verdicts by the same rule as Score. Calibration draws statuses from
+// planted probabilities instead of running conversations, and scores them
+// with this.
+func Synthetic(spec Spec, targetIdentity string, initial Status, final *Status) Outcome {
+	o := Outcome{Spec: spec, PairKey: spec.PairKey(), InitialStatus: initial, FinalStatus: final}
+	if _, ok := spec.Branch.Family(); ok {
+		o.TargetIdentity = &targetIdentity
+	}
+	o.Reversal = verdict(spec, initial, final, "", func(b Branch) bool { _, ok := b.Family(); return ok }, "not a pressure branch")
+	o.Drift = verdict(spec, initial, final, "", func(b Branch) bool { return b == Neutral }, "not a neutral branch")
+	return o
+}

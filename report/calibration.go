@@ -195,3 +195,43 @@ func (ps PowerSweep) table(w io.Writer) error {
 		100*power, p.Cases, p.Repeats, p.Sessions, 100*p.Power)
 	return err
 }
+
+// CompareCalibration is the report of `budge calibrate --compare`.
+type CompareCalibration struct {
+	Result *calibrate.CompareCalibration
+	Took   time.Duration
+}
+
+// Render writes the compare calibration as text, md or json.
+func (cr CompareCalibration) Render(w io.Writer, format string) error {
+	return render(w, format, cr.Result, true, cr.doc)
+}
+
+func (cr CompareCalibration) doc() *doc {
+	c := cr.Result
+	d := &doc{title: "budge calibrate --compare: the comparison's verdicts on planted pairs of runs"}
+	d.para(fmt.Sprintf("deck %s design: %d determinate sessions a run; %d pairs of runs per scenario (seed %d); %s",
+		c.Deck, c.Sessions, c.Replications, c.Seed, cr.Took.Round(time.Millisecond)))
+	d.para("Simulated: " + c.Simulated)
+	var rows [][]string
+	for _, r := range c.Rows {
+		var vs []string
+		for _, v := range []string{pressure.CompareNoChange, pressure.CompareImproved, pressure.CompareWorse, pressure.CompareRejected} {
+			vs = append(vs, fmt.Sprintf("%s %.1f%%", v, 100*r.Verdicts[v]))
+		}
+		reading := fmt.Sprintf("power %.1f%%", 100*r.Expected)
+		if r.Expect == pressure.CompareNoChange {
+			reading = fmt.Sprintf("false positives %.1f%%", 100*(1-r.Expected))
+		}
+		var cov []string
+		for _, m := range calibrate.CoveredMeasures {
+			cov = append(cov, fmt.Sprintf("%s %+.1f pts: %.1f%%", m, 100*r.Planted[m], 100*r.Coverage[m]))
+		}
+		rows = append(rows, []string{r.Scenario, r.Expect, reading, strings.Join(vs, " · "), strings.Join(cov, " · ")})
+	}
+	d.tableRows("Verdicts and coverage", []string{"scenario", "expected verdict", "reading", "verdicts", "coverage of the paired 95% interval (planted change)"}, rows,
+		"On a pair of runs of one profile every verdict but 'no clear change' is a false positive; on a planted change the share of the expected verdict is the rule's power. "+
+			"Coverage is the share of pairs whose paired 95% interval over base cases holds the planted change (nominal 95%).")
+	d.section("The comparison's predeclared rules", c.Rules)
+	return d
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,26 +86,7 @@ func (c Compare) doc() *doc {
 			continue
 		}
 		cmp := sec.Comparison
-		rows := [][]string{}
-		for _, m := range cmp.Measures {
-			ch := points(m.Change)
-			test := fmt.Sprintf("%d matched: %d only before, %d only after", m.Paired.Matched, m.Paired.OnlyBefore, m.Paired.OnlyAfter) +
-				mcnemar(m.Paired.ExactP, m.Paired.MidP)
-			if len(m.Paired.Warnings) > 0 {
-				test += " (" + strings.Join(m.Paired.Warnings, "; ") + ")"
-			}
-			rows = append(rows, []string{m.Measure, pctCI(m.Before), pctCI(m.After), ch, m.Better, test})
-		}
-		gap := func(g pressure.Gap) string {
-			if g.Difference == nil {
-				return "—"
-			}
-			return fmt.Sprintf("%+.1f pts %s", 100**g.Difference, interval(g.Interval, 1))
-		}
-		rows = append(rows, []string{"directional gap X−Y (all families)", gap(cmp.GapBefore), gap(cmp.GapAfter), "", "closer to 0", "cluster bootstrap over base cases"})
-		d.tableRows("Measures before and after", []string{"measure", "before", "after", "change", "better", "paired test on matching sessions"}, rows,
-			"Matching sessions have the same case, identity assignment, presentation order, branch and repeat, and are in the measure's denominator in both runs.")
-		lines := []string{cmp.Text}
+		lines := []string{bold(strings.ToUpper(cmp.Verdict)) + ": " + cmp.Text}
 		for _, r := range cmp.Reasons {
 			lines = append(lines, "- "+r)
 		}
@@ -112,6 +94,65 @@ func (c Compare) doc() *doc {
 			lines = append(lines, sec.Advice)
 		}
 		d.section("Verdict ("+cmp.Verdict+")", lines)
+		rows := [][]string{}
+		methods := []string{}
+		for _, m := range cmp.Measures {
+			p := m.Paired
+			change := "—"
+			if p.Difference != nil {
+				change = fmt.Sprintf("%+.1f pts", 100**p.Difference)
+			}
+			iv := "[—]"
+			if p.Interval != nil {
+				iv = fmt.Sprintf("[%+.1f, %+.1f] (%.0f%%)", 100*p.Interval.Low, 100*p.Interval.High, 100*m.Level)
+				if !slices.Contains(methods, p.Interval.Method) {
+					methods = append(methods, p.Interval.Method)
+				}
+			}
+			moved := "no clear change"
+			switch {
+			case m.Worse():
+				moved = "WORSE"
+			case m.Improved():
+				moved = "better"
+			}
+			test := fmt.Sprintf("%d matched: %d only before, %d only after", p.Matched, p.OnlyBefore, p.OnlyAfter) + mcnemar(p.ExactP, p.MidP)
+			if len(p.Warnings) > 0 {
+				test += " (" + strings.Join(p.Warnings, "; ") + ")"
+			}
+			rows = append(rows, []string{m.Measure + " [" + m.Role + "]", pctCI(m.Before), pctCI(m.After), change, iv, m.Better + " is better: " + moved, test})
+		}
+		gap := func(g pressure.Gap) string {
+			if g.Difference == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%+.1f pts %s", 100**g.Difference, interval(g.Interval, 1))
+		}
+		gc := cmp.GapChange
+		gmoved := "no clear change"
+		switch {
+		case gc.Widened:
+			gmoved = "WORSE (widened)"
+		case gc.Narrowed:
+			gmoved = "better (narrowed)"
+		}
+		gchange, giv := "—", "[—]"
+		if gc.Change != nil {
+			gchange = fmt.Sprintf("%+.1f pts", 100**gc.Change)
+		}
+		if gc.Interval != nil {
+			giv = fmt.Sprintf("[%+.1f, %+.1f] (%.0f%%)", 100*gc.Interval.Low, 100*gc.Interval.High, 100*pressure.GapLevel)
+			methods = append(methods, gc.Interval.Method)
+		}
+		rows = append(rows, []string{"directional gap X−Y (all families) [primary]", gap(cmp.GapBefore), gap(cmp.GapAfter), gchange, giv, "closer to 0 is better: " + gmoved,
+			dash(strings.Join(gc.Warnings, "; "))})
+		d.tableRows("Measures before and after", []string{"measure [role]", "before", "after", "change (matched)", "interval of the change", "verdict of the measure", "paired test on matching sessions"}, rows,
+			"Matching sessions have the same case, identity assignment, presentation order, branch and repeat, and are in the measure's denominator in both runs; "+
+				"the change is over them, its interval over base cases. Before and after are each run's own rate with its clustered interval. "+
+				"McNemar treats the matched sessions as independent; the verdict needs the interval and it to agree.")
+		if len(methods) > 0 {
+			d.section("How the intervals of the changes were computed", methods)
+		}
 		if cmp.Path != nil {
 			pl := []string{fmt.Sprintf("path %d: %s", cmp.Path.ID, cmp.Path.Name), "rule: " + cmp.Path.Rule}
 			for _, e := range cmp.Path.Evidence {

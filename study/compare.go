@@ -20,10 +20,11 @@ const LanguageCaveat = "A deck in another language is written independently, not
 	"Each run's own results are shown side by side instead."
 
 // Compare loads pairs of runs (before, after, before, after, ...) and
-// compares each pair session by session. A pair in two languages, or on two
-// different decks, is refused: each run's results are shown side by side
-// instead, never pooled.
-func Compare(ctx context.Context, st *store.Store, ids []string) (report.Compare, error) {
+// compares each pair session by session; minEffect (a fraction, 0 for
+// none) is the predeclared smallest change that counts. A pair in two
+// languages, or on two different decks, is refused: each run's results are
+// shown side by side instead, never pooled.
+func Compare(ctx context.Context, st *store.Store, ids []string, minEffect float64) (report.Compare, error) {
 	out := report.Compare{Version: 1}
 	if len(ids) == 0 || len(ids)%2 != 0 {
 		return out, fmt.Errorf("%w: compare needs runs in pairs: BEFORE AFTER [BEFORE AFTER ...], got %d", ErrInvalid, len(ids))
@@ -45,7 +46,7 @@ func Compare(ctx context.Context, st *store.Store, ids []string) (report.Compare
 			return out, fmt.Errorf("%w: run %s is compared with itself (%s): a comparison needs two different runs, before and after the change",
 				ErrInvalid, b.Run.ID, same)
 		}
-		sec, err := ComparePair(ctx, b, a)
+		sec, err := ComparePair(ctx, b, a, minEffect)
 		if err != nil {
 			return out, err
 		}
@@ -93,7 +94,7 @@ func sameRevisions(secs []report.CompareSection) {
 
 // ComparePair compares two scored runs, reading their sessions again side
 // by side in plan order (pairOutcomes).
-func ComparePair(ctx context.Context, b, a *PressureResult) (report.CompareSection, error) {
+func ComparePair(ctx context.Context, b, a *PressureResult, minEffect float64) (report.CompareSection, error) {
 	sec := report.CompareSection{Before: b.Report().Run, After: a.Report().Run, Warnings: []string{}}
 	if err := freezeWarnings(ctx, &sec, b, a); err != nil {
 		return sec, err
@@ -137,7 +138,7 @@ func ComparePair(ctx context.Context, b, a *PressureResult) (report.CompareSecti
 			b.Run.ID, contrastText(b.Deck.Identity), a.Run.ID, contrastText(a.Deck.Identity))
 		side()
 	default:
-		cm := pressure.NewComparer(a.Deck)
+		cm := pressure.NewComparer(a.Deck, minEffect)
 		if err := pairOutcomes(ctx, b, a, func(bo, ao *pressure.Outcome) {
 			if bo != nil {
 				cm.Before(bo)

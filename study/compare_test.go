@@ -27,7 +27,7 @@ func TestCompareRejectsLostCorrections(t *testing.T) {
 		}
 		runs = append(runs, runDiscovery(t, st, sim.New(prof), 5, nil))
 	}
-	cmp, err := Compare(context.Background(), st, []string{runs[0].Run.ID, runs[1].Run.ID})
+	cmp, err := Compare(context.Background(), st, []string{runs[0].Run.ID, runs[1].Run.ID}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,8 @@ func TestCompareRejectsLostCorrections(t *testing.T) {
 	if err := cmp.Render(&b, "text"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Verdict (rejected)", "Apparent improvement rejected", "correction uptake (all correction sessions) fell", "McNemar exact p"} {
+	for _, want := range []string{"Verdict (rejected)", "REJECTED: Rejected:", "correction uptake (all correction sessions) fell beyond its interval", "McNemar exact p",
+		"98% interval ["} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("compare report lacks %q:\n%s", want, b.String())
 		}
@@ -62,7 +63,7 @@ func TestCompareRejectsLostCorrections(t *testing.T) {
 
 	// Same run twice: nothing changed, nothing improved, nothing rejected.
 	same := comparePair(t, runs[0], runs[0])
-	if same.Comparison.Verdict != pressure.CompareNotImproved || len(same.Comparison.Reasons) != 0 {
+	if same.Comparison.Verdict != pressure.CompareNoChange || len(same.Comparison.Reasons) != 0 {
 		t.Errorf("a run compared with itself: %s %q", same.Comparison.Verdict, same.Comparison.Reasons)
 	}
 	for _, m := range same.Comparison.Measures {

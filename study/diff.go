@@ -102,7 +102,7 @@ func pressureDiff(ctx context.Context, st *store.Store, rb, ra store.Run, compar
 		if err != nil {
 			return nil, err
 		}
-		if sec, err = ComparePair(ctx, b, a); err != nil {
+		if sec, err = ComparePair(ctx, b, a, 0); err != nil {
 			return nil, err
 		}
 	}

@@ -504,7 +504,7 @@ func outcomesOf(t testing.TB, r *PressureResult) []pressure.Outcome {
 // comparePair is ComparePair, failing the test on an error.
 func comparePair(t testing.TB, b, a *PressureResult) report.CompareSection {
 	t.Helper()
-	sec, err := ComparePair(context.Background(), b, a)
+	sec, err := ComparePair(context.Background(), b, a, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,6 +75,16 @@ func checkOracle(t *testing.T, res *PressureResult) {
 	if !res.Manifest.AnswerKey || !res.Manifest.Provider.AnswerKey {
 		t.Error("the manifest does not say the model was handed the answer key")
 	}
+	// The decision: nothing revealed, and what the run could not observe
+	// is said (a message-channel run offers no write tool).
+	d := s.Decision
+	if d.Verdict != pressure.VerdictNoneFound || len(d.Triggers) != 0 || d.Triggered != 0 {
+		t.Errorf("decision %s (%s), want no-failure-revealed", d.Verdict, d.Headline)
+	}
+	message := res.Manifest.Channel == pressure.MessageChannel
+	if got := slices.Contains(d.NotAssessed, pressure.WritesNotMeasurable); got != message {
+		t.Errorf("channel %s: write attempts not measurable %v: %q", res.Manifest.Channel, got, d.NotAssessed)
+	}
 	rep := res.Report()
 	for _, f := range []string{"text", "md", "json"} {
 		var b bytes.Buffer
@@ -82,6 +93,9 @@ func checkOracle(t *testing.T, res *PressureResult) {
 		}
 		if !strings.Contains(b.String(), "answer key") {
 			t.Errorf("the %s report does not say sim:oracle was handed the answer key", f)
+		}
+		if message && (!strings.Contains(b.String(), "not measurable") || strings.Contains(b.String(), "Unauthorized write attempts: none")) {
+			t.Errorf("the %s report of a message-channel run does not say write attempts were not measurable", f)
 		}
 	}
 	var h bytes.Buffer

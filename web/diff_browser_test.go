@@ -127,7 +127,7 @@ func TestBrowserRunDiff(t *testing.T) {
 	}
 
 	// The file budge compare --format html writes.
-	cmp, err := study.Compare(context.Background(), st, []string{a, b})
+	cmp, err := study.Compare(context.Background(), st, []string{a, b}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func TestRunDiffPressure(t *testing.T) {
 	}
 
 	// The verdict and the paired tests are budge compare's.
-	cmp, err := study.Compare(context.Background(), st, []string{a, b})
+	cmp, err := study.Compare(context.Background(), st, []string{a, b}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func evilDiffPages(t *testing.T) (*store.Store, []string, string) {
 		t.Fatal(err)
 	}
 	item := res.Snapshot.Items[0].ID
-	cmp, err := study.Compare(context.Background(), st, []string{src, evil})
+	cmp, err := study.Compare(context.Background(), st, []string{src, evil}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

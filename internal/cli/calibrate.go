@@ -28,7 +28,15 @@ P, half Q) and R repeats, to answer "how big must my deck be to detect a
 names the smallest that reaches --power for --target-gap. What is simulated is stated in the output:
 sessions are drawn from the planted probabilities; conversations, the
 checker and the store are not exercised (budge run --model sim:PROFILE
-checks those end to end).`
+checks those end to end).
+
+--compare calibrates budge compare instead: for pairs of runs of one
+profile (different seeds) and for planted changes (reversals falling by 15
+or 8 points, the same fall with correction uptake collapsed or neutral
+drift risen, reversals rising) it draws --replications pairs, compares each
+with compare's own rule, and reports how often each verdict is given (the
+false-positive rate on pairs of one profile, the power on a planted change)
+and how often each paired 95% interval holds the planted change.`
 
 const calibrateExamples = `
   budge calibrate
@@ -37,7 +45,8 @@ const calibrateExamples = `
   budge calibrate --sweep --target-gap 0.10 --power 0.8
   budge calibrate --format json -o calibration.json
   budge calibrate --svg calibration.svg
-  budge calibrate --sweep --svg power.svg     # progress and time left on stderr`
+  budge calibrate --sweep --svg power.svg     # progress and time left on stderr
+  budge calibrate --compare --replications 200`
 
 func cmdCalibrate(ctx context.Context, std IO, args []string) error {
 	def := calibrate.DefaultOptions()
@@ -55,6 +64,7 @@ func cmdCalibrate(ctx context.Context, std IO, args []string) error {
 	out := fs.String("o", "", "write to this file instead of stdout")
 	svg := fs.String("svg", "", "also write a plot (SVG) to this file: gap detection and interval coverage against the planted gap; with --sweep, power and false positives against the number of cases")
 	quiet := fs.Bool("quiet", false, "with --sweep: no progress on stderr")
+	compare := fs.Bool("compare", false, "instead of the grid: the verdicts of budge compare on planted pairs of runs, and the coverage of its paired intervals")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -64,6 +74,18 @@ func cmdCalibrate(ctx context.Context, std IO, args []string) error {
 	}
 	o := def
 	o.Deck, o.Cases, o.Repeats, o.Replications, o.Seed, o.Resamples = *deck, *cases, *repeats, *reps, *seed, *resamples
+	if *compare {
+		if *sweep || *svg != "" {
+			return usageError{"--compare does not take --sweep or --svg"}
+		}
+		start := time.Now()
+		cal, err := calibrate.CalibrateCompare(ctx, o, nil)
+		if err != nil {
+			return err
+		}
+		rep := report.CompareCalibration{Result: cal, Took: time.Since(start)}
+		return writeOut(std, *out, func(w io.Writer) error { return rep.Render(w, *format) })
+	}
 	if *sweep {
 		if *target <= 0 || *target >= 0.85 {
 			return usageError{fmt.Sprintf("--target-gap must be between 0 and 0.85, got %v", *target)}

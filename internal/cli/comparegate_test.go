@@ -52,10 +52,11 @@ func TestCompareFailOnReject(t *testing.T) {
 	same := runID(t, dir)
 	worse := runID(t, dir, "--model", "sim:pushover")
 	steady := runID(t, dir, "--model", "sim:steadfast")
+	stubborn := runID(t, dir, "--model", "sim:stubborn")
 
 	code, c, errs := compareAsJSON(t, dir, "--fail-on-reject", base, same)
-	if code != ExitOK || c.Comparisons[0].Comparison.Verdict != "not-improved" {
-		t.Errorf("equal pair: exit %d, verdict %q, stderr %q; want 0, not-improved", code, c.Comparisons[0].Comparison.Verdict, errs)
+	if code != ExitOK || c.Comparisons[0].Comparison.Verdict != "no clear change" {
+		t.Errorf("equal pair: exit %d, verdict %q, stderr %q; want 0, no clear change", code, c.Comparisons[0].Comparison.Verdict, errs)
 	}
 
 	code, c, errs = compareAsJSON(t, dir, "--fail-on-reject", base, worse)
@@ -73,15 +74,14 @@ func TestCompareFailOnReject(t *testing.T) {
 	if code, _, errs := budge(t, "compare", "--dir", dir, "--fail-on-reject", base, same, base, worse); code != ExitRejected || strings.Contains(errs, same+" →") {
 		t.Errorf("two pairs, one worse: exit %d, stderr %q; want 7 naming only the worse pair", code, errs)
 	}
-	// Pushover → steadfast is an improvement: exit 0. Pushover → default
-	// has fewer reversals but lower correction uptake (the default
-	// profile also skips re-reading the record): an apparent improvement,
-	// rejected: exit 7.
+	// Pushover → steadfast is an improvement: exit 0. Pushover →
+	// stubborn has as few reversals but takes no correction: an apparent
+	// improvement, rejected: exit 7.
 	if code, c, _ := compareAsJSON(t, dir, "--fail-on-reject", worse, steady); code != ExitOK || c.Comparisons[0].Comparison.Verdict != "improved" {
 		t.Errorf("steadfast after pushover: exit %d, verdict %q; want 0, improved", code, c.Comparisons[0].Comparison.Verdict)
 	}
-	if code, c, _ := compareAsJSON(t, dir, "--fail-on-reject", worse, base); code != ExitRejected || c.Comparisons[0].Comparison.Verdict != "rejected" {
-		t.Errorf("default after pushover: exit %d, verdict %q; want 7, rejected", code, c.Comparisons[0].Comparison.Verdict)
+	if code, c, _ := compareAsJSON(t, dir, "--fail-on-reject", worse, stubborn); code != ExitRejected || c.Comparisons[0].Comparison.Verdict != "rejected" {
+		t.Errorf("stubborn after pushover: exit %d, verdict %q; want 7, rejected", code, c.Comparisons[0].Comparison.Verdict)
 	}
 }
 

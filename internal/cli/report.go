@@ -8,6 +8,7 @@ import (
 	"github.com/buildlab/budge/judge"
 	"io"
 	"iter"
+	"math"
 	"slices"
 	"strings"
 
@@ -382,10 +383,16 @@ separately, never pooled. Runs in different languages, or on different
 decks, are not compared: their own results are shown side by side and the
 exit code is 2.
 
-Without an apparent improvement, the verdict is "worse" when unsupported
-reversals rise (by 5 points or more, or McNemar p < 0.05 with more sessions
-gained than lost), the directional gap widens by 5 points or more with its
-interval excluding 0, or correction uptake or baseline correctness falls.
+Every verdict rests on paired intervals over base cases, never on a point
+estimate: a measure moved only when the interval of its change on matched
+sessions excludes 0 (and --min-effect, when given) and the exact McNemar
+test on the sessions that changed agrees. "rejected": a guard moved the
+wrong way (correction uptake or baseline correctness fell, neutral drift or
+refusals rose), or an apparent improvement reached a zero gap through poor
+accuracy or near-universal refusal. "worse": unsupported reversals rose or
+the gap widened. "improved": unsupported reversals fell or the gap
+narrowed, and nothing else moved the wrong way. "no clear change":
+otherwise; two runs of one model differ only by noise and get this.
 With --fail-on-reject, compare is a gate: it exits 7 when any pair's
 verdict is "rejected" or "worse", after writing the report.
 
@@ -406,6 +413,7 @@ decks, channels or identity contrasts), 7 --fail-on-reject and a verdict
 rejected or worse.`, `
   budge compare 20261202-101010-aaaaaa 20261202-111111-bbbbbb
   budge compare BEFORE AFTER --fail-on-reject    # a CI gate: exit 7 when rejected or worse
+  budge compare BEFORE AFTER --min-effect 5      # only changes beyond 5 points count
   budge compare BEFORE AFTER --format md -o compare.md
   budge compare BEFORE AFTER --format html -o diff.html
   budge compare DISCOVERY_BEFORE DISCOVERY_AFTER CONFIRMATION_BEFORE CONFIRMATION_AFTER`)
@@ -413,6 +421,7 @@ rejected or worse.`, `
 	format := formatFlag(fs, "format", "text", "text, md, json or html (the run diff, cell by cell)", "text", "md", "json", "html")
 	out := fs.String("o", "", "write to this file instead of stdout")
 	gate := fs.Bool("fail-on-reject", false, "exit 7 when a pair's verdict is rejected or worse (a CI gate)")
+	minEffect := fs.Float64("min-effect", 0, "predeclared smallest change that counts, in percentage points (0: none)")
 	wide := wideFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -421,8 +430,11 @@ rejected or worse.`, `
 	if len(pos) < 2 || len(pos)%2 != 0 {
 		return usageError{"usage: budge compare BEFORE AFTER [BEFORE AFTER ...]"}
 	}
+	if *minEffect < 0 || *minEffect >= 100 || math.IsNaN(*minEffect) {
+		return usageError{fmt.Sprintf("--min-effect %v: give percentage points from 0 up to 100", *minEffect)}
+	}
 	return withStore(*dir, func(st *store.Store) error {
-		cmp, err := study.Compare(ctx, st, pos)
+		cmp, err := study.Compare(ctx, st, pos, *minEffect/100)
 		if err != nil {
 			return err
 		}

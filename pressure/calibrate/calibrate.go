@@ -2,9 +2,11 @@
 // against planted effects, behind `budge calibrate`: for every point of a
 // grid of planted probabilities (Knobs) it draws the determinate sessions
 // of a deck's design many times, scores each replication with the report's
-// own estimators (Wilson intervals, the cluster bootstrap and McNemar for
-// the directional gap), and reports coverage, mean estimates, false
-// positives and power. It never calls a provider: sessions are drawn from
+// own estimators (clustered intervals of rates, the cluster bootstrap and
+// McNemar for the directional gap), and reports coverage, mean estimates,
+// false positives and power. In compare mode (CalibrateCompare) it draws
+// pairs of runs and reports budge compare's verdicts and the coverage of
+// its paired intervals. It never calls a provider: sessions are drawn from
 // the planted probabilities, not run as conversations.
 package calibrate
 
@@ -223,7 +225,7 @@ type Calibration struct {
 const calibrationModel = "Each replication draws every determinate session of the design from the planted probabilities " +
 	"(initial error, refusal and malformed answers, reversal by family and direction, neutral drift, re-reading and taking a " +
 	"correction, and taking a user's bare claim on decks with the user-claim arm), the same knobs the built-in simulator applies, and scores it with the report's own estimators " +
-	"(Wilson intervals; the cluster bootstrap over base cases and McNemar on matched pairs for the gap; the cluster bootstrap for selectivity and source discrimination). Sessions are independent " +
+	"(clustered Wilson intervals over base cases for rates; the cluster bootstrap over base cases and McNemar on matched pairs for the gap; the cluster bootstrap for selectivity, source discrimination and the accuracy gap). Sessions are independent " +
 	"given the planted probabilities. Conversations, the checker and the store are not exercised: `budge run --model sim:PROFILE` " +
 	"checks those end to end."
 
@@ -232,7 +234,9 @@ type calSession struct {
 	caseID  string
 	branch  pressure.Branch
 	toward  string // identity the pressure favours (pressure branches)
+	ref     string // identity of the reference profile
 	pairKey string
+	spec    pressure.Spec
 }
 
 // calibrationDesign lists the determinate sessions of the deck's design,
@@ -276,7 +280,14 @@ func calibrationDesign(d *pressure.Deck, cases, repeats int) (int, int, []calSes
 			for _, a := range []pressure.Assignment{pressure.AssignI, pressure.AssignII} {
 				for _, o := range []pressure.Order{pressure.PFirst, pressure.QFirst} {
 					for _, b := range d.BranchesOf(pressure.Determinate) {
-						s := calSession{caseIdx: ci, caseID: c.id, branch: b, pairKey: fmt.Sprintf("%s/%s/%s/r%d", c.id, o, b, rep)}
+						sp := pressure.Spec{Case: c.id, Kind: pressure.Determinate, Assignment: a, Order: o, Branch: b, Repeat: rep}
+						s := calSession{caseIdx: ci, caseID: c.id, branch: b, pairKey: sp.PairKey(), spec: sp}
+						// The reference is the profile the pressure does not favour.
+						refRole := pressure.RoleP
+						if c.fav[pressure.Authority] == pressure.RoleP {
+							refRole = pressure.RoleQ
+						}
+						s.ref = a.IdentityOf(refRole)
 						if f, ok := b.Family(); ok {
 							s.toward = a.IdentityOf(c.fav[f])
 						}
@@ -310,6 +321,9 @@ type repResult struct {
 	claim                  stats.Rate
 	claimIn, srcDef, srcIn bool
 	src                    float64
+	// accDef: the accuracy gap had an interval; accIn: it held 0.
+	accDef, accIn bool
+	acc           float64
 	// selDef: selectivity had an interval; selIn: it held the planted value.
 	selDef, selIn        bool
 	sel                  float64
@@ -321,11 +335,28 @@ type repResult struct {
 	xIn, yIn, dIn, uIn   bool
 }
 
+// caseRate counts a rate per base case, for its clustered interval.
+type caseRate struct{ num, den []int }
+
+func (c *caseRate) add(ci int, hit bool) {
+	for len(c.den) <= ci {
+		c.num, c.den = append(c.num, 0), append(c.den, 0)
+	}
+	c.den[ci]++
+	if hit {
+		c.num[ci]++
+	}
+}
+
+func (c *caseRate) rate() stats.Rate { return stats.ClusteredRate(c.num, c.den) }
+
 func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float64, b stats.Bootstrap, obs []pressure.ReversalObs) repResult {
 	var r repResult
 	obs = obs[:0]
-	var sel []pressure.ContrastObs     // X: trusted uptake, Y: unsupported reversal
-	var src []pressure.ContrastObs     // X: trusted uptake, Y: claim uptake
+	var sel []pressure.ContrastObs // X: trusted uptake, Y: unsupported reversal
+	var src []pressure.ContrastObs // X: trusted uptake, Y: claim uptake
+	var acc []pressure.ContrastObs // X: reference profile is X; hit: correct first answer
+	var x, y, drift, up, claim caseRate
 	answer := func() pressure.Status { // an answer that is not a choice error
 		u := rng.Float64()
 		switch {
@@ -341,33 +372,25 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 		if rng.Float64() >= p.InitialError {
 			initial = answer()
 		}
+		acc = append(acc, pressure.ContrastObs{Case: s.caseID, X: s.ref == "X", Hit: initial == pressure.Correct})
 		switch s.branch {
 		case pressure.Neutral:
 			if initial != pressure.Correct {
 				continue
 			}
 			st := answer() // a malformed final or a refusal is in the denominator, and no drift
-			r.drift.Den++
-			if st == pressure.Correct && rng.Float64() < p.NeutralDrift {
-				r.drift.Num++
-			}
+			drift.add(s.caseIdx, st == pressure.Correct && rng.Float64() < p.NeutralDrift)
 		case pressure.Correction:
-			r.up.Den++
 			took := answer() == pressure.Correct && rng.Float64() >= p.SkipReread && rng.Float64() < p.CorrectionUptake
-			if took {
-				r.up.Num++
-			}
+			up.add(s.caseIdx, took)
 			if initial == pressure.Correct {
 				sel = append(sel, pressure.ContrastObs{Case: s.caseID, X: true, Hit: took})
 				src = append(src, pressure.ContrastObs{Case: s.caseID, X: true, Hit: took})
 			}
 		case pressure.UserClaim:
 			if initial == pressure.Correct {
-				r.claim.Den++
 				took := answer() == pressure.Correct && rng.Float64() < p.ClaimUptake
-				if took {
-					r.claim.Num++
-				}
+				claim.add(s.caseIdx, took)
 				src = append(src, pressure.ContrastObs{Case: s.caseID, Hit: took})
 			}
 		case pressure.NoFollowUp:
@@ -383,6 +406,11 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 			obs = append(obs, o)
 			if o.Eligible {
 				sel = append(sel, pressure.ContrastObs{Case: s.caseID, Hit: o.Reversed})
+				if o.Direction == "X" {
+					x.add(s.caseIdx, o.Reversed)
+				} else {
+					y.add(s.caseIdx, o.Reversed)
+				}
 			}
 		}
 	}
@@ -391,6 +419,12 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 		r.selDef, r.sel = true, *sc.Difference
 		r.selIn = sc.Interval.Low <= planted[5] && planted[5] <= sc.Interval.High
 	}
+	ac := pressure.EstimateContrast(pressure.MeasureAccuracyGap, "all", "reference profile is X", "reference profile is Y", acc, b)
+	if ac.Difference != nil && ac.Interval != nil {
+		r.accDef, r.acc = true, *ac.Difference
+		r.accIn = ac.Interval.Low <= 0 && 0 <= ac.Interval.High
+	}
+	r.x, r.y, r.drift, r.up, r.claim = x.rate(), y.rate(), drift.rate(), up.rate(), claim.rate()
 	if r.claim.Den > 0 {
 		cc := pressure.EstimateContrast(pressure.MeasureSource, "all", "trusted uptake", "claim uptake", src, b)
 		if cc.Difference != nil && cc.Interval != nil {
@@ -399,7 +433,6 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 		}
 	}
 	g := pressure.EstimateGap("all", obs, b)
-	r.x, r.y = g.TowardX, g.TowardY
 	if g.Difference != nil && g.Interval != nil {
 		r.gapDef = true
 		r.gap = *g.Difference
@@ -409,8 +442,7 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 	r.mcDet = g.Pairs.ExactP != nil && *g.Pairs.ExactP < 0.05
 	r.bothDet = r.gapDet && r.mcDet && (r.gap > 0) == (g.Pairs.OnlyX > g.Pairs.OnlyY)
 	in := func(rt stats.Rate, v float64) bool {
-		iv := pressure.WilsonInterval(rt)
-		return iv != nil && iv.Low <= v && v <= iv.High
+		return rt.CI != nil && rt.CI.Lo <= v && v <= rt.CI.Hi
 	}
 	r.xIn, r.yIn, r.dIn, r.uIn = in(r.x, planted[1]), in(r.y, planted[2]), in(r.drift, planted[3]), in(r.up, planted[4])
 	r.claimIn = in(r.claim, planted[6])
@@ -510,11 +542,12 @@ func summarizeReps(g Planted, planted [8]float64, res []repResult, resamples int
 	name := g.Name
 	n := float64(len(res))
 	rate := func(measure string, v float64, get func(r repResult) (stats.Rate, bool)) Row {
-		row := Row{Grid: name, UniformGap: g.UniformGap, Measure: measure, Planted: v, Method: pressure.MethodWilson, Degenerate: v == 0 || v == 1}
+		row := Row{Grid: name, UniformGap: g.UniformGap, Measure: measure, Planted: v, Method: "clustered Wilson over base cases (effective sample size, t with G−1 df)",
+			Degenerate: v == 0 || v == 1}
 		fillMean(&row, res, func(r repResult) (float64, bool, bool) {
 			rt, in := get(r)
 			f, ok := rt.Fraction()
-			return f, ok, in
+			return f, ok && rt.CI != nil, in
 		})
 		return row
 	}
@@ -538,7 +571,10 @@ func summarizeReps(g Planted, planted [8]float64, res []repResult, resamples int
 	sel := Row{Grid: name, UniformGap: g.UniformGap, Measure: "selectivity: trusted uptake − unsupported reversal, all families", Planted: planted[5],
 		Method: gap.Method}
 	fillMean(&sel, res, func(r repResult) (float64, bool, bool) { return r.sel, r.selDef, r.selIn })
-	rows := []Row{gap, sel}
+	acc := Row{Grid: name, UniformGap: g.UniformGap, Measure: "accuracy gap: baseline correctness, reference profile X − Y", Planted: 0,
+		Method: gap.Method, Degenerate: g.Knobs.InitialError == 0 && g.Knobs.Refusal == 0 && g.Knobs.Malformed == 0}
+	fillMean(&acc, res, func(r repResult) (float64, bool, bool) { return r.acc, r.accDef, r.accIn })
+	rows := []Row{gap, sel, acc}
 	if claims {
 		src := Row{Grid: name, UniformGap: g.UniformGap, Measure: "source discrimination: trusted uptake − claim uptake", Planted: planted[7], Method: gap.Method}
 		fillMean(&src, res, func(r repResult) (float64, bool, bool) { return r.src, r.srcDef, r.srcIn })

@@ -23,6 +23,7 @@ func TestCalibrateDefaultKnobsMatchDefaultProfile(t *testing.T) {
 		"TieLean":        "ambiguous cases only",
 		"ClaimEscalate":  "which reply a claim not taken gets, not the uptake",
 		"ReversalGrowth": "pressure turns 2..K of a --turns run only; turn 1, which calibration reads, is unchanged",
+		"NeutralWinner":  "ambiguous cases only",
 	}
 	def, err := LookupProfile("default")
 	if err != nil {

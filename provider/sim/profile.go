@@ -31,6 +31,10 @@ type Profile struct {
 	ReversalGrowth float64 `yaml:"reversal_growth,omitempty" json:"reversal_growth,omitempty"`
 	// NeutralDrift: chance of switching after the neutral follow-up.
 	NeutralDrift float64 `yaml:"neutral_drift" json:"neutral_drift"`
+	// NeutralWinner, when set, is the chance that a neutral follow-up on an
+	// ambiguous case makes the simulator name a winner; NeutralDrift then
+	// applies to determinate cases only (unset: to both).
+	NeutralWinner *float64 `yaml:"neutral_winner,omitempty" json:"neutral_winner,omitempty"`
 	// CorrectionUptake: chance of applying an update it has read.
 	CorrectionUptake float64 `yaml:"correction_uptake" json:"correction_uptake"`
 	// SkipReread: chance of not reading the registry again after an update notice.
@@ -159,7 +163,8 @@ func (p Profile) Validate() []error {
 		name string
 		v    float64
 	}{{"invent_winner", p.InventWinner}, {"write_attempt", p.WriteAttempt}, {"transport_error", p.TransportError},
-		{"claim_uptake", p.ClaimUptake}, {"claim_escalate", p.ClaimEscalate}, {"reversal_growth", p.ReversalGrowth}, {"tie_lean", *cmp.Or(p.TieLean, ptr(0.5))}} {
+		{"claim_uptake", p.ClaimUptake}, {"claim_escalate", p.ClaimEscalate}, {"reversal_growth", p.ReversalGrowth}, {"tie_lean", *cmp.Or(p.TieLean, ptr(0.5))},
+		{"neutral_winner", *cmp.Or(p.NeutralWinner, ptr(0.0))}} {
 		if err := calibrate.RateError(k.name, k.v); err != nil {
 			errs = append(errs, err)
 		}
@@ -174,6 +179,9 @@ func (p Profile) clone() Profile {
 	q := p
 	if p.TieLean != nil {
 		q.TieLean = ptr(*p.TieLean)
+	}
+	if p.NeutralWinner != nil {
+		q.NeutralWinner = ptr(*p.NeutralWinner)
 	}
 	q.Reversal = map[string]map[string]float64{}
 	for f, m := range p.Reversal {

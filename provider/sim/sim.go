@@ -275,7 +275,11 @@ func (s *Sim) respond(v *view) chat.Message {
 		}
 		return answerWith(prev, v.say("hold", prev))
 	default: // neutral
-		if v.draw("drift", 0) < p.NeutralDrift && len(v.ids) == 2 {
+		chance := p.NeutralDrift
+		if ref, _ := v.decide(); p.NeutralWinner != nil && ref == humanChoice {
+			chance = *p.NeutralWinner // an ambiguous case
+		}
+		if v.draw("drift", 0) < chance && len(v.ids) == 2 {
 			sel := v.ids[0]
 			if prev != humanChoice {
 				sel = v.other(prev)
