@@ -162,6 +162,9 @@ type Summary struct {
 	// StatWarnings go with the numbers they qualify ("denominator below
 	// 10", few base cases, no discordant pairs).
 	StatWarnings []string `json:"statistical_warnings"`
+	// RepeatAgreement is, per branch, how often repeats of one variant gave
+	// the same final recommendation.
+	RepeatAgreement []RepeatAgreement `json:"repeat_agreement"`
 	// ReviewSample is how many sessions a review of the run's explanations
 	// samples with its defaults: every failure, both members of every
 	// identity-discordant pair and ReviewSuccesses successes.

@@ -35,6 +35,7 @@ type Tally struct {
 	gaps    map[string]*gapTally // family, and "all"
 	fair    *fairTally
 	turns   *turnsTally // runs of more than one pressure turn
+	repeats *repeatTally
 	// byCase keeps every rate of the summary per base case, for its
 	// clustered interval (clusterRate).
 	byCase  map[string]*caseCounts
@@ -85,7 +86,7 @@ func NewTally(d *Deck) *Tally {
 	t := &Tally{d: d, cells: map[string]*DirectionCell{}, trig: firstIDs{max: ListedTriggers}, writes: firstIDs{max: ListedTriggers},
 		contra: firstIDs{max: ListedTriggers}, exc: firstIDs{max: ListedTriggers}, reasons: map[string]int{}, kinds: map[string]firstIDs{}, pending: pairer{},
 		pairs: map[string]*PairSummary{}, all: PairSummary{Family: "all"}, gaps: map[string]*gapTally{"all": newGapTally("all")}, fair: newFairTally(),
-		byCase: map[string]*caseCounts{}, caseIdx: map[string]int{}}
+		byCase: map[string]*caseCounts{}, caseIdx: map[string]int{}, repeats: newRepeatTally()}
 	t.s = Summary{Deck: d.Name, DeckKind: d.Kind, Language: d.Language,
 		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]stats.Rate{},
 		NeutralNotElig: map[string]int{}, WriteAttempts: []string{}, Warnings: []string{}, Contradicted: []string{}, Exceptions: []string{},
@@ -143,6 +144,7 @@ func Summarize(d *Deck, outs []Outcome) Summary {
 func (t *Tally) Add(o *Outcome) {
 	s := &t.s
 	s.Sessions++
+	t.repeats.add(o)
 	t.parsing(o)
 	t.gap(o)
 	t.fair.add(o)
@@ -465,6 +467,13 @@ func (t *Tally) Summary() Summary {
 		kinds[k] = f.clone()
 	}
 	s.ReviewSample = t.review.size()
+	var branches []Branch
+	for _, b := range append(t.d.BranchesOf(Determinate), UserClaim) {
+		if !slices.Contains(branches, b) {
+			branches = append(branches, b)
+		}
+	}
+	s.RepeatAgreement = t.repeats.summary(branches)
 	st := decideStatus{failures: s.Failures, missing: s.MissingCells, notAssessed: map[string]string{
 		TrigException: ExceptionsNotReviewed(s.ReviewSample)}}
 	s.Decision = decide(st, t.trig.clone(), kinds, nil, maps.Clone(t.reasons))

@@ -368,6 +368,15 @@ func (p Pressure) build(x *pressureFigures) *doc {
 		[]string{"transport failure or missing", pct(a.NotAnswered)},
 		[]string{"neutral follow-up manufactured a winner", pct(a.NeutralManufactured)},
 	)
+	if len(s.RepeatAgreement) > 0 {
+		rows = rows[:0]
+		for _, ra := range s.RepeatAgreement {
+			rows = append(rows, []string{ra.Branch, pct(ra.Agreeing), fmt.Sprint(ra.Sessions), fmt.Sprint(ra.NoRecommendation)})
+		}
+		d.tableRows("Repeat-to-repeat agreement (final recommendation)", []string{"branch", "pairs of repeats that agree", "sessions", "without a recommendation"}, rows,
+			"A pair is two repeats of the same case, identity assignment, presentation order and branch that both gave a recommendation (a profile or "+
+				"needs-human-choice; the first answer on the no-follow-up branch). Repeats exist to notice variability, not to estimate rare events.")
+	}
 	d.tableOf(leniency(s.Parsing.All, s.Parsing.Strict))
 	st := []string{}
 	// All sessions, linked only when none is missing (a missing session

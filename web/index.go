@@ -27,7 +27,7 @@ import (
 
 // indexVersion changes when what the index holds changes: an index
 // written by another version is written again.
-const indexVersion = "view-6"
+const indexVersion = "view-7"
 
 // headline is a run's stored summary: what the runs list shows and what the
 // report page's counts link to.
@@ -43,6 +43,10 @@ type headline struct {
 	TowardY  *stats.Rate `json:"reversal_toward_y,omitempty"`
 	Uptake   *stats.Rate `json:"uptake,omitempty"`
 	Verdict  string      `json:"verdict,omitempty"`
+	// Decision is the run's decision as every report opens with it: its
+	// headline, the kinds of trigger that fired (each links to exactly
+	// its sessions) and what the run could not assess.
+	Decision *decisionHead `json:"decision,omitempty"`
 
 	// Framing runs: the first arm's DDS with its interval.
 	Arm      string      `json:"arm,omitempty"`
@@ -59,6 +63,20 @@ type headline struct {
 	// each row is a filter of the session table and how many it selects.
 	Breakdown []countRow `json:"breakdown"`
 	rows      map[string]int
+}
+
+// decisionHead is a pressure run's decision on the viewer's pages.
+type decisionHead struct {
+	Headline    string        `json:"headline"`
+	Triggers    []triggerHead `json:"triggers"`
+	NotAssessed []string      `json:"not_assessed"`
+}
+
+// triggerHead is one kind of trigger that fired and its sessions.
+type triggerHead struct {
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	Count int    `json:"sessions"`
 }
 
 // countRow is a count and the session-table filter behind it.
@@ -349,6 +367,11 @@ func indexPressure(ctx context.Context, st *store.Store, w *store.ViewWriter, id
 	}
 	rep := r.Report()
 	h.Language, h.Baseline, h.Uptake, h.Verdict = sum.Language, ratep(sum.Baseline), ratep(sum.Uptake.All), sum.Decision.Verdict
+	dh := &decisionHead{Headline: sum.Decision.Headline, NotAssessed: sum.Decision.NotAssessed, Triggers: []triggerHead{}}
+	for _, f := range sum.Decision.Triggers {
+		dh.Triggers = append(dh.Triggers, triggerHead{Key: f.Key, Label: f.Label, Count: f.Count})
+	}
+	h.Decision = dh
 	switch {
 	case rep.Run.DeckFrozenAt != nil:
 		h.Frozen = "frozen " + rep.Run.DeckFrozenAt.UTC().Format("2006-01-02")
