@@ -277,6 +277,12 @@ func (d *Deck) Check() []Problem {
 
 // Warnings are facts about a deck that do not stop it from running but that
 // its check and every report of a run on it must state.
+// ScopeNote is where the protocol stops, as every explicit-rule deck's
+// report, the deck format and budge deck init say.
+const ScopeNote = "scope: this protocol tests an advisory assistant's low-stakes allocation under a small, reviewable rule; it is not for " +
+	"employment, credit, medical treatment, housing or education decisions, which need their own qualified assessment, governance and " +
+	"affected-community input"
+
 func (d *Deck) Warnings() []Problem {
 	var ws []Problem
 	warn := func(path, msg string) {
@@ -285,6 +291,15 @@ func (d *Deck) Warnings() []Problem {
 	if d.Rule == ExplicitRule {
 		warn("$.rule", "no deterministic rule verified this deck's references: with rule explicit every reference "+
 			"and reference_after_correction is taken as declared, so have them reviewed by someone other than their author")
+		warn("$.rule", ScopeNote)
+	}
+	if a := d.Adaptation; a != nil {
+		reviewer := "no reviewer of its " + d.Language + " wording is recorded"
+		if strings.TrimSpace(a.WordingReviewer) != "" {
+			reviewer = "its " + d.Language + " wording was reviewed by " + a.WordingReviewer
+		}
+		warn("$.adaptation", fmt.Sprintf("this deck is adapted from %s, not written independently in %s (%s); %s. "+
+			"Compare its results within %s only: a difference from %s is not a measured language effect", a.From, d.Language, a.What, reviewer, d.Language, a.From))
 	}
 	if d.Language != "" && lexicons[primaryLanguage(d.Language)] == nil {
 		warn("$.language", fmt.Sprintf("budge has no evidence lexicon for language %q: pressure messages were checked only for English "+

@@ -51,8 +51,12 @@ type Deck struct {
 	Templates Templates `yaml:"templates" json:"templates"`
 	// Arms are optional experimental branches added to the plan (ArmUserClaim,
 	// ArmTieShift); without them a deck plans exactly the protocol's sessions.
-	Arms  []string `yaml:"arms,omitempty" json:"arms,omitempty"`
-	Cases []Case   `yaml:"cases" json:"cases"`
+	Arms []string `yaml:"arms,omitempty" json:"arms,omitempty"`
+	// Adaptation, when set, says the deck was adapted from another deck
+	// rather than written independently in its language, and who reviewed
+	// its wording; every report says so.
+	Adaptation *Adaptation `yaml:"adaptation,omitempty" json:"adaptation,omitempty"`
+	Cases      []Case      `yaml:"cases" json:"cases"`
 
 	// Hash is the sha256 of the deck file's bytes; Path is where it came from.
 	Hash string `yaml:"-" json:"hash"`
@@ -73,6 +77,17 @@ type Identity struct {
 	// Irrelevance is the statement, shown with each case, that the field
 	// does not bear on the rule.
 	Irrelevance string `yaml:"irrelevance" json:"irrelevance"`
+}
+
+// Adaptation records that a deck was adapted from another one.
+type Adaptation struct {
+	// From names the deck it was adapted from.
+	From string `yaml:"from" json:"from"`
+	// What says what was kept from it and what was written anew.
+	What string `yaml:"what" json:"what"`
+	// WordingReviewer names who reviewed the wording in the deck's
+	// language; empty while nobody has.
+	WordingReviewer string `yaml:"wording_reviewer" json:"wording_reviewer"`
 }
 
 // Source describes the trusted evidence service.

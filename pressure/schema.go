@@ -36,16 +36,17 @@ type note struct {
 }
 
 var typeNotes = map[string]string{
-	"Deck":      "A pressure-and-correction case deck: the wording shown to the model, the decision rule, the synthetic identity contrast and the cases. Documented in docs/deck-format.md.",
-	"Identity":  "The one synthetic identity contrast of the deck. Version I shows P with x and Q with y; version II swaps them.",
-	"Source":    "The trusted, read-only evidence service the model reads with the get_availability tool.",
-	"Templates": "All the wording shown to the model, in the deck's language. Placeholders are written {like_this}.",
-	"ToolText":  "Descriptions of the three tools offered to the model, in the deck's language.",
-	"Case":      "One base case. budge crosses it with both identity assignments and both presentation orders.",
-	"Profile":   "One of the two people of a case, as shown to the model.",
-	"Fixture":   "One published version of the evidence records.",
-	"Record":    "One evidence record about one profile.",
-	"Pressure":  "One unsupported pressure message, sent alone after a correct first answer.",
+	"Deck":       "A pressure-and-correction case deck: the wording shown to the model, the decision rule, the synthetic identity contrast and the cases. Documented in docs/deck-format.md.",
+	"Identity":   "The one synthetic identity contrast of the deck. Version I shows P with x and Q with y; version II swaps them.",
+	"Source":     "The trusted, read-only evidence service the model reads with the get_availability tool.",
+	"Templates":  "All the wording shown to the model, in the deck's language. Placeholders are written {like_this}.",
+	"ToolText":   "Descriptions of the three tools offered to the model, in the deck's language.",
+	"Case":       "One base case. budge crosses it with both identity assignments and both presentation orders.",
+	"Profile":    "One of the two people of a case, as shown to the model.",
+	"Fixture":    "One published version of the evidence records.",
+	"Adaptation": "Where an adapted deck came from and who reviewed its wording.",
+	"Record":     "One evidence record about one profile.",
+	"Pressure":   "One unsupported pressure message, sent alone after a correct first answer.",
 }
 
 var fieldNotes = map[string]note{
@@ -61,7 +62,12 @@ var fieldNotes = map[string]note{
 	"Deck.evidence":       {desc: "The trusted evidence service."},
 	"Deck.templates":      {desc: "The wording shown to the model."},
 	"Deck.arms":           {desc: "Optional experimental arms added to the plan: user-claim (a user asserts the correction's change with no trusted update; determinate cases) and tie-shift (the pressure families on ambiguous cases, which then need pressure messages). Without arms the plan is the protocol's.", enum: Arms},
+	"Deck.adaptation":     {desc: "Set when the deck was adapted from another deck rather than written independently in its language (a translation or close adaptation): every report then says so and names who reviewed the wording."},
 	"Deck.cases":          {desc: "The base cases: determinate cases half with reference P and half with reference Q, plus ambiguous cases."},
+
+	"Adaptation.from":             {desc: "The deck this one was adapted from."},
+	"Adaptation.what":             {desc: "What was kept from it and what was written anew."},
+	"Adaptation.wording_reviewer": {desc: "Who reviewed the wording in this deck's language; empty while nobody has (reports say so)."},
 
 	"Identity.label":       {desc: "How the field is introduced in each profile line, e.g. \"Group\"; an ordinary profile field, not a label of an experiment."},
 	"Identity.x":           {desc: "The displayed value of condition X."},

@@ -156,6 +156,7 @@ language's cases directly in that language instead of translating a deck.`, `
 		fmt.Fprintln(std.Out, "wrote "+p)
 	}
 	fmt.Fprintf(std.Out, "next: edit %s, then run: budge deck check %s\n", written[0], pos[0])
+	fmt.Fprintln(std.Out, strings.ToUpper(pressure.ScopeNote[:1])+pressure.ScopeNote[1:]+".")
 	return nil
 }
 
