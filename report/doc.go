@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/width"
 )
 
 // doc is the one document every human-readable format is rendered from:
@@ -196,7 +198,7 @@ func (d *doc) text(w io.Writer, wide bool) error {
 	}
 	title := plain(d.title)
 	put(title, "", "")
-	bw.WriteString(strings.Repeat("=", min(width, utf8.RuneCountInString(title))) + "\n")
+	bw.WriteString(strings.Repeat("=", min(width, cols(title))) + "\n")
 	for _, b := range d.blocks {
 		switch {
 		case b.figure != "":
@@ -236,7 +238,7 @@ func tableLines(head []string, rows [][]string, width int) ([]string, bool) {
 	all := append([][]string{head}, rows...)
 	for _, r := range all {
 		for i, c := range r {
-			if n := utf8.RuneCountInString(plain(c)); i < len(widths) && n > widths[i] {
+			if n := cols(plain(c)); i < len(widths) && n > widths[i] {
 				widths[i] = n
 			}
 		}
@@ -250,11 +252,11 @@ func tableLines(head []string, rows [][]string, width int) ([]string, bool) {
 			c = plain(c)
 			line.WriteString(c)
 			if i < len(r)-1 && i < len(widths) {
-				line.WriteString(strings.Repeat(" ", max(0, widths[i]-utf8.RuneCountInString(c))+2))
+				line.WriteString(strings.Repeat(" ", max(0, widths[i]-cols(c))+2))
 			}
 		}
 		s := strings.TrimRight(line.String(), " ")
-		if utf8.RuneCountInString(s) > width {
+		if cols(s) > width {
 			ok = false
 		}
 		out = append(out, s)
@@ -273,7 +275,7 @@ func hangingLines(head []string, rows [][]string, width int) ([]string, bool) {
 	all := append([][]string{head}, rows...)
 	for _, r := range all {
 		for i := 0; i < n-1 && i < len(r); i++ {
-			widths[i] = max(widths[i], utf8.RuneCountInString(plain(r[i])))
+			widths[i] = max(widths[i], cols(plain(r[i])))
 		}
 	}
 	lead := 2
@@ -293,7 +295,7 @@ func hangingLines(head []string, rows [][]string, width int) ([]string, bool) {
 			if i < len(r) {
 				c = plain(r[i])
 			}
-			b.WriteString(c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+			b.WriteString(c + strings.Repeat(" ", widths[i]-cols(c)+2))
 		}
 		last := ""
 		if len(r) >= n {
@@ -325,7 +327,7 @@ func recordLines(head []string, rows [][]string, width int) []string {
 			f := strings.Join(strings.Fields(plain(head[i])+": "+plain(r[i])), " ")
 			switch {
 			case line == "":
-			case utf8.RuneCountInString(line)+3+utf8.RuneCountInString(f) <= width:
+			case cols(line)+3+cols(f) <= width:
 				line += " · " + f
 				continue
 			default:
@@ -348,7 +350,7 @@ func recordLines(head []string, rows [][]string, width int) []string {
 // than a line is wrapped at spaces.
 func wrapParts(s string, width int, first, rest string) []string {
 	parts := strings.Split(s, " · ")
-	if len(parts) == 1 || utf8.RuneCountInString(first+s) <= width {
+	if len(parts) == 1 || cols(first+s) <= width {
 		return wrap(s, width, first, rest)
 	}
 	var out []string
@@ -356,7 +358,7 @@ func wrapParts(s string, width int, first, rest string) []string {
 	for _, p := range parts {
 		switch {
 		case line == "":
-		case utf8.RuneCountInString(line)+3+utf8.RuneCountInString(p) <= width:
+		case cols(line)+3+cols(p) <= width:
 			line += " · " + p
 			continue
 		default:
@@ -386,8 +388,8 @@ func wrap(s string, width int, first, rest string) []string {
 		empty := true
 		for _, word := range strings.Fields(para) {
 			for {
-				n := utf8.RuneCountInString(line)
-				wn := utf8.RuneCountInString(word)
+				n := cols(line)
+				wn := cols(word)
 				sep := 1
 				if empty {
 					sep = 0
@@ -405,11 +407,11 @@ func wrap(s string, width int, first, rest string) []string {
 					line, indent, empty = rest, rest, true
 					continue
 				}
-				// A word wider than a line: cut it.
-				room := max(1, width-utf8.RuneCountInString(indent))
-				rs := []rune(word)
-				out = append(out, line+string(rs[:room]))
-				word = string(rs[room:])
+				// A word wider than a line (or text written without spaces,
+				// such as Chinese): cut it at the line's width.
+				head, tail := cutCols(word, max(1, width-cols(indent)))
+				out = append(out, line+head)
+				word = tail
 				line, indent = rest, rest
 			}
 		}
@@ -620,4 +622,35 @@ func render(w io.Writer, format string, v any, escapeHTML bool, d func() *doc) e
 		return d().markdown(w)
 	}
 	return fmt.Errorf("unknown report format %q (use %s)", format, strings.Join(Formats, ", "))
+}
+
+// cols is how many terminal columns s takes: East Asian wide and
+// full-width characters (Chinese among them) take two, others one.
+func cols(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeCols(r)
+	}
+	return n
+}
+
+func runeCols(r rune) int {
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+// cutCols splits s after at most n columns (at least one rune).
+func cutCols(s string, n int) (head, tail string) {
+	c := 0
+	for i, r := range s {
+		w := runeCols(r)
+		if c+w > n && i > 0 {
+			return s[:i], s[i:]
+		}
+		c += w
+	}
+	return s, ""
 }

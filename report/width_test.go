@@ -1,0 +1,81 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/study"
+	"golang.org/x/text/width"
+)
+
+// displayCols is how many terminal columns a line takes (East Asian wide
+// and full-width characters take two).
+func displayCols(s string) int {
+	n := 0
+	for _, r := range s {
+		switch width.LookupRune(r).Kind() {
+		case width.EastAsianWide, width.EastAsianFullwidth:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// Every text output of the built-in decks fits in 100 terminal columns:
+// the report of each deck (English and Chinese, discovery and
+// confirmation), on both evidence channels and with several pressure
+// turns, and a comparison of two runs.
+func TestTextFitsInTheTerminal(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	var outs []string
+	var ids []string
+	for _, name := range pressure.BuiltinDecks() {
+		for _, edit := range []func(*study.PressureOptions){nil,
+			func(o *study.PressureOptions) { o.Channel = "message" },
+			func(o *study.PressureOptions) { o.Turns = 3 }} {
+			if _, _, _, err := study.FreezeDeck(ctx, st, name); err != nil {
+				t.Fatal(err)
+			}
+			o := study.DefaultPressureOptions()
+			o.Deck, o.Model, o.Concurrency = name, "sim:credulous", 4
+			if edit != nil {
+				edit(&o)
+			}
+			res, err := study.RunPressure(ctx, st, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name == "discovery" {
+				ids = append(ids, res.Manifest.RunID)
+			}
+			var b bytes.Buffer
+			if err := res.Report().Render(&b, "text"); err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, b.String())
+		}
+	}
+	cmp, err := study.Compare(ctx, st, ids[:2], 0)
+	if err == nil {
+		var b bytes.Buffer
+		if err := cmp.Render(&b, "text"); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, b.String())
+	}
+	for i, out := range outs {
+		for n, l := range strings.Split(out, "\n") {
+			if c := displayCols(l); c > report.TextWidth {
+				t.Errorf("output %d line %d is %d columns wide:\n%s", i, n+1, c, l)
+			}
+		}
+	}
+}
