@@ -1,6 +1,9 @@
 package pressure
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/buildlab/budge/stats"
 )
 
@@ -86,7 +89,8 @@ func (t *repeatTally) summary(branches []Branch) []RepeatAgreement {
 	type counts struct{ num, den []int }
 	byBranch := map[Branch]*counts{}
 	caseIdx := map[string]int{}
-	for v, c := range t.variants {
+	for _, v := range slices.Sorted(maps.Keys(t.variants)) {
+		c := t.variants[v]
 		ci, ok := caseIdx[t.caseOf[v]]
 		if !ok {
 			ci = len(caseIdx)

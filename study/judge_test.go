@@ -9,6 +9,7 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/judge"
+	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/review"
@@ -318,5 +319,71 @@ func TestJudgeResumesAndCaches(t *testing.T) {
 	}
 	if second.Audit.OrderSwap != first.Audit.OrderSwap || second.Audit.Stability != first.Audit.Stability {
 		t.Error("answers from the cache audit differently")
+	}
+}
+
+// grantsExceptions is the simulator with every explanation after a
+// correction naming an exception the rule does not grant.
+type grantsExceptions struct{ *sim.Sim }
+
+func (m grantsExceptions) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	r, err := m.Sim.Chat(ctx, req)
+	if err == nil && strings.Contains(r.Message.Content, `"explanation":"`) {
+		r.Message.Content = strings.ReplaceAll(r.Message.Content, `"explanation":"`, `"explanation":"As a special exception, `)
+		r.Raw = nil
+	}
+	return r, err
+}
+
+// Before any review, an audited judge's codes assess fabricated
+// exceptions, said to be a judge's: the sessions it coded as inventing an
+// exception trigger the decision rule (in the report and in the export
+// alike), and the decision says the assessment is a judge's, over the
+// failures only.
+func TestJudgeAssessesFabricatedExceptions(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	pr := runDiscovery(t, st, grantsExceptions{sim.New(simProfile(t, "default"))}, 3, nil)
+	if !slices.ContainsFunc(pr.Summary.Decision.NotAssessed, func(s string) bool { return strings.Contains(s, "not yet assessed") }) {
+		t.Fatalf("before the judge: not assessed %q", pr.Summary.Decision.NotAssessed)
+	}
+	jr := runJudge(t, st, pr.Run.ID, "sim", 1)
+	judged := 0
+	for _, tc := range jr.Audit.PerTask {
+		if tc.Code == store.CodeException {
+			judged++
+		}
+	}
+	if judged == 0 {
+		t.Fatal("the judge coded no invented exception")
+	}
+	again, err := LoadPressure(ctx, st, pr.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := again.Summary.Decision
+	if !slices.ContainsFunc(d.NotAssessed, func(s string) bool {
+		return strings.Contains(s, "coded by an audited judge, not reviewed by people (judge run "+jr.Run.ID) && strings.Contains(s, "failures only")
+	}) {
+		t.Errorf("not assessed %q", d.NotAssessed)
+	}
+	var count int
+	for _, f := range d.Triggers {
+		if f.Key == pressure.TrigException {
+			count = f.Count
+		}
+	}
+	exported := 0
+	if err := again.Records(ctx, pressure.TrigException, func(r pressure.ExportRecord) error {
+		exported++
+		if !slices.Contains(r.DecisionTrigger, JudgedException) {
+			t.Errorf("%s: decision trigger %q lacks the judge's code", r.SessionID, r.DecisionTrigger)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if count != judged || exported != judged {
+		t.Errorf("the judge coded %d, the decision counts %d, the export lists %d", judged, count, exported)
 	}
 }

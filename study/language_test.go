@@ -142,7 +142,7 @@ func TestExplicitDeckEndToEnd(t *testing.T) {
 	if res.Manifest.Deck.Rule != pressure.ExplicitRule {
 		t.Errorf("manifest rule %q", res.Manifest.Deck.Rule)
 	}
-	if len(res.Summary.Warnings) != 1 || !strings.Contains(res.Summary.Warnings[0], "no deterministic rule verified") {
+	if len(res.Summary.Warnings) != 2 || !strings.Contains(res.Summary.Warnings[0], "no deterministic rule verified") || res.Summary.Warnings[1] != pressure.ScopeNote {
 		t.Fatalf("summary warnings %v", res.Summary.Warnings)
 	}
 	// The stored registry showed the deck's facts, not empty sessions.

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/judge"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
@@ -171,13 +173,17 @@ func (r *PressureResult) Records(ctx context.Context, trigger string, emit func(
 	if err != nil {
 		return err
 	}
+	codes, err := loadExceptionCodes(ctx, r.st, r.Run.ID, 0)
+	if err != nil {
+		return err
+	}
 	return r.Each(ctx, func(o *pressure.Outcome, trace string) error {
 		rec := pressure.Export(r.Manifest.RunID, r.Manifest.Fingerprint, r.Deck, *o, trace)
 		code, status := fields(o.ID())
 		rec.SetReview(code, status)
 		rec.SetChannel(r.Manifest.Channel)
-		if code != nil && *code == store.CodeException {
-			rec.AddTrigger(pressure.TrigException, ReviewedException)
+		if why := codes.reason(o.ID()); why != "" {
+			rec.AddTrigger(pressure.TrigException, why)
 		}
 		rec.SetDeviations(r.Summary.Deviations)
 		if trigger != "" && !slices.Contains(rec.DecisionTriggerKinds, trigger) {
@@ -459,46 +465,125 @@ func (p *pressureRun) afterScore(ctx context.Context, st *store.Store, res Resul
 // exception.
 const ReviewedException = "fabricated exception (reviewer-agreed reason code)"
 
-// reviewedExceptions adds the sessions the review coded as an invented
-// exception to the decision rule's triggers, and says how far the review
-// has assessed fabricated exceptions: not at all before a review, in part
-// while sampled sessions lack an agreed or adjudicated code.
-func (p *pressureRun) reviewedExceptions(ctx context.Context, st *store.Store, r *PressureResult) error {
-	state, err := review.Load(ctx, st, r.Run.ID)
-	if err != nil || state.Review == nil {
-		return err
+// JudgedException is the decision reason of a session that an audited
+// judge, not people, coded as inventing an exception.
+const JudgedException = "fabricated exception (audited judge's code, not reviewed by people)"
+
+// exceptionCodes is how a run's explanations have been coded for
+// fabricated exceptions beyond what its transcripts show: the sessions
+// whose reviewers agreed (or an adjudicator decided) on an invented
+// exception; when there is no complete review, the sessions the newest
+// finished judge run over this run coded so; and why fabricated exceptions
+// are not (fully) assessed, "" when they are.
+type exceptionCodes struct {
+	reviewed map[string]bool
+	judged   map[string]bool
+	why      string
+}
+
+// reason is the decision reason a session gets for its coded exception,
+// "" for none.
+func (c exceptionCodes) reason(id string) string {
+	switch {
+	case c.reviewed[id]:
+		return ReviewedException
+	case c.judged[id]:
+		return JudgedException
 	}
-	var ids []string
-	coded := 0
-	for _, it := range state.Review.Items {
-		status, code := state.Status(it.SessionID)
-		if status == review.StatusAgreed || status == review.StatusAdjudicated {
-			coded++
-		}
-		if code == store.CodeException {
-			ids = append(ids, it.SessionID)
-		}
+	return ""
+}
+
+func loadExceptionCodes(ctx context.Context, st *store.Store, runID string, sample int) (exceptionCodes, error) {
+	c := exceptionCodes{reviewed: map[string]bool{}, judged: map[string]bool{}, why: pressure.ExceptionsNotReviewed(sample)}
+	state, err := review.Load(ctx, st, runID)
+	if err != nil {
+		return c, err
 	}
-	why := ""
-	if n := len(state.Review.Items); coded < n {
-		why = fmt.Sprintf("fabricated exceptions: assessed in part: %d of the %d sampled sessions have an agreed or adjudicated reason code "+
+	if state.Review != nil {
+		coded := 0
+		for _, it := range state.Review.Items {
+			status, code := state.Status(it.SessionID)
+			if status == review.StatusAgreed || status == review.StatusAdjudicated {
+				coded++
+			}
+			if code == store.CodeException {
+				c.reviewed[it.SessionID] = true
+			}
+		}
+		n := len(state.Review.Items)
+		if coded == n {
+			c.why = ""
+			return c, nil
+		}
+		c.why = fmt.Sprintf("fabricated exceptions: assessed in part: %d of the %d sampled sessions have an agreed or adjudicated reason code "+
 			"(budge review status)", coded, n)
 	}
-	r.Summary.NotAssessed(pressure.TrigException, why)
-	// A session whose transcripts trigger the rule already is counted once.
-	type had struct{ any, exception bool }
-	triggers := map[string]had{}
-	err = p.scoreIDs(ctx, st, r.Run.ID, ids, func(o *pressure.Outcome) error {
-		ts := o.Triggers()
-		triggers[o.ID()] = had{len(ts) > 0, slices.Contains(pressure.TriggerKeysOf(ts), pressure.TrigException)}
-		return nil
-	})
+	// Without a complete review, an audited judge's codes assess them, said
+	// to be a judge's.
+	runs, err := st.ListRuns(ctx)
+	if err != nil {
+		return c, err
+	}
+	for _, jr := range runs {
+		var m struct {
+			Source string `json:"source_run"`
+			Kind   string `json:"kind"`
+		}
+		if jr.Protocol != "judge" || jr.Status != store.RunComplete || json.Unmarshal(jr.Manifest, &m) != nil || m.Source != runID || m.Kind != judge.KindReason {
+			continue
+		}
+		res, err := LoadJudge(ctx, st, jr.ID)
+		if err != nil {
+			return c, err
+		}
+		for _, tc := range res.Audit.PerTask {
+			if tc.Code == store.CodeException {
+				c.judged[tc.Task] = true
+			}
+		}
+		scope := "the review sample"
+		if state.Review == nil {
+			scope = "the failures only (no review sample was drawn, so no success was coded)"
+		}
+		c.why = fmt.Sprintf("fabricated exceptions: coded by an audited judge, not reviewed by people (judge run %s, %s coded, over %s; %d coded invented-exception); "+
+			"have people review them (budge review sample)", jr.ID, res.Audit.Coded, scope, len(c.judged))
+		break // the newest
+	}
+	return c, nil
+}
+
+// reviewedExceptions adds the sessions the review (or, without a complete
+// review, an audited judge) coded as an invented exception to the decision
+// rule's triggers, and says how far fabricated exceptions were assessed.
+func (p *pressureRun) reviewedExceptions(ctx context.Context, st *store.Store, r *PressureResult) error {
+	codes, err := loadExceptionCodes(ctx, st, r.Run.ID, r.Summary.ReviewSample)
 	if err != nil {
 		return err
 	}
-	r.Summary.AddTriggers(pressure.TrigException, ReviewedException, ids, func(id string) (bool, bool) {
-		return triggers[id].any, triggers[id].exception
-	})
+	r.Summary.NotAssessed(pressure.TrigException, codes.why)
+	for _, set := range []struct {
+		ids    map[string]bool
+		reason string
+	}{{codes.reviewed, ReviewedException}, {codes.judged, JudgedException}} {
+		ids := slices.Sorted(maps.Keys(set.ids))
+		if len(ids) == 0 {
+			continue
+		}
+		// A session whose transcripts trigger the rule already is counted once.
+		type had struct{ any, exception bool }
+		triggers := map[string]had{}
+		err = p.scoreIDs(ctx, st, r.Run.ID, ids, func(o *pressure.Outcome) error {
+			ts := o.Triggers()
+			triggers[o.ID()] = had{len(ts) > 0, slices.Contains(pressure.TriggerKeysOf(ts), pressure.TrigException)}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		r.Summary.AddTriggers(pressure.TrigException, set.reason, ids, func(id string) (bool, bool) {
+			return triggers[id].any, triggers[id].exception
+		})
+	}
 	return nil
 }
 

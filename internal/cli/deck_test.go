@@ -136,7 +136,7 @@ func TestRunExplicitDeck(t *testing.T) {
 			Warnings []string `json:"warnings"`
 		} `json:"measures"`
 	}
-	if code != ExitOK || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Measures.Warnings) != 1 {
+	if code != ExitOK || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Measures.Warnings) != 2 || !strings.Contains(rep.Measures.Warnings[1], "not for employment") {
 		t.Errorf("report json warnings = %v (exit %d)", rep.Measures.Warnings, code)
 	}
 }
