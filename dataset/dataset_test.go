@@ -47,6 +47,15 @@ func TestBadFilesFailWithFileLineReason(t *testing.T) {
 		`:5: invalid JSON`,
 		`:6: question: missing`)
 
+	// Ids that differ only in Unicode form or an invisible character are
+	// the same id to a reader.
+	spelled := "{\"id\": \"caf\u00e9-1\", \"dataset\": \"d\", \"question\": \"Q1?\", \"correct_answers\": [\"a\"], \"incorrect_answers\": [\"b\"]}\n" +
+		"{\"id\": \"cafe\u0301-1\", \"dataset\": \"d\", \"question\": \"Q2?\", \"correct_answers\": [\"a\"], \"incorrect_answers\": [\"b\"]}\n" +
+		"{\"id\": \"caf\u200b\u00e9-1\", \"dataset\": \"d\", \"question\": \"Q3?\", \"correct_answers\": [\"a\"], \"incorrect_answers\": [\"b\"]}\n"
+	wantProblems(t, limitstest.WriteFile(t, "spelled.jsonl", spelled), Options{},
+		`:2: id: id "cafe\u0301-1" reads the same as "caf\u00e9-1" (line 1)`,
+		`:3: id: id "caf\u200b\u00e9-1" reads the same as "caf\u00e9-1" (line 1)`)
+
 	tqa := "ID,Type,Category,Question,Best Answer\n0,Adversarial,Misc,Why?,Because\n"
 	wantProblems(t, limitstest.WriteFile(t, "tqa.csv", tqa), Options{}, `:1: Best Incorrect Answer: column missing`)
 	tqaRows := "ID,Type,Category,Question,Best Answer,Best Incorrect Answer\n0,A,M,Why?,Because,Because\n1,A,M,\"Multi\nline?\",Yes,No\n1,A,M,Again?,Yes,No\n"

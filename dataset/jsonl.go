@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/textkey"
 )
 
 // eachLine calls fn with every non-blank line of r and its 1-based number.
@@ -88,7 +89,11 @@ func jsonError(err error) string {
 // finish checks the items read from a file (every item valid, no id twice)
 // and returns them only when nothing is wrong.
 func finish(c *collector, items []framing.Item, lines []int) ([]framing.Item, error) {
-	first := map[string]int{}
+	type seen struct {
+		line int
+		id   string
+	}
+	first := map[string]seen{}
 	for i := range items {
 		it := &items[i]
 		for _, p := range it.Validate() {
@@ -101,11 +106,16 @@ func finish(c *collector, items []framing.Item, lines []int) ([]framing.Item, er
 		if it.ID == "" {
 			continue
 		}
-		if at, dup := first[it.ID]; dup {
-			c.add(lines[i], "id", "duplicate id %q (first at line %d)", it.ID, at)
+		k := textkey.Key(it.ID)
+		if at, dup := first[k]; dup {
+			if at.id == it.ID {
+				c.add(lines[i], "id", "duplicate id %q (first at line %d)", it.ID, at.line)
+			} else {
+				c.add(lines[i], "id", "id %+q reads the same as %+q (line %d): they differ only in letter case, Unicode form or invisible characters", it.ID, at.id, at.line)
+			}
 			continue
 		}
-		first[it.ID] = lines[i]
+		first[k] = seen{lines[i], it.ID}
 	}
 	if err := c.err(); err != nil {
 		return nil, err

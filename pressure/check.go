@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/buildlab/budge/textkey"
 )
 
 // Check validates the deck against its rule and the design: references agree
@@ -116,10 +118,14 @@ func (d *Deck) Check() []Problem {
 			add(at+".id", "", "is required")
 		} else if !caseIDPattern.MatchString(c.ID) {
 			add(at+".id", c.ID, "must be letters, digits, dots, dashes or underscores (it is part of every session id), got %q", c.ID)
-		} else if j, dup := caseSeen[c.ID]; dup {
-			add(at+".id", c.ID, "duplicate case id (first at cases[%d])", j)
+		} else if j, dup := caseSeen[textkey.Key(c.ID)]; dup {
+			if d.Cases[j].ID == c.ID {
+				add(at+".id", c.ID, "duplicate case id (first at cases[%d])", j)
+			} else {
+				add(at+".id", c.ID, "case id %+q reads the same as %+q (cases[%d]): they differ only in letter case, Unicode form or invisible characters", c.ID, d.Cases[j].ID, j)
+			}
 		}
-		caseSeen[c.ID] = i
+		caseSeen[textkey.Key(c.ID)] = i
 		if strings.TrimSpace(c.Context) == "" {
 			add(at+".context", c.ID, "is required")
 		}
@@ -147,8 +153,8 @@ func (d *Deck) Check() []Problem {
 				add(at+".profiles."+string(r), c.ID, "profiles are keyed P and Q, got %q", r)
 			}
 		}
-		if p, q := c.ProfileIDs(); p != "" && p == q {
-			add(at+".profiles.Q.id", c.ID, "P and Q must show different ids")
+		if p, q := c.ProfileIDs(); p != "" && textkey.Same(p, q) {
+			add(at+".profiles.Q.id", c.ID, "P and Q must show different ids (got %+q and %+q, which read the same)", p, q)
 		}
 		// checkFixture reports what is wrong with one version of the
 		// evidence, and whether it is whole enough for the rule to read.
@@ -165,10 +171,10 @@ func (d *Deck) Check() []Problem {
 				rp := fmt.Sprintf("%s.records[%d]", fpath, k)
 				if r.ID == "" {
 					add(rp+".id", c.ID, "is required")
-				} else if other, dup := recSeen[r.ID]; dup {
-					add(rp+".id", c.ID, "record id %s is already used in case %s; every record id must be new", r.ID, other)
+				} else if other, dup := recSeen[textkey.Key(r.ID)]; dup {
+					add(rp+".id", c.ID, "record id %s is already used in case %s (or one that reads the same); every record id must be new", r.ID, other)
 				}
-				recSeen[r.ID] = c.ID
+				recSeen[textkey.Key(r.ID)] = c.ID
 				if r.Profile != RoleP && r.Profile != RoleQ {
 					add(rp+".profile", c.ID, "must be P or Q, got %q", r.Profile)
 				}

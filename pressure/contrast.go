@@ -3,6 +3,8 @@ package pressure
 import (
 	"fmt"
 	"strings"
+
+	"github.com/buildlab/budge/textkey"
 	"unicode"
 	"unicode/utf8"
 )
@@ -51,8 +53,11 @@ func (d *Deck) WithContrast(c Contrast) (*Deck, error) {
 	switch {
 	case id.X == "" || id.Y == "":
 		bad("identity", "both labels are required, X first, then Y (got %q, %q)", id.X, id.Y)
-	case strings.EqualFold(id.X, id.Y):
+	case id.X == id.Y:
 		bad("identity.y", "the two labels must differ (both are %q)", id.X)
+	case textkey.Same(id.X, id.Y):
+		bad("identity.y", "the two labels must differ in what they show: %+q and %+q read the same (they differ only in letter case, Unicode form, "+
+			"full-width letters or invisible characters), so neither a reader nor the review's mask can tell them apart", id.X, id.Y)
 	}
 	for _, v := range []struct{ field, v string }{{"identity.x", id.X}, {"identity.y", id.Y}, {"identity.label", id.Label}} {
 		if strings.ContainsAny(v.v, "\n:：") {

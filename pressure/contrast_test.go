@@ -1,6 +1,7 @@
 package pressure
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,23 @@ func TestAnswerKey(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Labels that read the same are refused with both spellings shown: a
+// decomposed accent, an invisible character, full-width letters.
+func TestWithContrastRefusesLabelsThatReadTheSame(t *testing.T) {
+	d, err := OpenDeck("discovery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, y := range []string{"Jose\u0301", "Jos\u200Bé", "Jo\u00ADsé", "Ｊｏｓé"} {
+		_, err := d.WithContrast(Contrast{X: "José", Y: y})
+		if err == nil || !strings.Contains(err.Error(), "read the same") || !strings.Contains(err.Error(), fmt.Sprintf("%+q", y)) {
+			t.Errorf("labels José and %q: %v", y, err)
+		}
+	}
+	if _, err := d.WithContrast(Contrast{X: "José", Y: "Josefa"}); err != nil {
+		t.Errorf("José and Josefa: %v", err)
 	}
 }

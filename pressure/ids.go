@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/buildlab/budge/textkey"
 )
 
 // A profile id is what the model writes to select a profile, so it must not
@@ -83,7 +85,7 @@ func (d *Deck) checkProfileIDs(add func(path, caseID, format string, args ...any
 				continue
 			}
 			for _, n := range names {
-				if n != "" && strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(id)) {
+				if n != "" && textkey.Same(n, id) {
 					add(path, c.ID, "profile id %q equals the display name %q: use an opaque record-like id such as VOL-4821 (ids of this case: %s)", id, n, idPair(c))
 					break
 				}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/textkey"
 )
 
 // What a mask puts in place of what it hides.
@@ -26,8 +27,9 @@ const (
 // word boundaries to find, so each of their characters counts as a token
 // of its own: a Latin label next to Chinese text is still a whole token,
 // and a label written in such a script is masked wherever it occurs.
-// Letters are compared without case and with full-width forms read as
-// their ASCII counterparts ("ｙ" is "Y").
+// Letters are compared by their key (package textkey): without case, with
+// full-width forms read as their ASCII counterparts ("ｙ" is "Y"), in any
+// Unicode form and ignoring invisible characters.
 type Mask struct {
 	terms []maskTerm // longest first
 }
@@ -43,13 +45,12 @@ func NewMask(fields, values []string) Mask {
 	var m Mask
 	seen := map[string]bool{}
 	add := func(s, with string) {
-		s = strings.TrimSpace(s)
-		k := strings.ToLower(s)
-		if s == "" || seen[k] {
+		k := textkey.Key(s)
+		if k == "" || seen[k] {
 			return
 		}
 		seen[k] = true
-		m.terms = append(m.terms, maskTerm{runes: []rune(s), with: with})
+		m.terms = append(m.terms, maskTerm{runes: []rune(k), with: with})
 	}
 	for _, v := range values {
 		add(v, MaskedValue)
@@ -72,46 +73,70 @@ func DeckMask(d *pressure.Deck, fields, labels []string) Mask {
 	return NewMask(append([]string{d.Identity.Label}, fields...), append([]string{d.Identity.X, d.Identity.Y}, labels...))
 }
 
+// keyRune is one rune of a text's key (textkey) and the byte range of the
+// text it came from.
+type keyRune struct {
+	r          rune
+	start, end int
+	first      bool // the first key rune of its segment
+}
+
 // Text returns s with every whole-token occurrence of the mask's field
 // names and values replaced, and the assignment of every session id in it
-// hidden (see MaskSessionID).
+// hidden (see MaskSessionID). Occurrences are found by their key
+// (textkey): a value spelled in another Unicode form, with an invisible
+// character inside or in full-width letters is masked too, and the whole
+// spelling (its invisible characters included) is replaced.
 func (m Mask) Text(s string) string {
 	s = embeddedID.ReplaceAllString(s, "$1/·/$2")
 	if len(m.terms) == 0 || s == "" {
 		return s
 	}
-	rs := []rune(s)
+	var ks []keyRune
+	textkey.Segments(s, func(a, b int, key []rune) {
+		for i, r := range key {
+			ks = append(ks, keyRune{r: r, start: a, end: b, first: i == 0})
+		}
+	})
 	var b strings.Builder
 	b.Grow(len(s))
-	prev := rune(-1)
-	for i := 0; i < len(rs); {
-		if t, n := m.match(rs, i, prev); n > 0 {
+	done := 0 // bytes of s written
+	for i := 0; i < len(ks); {
+		prev := rune(-1)
+		if i > 0 {
+			prev = ks[i-1].r
+		}
+		if t, n := m.match(ks, i, prev); n > 0 {
+			b.WriteString(s[done:ks[i].start])
 			b.WriteString(t.with)
-			prev = rs[i+n-1]
+			done = ks[i+n-1].end
 			i += n
 			continue
 		}
-		b.WriteRune(rs[i])
-		prev = rs[i]
 		i++
 	}
+	b.WriteString(s[done:])
 	return b.String()
 }
 
-// match returns the term that occurs as a whole token at rs[i:], and its
-// length in runes (0 when none does).
-func (m Mask) match(rs []rune, i int, prev rune) (maskTerm, int) {
+// match returns the term that occurs as a whole token at ks[i:], and its
+// length in key runes (0 when none does). A match starts and ends on
+// whole segments of the text.
+func (m Mask) match(ks []keyRune, i int, prev rune) (maskTerm, int) {
+	if !ks[i].first {
+		return maskTerm{}, 0
+	}
 	for _, t := range m.terms {
 		n := len(t.runes)
-		if i+n > len(rs) || (prev >= 0 && joined(prev, rs[i])) {
+		if i+n > len(ks) || (prev >= 0 && joined(prev, ks[i].r)) {
 			continue
 		}
-		if i+n < len(rs) && joined(rs[i+n-1], rs[i+n]) {
+		if i+n < len(ks) && (!ks[i+n].first || joined(ks[i+n-1].r, ks[i+n].r)) {
 			continue
 		}
 		ok := true
 		for k, r := range t.runes {
-			if fold(r) != fold(rs[i+k]) {
+			if r != ks[i+k].r {
 				ok = false
 				break
 			}
@@ -135,15 +160,6 @@ func word(r rune) bool {
 // unspaced reports a rune of a script written without spaces between words.
 func unspaced(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai)
-}
-
-// fold maps a rune to the form masks compare: full-width ASCII to ASCII,
-// then lower case.
-func fold(r rune) rune {
-	if r >= 0xFF01 && r <= 0xFF5E {
-		r -= 0xFEE0
-	}
-	return unicode.ToLower(r)
 }
 
 // MaskSessionID hides the identity assignment (I or II) in a pressure

@@ -71,3 +71,30 @@ func TestMaskSessionIDs(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// A label is masked in every spelling that renders as it: decomposed
+// (NFD), with a zero-width space, a soft hyphen or a joiner inside, in
+// full-width letters, in another case; the whole spelling is replaced,
+// invisible characters included, and nothing around it is touched. A
+// longer label that starts with a shorter one is masked whole.
+func TestMaskSpellings(t *testing.T) {
+	m := NewMask([]string{"Cohort"}, []string{"José", "Josélito"})
+	const v, f = MaskedValue, MaskedField
+	for _, c := range []struct{ in, want string }{
+		{"José agreed.", v + " agreed."},
+		{"Jose\u0301 agreed.", v + " agreed."},
+		{"Jos\u200Bé agreed.", v + " agreed."},
+		{"Jo\u00ADsé agreed.", v + " agreed."},
+		{"J\u200Dosé and JOSÉ", v + " and " + v},
+		{"Ｊｏｓé agreed.", v + " agreed."},
+		{"Josélito, not José.", v + ", not " + v + "."},
+		{"Jose\u0301lito", v},
+		{"Jose is another name; Josef too.", "Jose is another name; Josef too."},
+		{"Co\u200Bhort: José", f + ": " + v},
+		{"é José é", "é " + v + " é"},
+	} {
+		if got := m.Text(c.in); got != c.want {
+			t.Errorf("Text(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
