@@ -89,25 +89,39 @@ func ClassifyHTTP(f HTTPFailure) *Error {
 
 // RetryAfter reads how long a server asks to wait: retry-after-ms (sent by
 // some OpenAI-compatible servers), then Retry-After in seconds or as an HTTP
-// date. Zero when absent or unreadable; capped at MaxRetryAfter.
+// date. Zero when absent or unreadable; capped at MaxRetryAfter, however
+// large the number (it is capped before it becomes a duration, which would
+// overflow into a negative wait).
 func RetryAfter(h http.Header, now time.Time) time.Duration {
 	if h == nil {
 		return 0
 	}
 	var d time.Duration
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			d = time.Duration(ms * float64(time.Millisecond))
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil {
+			d = seconds(ms / 1000)
 		}
 	}
 	if v := strings.TrimSpace(h.Get("Retry-After")); d == 0 && v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-			d = time.Duration(s * float64(time.Second))
+		if s, err := strconv.ParseFloat(v, 64); err == nil {
+			d = seconds(s)
 		} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
-			d = t.Sub(now)
+			d = min(t.Sub(now), MaxRetryAfter)
 		}
 	}
-	return min(d, MaxRetryAfter)
+	return max(0, min(d, MaxRetryAfter))
+}
+
+// seconds is a wait of s seconds, 0 for a negative or unreadable number
+// (NaN), MaxRetryAfter for one at or beyond it (infinity included).
+func seconds(s float64) time.Duration {
+	switch {
+	case !(s > 0):
+		return 0
+	case s >= MaxRetryAfter.Seconds():
+		return MaxRetryAfter
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 // ClassifyTransport classifies an error that came from the connection rather

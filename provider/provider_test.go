@@ -311,6 +311,15 @@ func TestRetryAfter(t *testing.T) {
 		{h("Retry-After", now.Add(-time.Hour).Format(http.TimeFormat)), 0},
 		{h("Retry-After", "86400"), MaxRetryAfter},
 		{h("Retry-After", "soon"), 0},
+		// Numbers too large for a duration are capped, not overflowed
+		// into a negative wait.
+		{h("Retry-After", "1e300"), MaxRetryAfter},
+		{h("Retry-After-Ms", "99999999999999"), MaxRetryAfter},
+		{h("Retry-After", "+Inf"), MaxRetryAfter},
+		{h("Retry-After", "NaN"), 0},
+		{h("Retry-After", "-5"), 0},
+		{h("Retry-After-Ms", "-1e300", "Retry-After", "2"), 2 * time.Second},
+		{h("Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT"), MaxRetryAfter},
 	} {
 		if got := RetryAfter(c.h, now); got != c.want {
 			t.Errorf("RetryAfter(%v) = %v, want %v", c.h, got, c.want)
@@ -365,4 +374,22 @@ func TestRetryPolicy(t *testing.T) {
 	if _, d := p.Retry(1, &Error{Kind: RateLimited, RetryAfter: 3 * time.Second}, rng); d != 3*time.Second {
 		t.Errorf("Retry-After must be honoured, waited %v", d)
 	}
+}
+
+// Whatever a server sends as Retry-After or Retry-After-Ms (numbers of any
+// size, dates, garbage), the wait read is between 0 and MaxRetryAfter.
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"3", "0.5", "1e300", "99999999999999", "-7", "NaN", "+Inf", "0x10", "Fri, 31 Dec 9999 23:59:59 GMT",
+		"Thu, 01 Jan 1970 00:00:00 GMT", "soon", ""} {
+		f.Add(s, s)
+	}
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, ra, ms string) {
+		h := http.Header{}
+		h.Set("Retry-After", ra)
+		h.Set("Retry-After-Ms", ms)
+		if d := RetryAfter(h, now); d < 0 || d > MaxRetryAfter {
+			t.Errorf("Retry-After %q, Retry-After-Ms %q: wait %v", ra, ms, d)
+		}
+	})
 }

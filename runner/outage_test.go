@@ -467,3 +467,37 @@ func TestOutageRule(t *testing.T) {
 		t.Errorf("%d outages, stopped %v", count, stopped)
 	}
 }
+
+// TestRateLimitWaitBoundsEveryWait: a server that asks for a wait far
+// beyond --rate-limit-wait (its Retry-After read as the 5-minute cap) never
+// makes a call sleep longer than --rate-limit-wait, whether the wait is
+// taken without spending an attempt or before a counted retry; the call
+// fails once its attempts are spent.
+func TestRateLimitWaitBoundsEveryWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errs := make([]error, 50)
+		for i := range errs {
+			errs[i] = &provider.Error{Kind: provider.RateLimited, Status: 429, RetryAfter: provider.MaxRetryAfter}
+		}
+		f := &fakeProvider{errs: map[string][]error{"s00/1": errs}}
+		var p plan
+		jobs := p.jobs(1)
+		cfg := netConfig(1)
+		cfg.RateLimitWait = 20 * time.Second
+		var longest time.Duration
+		var waits int
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			waits++
+			longest = max(longest, d)
+			return nil
+		}
+		sk := &sink{}
+		st := run(t, cfg, f, sk, jobs)
+		if longest > cfg.RateLimitWait || waits < cfg.Retry.MaxAttempts-1 {
+			t.Errorf("%d waits, the longest %v; want every wait within --rate-limit-wait %v", waits, longest, cfg.RateLimitWait)
+		}
+		if se := sk.byID(t)["s00"]; se.Status != store.SessionFailed || st.Failed != 1 {
+			t.Errorf("session %s, %d failed; want it failed once its attempts are spent", se.Status, st.Failed)
+		}
+	})
+}

@@ -566,6 +566,7 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 				continue // the streak became an outage meanwhile
 			}
 			again, wait := cfg.Retry.Retry(used, pe, rng)
+			wait = boundWait(wait, cfg)
 			if !again {
 				se.Status = store.SessionFailed
 				se.FailedPhase, se.FailureKind, se.FailureMsg = phase, string(pe.Kind), pe.Error()
@@ -600,4 +601,18 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 	}{se.ID, se.Spec, se.Status, se.Stop, se.FailureMsg, len(se.Messages), se.Attempts})
 	se.TraceSHA = put(trace)
 	return se, nil
+}
+
+// boundWait bounds a wait before a retry by --rate-limit-wait: a server's
+// Retry-After never makes one call wait longer than the run allows for
+// waiting out rate limits (with a negative --rate-limit-wait, every 429 is
+// an attempt and the retry policy's longest delay bounds the wait).
+func boundWait(wait time.Duration, cfg Config) time.Duration {
+	switch {
+	case cfg.RateLimitWait > 0:
+		return min(wait, cfg.RateLimitWait)
+	case cfg.RateLimitWait < 0 && cfg.Retry.MaxDelay > 0:
+		return min(wait, cfg.Retry.MaxDelay)
+	}
+	return wait
 }
