@@ -186,6 +186,7 @@ const TextWidth = 100
 const FormatWide = "text-wide"
 
 func (d *doc) text(w io.Writer, wide bool) error {
+	d = d.terminalSafe()
 	bw := bufio.NewWriter(w)
 	width := TextWidth
 	if wide {
@@ -421,6 +422,7 @@ func wrap(s string, width int, first, rest string) []string {
 }
 
 func (d *doc) markdown(w io.Writer) error {
+	d = d.terminalSafe()
 	bw := bufio.NewWriter(w)
 	bw.WriteString("# " + mdEscape(d.title) + "\n\n")
 	for _, b := range d.blocks {
@@ -653,4 +655,73 @@ func cutCols(s string, n int) (head, tail string) {
 		c += w
 	}
 	return s, ""
+}
+
+// terminalSafe is the document with every control character in its text
+// written as an escape (\x1b, \u202e): text that came from a model, a
+// deck or a data file cannot move a terminal's cursor, set its title,
+// clear its screen or reorder what is shown. Line breaks and tabs stay.
+func (d *doc) terminalSafe() *doc {
+	c := *d
+	c.title = TerminalSafe(d.title)
+	c.blocks = make([]block, len(d.blocks))
+	for i, b := range d.blocks {
+		b.title, b.para, b.note = TerminalSafe(b.title), TerminalSafe(b.para), TerminalSafe(b.note)
+		b.head = safeAll(b.head)
+		b.lines = safeAll(b.lines)
+		if b.rows != nil {
+			rows := make([][]string, len(b.rows))
+			for j, r := range b.rows {
+				rows[j] = safeAll(r)
+			}
+			b.rows = rows
+		}
+		c.blocks[i] = b
+	}
+	return &c
+}
+
+func safeAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = TerminalSafe(s)
+	}
+	return out
+}
+
+// TerminalSafe writes the control characters of s as escapes: C0 controls
+// but line break and tab, DEL, C1 controls, and the bidirectional
+// overrides and isolates (which reorder what a terminal shows). Other
+// text, budge's own marks (private-use runes) included, is unchanged.
+func TerminalSafe(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unsafeRune(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e || r == 0x200f || r == 0x061c:
+		return true
+	}
+	return false
 }
