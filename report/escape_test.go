@@ -27,7 +27,7 @@ func rawControl(s string) (rune, bool) {
 // characters escaped: a window title, a cleared screen, a carriage return
 // over a line or a right-to-left override cannot act on a terminal.
 func TestTextReportsEscapeControlCharacters(t *testing.T) {
-	hostile := "\x1b]0;pwned\x07\x1b[2J\rover\u202eevil\x9b31m\x7f"
+	hostile := "\x1b]0;pwned\x07\x1b[2J\rover\u202eevil\u009b31m\x7f"
 	var rep report.Pressure
 	rep.Run.ID = "run-1"
 	rep.Run.ModelIDs = []string{"gpt" + hostile}
