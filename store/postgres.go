@@ -17,9 +17,32 @@ import (
 )
 
 // IsURL reports whether a store location is a database URL (postgres:// or
-// postgresql://) rather than a directory.
+// postgresql://, in any letter case) rather than a directory.
 func IsURL(loc string) bool {
-	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://")
+	s, ok := scheme(loc)
+	return ok && (s == "postgres" || s == "postgresql")
+}
+
+// scheme is the lower-cased scheme of a location written as a URL
+// ("name://..."), ok false for one that is not.
+func scheme(loc string) (string, bool) {
+	i := strings.Index(loc, "://")
+	if i <= 0 {
+		return "", false
+	}
+	for k, r := range loc[:i] {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || k > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return "", false
+		}
+	}
+	return strings.ToLower(loc[:i]), true
+}
+
+// canonicalURL writes the scheme of a database URL in lower case, as the
+// driver expects it.
+func canonicalURL(loc string) string {
+	s, _ := scheme(loc)
+	return s + loc[strings.Index(loc, "://"):]
 }
 
 // OpenLocation opens the store at loc: a PostgreSQL database for a
@@ -27,9 +50,14 @@ func IsURL(loc string) bool {
 // the SQLite store in the directory loc, created when existing is false
 // (Open) and refused when it is true and there is none (OpenExisting).
 func OpenLocation(ctx context.Context, loc string, existing bool) (*Store, error) {
+	if s, ok := scheme(loc); ok && !IsURL(loc) {
+		// Not a directory either: a directory named "http://..." is a
+		// mistake, and its name may carry a password.
+		return nil, redactErr(fmt.Errorf("store: %s is a %s:// URL: a store is a directory or a postgres:// URL", Redact(loc), s), loc)
+	}
 	switch {
 	case IsURL(loc):
-		st, err := openURL(ctx, loc, Redact(loc), "", existing)
+		st, err := openURL(ctx, canonicalURL(loc), Redact(loc), "", existing)
 		return st, redactErr(err, loc)
 	case existing:
 		return OpenExisting(loc)
@@ -44,7 +72,7 @@ func OpenLocation(ctx context.Context, loc string, existing bool) (*Store, error
 // store shows the URL's password.
 func OpenURL(ctx context.Context, rawURL, cacheDir string) (*Store, error) {
 	where := Redact(rawURL)
-	st, err := openURL(ctx, rawURL, where, cacheDir, false)
+	st, err := openURL(ctx, canonicalURL(rawURL), where, cacheDir, false)
 	return st, redactErr(err, rawURL)
 }
 
@@ -114,7 +142,7 @@ func defaultCacheDir(u *url.URL) (string, error) {
 // Redact returns a store location fit to print: a URL's password is
 // replaced by "xxxxx"; a directory is returned as it is.
 func Redact(loc string) string {
-	if !IsURL(loc) {
+	if _, ok := scheme(loc); !ok {
 		return loc
 	}
 	u, err := url.Parse(loc)

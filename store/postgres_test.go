@@ -197,3 +197,20 @@ func TestPostgresReadOnlyOpenMakesNoTables(t *testing.T) {
 	}
 	s.Close()
 }
+
+// A database URL written with an upper-case scheme opens the database, as
+// the lower-case one does: it never becomes a directory named after it.
+func TestPostgresUpperCaseScheme(t *testing.T) {
+	url := pgtest.Shared(t).FreshURL(t)
+	upper := "POSTGRES" + strings.TrimPrefix(url, "postgres")
+	s, err := track(t)(OpenURL(context.Background(), upper, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.where == upper || pgVersion(t, s) == 0 {
+		t.Errorf("store at %s, schema %d", s.where, pgVersion(t, s))
+	}
+	if _, err := os.Stat(upper); err == nil {
+		t.Errorf("a directory %s was made", upper)
+	}
+}

@@ -129,7 +129,7 @@ func open(dir string, cacheKB int) (*Store, error) {
 	} else {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size("+strconv.Itoa(-cacheKB)+")&_pragma=wal_autocheckpoint("+strconv.Itoa(autoCheckpointPages)+")")
+	sdb, err := sql.Open("sqlite", "file:"+uriPath(path)+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=cache_size("+strconv.Itoa(-cacheKB)+")&_pragma=wal_autocheckpoint("+strconv.Itoa(autoCheckpointPages)+")")
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
@@ -445,4 +445,12 @@ type Attempt struct {
 	Fingerprint  string    `json:"fingerprint,omitempty"`
 	RequestID    string    `json:"request_id,omitempty"`
 	FinishReason string    `json:"finish_reason,omitempty"`
+}
+
+// uriPath is a file path as the path of a SQLite URI filename: %, ? and #
+// escaped, so that a directory named "runs #2" or "out?x" holds the store
+// rather than cutting the name short (SQLite would then create the
+// database elsewhere).
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
 }
