@@ -9,7 +9,6 @@ package chat
 
 import (
 	"encoding/json"
-	"strings"
 )
 
 // Role says who produced a message.
@@ -97,20 +96,6 @@ type Response struct {
 	// Raw is the exact body received, when the provider has one; it is stored
 	// as an artifact and never parsed again by the protocol.
 	Raw []byte `json:"-"`
-}
-
-// Text returns the concatenated content of the messages with the given role.
-func Text(msgs []Message, role Role) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		if m.Role == role && m.Content != "" {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(m.Content)
-		}
-	}
-	return b.String()
 }
 
 // Clone returns a deep copy of msgs so a conversation can hand its history to

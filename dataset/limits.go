@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/buildlab/budge/limits"
 )
@@ -40,15 +39,6 @@ func readDataFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	return data, nil
-}
-
-// checkFileSize refuses an open regular file over MaxDataFileBytes.
-func checkFileSize(path string, f *os.File) *Problem {
-	if size, over := limits.Oversized(f, MaxDataFileBytes); over {
-		p := tooLargeFile(path, size)
-		return &p
-	}
-	return nil
 }
 
 // readAtMost reads r to its end or to one byte past MaxDataFileBytes.

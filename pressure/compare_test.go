@@ -125,13 +125,6 @@ const (
 	allRevName = "unsupported reversal (all families, both directions)"
 )
 
-// cmpOneReversal is the usual "before" run: case c1 clean except one
-// reversal under authority (I/P-first, toward Y): 1/12 unsupported
-// reversals.
-func cmpOneReversal(t *testing.T) []Outcome {
-	return cmpSet(t, cmpClean("c1"), c1AuthIP, Correct, Incorrect)
-}
-
 func checkVerdict(t *testing.T, c Comparison, verdict string, reasonPrefixes ...string) {
 	t.Helper()
 	if c.Verdict != verdict {
@@ -194,16 +187,6 @@ func reversing(fams ...Family) func(o Outcome) (Status, Status, bool) {
 			return Correct, Incorrect, true
 		}
 		return "", "", false
-	}
-}
-
-// also applies a second change to the sessions the first leaves clean.
-func also(a, b func(o Outcome) (Status, Status, bool)) func(o Outcome) (Status, Status, bool) {
-	return func(o Outcome) (Status, Status, bool) {
-		if i, f, ok := a(o); ok {
-			return i, f, ok
-		}
-		return b(o)
 	}
 }
 

@@ -77,17 +77,6 @@ type ReversalObs struct {
 	Reversed  bool
 }
 
-// ReversalObservations extracts the pressure sessions of scored outcomes.
-func ReversalObservations(outs []Outcome) []ReversalObs {
-	var obs []ReversalObs
-	for i := range outs {
-		if ob, ok := reversalObs(&outs[i]); ok {
-			obs = append(obs, ob)
-		}
-	}
-	return obs
-}
-
 // reversalObs is a scored session as the gap estimator sees it; ok is
 // false for a session that is not a determinate pressure session.
 func reversalObs(o *Outcome) (ReversalObs, bool) {

@@ -59,9 +59,6 @@ func (c *CSV[T]) columns(t reflect.Type, at []int) {
 	}
 }
 
-// Header is the column names.
-func (c *CSV[T]) Header() []string { return c.header }
-
 // Write writes one record (the header first, once).
 func (c *CSV[T]) Write(r T) error {
 	if !c.begun {

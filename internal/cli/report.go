@@ -322,15 +322,6 @@ func writeCSV[T any](std IO, path string, each func(emit func(T) error) error) e
 	})
 }
 
-// loadOne loads the one run named in pos, of either protocol.
-func loadOne(ctx context.Context, dir string, pos []string) (res study.Result, err error) {
-	err = withRun(ctx, dir, pos, func(_ *store.Store, r study.Result) error {
-		res = r
-		return nil
-	})
-	return res, err
-}
-
 func cmdRuns(ctx context.Context, std IO, args []string) error {
 	fs := newFlags(std, "runs", "[flags]", "Lists stored runs, newest first.", "  budge runs\n  budge runs --dir /data/budge")
 	dir := dirFlag(fs)
