@@ -25,6 +25,10 @@ const (
 	// short": asking again brings the same oversized answer, so it is not
 	// retried.
 	ResponseTooLarge Kind = "response_too_large"
+	// SessionTooLarge ends a session whose requests and responses would
+	// pass what one session may send and hold (limits.MaxSessionBytes,
+	// limits.MaxArtifactBytes). The runner sets it; no call fails with it.
+	SessionTooLarge Kind = "session_too_large"
 )
 
 // MaxRetryAfter caps what a server may ask the run to wait: a server that

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/limits"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/store"
 	"golang.org/x/sync/errgroup"
@@ -106,6 +107,11 @@ type Config struct {
 	// no more sessions will start: a batching provider sends a wave when
 	// every session in flight waits for the model (provider/batch).
 	Waves Waves
+	// MaxSessionBytes is what one session may send and receive in all
+	// (limits.MaxSessionBytes when 0; tests lower it). A request over it,
+	// or over limits.MaxArtifactBytes, is not sent; a session that would
+	// pass it fails with kind session_too_large.
+	MaxSessionBytes int64
 }
 
 // Waves follows the sessions in flight.
@@ -441,10 +447,23 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 		// bodies deflated.
 		pack = store.PackSmall
 	}
+	// held is the bytes of the session's distinct requests and responses:
+	// what it sends, receives and stores. It stays within maxHeld.
+	var held int64
 	put := func(b []byte) string {
 		id, blob := pack(b)
+		if _, ok := se.Artifacts[id]; !ok {
+			held += int64(len(b))
+		}
 		se.Artifacts[id] = blob
 		return id
+	}
+	maxHeld := cfg.MaxSessionBytes
+	if maxHeld <= 0 {
+		maxHeld = limits.MaxSessionBytes
+	}
+	tooLarge := func(what string) string {
+		return fmt.Sprintf("%s: more than the %s one session may send and receive in all (limits.MaxSessionBytes)", what, byteSize(maxHeld))
 	}
 	conv, err := job.New()
 	if err != nil {
@@ -462,7 +481,21 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 		if err != nil {
 			return se, fmt.Errorf("session %s: encoding request: %w", job.ID, err)
 		}
+		if n := int64(len(reqBody)); held+n > maxHeld {
+			// Not sent: the conversation outgrew what a session may send.
+			se.Status = store.SessionFailed
+			se.FailedPhase, se.FailureKind = phase, string(provider.SessionTooLarge)
+			se.FailureMsg = tooLarge(fmt.Sprintf("call %d not sent: its request of %s would bring the session to %s", call, byteSize(n), byteSize(held+n)))
+			conv.Fail()
+			break
+		}
 		reqSHA := put(reqBody)
+		// What is left for the response: a body over it is refused unread.
+		left := maxHeld - held
+		callCtx := ctx
+		if left < limits.MaxResponseBody {
+			callCtx = provider.WithMaxBody(ctx, left)
+		}
 		var resp *chat.Response
 		// What counts toward MaxAttempts: the failures of this call except
 		// the connection failures of an outage (kept by streak: a streak can
@@ -493,7 +526,7 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 				se.Finished = time.Now()
 				return se, nil
 			}
-			r, callErr := chatOnce(provider.WithCall(ctx, provider.Call{Session: job.ID, Seq: job.Seq, Turn: call, Attempt: n, Incarnation: job.Incarnation}), cfg, p, req)
+			r, callErr := chatOnce(provider.WithCall(callCtx, provider.Call{Session: job.ID, Seq: job.Seq, Turn: call, Attempt: n, Incarnation: job.Incarnation}), cfg, p, req)
 			if cfg.Budget != nil {
 				if callErr == nil && r != nil {
 					cfg.Budget.Settle(reserved, r.Usage.InputTokens, r.Usage.OutputTokens)
@@ -506,14 +539,25 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 			if callErr == nil && r == nil {
 				callErr = &provider.Error{Kind: provider.Malformed, Msg: "provider returned no response"}
 			}
+			var body []byte
+			if callErr == nil {
+				if body = r.Raw; body == nil {
+					body, _ = json.Marshal(r)
+				}
+				if n := int64(len(body)); n > left {
+					// A response the body limit did not stop (a batch
+					// result, an in-process provider): received and
+					// counted, not kept.
+					callErr = &provider.Error{Kind: provider.ResponseTooLarge, Msg: fmt.Sprintf("response of %s, over the %s left", byteSize(n), byteSize(left))}
+					a.InputTokens, a.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
+					se.InputTokens += a.InputTokens
+					se.OutputTokens += a.OutputTokens
+				}
+			}
 			if callErr == nil {
 				a.Outcome = "ok"
 				a.InputTokens, a.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
 				a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason = r.Meta.ModelID, r.Meta.Fingerprint, r.Meta.RequestID, r.FinishReason
-				body := r.Raw
-				if body == nil {
-					body, _ = json.Marshal(r)
-				}
 				a.ResponseSHA = put(body)
 				out.report(callID, "", probe)
 				se.InputTokens += a.InputTokens
@@ -522,8 +566,14 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 				resp = r
 				break
 			}
+			body, r = nil, nil
 			failures.Add(1)
 			pe := provider.Classify(ctx, callErr)
+			if pe.Kind == provider.ResponseTooLarge && left < limits.MaxResponseBody {
+				// The session's limit, not the provider's, refused it.
+				pe = &provider.Error{Kind: provider.SessionTooLarge,
+					Msg: tooLarge(fmt.Sprintf("call %d: %s, with %s sent and received before it", call, pe.Msg, byteSize(held)))}
+			}
 			a.Outcome, a.ErrorKind, a.ErrorMsg, a.HTTPStatus = "error", string(pe.Kind), pe.Error(), pe.Status
 			se.Attempts = append(se.Attempts, a)
 			kind := pe.Kind
@@ -601,6 +651,17 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 	}{se.ID, se.Spec, se.Status, se.Stop, se.FailureMsg, len(se.Messages), se.Attempts})
 	se.TraceSHA = put(trace)
 	return se, nil
+}
+
+// byteSize writes n bytes for a reader: 512 bytes, 3.4 MiB.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // boundWait bounds a wait before a retry by --rate-limit-wait: a server's
