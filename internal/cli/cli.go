@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -107,7 +108,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 				return ExitOK
 			}
 			if msg := errorMessage(err); msg != "" {
-				fmt.Fprintln(stderr, "budge "+c.name+":", msg)
+				// An error may quote an endpoint, a deck or a data file.
+				fmt.Fprintln(stderr, "budge "+c.name+":", report.TerminalSafe(msg))
 			}
 			return exitCode(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -25,6 +26,8 @@ func cmdDeck(ctx context.Context, std IO, args []string) error {
 		fmt.Fprint(std.Err, deckUsage)
 		return usageError{"deck needs a subcommand: " + strings.Join(deckSubcommands, ", ")}
 	}
+	// Decks are the user's files: what they say reaches a terminal escaped.
+	std.Out, std.Err = report.TerminalWriter(std.Out), report.TerminalWriter(std.Err)
 	switch args[0] {
 	case "list":
 		return deckList(std)

@@ -342,17 +342,18 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 		if err != nil {
 			return err
 		}
+		out := report.TerminalWriter(std.Out) // deck names and models are the user's or an endpoint's words
 		if len(runs) == 0 {
 			fmt.Fprintf(std.Err, "no runs in %s yet; start one with: budge run\n", store.Redact(*dir))
 			return nil
 		}
-		fmt.Fprintf(std.Out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
+		fmt.Fprintf(out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
 		for _, r := range runs {
 			status, err := liveStatus(ctx, st, r)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(std.Out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", r.ID, r.Protocol, status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
+			fmt.Fprintf(out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", r.ID, r.Protocol, status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
 		}
 		return nil
 	})
