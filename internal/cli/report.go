@@ -115,7 +115,9 @@ a challenge, and trace_ref.
 --format csv writes the same fields as jsonl, one row per session under a
 header row, for spreadsheets: a null is an empty cell, a list or an object is
 its JSON text, and a text that a spreadsheet would run as a formula (it
-starts with =, +, -, @) gets a leading apostrophe.
+starts with a tab or a carriage return, or its first visible character, after
+any space, byte order mark or zero-width character, is =, +, - or @, in
+full width too) gets a leading apostrophe.
 
 --format flips (framing runs) writes the flip list for review instead: one
 record ("record": "flip_pair") per item, arm and pair, C1-True beside
