@@ -29,12 +29,17 @@ func scanLines(r io.Reader, max int) *bufio.Scanner {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), max+1)
 	skipping := false
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+	var split bufio.SplitFunc
+	split = func(data []byte, atEOF bool) (int, []byte, error) {
 		i := bytes.IndexByte(data, '\n')
 		switch {
 		case skipping && i >= 0:
+			// The rest of a skipped line, and the next line with it: a
+			// Scanner at the end of its input stops at a call that
+			// yields no line.
 			skipping = false
-			return i + 1, nil, nil
+			n, tok, err := split(data[i+1:], atEOF)
+			return i + 1 + n, tok, err
 		case skipping:
 			return len(data), nil, nil
 		case i > max || (i < 0 && len(data) > max):
@@ -51,7 +56,8 @@ func scanLines(r io.Reader, max int) *bufio.Scanner {
 			return len(data), data, nil
 		}
 		return 0, nil, nil
-	})
+	}
+	sc.Split(split)
 	return sc
 }
 

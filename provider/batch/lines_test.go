@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/buildlab/budge/limits"
 	"github.com/buildlab/budge/limits/limitstest"
@@ -71,4 +72,23 @@ func (b repeat) Read(p []byte) (int, error) {
 		p[i] = byte(b)
 	}
 	return len(p), nil
+}
+
+// The line after an over-long one is read when it comes with the end of
+// the input (a reader that returns its last bytes with io.EOF, as an HTTP
+// body does).
+func TestScanLinesLineAfterSkipAtEOF(t *testing.T) {
+	long := `{"custom_id":"big","pad":"` + strings.Repeat("x", 150<<10) + `"}`
+	sc := scanLines(iotest.DataErrReader(strings.NewReader(long+"\n"+`{"custom_id":"z"}`+"\n")), 100<<10)
+	var got []string
+	for sc.Scan() {
+		if id, over := OverLong(sc.Bytes()); over {
+			got = append(got, "over:"+id)
+		} else {
+			got = append(got, sc.Text())
+		}
+	}
+	if strings.Join(got, "|") != `over:big|{"custom_id":"z"}` || sc.Err() != nil {
+		t.Errorf("lines %q, %v", got, sc.Err())
+	}
 }
