@@ -485,7 +485,8 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 			// Not sent: the conversation outgrew what a session may send.
 			se.Status = store.SessionFailed
 			se.FailedPhase, se.FailureKind = phase, string(provider.SessionTooLarge)
-			se.FailureMsg = tooLarge(fmt.Sprintf("call %d not sent: its request of %s would bring the session to %s", call, byteSize(n), byteSize(held+n)))
+			se.FailureMsg = (&provider.Error{Kind: provider.SessionTooLarge, Msg: tooLarge(fmt.Sprintf("call %d not sent: its request of %s would bring the session to %s",
+				call, byteSize(n), byteSize(held+n)))}).Error()
 			conv.Fail()
 			break
 		}
