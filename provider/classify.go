@@ -26,8 +26,9 @@ const (
 	// retried.
 	ResponseTooLarge Kind = "response_too_large"
 	// SessionTooLarge ends a session whose requests and responses would
-	// pass what one session may send and hold (limits.MaxSessionBytes,
-	// limits.MaxArtifactBytes). The runner sets it; no call fails with it.
+	// pass what one session may send and receive (limits.MaxSessionBytes).
+	// The runner sets it, on the call it did not send or whose answer it
+	// refused; it is not retried.
 	SessionTooLarge Kind = "session_too_large"
 )
 

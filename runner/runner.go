@@ -108,9 +108,10 @@ type Config struct {
 	// every session in flight waits for the model (provider/batch).
 	Waves Waves
 	// MaxSessionBytes is what one session may send and receive in all
-	// (limits.MaxSessionBytes when 0; tests lower it). A request over it,
-	// or over limits.MaxArtifactBytes, is not sent; a session that would
-	// pass it fails with kind session_too_large.
+	// (limits.MaxSessionBytes when 0; tests lower it). A request that
+	// would pass it is not sent, a response that would is refused unread
+	// (or, from a batch, not kept), and the session fails with kind
+	// session_too_large.
 	MaxSessionBytes int64
 }
 

@@ -26,11 +26,12 @@ func cmdDeck(ctx context.Context, std IO, args []string) error {
 		fmt.Fprint(std.Err, deckUsage)
 		return usageError{"deck needs a subcommand: " + strings.Join(deckSubcommands, ", ")}
 	}
-	// Decks are the user's files: what they say reaches a terminal escaped.
-	std.Out, std.Err = report.TerminalWriter(std.Out), report.TerminalWriter(std.Err)
+	// Decks are the user's files: what check and list print of them
+	// reaches a terminal escaped.
+	shown := IO{In: std.In, Out: report.TerminalWriter(std.Out), Err: report.TerminalWriter(std.Err)}
 	switch args[0] {
 	case "list":
-		return deckList(std)
+		return deckList(shown)
 	case "init":
 		return deckInit(std, args[1:])
 	case "schema":
@@ -38,7 +39,7 @@ func cmdDeck(ctx context.Context, std IO, args []string) error {
 	case "freeze":
 		return deckFreeze(ctx, std, args[1:])
 	}
-	return deckCheck(std, args[1:])
+	return deckCheck(shown, args[1:])
 }
 
 func deckCheck(std IO, args []string) error {
