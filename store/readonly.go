@@ -88,16 +88,9 @@ func openReadOnly(dir, path, tmp string, immutable bool) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: reading %s: %w", path, err)
 	}
-	if err := tooNew(path, v); err != nil {
+	if err := needsMigration(path, "--dir "+dir, v); err != nil {
 		db.Close()
 		return nil, err
-	}
-	if v < SchemaVersion {
-		db.Close()
-		return nil, fmt.Errorf("store: %s has schema version %d and this budge uses version %d: %w, and commands that only read "+
-			"(runs, report, export, show, view) do not change a store; migrate it with %s --dir %s (any command that writes to "+
-			"the store migrates it first), or read it with the budge that wrote it",
-			path, v, SchemaVersion, ErrNeedsMigration, MigrateCommand, dir)
 	}
 	// The viewer's index, in the private database: found before any
 	// index the store holds.
@@ -108,6 +101,22 @@ func openReadOnly(dir, path, tmp string, immutable bool) (*Store, error) {
 	st := newStore(dir, dir, db)
 	st.readOnly = true
 	return st, nil
+}
+
+// needsMigration refuses a schema version other than this budge's: a
+// newer one (tooNew), or an older one a reader does not migrate; flag
+// names the store for the migrating command.
+func needsMigration(where, flag string, v int) error {
+	if err := tooNew(where, v); err != nil {
+		return err
+	}
+	if v < SchemaVersion {
+		return fmt.Errorf("store: %s has schema version %d and this budge uses version %d: %w, and commands that only read "+
+			"(runs, report, export, show, view) do not change a store; migrate it with %s %s (any command that writes to "+
+			"the store migrates it first), or read it with the budge that wrote it",
+			where, v, SchemaVersion, ErrNeedsMigration, MigrateCommand, flag)
+	}
+	return nil
 }
 
 // attaching opens connections to the private database with the store's
@@ -153,10 +162,14 @@ func sqlQuote(s string) string {
 // a store this process may write is opened for writing too (the viewer
 // records reviews), once its schema version is known to be current; a
 // store it may not write stays read-only (ReadOnly tells). A PostgreSQL
-// store is opened as OpenLocation opens an existing one.
+// store is opened as it is (its connection may write), never migrated: one
+// at an older schema version is refused likewise.
 func OpenReader(ctx context.Context, loc string, writes bool) (*Store, error) {
-	if _, ok := scheme(loc); ok {
-		return OpenLocation(ctx, loc, true)
+	if _, ok := scheme(loc); ok && !IsURL(loc) {
+		return OpenLocation(ctx, loc, true) // refused, its password redacted
+	} else if ok {
+		st, err := openURL(ctx, canonicalURL(loc), Redact(loc), "", true, true)
+		return st, redactErr(err, loc)
 	}
 	st, err := OpenReadOnly(loc)
 	if err != nil || !writes || !writable(loc, filepath.Join(loc, dbName)) {
