@@ -30,6 +30,10 @@ const (
 	// stored twice at most (the exact bodies, and the transcript), so a run
 	// stores at most about twice this per session.
 	MaxSessionBytes = 4 << 20
+	// MaxPendingBytes bounds the bytes of finished sessions waiting for
+	// the store to write them: a store slower than the model holds the
+	// sessions back instead of holding them in memory.
+	MaxPendingBytes = 64 << 20
 )
 
 // TooLarge is the error for a file refused for its size.

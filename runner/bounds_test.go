@@ -4,7 +4,9 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/limits"
@@ -98,4 +100,63 @@ func TestSessionBytesBounded(t *testing.T) {
 	if g := got["s02"]; g.Status != store.SessionComplete || len(g.Attempts) != 3 || p.calls["s02"] != 3 {
 		t.Errorf("s02: %s with %d attempts, want complete with 3", g.Status, len(g.Attempts))
 	}
+}
+
+// slowSink stores slowly, and records how many sessions were stored.
+type slowSink struct {
+	sink
+	stored atomic.Int64
+}
+
+func (s *slowSink) WriteSessions(ctx context.Context, run string, ss []store.Session) error {
+	time.Sleep(20 * time.Millisecond)
+	s.stored.Add(int64(len(ss)))
+	return s.sink.WriteSessions(ctx, run, ss)
+}
+
+// TestPendingBytesBounded: when the store is slower than the model,
+// finished sessions wait within limits.MaxPendingBytes (and the sessions
+// in flight) instead of piling up in memory, and all are stored.
+func TestPendingBytesBounded(t *testing.T) {
+	const size = 3 << 20
+	var answered atomic.Int64
+	var sk slowSink
+	var worst atomic.Int64
+	p := &fakeProvider{before: func(ctx context.Context, req *chat.Request) {
+		if held := (answered.Load() - sk.stored.Load()) * size; held > worst.Load() {
+			worst.Store(held)
+		}
+	}}
+	big := &sized{fakeProvider: p, n: size, answered: &answered}
+	var pl plan
+	calls := make([]int, 80)
+	for i := range calls {
+		calls[i] = 1
+	}
+	cfg := Config{RunID: "r", Concurrency: 4, Retry: provider.RetryPolicy{MaxAttempts: 1}, Sleep: (&sleeps{}).sleep}
+	if _, err := Run(context.Background(), context.Background(), cfg, big, &sk, pl.jobs(calls...)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sk.all()); n != 80 {
+		t.Fatalf("%d sessions stored, want 80", n)
+	}
+	if limit := int64(limits.MaxPendingBytes + 2*cfg.Concurrency*size); worst.Load() > limit {
+		t.Errorf("%d MiB of answered sessions waited for the store, want at most %d MiB", worst.Load()>>20, limit>>20)
+	}
+}
+
+// sized answers with a body of n bytes.
+type sized struct {
+	*fakeProvider
+	n        int
+	answered *atomic.Int64
+}
+
+func (s *sized) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	r, err := s.fakeProvider.Chat(ctx, req)
+	if err == nil {
+		r.Raw = []byte(strings.Repeat("y", s.n))
+		s.answered.Add(1)
+	}
+	return r, err
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/store"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 )
 
 // Conversation is one session of a protocol, advanced one call at a time.
@@ -217,8 +218,9 @@ func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Si
 	// are not worth paying for.
 	gctx, stopRun := context.WithCancel(gctx)
 	defer stopRun()
+	pending := semaphore.NewWeighted(limits.MaxPendingBytes)
 	go func() {
-		err := writeAll(ctx, cfg, sink, results, &stats, &attempts, &failures, start, stopRun)
+		err := writeAll(ctx, cfg, sink, results, pending, &stats, &attempts, &failures, start, stopRun)
 		writerErr <- err
 	}()
 	out := newOutages(cfg, stopRun)
@@ -266,7 +268,11 @@ dispatch:
 			if err != nil {
 				return err
 			}
-			results <- result{se, logLines(cfg, se)} // the writer drains every result until Run closes the channel
+			// Finished sessions wait for the writer within a budget of
+			// bytes: a slow store holds the sessions back, not memory.
+			n := min(sessionBytes(se), limits.MaxPendingBytes)
+			pending.Acquire(context.Background(), n)    // never fails: the writer releases what it stored
+			results <- result{se, logLines(cfg, se), n} // the writer drains every result until Run closes the channel
 			return nil
 		})
 	}
@@ -312,8 +318,25 @@ const DefaultBatchSize = 64
 
 // result is a finished session and its log lines.
 type result struct {
-	se  store.Session
-	log []byte
+	se   store.Session
+	log  []byte
+	held int64 // of the pending bytes
+}
+
+// sessionBytes is about what a finished session holds: its artifacts and
+// its transcript.
+func sessionBytes(se store.Session) int64 {
+	var n int64
+	for _, b := range se.Artifacts {
+		n += int64(len(b.Data))
+	}
+	for _, m := range se.Messages {
+		n += int64(len(m.Content) + len(m.Refusal))
+		for _, tc := range m.ToolCalls {
+			n += int64(len(tc.Arguments))
+		}
+	}
+	return n
 }
 
 func logLines(cfg Config, se store.Session) []byte {
@@ -327,14 +350,14 @@ func logLines(cfg Config, se store.Session) []byte {
 // tick of 100 ms, or as soon as cfg.BatchSize sessions wait. One batch is
 // written while the next one fills, so the sessions in flight go on while
 // the store writes; at most two batches are held.
-func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
+func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result, pending *semaphore.Weighted, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
 	full := make(chan batch)
 	done := make(chan batch, 1) // a written batch, emptied for reuse
 	written := make(chan error, 1)
 	go func() {
 		// Writes use a context that survives cancellation: what was
 		// observed is always stored.
-		written <- writeBatches(context.WithoutCancel(ctx), cfg, sink, full, done, stats, attempts, failures, start, failed)
+		written <- writeBatches(context.WithoutCancel(ctx), cfg, sink, full, done, pending, stats, attempts, failures, start, failed)
 	}()
 	var cur, spare batch // the batch filling, and one to fill next
 	busy := false        // the writer holds a batch
@@ -359,7 +382,8 @@ func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result,
 			}
 			cur.sessions = append(cur.sessions, r.se)
 			cur.logs = append(cur.logs, r.log)
-			if len(cur.sessions) >= cfg.BatchSize {
+			cur.held += r.held
+			if len(cur.sessions) >= cfg.BatchSize || cur.held >= limits.MaxPendingBytes/2 {
 				hand()
 			}
 		case b := <-done:
@@ -377,18 +401,20 @@ func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result,
 type batch struct {
 	sessions []store.Session
 	logs     [][]byte
+	held     int64 // pending bytes, released once stored
 }
 
 // writeBatches stores each batch from full and hands it back, emptied, on
 // done. After a failure it stores nothing more: the batches that follow are
 // neither counted nor logged.
-func writeBatches(ctx context.Context, cfg Config, sink Sink, full <-chan batch, done chan<- batch, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
+func writeBatches(ctx context.Context, cfg Config, sink Sink, full <-chan batch, done chan<- batch, pending *semaphore.Weighted, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
 	var firstErr error
 	for b := range full {
 		if firstErr == nil {
 			firstErr = writeBatch(ctx, cfg, sink, b, stats, attempts, failures, start, failed)
 		}
 		clear(b.sessions) // the sessions' bodies are not held until the batch is reused
+		pending.Release(b.held)
 		done <- batch{sessions: b.sessions[:0], logs: b.logs[:0]}
 	}
 	return firstErr
