@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/buildlab/budge/limits"
 )
 
 func fileSum(t *testing.T, path string) [32]byte {
@@ -156,5 +159,48 @@ func TestOpenReadOnlyNeedsMigration(t *testing.T) {
 	}
 	if _, err := OpenReadOnly(filepath.Join(t.TempDir(), "none")); !errors.Is(err, ErrNoStore) {
 		t.Errorf("no store: %v", err)
+	}
+}
+
+// EachSessions reads sessions that hold megabytes each a few at a time:
+// no batch holds much more than limits.MaxPendingBytes of transcripts.
+func TestEachSessionsBoundedByBytes(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	createRun(t, st, "r", base)
+	const each = 3 << 20
+	var all []Session
+	for i := range 40 {
+		se := testSession(fmt.Sprintf("s%02d", i), i)
+		se.Messages[0].Content = strings.Repeat("z", each)
+		all = append(all, se)
+	}
+	if err := st.WriteSessions(ctx, "r", all); err != nil {
+		t.Fatal(err)
+	}
+	seen, most := 0, int64(0)
+	if err := st.EachSessions(ctx, "r", 1024, func(b []Session) error {
+		var n int64
+		for _, se := range b {
+			if se.Seq != seen {
+				t.Fatalf("session %d read at position %d", se.Seq, seen)
+			}
+			seen++
+			n += transcriptBytes(se)
+		}
+		most = max(most, n)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if seen != 40 {
+		t.Errorf("%d sessions read, want 40", seen)
+	}
+	if most > limits.MaxPendingBytes+each {
+		t.Errorf("a batch held %d MiB, want about %d MiB at most", most>>20, limits.MaxPendingBytes>>20)
 	}
 }
