@@ -1,11 +1,39 @@
-// Package limits reads files whole under a limit on their size, so that a
-// hostile or broken file is refused before it exhausts memory.
+// Package limits holds the byte limits of a run in one place, and reads
+// files whole under a limit on their size, so that a hostile or broken file
+// or endpoint is refused before it exhausts memory or disk.
 package limits
 
 import (
 	"fmt"
 	"io"
 	"os"
+)
+
+// What a run may receive, hold and store. A chat answer is kilobytes and a
+// conversation rarely passes a megabyte; these limits are far above that,
+// and low enough that an endpoint answering with megabytes on every turn
+// ends its session instead of filling memory and disk.
+const (
+	// MaxResponseBody is the largest response body a provider accepts from
+	// a model call (provider.DefaultMaxBody).
+	MaxResponseBody = 8 << 20
+	// MaxBatchResultLine is the longest line of a batch's results: one
+	// response within MaxResponseBody, plus the line's own fields. A longer
+	// line is that request's failure (response_too_large), not the batch's.
+	MaxBatchResultLine = MaxResponseBody + 256<<10
+	// MaxSessionBytes is what one session may send and receive in all: the
+	// bytes of its distinct requests and responses, which are what it
+	// stores, so it also bounds any one of them. A request that would pass
+	// it is not sent; a response that would is refused unread (or, from a
+	// batch, not kept); either way the session fails with kind
+	// session_too_large and the run goes on. A session's conversation is
+	// stored twice at most (the exact bodies, and the transcript), so a run
+	// stores at most about twice this per session.
+	MaxSessionBytes = 4 << 20
+	// MaxPendingBytes bounds the bytes of finished sessions waiting for
+	// the store to write them: a store slower than the model holds the
+	// sessions back instead of holding them in memory.
+	MaxPendingBytes = 64 << 20
 )
 
 // TooLarge is the error for a file refused for its size.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/buildlab/budge/limits"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -14,7 +15,7 @@ const (
 	// its configuration says otherwise (openai.Config.MaxBody,
 	// anthropic.Config.MaxBody, endpoint.Options.MaxBody). A 2xx body over
 	// the limit fails with kind ResponseTooLarge; it is not read to its end.
-	DefaultMaxBody = 8 << 20
+	DefaultMaxBody = limits.MaxResponseBody
 	// DefaultResponseBudget is how many response bytes all the calls of a
 	// process may hold at once (SetResponseBudget changes it).
 	DefaultResponseBudget = 256 << 20

@@ -25,6 +25,11 @@ const (
 	// short": asking again brings the same oversized answer, so it is not
 	// retried.
 	ResponseTooLarge Kind = "response_too_large"
+	// SessionTooLarge ends a session whose requests and responses would
+	// pass what one session may send and receive (limits.MaxSessionBytes).
+	// The runner sets it, on the call it did not send or whose answer it
+	// refused; it is not retried.
+	SessionTooLarge Kind = "session_too_large"
 )
 
 // MaxRetryAfter caps what a server may ask the run to wait: a server that

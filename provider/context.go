@@ -41,3 +41,19 @@ func CallOf(ctx context.Context) (Call, bool) {
 	c, ok := ctx.Value(callKey{}).(Call)
 	return c, ok
 }
+
+type maxBodyKey struct{}
+
+// WithMaxBody lowers the largest response body a call accepts to n bytes
+// (a session near the end of what it may hold): a body over it fails with
+// kind ResponseTooLarge without being read to its end. It never raises a
+// provider's own limit.
+func WithMaxBody(ctx context.Context, n int64) context.Context {
+	return context.WithValue(ctx, maxBodyKey{}, n)
+}
+
+// MaxBodyOf returns the limit set by WithMaxBody, or 0 without one.
+func MaxBodyOf(ctx context.Context) int64 {
+	n, _ := ctx.Value(maxBodyKey{}).(int64)
+	return n
+}

@@ -103,6 +103,9 @@ func (x *Exchange) read(ctx context.Context, res *http.Response) ([]byte, error)
 	if limit <= 0 {
 		limit = DefaultMaxBody
 	}
+	if m := MaxBodyOf(ctx); m > 0 {
+		limit = min(limit, m)
+	}
 	// A body never takes more than the whole budget (one byte is kept to
 	// tell an oversized body).
 	limit = min(limit, b.Total()-1)

@@ -9,6 +9,10 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode"
+
+	"github.com/buildlab/budge/textkey"
+	"golang.org/x/text/unicode/norm"
 )
 
 // CSV writes records of one struct type as CSV rows for spreadsheets: one
@@ -16,8 +20,9 @@ import (
 // export, so the two formats carry the same fields. A null is an empty
 // cell, a string is itself, and a number, a boolean, a list or an object
 // is its JSON text. A string that a spreadsheet would run as a formula
-// (it starts with =, +, -, @, a tab or a carriage return; model replies
-// land in these cells) is written with a leading apostrophe. Rows are written as they come (nothing is held but
+// (it starts with a tab or a carriage return, or its first visible
+// character is =, +, - or @, full-width or not; model replies land in these
+// cells) is written with a leading apostrophe. Rows are written as they come (nothing is held but
 // the row being written).
 type CSV[T any] struct {
 	w      *csv.Writer
@@ -133,10 +138,26 @@ func csvCell(v reflect.Value) (string, error) {
 	return string(raw), nil
 }
 
-// defuse keeps a spreadsheet from running a text as a formula.
+// defuse keeps a spreadsheet from running a text as a formula: one that
+// starts with a tab or a carriage return, or whose first visible
+// character, after any space, byte order mark or zero-width character, is
+// =, +, - or @ in any width (full-width ＝ ＋ － ＠, the small forms, the
+// minus sign), as some spreadsheets read them.
 func defuse(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+	if s == "" {
+		return s
+	}
+	if s[0] == '\t' || s[0] == '\r' {
 		return "'" + s
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || textkey.Invisible(r) {
+			continue
+		}
+		if r == '\u2212' || strings.ContainsAny(norm.NFKC.String(string(r)), "=+-@") {
+			return "'" + s
+		}
+		break
 	}
 	return s
 }

@@ -61,3 +61,70 @@ func TestCSVQuotesAndDefuses(t *testing.T) {
 		t.Errorf("rows:\n%q\nwant\n%q", rows, want)
 	}
 }
+
+// A formula hidden behind space, a byte order mark or a zero-width
+// character, or written in full-width or small forms, is defused too; text
+// that merely contains such characters is not touched.
+func TestCSVDefusesHiddenFormulas(t *testing.T) {
+	cells := map[string]bool{
+		"=1+1":                    true,
+		"+1":                      true,
+		"-1":                      true,
+		"@SUM(A1)":                true,
+		"\t=1":                    true,
+		"\r=1":                    true,
+		"\tplain":                 true,
+		" =1+1":                   true,
+		"  \u00a0@x":              true,
+		"\n=1":                    true,
+		"\ufeff=HYPERLINK(\"x\")": true,
+		"\u200b=1":                true,
+		"\u200d\u2060+1":          true,
+		"\u00ad-1":                true,
+		"\uff1dHYPERLINK(\"x\")":  true,
+		"\uff0b1":                 true,
+		"\uff0d1":                 true,
+		"\uff20x":                 true,
+		"\ufe66x":                 true,
+		"\u2212 1":                true,
+		" \ufeff\u200b\uff1d1":    true,
+		"plain":                   false,
+		"a=1":                     false,
+		" plain =1":               false,
+		"\u200bword":              false,
+		"José = José":             false,
+		"100% \uff1d":             false,
+		"":                        false,
+	}
+	type row struct {
+		Text string `json:"text"`
+	}
+	for cell, defused := range cells {
+		var b bytes.Buffer
+		c, err := report.NewCSV[row](&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Write(row{cell}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := cell
+		if defused {
+			want = "'" + cell
+		}
+		got := ""
+		if len(rows) > 1 { // a row of one empty cell is an empty line
+			got = rows[1][0]
+		}
+		if got != want {
+			t.Errorf("%q written as %q, want %q", cell, got, want)
+		}
+	}
+}

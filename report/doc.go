@@ -714,6 +714,20 @@ func TerminalSafe(s string) string {
 	return b.String()
 }
 
+// TerminalWriter is w with TerminalSafe applied to everything written to
+// it: for commands that print strings from a model, an endpoint, a deck or
+// a data file (show, runs, deck check) whole lines at a time.
+func TerminalWriter(w io.Writer) io.Writer { return terminalWriter{w} }
+
+type terminalWriter struct{ w io.Writer }
+
+func (t terminalWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, TerminalSafe(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 func unsafeRune(r rune) bool {
 	switch {
 	case r == '\n' || r == '\t':

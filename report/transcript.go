@@ -24,7 +24,7 @@ func Transcript(w io.Writer, runID, sessionID string, outcome any, se *store.Ses
 	fmt.Fprintf(&b, "session %s of run %s\n\noutcome:\n%s\n", sessionID, runID, ob)
 	if se == nil {
 		b.WriteString("\nno stored transcript: this cell is missing\n")
-		_, err := w.Write(b.Bytes())
+		_, err := io.WriteString(w, TerminalSafe(b.String()))
 		return err
 	}
 	fmt.Fprintf(&b, "\nstatus %s · trace sha256:%s\n\nmessages:\n", se.Status, se.TraceSHA)
@@ -51,7 +51,9 @@ func Transcript(w io.Writer, runID, sessionID string, outcome any, se *store.Ses
 		}
 		b.WriteString("\n")
 	}
-	_, err = w.Write(b.Bytes())
+	// Model content, tool arguments, error messages and ids as a terminal
+	// may show them: control characters escaped.
+	_, err = io.WriteString(w, TerminalSafe(b.String()))
 	return err
 }
 

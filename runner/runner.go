@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/limits"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/store"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 )
 
 // Conversation is one session of a protocol, advanced one call at a time.
@@ -106,6 +108,12 @@ type Config struct {
 	// no more sessions will start: a batching provider sends a wave when
 	// every session in flight waits for the model (provider/batch).
 	Waves Waves
+	// MaxSessionBytes is what one session may send and receive in all
+	// (limits.MaxSessionBytes when 0; tests lower it). A request that
+	// would pass it is not sent, a response that would is refused unread
+	// (or, from a batch, not kept), and the session fails with kind
+	// session_too_large.
+	MaxSessionBytes int64
 }
 
 // Waves follows the sessions in flight.
@@ -210,8 +218,9 @@ func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Si
 	// are not worth paying for.
 	gctx, stopRun := context.WithCancel(gctx)
 	defer stopRun()
+	pending := semaphore.NewWeighted(limits.MaxPendingBytes)
 	go func() {
-		err := writeAll(ctx, cfg, sink, results, &stats, &attempts, &failures, start, stopRun)
+		err := writeAll(ctx, cfg, sink, results, pending, &stats, &attempts, &failures, start, stopRun)
 		writerErr <- err
 	}()
 	out := newOutages(cfg, stopRun)
@@ -259,7 +268,11 @@ dispatch:
 			if err != nil {
 				return err
 			}
-			results <- result{se, logLines(cfg, se)} // the writer drains every result until Run closes the channel
+			// Finished sessions wait for the writer within a budget of
+			// bytes: a slow store holds the sessions back, not memory.
+			n := min(sessionBytes(se), limits.MaxPendingBytes)
+			pending.Acquire(context.Background(), n)    // never fails: the writer releases what it stored
+			results <- result{se, logLines(cfg, se), n} // the writer drains every result until Run closes the channel
 			return nil
 		})
 	}
@@ -305,8 +318,25 @@ const DefaultBatchSize = 64
 
 // result is a finished session and its log lines.
 type result struct {
-	se  store.Session
-	log []byte
+	se   store.Session
+	log  []byte
+	held int64 // of the pending bytes
+}
+
+// sessionBytes is about what a finished session holds: its artifacts and
+// its transcript.
+func sessionBytes(se store.Session) int64 {
+	var n int64
+	for _, b := range se.Artifacts {
+		n += int64(len(b.Data))
+	}
+	for _, m := range se.Messages {
+		n += int64(len(m.Content) + len(m.Refusal))
+		for _, tc := range m.ToolCalls {
+			n += int64(len(tc.Arguments))
+		}
+	}
+	return n
 }
 
 func logLines(cfg Config, se store.Session) []byte {
@@ -320,14 +350,14 @@ func logLines(cfg Config, se store.Session) []byte {
 // tick of 100 ms, or as soon as cfg.BatchSize sessions wait. One batch is
 // written while the next one fills, so the sessions in flight go on while
 // the store writes; at most two batches are held.
-func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
+func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result, pending *semaphore.Weighted, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
 	full := make(chan batch)
 	done := make(chan batch, 1) // a written batch, emptied for reuse
 	written := make(chan error, 1)
 	go func() {
 		// Writes use a context that survives cancellation: what was
 		// observed is always stored.
-		written <- writeBatches(context.WithoutCancel(ctx), cfg, sink, full, done, stats, attempts, failures, start, failed)
+		written <- writeBatches(context.WithoutCancel(ctx), cfg, sink, full, done, pending, stats, attempts, failures, start, failed)
 	}()
 	var cur, spare batch // the batch filling, and one to fill next
 	busy := false        // the writer holds a batch
@@ -352,7 +382,8 @@ func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result,
 			}
 			cur.sessions = append(cur.sessions, r.se)
 			cur.logs = append(cur.logs, r.log)
-			if len(cur.sessions) >= cfg.BatchSize {
+			cur.held += r.held
+			if len(cur.sessions) >= cfg.BatchSize || cur.held >= limits.MaxPendingBytes/2 {
 				hand()
 			}
 		case b := <-done:
@@ -370,18 +401,20 @@ func writeAll(ctx context.Context, cfg Config, sink Sink, results <-chan result,
 type batch struct {
 	sessions []store.Session
 	logs     [][]byte
+	held     int64 // pending bytes, released once stored
 }
 
 // writeBatches stores each batch from full and hands it back, emptied, on
 // done. After a failure it stores nothing more: the batches that follow are
 // neither counted nor logged.
-func writeBatches(ctx context.Context, cfg Config, sink Sink, full <-chan batch, done chan<- batch, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
+func writeBatches(ctx context.Context, cfg Config, sink Sink, full <-chan batch, done chan<- batch, pending *semaphore.Weighted, stats *Stats, attempts, failures *atomic.Int64, start time.Time, failed func()) error {
 	var firstErr error
 	for b := range full {
 		if firstErr == nil {
 			firstErr = writeBatch(ctx, cfg, sink, b, stats, attempts, failures, start, failed)
 		}
 		clear(b.sessions) // the sessions' bodies are not held until the batch is reused
+		pending.Release(b.held)
 		done <- batch{sessions: b.sessions[:0], logs: b.logs[:0]}
 	}
 	return firstErr
@@ -441,10 +474,23 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 		// bodies deflated.
 		pack = store.PackSmall
 	}
+	// held is the bytes of the session's distinct requests and responses:
+	// what it sends, receives and stores. It stays within maxHeld.
+	var held int64
 	put := func(b []byte) string {
 		id, blob := pack(b)
+		if _, ok := se.Artifacts[id]; !ok {
+			held += int64(len(b))
+		}
 		se.Artifacts[id] = blob
 		return id
+	}
+	maxHeld := cfg.MaxSessionBytes
+	if maxHeld <= 0 {
+		maxHeld = limits.MaxSessionBytes
+	}
+	tooLarge := func(what string) string {
+		return fmt.Sprintf("%s: more than the %s one session may send and receive in all (limits.MaxSessionBytes)", what, byteSize(maxHeld))
 	}
 	conv, err := job.New()
 	if err != nil {
@@ -462,7 +508,22 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 		if err != nil {
 			return se, fmt.Errorf("session %s: encoding request: %w", job.ID, err)
 		}
+		if n := int64(len(reqBody)); held+n > maxHeld {
+			// Not sent: the conversation outgrew what a session may send.
+			se.Status = store.SessionFailed
+			se.FailedPhase, se.FailureKind = phase, string(provider.SessionTooLarge)
+			se.FailureMsg = (&provider.Error{Kind: provider.SessionTooLarge, Msg: tooLarge(fmt.Sprintf("call %d not sent: its request of %s would bring the session to %s",
+				call, byteSize(n), byteSize(held+n)))}).Error()
+			conv.Fail()
+			break
+		}
 		reqSHA := put(reqBody)
+		// What is left for the response: a body over it is refused unread.
+		left := maxHeld - held
+		callCtx := ctx
+		if left < limits.MaxResponseBody {
+			callCtx = provider.WithMaxBody(ctx, left)
+		}
 		var resp *chat.Response
 		// What counts toward MaxAttempts: the failures of this call except
 		// the connection failures of an outage (kept by streak: a streak can
@@ -493,7 +554,7 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 				se.Finished = time.Now()
 				return se, nil
 			}
-			r, callErr := chatOnce(provider.WithCall(ctx, provider.Call{Session: job.ID, Seq: job.Seq, Turn: call, Attempt: n, Incarnation: job.Incarnation}), cfg, p, req)
+			r, callErr := chatOnce(provider.WithCall(callCtx, provider.Call{Session: job.ID, Seq: job.Seq, Turn: call, Attempt: n, Incarnation: job.Incarnation}), cfg, p, req)
 			if cfg.Budget != nil {
 				if callErr == nil && r != nil {
 					cfg.Budget.Settle(reserved, r.Usage.InputTokens, r.Usage.OutputTokens)
@@ -506,14 +567,25 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 			if callErr == nil && r == nil {
 				callErr = &provider.Error{Kind: provider.Malformed, Msg: "provider returned no response"}
 			}
+			var body []byte
+			if callErr == nil {
+				if body = r.Raw; body == nil {
+					body, _ = json.Marshal(r)
+				}
+				if n := int64(len(body)); n > left {
+					// A response the body limit did not stop (a batch
+					// result, an in-process provider): received and
+					// counted, not kept.
+					callErr = &provider.Error{Kind: provider.ResponseTooLarge, Msg: fmt.Sprintf("response of %s, over the %s left", byteSize(n), byteSize(left))}
+					a.InputTokens, a.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
+					se.InputTokens += a.InputTokens
+					se.OutputTokens += a.OutputTokens
+				}
+			}
 			if callErr == nil {
 				a.Outcome = "ok"
 				a.InputTokens, a.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
 				a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason = r.Meta.ModelID, r.Meta.Fingerprint, r.Meta.RequestID, r.FinishReason
-				body := r.Raw
-				if body == nil {
-					body, _ = json.Marshal(r)
-				}
 				a.ResponseSHA = put(body)
 				out.report(callID, "", probe)
 				se.InputTokens += a.InputTokens
@@ -522,8 +594,14 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 				resp = r
 				break
 			}
+			body, r = nil, nil
 			failures.Add(1)
 			pe := provider.Classify(ctx, callErr)
+			if pe.Kind == provider.ResponseTooLarge && left < limits.MaxResponseBody {
+				// The session's limit, not the provider's, refused it.
+				pe = &provider.Error{Kind: provider.SessionTooLarge,
+					Msg: tooLarge(fmt.Sprintf("call %d: %s, with %s sent and received before it", call, pe.Msg, byteSize(held)))}
+			}
 			a.Outcome, a.ErrorKind, a.ErrorMsg, a.HTTPStatus = "error", string(pe.Kind), pe.Error(), pe.Status
 			se.Attempts = append(se.Attempts, a)
 			kind := pe.Kind
@@ -601,6 +679,17 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 	}{se.ID, se.Spec, se.Status, se.Stop, se.FailureMsg, len(se.Messages), se.Attempts})
 	se.TraceSHA = put(trace)
 	return se, nil
+}
+
+// byteSize writes n bytes for a reader: 512 bytes, 3.4 MiB.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // boundWait bounds a wait before a retry by --rate-limit-wait: a server's

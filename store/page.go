@@ -74,7 +74,14 @@ CREATE INDEX IF NOT EXISTS sessions_by_item ON sessions (run_id, json_extract(sp
 
 // PrepareBrowse creates the indexes SessionPage uses. It is idempotent;
 // on a store with large runs the first call takes a moment.
+//
+// A read-only store keeps the indexes it has (a store a writer opened for
+// the viewer before has them all); pages of a large run without them are
+// slower, not wrong.
 func (s *Store) PrepareBrowse(ctx context.Context) error {
+	if s.readOnly {
+		return s.prepareView(ctx)
+	}
 	if _, err := s.db.ExecContext(ctx, browseIndexes); err != nil {
 		return fmt.Errorf("store: session indexes: %w", err)
 	}

@@ -57,7 +57,7 @@ func OpenLocation(ctx context.Context, loc string, existing bool) (*Store, error
 	}
 	switch {
 	case IsURL(loc):
-		st, err := openURL(ctx, canonicalURL(loc), Redact(loc), "", existing)
+		st, err := openURL(ctx, canonicalURL(loc), Redact(loc), "", existing, false)
 		return st, redactErr(err, loc)
 	case existing:
 		return OpenExisting(loc)
@@ -72,14 +72,15 @@ func OpenLocation(ctx context.Context, loc string, existing bool) (*Store, error
 // store shows the URL's password.
 func OpenURL(ctx context.Context, rawURL, cacheDir string) (*Store, error) {
 	where := Redact(rawURL)
-	st, err := openURL(ctx, canonicalURL(rawURL), where, cacheDir, false)
+	st, err := openURL(ctx, canonicalURL(rawURL), where, cacheDir, false, false)
 	return st, redactErr(err, rawURL)
 }
 
 // openURL is OpenURL; existing refuses, with ErrNoStore, a database that
 // holds no budge store yet instead of creating its tables (a command that
-// only reads).
-func openURL(ctx context.Context, rawURL, where, cacheDir string, existing bool) (*Store, error) {
+// only reads); reading refuses, with ErrNeedsMigration, one at an older
+// schema version instead of migrating it.
+func openURL(ctx context.Context, rawURL, where, cacheDir string, existing, reading bool) (*Store, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s is not a database URL", where)
@@ -113,6 +114,18 @@ func openURL(ctx context.Context, rawURL, where, cacheDir string, existing bool)
 			db.Close()
 			return nil, fmt.Errorf("store: %w in the database %s (it has no budge tables): check --store or $BUDGE_STORE; a run there creates them", ErrNoStore, where)
 		}
+	}
+	if reading {
+		var v int
+		if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM budge_schema`).Scan(&v); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: %s: %w", where, err)
+		}
+		if err := needsMigration(where, "--store", v); err != nil {
+			db.Close()
+			return nil, err
+		}
+		return newStore(cacheDir, where, db), nil
 	}
 	if err := migrate(ctx, db, where); err != nil {
 		db.Close()

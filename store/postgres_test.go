@@ -214,3 +214,31 @@ func TestPostgresUpperCaseScheme(t *testing.T) {
 		t.Errorf("a directory %s was made", upper)
 	}
 }
+
+// A reader never migrates a PostgreSQL store: an older one is refused,
+// naming the command that migrates it, and left at its version.
+func TestPostgresReaderNeverMigrates(t *testing.T) {
+	ctx := context.Background()
+	s, url := pgStore(t)
+	createRun(t, s, "r1", base)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	r, err := OpenReader(ctx, url, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs, err := r.ListRuns(ctx); err != nil || len(runs) != 1 {
+		t.Errorf("runs %v, %v", runs, err)
+	}
+	r.Close()
+	if _, err := s.db.ExecContext(ctx, `UPDATE budge_schema SET version = ?`, SchemaVersion-1); err != nil {
+		t.Fatal(err)
+	}
+	for _, writes := range []bool{false, true} {
+		if _, err := OpenReader(ctx, url, writes); !errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), MigrateCommand+" --store") {
+			t.Errorf("writes %v: %v, want ErrNeedsMigration naming %s", writes, err, MigrateCommand)
+		}
+	}
+	if v := pgVersion(t, s); v != SchemaVersion-1 {
+		t.Errorf("a reader changed the version to %d", v)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/buildlab/budge/limits"
 )
 
 // WriteSessions stores finished sessions, their attempts, messages and
@@ -294,7 +296,11 @@ func (s *Store) loadSessionsWhere(ctx context.Context, cond string, args []any, 
 // EachSessions reads a run's stored sessions in plan order, with their
 // attempts and messages, and hands them to fn a batch of at most size
 // sessions at a time (a batch covers size plan positions, so it may hold
-// fewer). Only one batch is in memory at once, however large the run.
+// fewer). Only one batch is in memory at once, however large the run, and
+// a batch holds about limits.MaxPendingBytes of transcripts at most: the
+// first covers few positions, and the next are sized by what the sessions
+// read so far hold (a run whose sessions hold megabytes each is read a few
+// dozen at a time).
 func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn func([]Session) error) error {
 	if size < 1 {
 		size = 1024
@@ -303,12 +309,23 @@ func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn fun
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), -1) FROM sessions WHERE run_id = ?`, runID).Scan(&last); err != nil {
 		return err
 	}
-	for lo := 0; lo <= last; lo += size {
-		batch, err := s.loadSessionsWhere(ctx, `run_id = ? AND seq >= ? AND seq < ?`, []any{runID, lo, lo + size},
+	const probe = 8
+	var read, held int64 // sessions read so far, and the bytes they held
+	for lo := 0; lo <= last; {
+		n := min(size, probe)
+		if read > 0 {
+			n = int(min(int64(size), max(1, limits.MaxPendingBytes*read/max(held, 1))))
+		}
+		batch, err := s.loadSessionsWhere(ctx, `run_id = ? AND seq >= ? AND seq < ?`, []any{runID, lo, lo + n},
 			`run_id = ? AND session_id IN (SELECT session_id FROM sessions WHERE run_id = ? AND seq >= ? AND seq < ?)`,
-			[]any{runID, runID, lo, lo + size})
+			[]any{runID, runID, lo, lo + n})
 		if err != nil {
 			return err
+		}
+		lo += n
+		for _, se := range batch {
+			read++
+			held += transcriptBytes(se)
 		}
 		if len(batch) > 0 {
 			if err := fn(batch); err != nil {
@@ -317,6 +334,18 @@ func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn fun
 		}
 	}
 	return nil
+}
+
+// transcriptBytes is about what a loaded session holds.
+func transcriptBytes(se Session) int64 {
+	n := int64(len(se.Spec) + 256*len(se.Attempts))
+	for _, m := range se.Messages {
+		n += int64(len(m.Content) + len(m.Refusal) + 64)
+		for _, tc := range m.ToolCalls {
+			n += int64(len(tc.Arguments) + len(tc.Name) + len(tc.ID))
+		}
+	}
+	return n
 }
 
 // StoredIDs returns the ids of sessions already stored for a run, with

@@ -59,6 +59,11 @@ type Store struct {
 	// background; zero is DefaultLeaseRenew, and a negative value renews
 	// only when the holder calls Lease.Renew.
 	LeaseRenew time.Duration
+
+	// readOnly: opened by OpenReadOnly; tmpDir is its private database's
+	// directory, removed by Close.
+	readOnly bool
+	tmpDir   string
 }
 
 // dbName is the database file in a store directory.
@@ -85,19 +90,26 @@ func Open(dir string) (*Store, error) {
 // runs use it, so that a mistyped --dir is an error rather than a new,
 // empty store.
 func OpenExisting(dir string) (*Store, error) {
-	path := filepath.Join(dir, dbName)
+	if err := existingDB(dir, filepath.Join(dir, dbName)); err != nil {
+		return nil, err
+	}
+	return open(dir, readerCacheKB)
+}
+
+// existingDB refuses, with ErrNoStore, a directory without a database.
+func existingDB(dir, path string) error {
 	if _, err := os.Stat(path); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("store: %w", err)
+			return fmt.Errorf("store: %w", err)
 		}
 		why := "it has no " + dbName
 		if _, derr := os.Stat(dir); errors.Is(derr, fs.ErrNotExist) {
 			why = "the directory does not exist"
 		}
-		return nil, fmt.Errorf("store: %w in %s (%s): check --dir or $BUDGE_DIR; "+
+		return fmt.Errorf("store: %w in %s (%s): check --dir or $BUDGE_DIR; "+
 			"budge runs --dir DIR lists the runs of the store in DIR", ErrNoStore, dir, why)
 	}
-	return open(dir, readerCacheKB)
+	return nil
 }
 
 // The page cache of each SQLite connection, in KB. The embedded SQLite's
@@ -215,6 +227,9 @@ func (s *Store) Close() error {
 		errs = append(errs, st.Close())
 	}
 	errs = append(errs, s.db.Close())
+	if s.tmpDir != "" {
+		errs = append(errs, os.RemoveAll(s.tmpDir))
+	}
 	return errors.Join(errs...)
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -46,6 +47,7 @@ func commands() []command {
 		{"show", "print one session's transcript and attempts, or an artifact", cmdShow},
 		{"selftest", "run the answer checker on its hand-written fixtures", cmdSelftest},
 		{"runs", "list stored runs", cmdRuns},
+		{"migrate", "bring a store's database to this budge's schema version", cmdMigrate},
 		{"sim", "serve the simulator over an OpenAI-compatible HTTP API, with fault injection", cmdSim},
 		{"version", "print budge's version", func(_ context.Context, std IO, _ []string) error {
 			fmt.Fprintln(std.Out, "budge", study.Version)
@@ -107,7 +109,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 				return ExitOK
 			}
 			if msg := errorMessage(err); msg != "" {
-				fmt.Fprintln(stderr, "budge "+c.name+":", msg)
+				// An error may quote an endpoint, a deck or a data file.
+				fmt.Fprintln(stderr, "budge "+c.name+":", report.TerminalSafe(msg))
 			}
 			return exitCode(err)
 		}
@@ -213,7 +216,21 @@ func (f storeFlag) Set(v string) error {
 // withStore opens the existing store at loc for f and closes it after: a
 // command opens it once and passes it down. A command that only reads runs
 // never creates a store directory, so a mistyped --dir is an error.
+//
+// The store is opened read-only and never migrated (store.OpenReader), so
+// a store on a read-only filesystem can be read.
 func withStore(loc string, f func(st *store.Store) error) error {
+	st, err := store.OpenReader(context.Background(), loc, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return store.RedactError(f(st), loc)
+}
+
+// withExistingStore is withStore for commands that write to an existing
+// store (review): opened for writing, and migrated.
+func withExistingStore(loc string, f func(st *store.Store) error) error {
 	return useStore(loc, true, f)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -25,9 +26,12 @@ func cmdDeck(ctx context.Context, std IO, args []string) error {
 		fmt.Fprint(std.Err, deckUsage)
 		return usageError{"deck needs a subcommand: " + strings.Join(deckSubcommands, ", ")}
 	}
+	// Decks are the user's files: what check and list print of them
+	// reaches a terminal escaped.
+	shown := IO{In: std.In, Out: report.TerminalWriter(std.Out), Err: report.TerminalWriter(std.Err)}
 	switch args[0] {
 	case "list":
-		return deckList(std)
+		return deckList(shown)
 	case "init":
 		return deckInit(std, args[1:])
 	case "schema":
@@ -35,7 +39,7 @@ func cmdDeck(ctx context.Context, std IO, args []string) error {
 	case "freeze":
 		return deckFreeze(ctx, std, args[1:])
 	}
-	return deckCheck(std, args[1:])
+	return deckCheck(shown, args[1:])
 }
 
 func deckCheck(std IO, args []string) error {

@@ -115,7 +115,9 @@ a challenge, and trace_ref.
 --format csv writes the same fields as jsonl, one row per session under a
 header row, for spreadsheets: a null is an empty cell, a list or an object is
 its JSON text, and a text that a spreadsheet would run as a formula (it
-starts with =, +, -, @) gets a leading apostrophe.
+starts with a tab or a carriage return, or its first visible character, after
+any space, byte order mark or zero-width character, is =, +, - or @, in
+full width too) gets a leading apostrophe.
 
 --format flips (framing runs) writes the flip list for review instead: one
 record ("record": "flip_pair") per item, arm and pair, C1-True beside
@@ -333,17 +335,18 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 		if err != nil {
 			return err
 		}
+		out := report.TerminalWriter(std.Out) // deck names and models are the user's or an endpoint's words
 		if len(runs) == 0 {
 			fmt.Fprintf(std.Err, "no runs in %s yet; start one with: budge run\n", store.Redact(*dir))
 			return nil
 		}
-		fmt.Fprintf(std.Out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
+		fmt.Fprintf(out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
 		for _, r := range runs {
 			status, err := liveStatus(ctx, st, r)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(std.Out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", r.ID, r.Protocol, status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
+			fmt.Fprintf(out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", r.ID, r.Protocol, status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
 		}
 		return nil
 	})

@@ -70,7 +70,7 @@ func cmdReview(ctx context.Context, std IO, args []string) error {
 	if err != nil {
 		return err
 	}
-	return withStore(*dir, func(st *store.Store) error {
+	return withExistingStore(*dir, func(st *store.Store) error {
 		switch verb {
 		case "sample":
 			return reviewSample(ctx, std, st, ref, *reviewers, *successes, *seed, *tokens)

@@ -186,7 +186,7 @@ func printRunID(std IO, format string) func(id string) {
 func progressPrinter(std IO) func(runner.Progress) {
 	tty := false
 	if f, ok := std.Err.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		if isTerminal(f) {
 			tty = true
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
@@ -72,6 +74,11 @@ func showArtifact(ctx context.Context, std IO, dir string, pos []string, sha str
 		if err != nil {
 			return usageError{err.Error()}
 		}
+		if isTerminal(std.Out) {
+			// Verbatim into a file or a pipe; escaped on a terminal.
+			_, err = io.WriteString(std.Out, report.TerminalSafe(string(b)))
+			return err
+		}
 		_, err = std.Out.Write(b)
 		return err
 	})
@@ -104,4 +111,14 @@ func scoredSession(ctx context.Context, st *store.Store, res study.Result, sessi
 		example = "t0000/o1/r0 (task, order, repeat)"
 	}
 	return nil, usageError{fmt.Sprintf("run %s has no session %q (ids look like %s; budge export lists them)", res.Head().RunID, sessionID, example)}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

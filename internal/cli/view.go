@@ -50,35 +50,45 @@ func cmdView(ctx context.Context, std IO, args []string) error {
 	if err != nil {
 		return err
 	}
-	return withStore(*dir, func(st *store.Store) error {
-		var runs []string
-		for _, ref := range pos {
-			id, err := st.Resolve(ctx, ref)
-			if err != nil {
-				return err
-			}
-			runs = append(runs, id)
-		}
-		srv, err := web.New(st, web.Options{Runs: runs, Token: tok, LoadReport: loadScored})
+	st, err := store.OpenReader(ctx, *dir, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if st.ReadOnly() {
+		fmt.Fprintf(std.Err, "%s is read-only: the viewer scores runs into a temporary index, and reviews cannot be recorded\n", store.Redact(*dir))
+	}
+	return store.RedactError(viewStore(ctx, std, st, pos, tok, *addr), *dir)
+}
+
+func viewStore(ctx context.Context, std IO, st *store.Store, pos []string, tok, addr string) error {
+	var runs []string
+	for _, ref := range pos {
+		id, err := st.Resolve(ctx, ref)
 		if err != nil {
 			return err
 		}
-		// Score every run for the viewer once (kept in the store), so
-		// the runs list and session tables answer without scoring.
-		if err := srv.IndexAll(ctx, func(r store.Run) {
-			fmt.Fprintf(std.Err, "scoring run %s for the viewer (%d sessions planned)\n", r.ID, r.Planned)
-		}); err != nil {
-			return err
-		}
-		ln, err := net.Listen("tcp", *addr)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(std.Out, "viewer:", viewerURL(ln.Addr(), tok))
-		sctx, stop := serverInterrupts(ctx, std)
-		defer stop()
-		return serve(sctx, &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}, ln)
-	})
+		runs = append(runs, id)
+	}
+	srv, err := web.New(st, web.Options{Runs: runs, Token: tok, LoadReport: loadScored})
+	if err != nil {
+		return err
+	}
+	// Score every run for the viewer once (kept in the store), so
+	// the runs list and session tables answer without scoring.
+	if err := srv.IndexAll(ctx, func(r store.Run) {
+		fmt.Fprintf(std.Err, "scoring run %s for the viewer (%d sessions planned)\n", r.ID, r.Planned)
+	}); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(std.Out, "viewer:", viewerURL(ln.Addr(), tok))
+	sctx, stop := serverInterrupts(ctx, std)
+	defer stop()
+	return serve(sctx, &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}, ln)
 }
 
 // minToken is the shortest token accepted beyond loopback: one that can be

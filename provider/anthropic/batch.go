@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -124,9 +123,6 @@ type resultLine struct {
 	} `json:"result"`
 }
 
-// maxResultLine bounds one line of the results (one message).
-const maxResultLine = 64 << 20
-
 // Results streams an ended batch's results.
 func (b *Batch) Results(ctx context.Context, id string, fn func(batch.Result) error) error {
 	var res *http.Response
@@ -139,13 +135,21 @@ func (b *Batch) Results(ctx context.Context, id string, fn func(batch.Result) er
 		return provider.ClassifyTransport(ctx, err)
 	}
 	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 64<<10), maxResultLine)
+	sc := batch.ScanResults(res.Body)
 	line := 0
 	for sc.Scan() {
 		line++
 		raw := bytes.TrimSpace(sc.Bytes())
 		if len(raw) == 0 {
+			continue
+		}
+		if cid, over := batch.OverLong(raw); over {
+			if cid == "" {
+				return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("message batch %s results, line %d: over the size limit, and no custom_id at its start", id, line)}
+			}
+			if err := fn(batch.OverLongResult(cid)); err != nil {
+				return err
+			}
 			continue
 		}
 		var l resultLine

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -192,22 +191,27 @@ func (b *Batch) Results(ctx context.Context, id string, fn func(batch.Result) er
 	return nil
 }
 
-// maxResultLine bounds one line of a results file (one response).
-const maxResultLine = 64 << 20
-
 func (b *Batch) readFile(ctx context.Context, fileID string, fn func(batch.Result) error) error {
 	res, err := b.files.Content(ctx, fileID)
 	if err != nil {
 		return sdkFailure(ctx, err)
 	}
 	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 64<<10), maxResultLine)
+	sc := batch.ScanResults(res.Body)
 	line := 0
 	for sc.Scan() {
 		line++
 		raw := bytes.TrimSpace(sc.Bytes())
 		if len(raw) == 0 {
+			continue
+		}
+		if cid, over := batch.OverLong(raw); over {
+			if cid == "" {
+				return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("batch results file %s, line %d: over the size limit, and no custom_id at its start", fileID, line)}
+			}
+			if err := fn(batch.OverLongResult(cid)); err != nil {
+				return err
+			}
 			continue
 		}
 		var l resultLine

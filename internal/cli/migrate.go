@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/buildlab/budge/store"
+)
+
+const migrateHelp = `
+Brings an existing store's database to the schema version of this budge,
+and changes nothing else. Commands that write to a store (run, review, deck
+freeze, worker) migrate it first anyway; commands that only read it (runs,
+report, export, show, view) never do, and name this command when a store
+needs it. A store written by a newer budge is refused, not changed.`
+
+func cmdMigrate(ctx context.Context, std IO, args []string) error {
+	fs := newFlags(std, "migrate", "[flags]", migrateHelp, "  budge migrate --dir ./budge-runs")
+	dir := dirFlag(fs)
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	return withExistingStore(*dir, func(st *store.Store) error {
+		fmt.Fprintf(std.Out, "store %s: schema version %d\n", store.Redact(*dir), store.SchemaVersion)
+		return nil
+	})
+}
