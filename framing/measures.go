@@ -76,11 +76,11 @@ type Cell struct {
 	DDS            Shift                    `json:"dds"`
 	// ItemDDS is the mean and population variance of the per-item DDS
 	// contribution (C2C−C1T)−(C2I−C1F), each in {−2, …, 2}.
-	ItemDDSMean     float64  `json:"item_dds_mean"`
-	ItemDDSVariance float64  `json:"item_dds_variance"`
-	McNemarCorrect  McNemar  `json:"mcnemar_correct"`
-	McNemarWrong    McNemar  `json:"mcnemar_incorrect"`
-	Reading         string   `json:"reading"`
+	ItemDDSMean     float64 `json:"item_dds_mean"`
+	ItemDDSVariance float64 `json:"item_dds_variance"`
+	McNemarCorrect  McNemar `json:"mcnemar_correct"`
+	McNemarWrong    McNemar `json:"mcnemar_incorrect"`
+	Reading         string  `json:"reading"`
 	// DeferenceFlips and SkepticismFlips list the items whose C1 and C2
 	// verdicts were both read and differ (a right C1, a wrong C2): only
 	// these are flips, and only these go to budge judge.
