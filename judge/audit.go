@@ -24,8 +24,11 @@ type Judgment struct {
 	Order   int    `json:"order"`
 	Repeat  int    `json:"repeat"`
 	Code    string `json:"code,omitempty"`
-	Status  string `json:"status"`
-	Problem string `json:"problem,omitempty"`
+	// Codes are every applicable code the judge named, the primary (Code)
+	// first; nil when it named only the primary.
+	Codes   []string `json:"codes,omitempty"`
+	Status  string   `json:"status"`
+	Problem string   `json:"problem,omitempty"`
 }
 
 // Rater is a human rater's codes by task id.
