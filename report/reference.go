@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/buildlab/budge/reference"
@@ -14,8 +15,11 @@ func referenceSection(d *doc, ms []reference.Measure, unit string) {
 		return
 	}
 	var rows [][]string
-	var defs []string
+	var defs, methods []string
 	for _, m := range ms {
+		if m.Interval != nil && !slices.Contains(methods, m.Interval.Method) {
+			methods = append(methods, m.Interval.Method)
+		}
 		val := "—"
 		if m.NotDefined != "" {
 			val = "not defined on this design"
@@ -40,7 +44,7 @@ func referenceSection(d *doc, ms []reference.Measure, unit string) {
 		rows = append(rows, []string{m.Name, m.ID, val, iv, strings.Join(parts, "; "), fmt.Sprint(m.Clusters), own})
 		line := fmt.Sprintf("%s (%s; %s): %s", m.ID, m.Name, m.Source, m.Definition)
 		if m.NotDefined != "" {
-			line += " " + strings.ToUpper(m.NotDefined[:1]) + m.NotDefined[1:] + "."
+			line += " (" + m.NotDefined + ".)"
 		}
 		if m.Censoring != "" {
 			line += " Censoring: " + m.Censoring
@@ -56,6 +60,9 @@ func referenceSection(d *doc, ms []reference.Measure, unit string) {
 		[]string{"measure", "definition id", "reference value", "95% interval", "numerators / denominators", unit, "budge's own"}, rows,
 		"Each value is computed from this run's sessions exactly as the named reference implementation defines it (its conditioning, denominators, exclusions and averaging); X plays the reference's minority-coded side. Intervals: cluster bootstrap over "+unit+".")
 	d.section("How each reference measure is defined, and how budge's own differs", defs)
+	if len(methods) > 0 {
+		d.section("How the reference intervals were computed", methods)
+	}
 }
 
 // refValue prints a reference value on its scale.
