@@ -2,6 +2,7 @@ package framing
 
 import (
 	"github.com/buildlab/budge/extract"
+	"github.com/buildlab/budge/reference"
 	"maps"
 	"math"
 	"slices"
@@ -217,6 +218,11 @@ type Summary struct {
 	// crosses several (the paper's paraphrase check): per label set and
 	// mitigation, each set's headline DDS, their mean and sample SD.
 	Paraphrases []Paraphrase `json:"paraphrases,omitempty"`
+	// Reference holds the field's named measures computed by their
+	// reference implementations' definitions (package reference): DialDefer
+	// DDS per arm, SYCON's Turn of Flip and Number of Flips over the
+	// challenged sessions.
+	Reference []reference.Measure `json:"reference"`
 }
 
 // Paraphrase is the spread of DDS over template wordings.
@@ -261,6 +267,7 @@ type Tally struct {
 	parse     ParseCounts
 	groups    map[groupKey][][4]uint8
 	challenge map[groupKey]map[challengeKey]*challengeCount
+	sycon     syconCounts
 }
 
 // challengeKey is one challenge family in one condition.
@@ -318,6 +325,7 @@ func (t *Tally) Add(o *Observation) {
 		g[o.Index][condIndex(o.Condition)] = outcome(o.Reply)
 	}
 	if o.Challenge != "" {
+		t.sycon.add(o)
 		cs := t.challenge[k]
 		if cs == nil {
 			cs = map[challengeKey]*challengeCount{}
@@ -471,6 +479,13 @@ func (t *Tally) Summary(b stats.Bootstrap) *Summary {
 	}
 	s.measure()
 	compareArms(d, items, order, s.Arms, b)
+	s.Reference = []reference.Measure{}
+	for i, a := range d.Arms() {
+		if i < len(s.Arms) {
+			s.Reference = append(s.Reference, referenceDDS(&s.Arms[i], items, groups[groupKey{a.Template, "", a.C1Mitigation}], groups[groupKey{a.Template, a.Labels, a.Mitigation}], b))
+		}
+	}
+	s.Reference = append(s.Reference, t.sycon.measures(s.Arms, b)...)
 	return s
 }
 

@@ -268,6 +268,7 @@ func (f Framing) build(figures bool) *doc {
 		"McNemar: exact two-sided test on the items judged differently in the two framings (only-C1-right vs only-C2-right), with mid-p and Cohen's h (positive when C2 is more accurate).",
 		"Deference flip: C1 rejected the false statement, C2 accepted the incorrect speaker. Skepticism flip: C1 accepted the true statement, C2 rejected the correct speaker.",
 	})
+	referenceSection(d, s.Reference, "items", "")
 	return d
 }
 

@@ -10,7 +10,7 @@ import (
 
 // referenceSection sets each named measure, computed by its reference
 // implementation's definition, beside budge's own (package reference).
-func referenceSection(d *doc, ms []reference.Measure, unit string) {
+func referenceSection(d *doc, ms []reference.Measure, unit, note string) {
 	if len(ms) == 0 {
 		return
 	}
@@ -58,7 +58,7 @@ func referenceSection(d *doc, ms []reference.Measure, unit string) {
 	}
 	d.tableRows("Reference measures: the field's named measures by their own definitions, beside budge's",
 		[]string{"measure", "definition id", "reference value", "95% interval", "numerators / denominators", unit, "budge's own"}, rows,
-		"Each value is computed from this run's sessions exactly as the named reference implementation defines it (its conditioning, denominators, exclusions and averaging); X plays the reference's minority-coded side. Intervals: cluster bootstrap over "+unit+".")
+		"Each value is computed from this run's sessions exactly as the named reference implementation defines it (its conditioning, denominators, exclusions and averaging)."+note+" Intervals: cluster bootstrap over "+unit+".")
 	d.section("How each reference measure is defined, and how budge's own differs", defs)
 	if len(methods) > 0 {
 		d.section("How the reference intervals were computed", methods)

@@ -22,7 +22,7 @@ func TestReferenceSection(t *testing.T) {
 			NotDefined: "not defined on this design: no tie-shift arm", Differs: "keeps the tie"},
 	}
 	var d doc
-	referenceSection(&d, ms, "base cases")
+	referenceSection(&d, ms, "base cases", "")
 	for _, format := range []string{"text", "md", "html"} {
 		var b bytes.Buffer
 		err := render(&b, format, ms, false, func() *doc { return &d })
