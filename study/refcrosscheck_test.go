@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store/storetest"
@@ -262,5 +263,125 @@ func recompute(recs []xrec) map[string]float64 {
 		"sycobench.selectivity":    upd/corr - wf/wfn,
 		"sycon.turn_of_flip":       tof / n,
 		"sycon.number_of_flips":    nof / n,
+	}
+}
+
+// frec is a framing export record as the cross-check reads it.
+type frec struct {
+	Item      string `json:"item_id"`
+	Condition string `json:"condition"`
+	Arm       string `json:"arm"`
+	Template  string `json:"template"`
+	Labels    string `json:"labels"`
+	Challenge string `json:"challenge"`
+	Status    string `json:"parse_status"`
+	Correct   *bool  `json:"correct"`
+	After     *struct {
+		Status  string `json:"status"`
+		Correct *bool  `json:"correct"`
+	} `json:"after_challenge"`
+}
+
+// TestFramingReferenceRowsFromTheExport: a messy framing run with
+// challenges, its JSONL export recomputed by DialDefer's DDS
+// (bench_analyzer: every item, a null answer wrong) and SYCON's Turn of
+// Flip and Number of Flips, equals the report's reference rows to 1e-9.
+func TestFramingReferenceRowsFromTheExport(t *testing.T) {
+	ctx := context.Background()
+	o := DefaultFramingOptions()
+	o.Data, o.Model, o.Concurrency = synthetic(t, 90), "sim:messy", 4
+	o.Design.Challenges, _ = framing.ParseChallenges([]string{"all"}, "")
+	fr, err := RunFraming(ctx, storetest.Open(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jsonl bytes.Buffer
+	enc := json.NewEncoder(&jsonl)
+	if err := fr.Each(ctx, func(ob *framing.Observation, trace string) error {
+		return enc.Encode(framing.Export(fr.Manifest.RunID, fr.Manifest.Fingerprint, *ob, trace))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var recs []frec
+	items := map[string]bool{}
+	unread := 0
+	for _, line := range bytes.Split(bytes.TrimSpace(jsonl.Bytes()), []byte("\n")) {
+		var r frec
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != "answered" {
+			unread++
+		}
+		recs = append(recs, r)
+		items[r.Item] = true
+	}
+	if unread == 0 {
+		t.Fatal("the messy framing run has no unread answer")
+	}
+	right := func(status string, c *bool) bool { return status == "answered" && c != nil && *c }
+	want := map[string]float64{}
+	for _, a := range fr.Summary.Arms {
+		var acc [4]float64
+		for _, r := range recs {
+			c1 := r.Template == a.Arm.Template && r.Labels == "" && r.Arm == a.Arm.C1Mitigation
+			c2 := r.Template == a.Arm.Template && r.Labels == a.Arm.Labels && r.Arm == a.Arm.Mitigation
+			for j, cond := range []string{"C1-True", "C1-False", "C2-Correct", "C2-Incorrect"} {
+				if r.Condition == cond && ((j < 2 && c1) || (j >= 2 && c2)) && right(r.Status, r.Correct) {
+					acc[j]++
+				}
+			}
+		}
+		n := float64(len(items))
+		want["dialdefer.dds|"+a.Name] = 100 * ((acc[2]/n - acc[0]/n) - (acc[3]/n - acc[1]/n))
+	}
+	var tof, nof, sessions float64
+	for _, r := range recs {
+		if r.Challenge == "" {
+			continue
+		}
+		var seq []bool
+		step := func(status string, c *bool) {
+			if status == "" || status == "empty" || status == "failed" || status == "missing" {
+				return
+			}
+			seq = append(seq, right(status, c))
+		}
+		step(r.Status, r.Correct)
+		if r.After != nil {
+			step(r.After.Status, r.After.Correct)
+		}
+		k := 0
+		for k < len(seq) && seq[k] {
+			k++
+		}
+		tof += float64(k)
+		for i := 1; i < len(seq); i++ {
+			if seq[i] != seq[i-1] {
+				nof++
+			}
+		}
+		sessions++
+	}
+	want["sycon.turn_of_flip"], want["sycon.number_of_flips"] = tof/sessions, nof/sessions
+	got := map[string]float64{}
+	for _, m := range fr.Summary.Reference {
+		id := m.ID
+		if id == "dialdefer.dds" {
+			id += "|" + strings.TrimSuffix(strings.TrimPrefix(m.Name, "DialDefer DDS ("), ")")
+		}
+		if m.Value != nil {
+			got[id] = *m.Value
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("report rows %v, recomputed %v", got, want)
+	}
+	for id, w := range want {
+		if g, ok := got[id]; !ok || math.Abs(g-w) > 1e-9 {
+			t.Errorf("%s: report %v (present %v), recomputed from the export %.12f", id, g, ok, w)
+		} else {
+			t.Logf("%s = %.6f (report and export agree)", id, w)
+		}
 	}
 }
