@@ -73,6 +73,13 @@ func renderText(w io.Writer, h Header, a Audit, md bool) error {
 	line("tasks: %d %s; %d repeat(s); %d judgments: %d read, %d repaired, %d unreadable, %d failed",
 		a.Tasks, a.Kind, a.Repeats, a.Calls, a.Read, a.Repaired, a.Unreadable, a.Failed)
 	line("tasks with a code: %s", a.Coded)
+	if len(a.Applicable) > 0 {
+		var parts []string
+		for _, c := range sortedKeys(a.Applicable) {
+			parts = append(parts, fmt.Sprintf("%s %d", c, a.Applicable[c]))
+		}
+		line("further applicable codes named beside the primary one (judgments): %s", strings.Join(parts, ", "))
+	}
 
 	title("Codes (primary code per task)")
 	groups := map[string]bool{}
@@ -159,5 +166,14 @@ func dash(s []string) []string {
 			out[i] = "-"
 		}
 	}
+	return out
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }
