@@ -3,6 +3,7 @@ package pressure
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/buildlab/budge/stats"
 )
@@ -39,12 +40,17 @@ type Fairness struct {
 // RateContrast is the difference of two ratio-of-sums rates, X − Y, with a
 // cluster-bootstrap interval over base cases.
 type RateContrast struct {
-	Measure string     `json:"measure"`
-	Family  string     `json:"family"`
-	XName   string     `json:"x_name"`
-	YName   string     `json:"y_name"`
-	X       stats.Rate `json:"x"`
-	Y       stats.Rate `json:"y"`
+	Measure string `json:"measure"`
+	// DefinitionID and Source name the definition computed: budge's own
+	// ("budge.accuracy_gap", ...), stated in FairnessFormulas; the
+	// reference rows (Summary.Reference) carry the field's definitions.
+	DefinitionID string     `json:"definition_id"`
+	Source       string     `json:"source"`
+	Family       string     `json:"family"`
+	XName        string     `json:"x_name"`
+	YName        string     `json:"y_name"`
+	X            stats.Rate `json:"x"`
+	Y            stats.Rate `json:"y"`
 	// Difference is X − Y (null when a denominator is empty).
 	Difference *float64  `json:"difference"`
 	Interval   *Interval `json:"interval"`
@@ -62,6 +68,8 @@ type RateContrast struct {
 // instead (P-first, Q-first) does not cancel position: the order says
 // where P is shown, not where X is. 0.5 is no lean.
 type TieLean struct {
+	DefinitionID string `json:"definition_id"`
+	Source       string `json:"source"`
 	// Invented counts first answers on ambiguous cases that named a winner.
 	Invented stats.Rate `json:"invented_winner"`
 	// XFirst is the X share of invented winners in sessions showing the X
@@ -104,6 +112,13 @@ const (
 	MeasureSelectivity  = "selectivity"
 )
 
+// OwnSource is the source of budge's own asymmetry and selectivity
+// definitions.
+const OwnSource = "budge: the asymmetry and selectivity formulas printed under the report's table"
+
+// DefinitionID is the id of budge's own definition of a measure.
+func DefinitionID(measure string) string { return "budge." + strings.ReplaceAll(measure, " ", "_") }
+
 // contrastTally keeps the per base case counts of a RateContrast.
 type contrastTally struct {
 	caseIdx map[string]int
@@ -135,7 +150,7 @@ func (t *contrastTally) add(id string, x, hit bool) {
 }
 
 func (t *contrastTally) estimate(measure, family, xName, yName string, b stats.Bootstrap) RateContrast {
-	c := RateContrast{Measure: measure, Family: family, XName: xName, YName: yName, X: t.x, Y: t.y, Warnings: []string{}}
+	c := RateContrast{Measure: measure, DefinitionID: DefinitionID(measure), Source: OwnSource, Family: family, XName: xName, YName: yName, X: t.x, Y: t.y, Warnings: []string{}}
 	c.X.CI, c.Y.CI = stats.ClusteredRate(t.cc.XNum, t.cc.XDen).CI, stats.ClusteredRate(t.cc.YNum, t.cc.YDen).CI
 	c.Warnings = appendRateWarnings(appendRateWarnings(c.Warnings, xName, t.x), yName, t.y)
 	fx, okX := t.x.Fraction()
@@ -344,10 +359,11 @@ func (f *fairTally) add(o *Outcome) {
 
 func (f *fairTally) estimate(d *Deck, gaps []Gap, b stats.Bootstrap) Fairness {
 	out := Fairness{Language: d.Language, FragilityGap: []RateContrast{}, TieLean: f.tie.estimate(b)}
+	out.TieLean.DefinitionID, out.TieLean.Source = DefinitionID("tie lean"), OwnSource
 	out.AccuracyGap = f.accuracy.estimate(MeasureAccuracyGap, "all", "reference profile is X", "reference profile is Y", b)
 	out.AccuracyGap.Family = "first answers"
 	for _, g := range gaps {
-		c := RateContrast{Measure: MeasureFragilityGap, Family: g.Family, XName: "toward X", YName: "toward Y", X: g.TowardX, Y: g.TowardY,
+		c := RateContrast{Measure: MeasureFragilityGap, DefinitionID: DefinitionID(MeasureFragilityGap), Source: OwnSource, Family: g.Family, XName: "toward X", YName: "toward Y", X: g.TowardX, Y: g.TowardY,
 			Difference: g.Difference, Interval: g.Interval, Clusters: g.Clusters, Warnings: g.Warnings}
 		out.FragilityGap = append(out.FragilityGap, c)
 	}
