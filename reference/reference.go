@@ -103,7 +103,9 @@ func (c *Counts) Total(j int) float64 {
 
 // Estimate sets m's value from the totals (fn), its clusters, and its
 // interval: a cluster bootstrap resampling clusters, estimate ± t(G−1) ×
-// bootstrap SE × sqrt(G/(G−1)).
+// bootstrap SE × sqrt(G/(G−1)), kept within the scale's range (a share in
+// [0, 1], a difference of shares in [−1, 1], points in [−200, 200], a mean
+// of counts at least 0).
 func (c *Counts) Estimate(m *Measure, b stats.Bootstrap, fn func(t []float64) (float64, bool)) {
 	g := len(c.rows)
 	m.Clusters = g
@@ -131,7 +133,18 @@ func (c *Counts) Estimate(m *Measure, b stats.Bootstrap, fn func(t []float64) (f
 		return
 	}
 	half := stats.T975(g-1) * v.SE * math.Sqrt(float64(g)/float64(g-1))
-	m.Interval = &Interval{Low: val - half, High: val + half,
+	lo, hi := math.Inf(-1), math.Inf(1)
+	switch m.Scale {
+	case "share":
+		lo, hi = 0, 1
+	case "difference":
+		lo, hi = -1, 1
+	case "points":
+		lo, hi = -200, 200
+	case "mean":
+		lo = 0
+	}
+	m.Interval = &Interval{Low: math.Max(lo, val-half), High: math.Min(hi, val+half),
 		Method: fmt.Sprintf("cluster bootstrap 95%%: %d clusters resampled, %d resamples (%d dropped: a denominator left empty), seed %d; estimate ± t(%d) × bootstrap SE × sqrt(%d/%d)",
 			g, b.Resamples, e.Skipped, b.Seed, g-1, g, g-1)}
 }
