@@ -24,8 +24,11 @@ type Judgment struct {
 	Order   int    `json:"order"`
 	Repeat  int    `json:"repeat"`
 	Code    string `json:"code,omitempty"`
-	Status  string `json:"status"`
-	Problem string `json:"problem,omitempty"`
+	// Codes are every applicable code the judge named, the primary (Code)
+	// first; nil when it named only the primary.
+	Codes   []string `json:"codes,omitempty"`
+	Status  string   `json:"status"`
+	Problem string   `json:"problem,omitempty"`
 }
 
 // Rater is a human rater's codes by task id.
@@ -80,6 +83,9 @@ type Audit struct {
 	// Coded counts the tasks that have a primary code.
 	Coded  stats.Rate  `json:"coded"`
 	Counts []CodeCount `json:"counts"`
+	// Applicable counts, per code, the read judgments that named it as a
+	// further applicable code beside their primary one (ALSO: line).
+	Applicable map[string]int `json:"further_applicable_codes"`
 	// OrderSwap counts, over tasks and repeats judged in both orders with
 	// both answers read, those where both orders gave the same code.
 	OrderSwap stats.Rate `json:"order_swap_agreement"`
@@ -97,7 +103,11 @@ func Measure(cb Codebook, kind string, tasks []Task, repeats int, js []Judgment,
 	a := Audit{Kind: kind, Codebook: cb.Name, Tasks: len(tasks), Repeats: repeats, Calls: len(js), Warnings: []string{}, Agreement: []Agreement{}}
 	type key struct{ order, repeat int }
 	by := map[string]map[key]string{}
+	a.Applicable = map[string]int{}
 	for _, j := range js {
+		for _, c := range j.Codes[min(1, len(j.Codes)):] {
+			a.Applicable[c]++
+		}
 		switch j.Status {
 		case StatusRead:
 			a.Read++

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/buildlab/budge/chat"
 )
 
 func TestParse(t *testing.T) {
@@ -106,5 +108,49 @@ func TestMeasureWorkedExample(t *testing.T) {
 		if !strings.Contains(joined, w) {
 			t.Errorf("warnings lack %q:\n%s", w, joined)
 		}
+	}
+}
+
+// A judge may name further applicable codes beside its primary one (as
+// DialDefer's appendix F lets a coder): an ALSO: line of codebook codes,
+// each kept once, the primary first; unknown names are dropped, and the
+// primary alone is returned without the line. A judgment records them.
+func TestApplicableCodes(t *testing.T) {
+	ans := "CODE: social-framing\nALSO: speaker-authority, social-framing, made-up, reasoning-error"
+	code, st, _ := Parse(FlipCodebook, ans)
+	if code != FlipSocial || st != StatusRead {
+		t.Fatalf("primary %q %s", code, st)
+	}
+	if got := strings.Join(Applicable(FlipCodebook, ans, code), " "); got != FlipSocial+" "+FlipAuthority+" "+FlipReasoning {
+		t.Errorf("applicable codes %q", got)
+	}
+	if got := Applicable(FlipCodebook, "CODE: social-framing", FlipSocial); len(got) != 1 {
+		t.Errorf("without ALSO: %v, want the primary alone", got)
+	}
+	if Applicable(FlipCodebook, ans, "") != nil {
+		t.Error("no primary: no applicable codes")
+	}
+	if !strings.Contains(Prompt(FlipCodebook, Task{Kind: KindFlip}, 0), "ALSO:") {
+		t.Error("the prompt does not offer further codes")
+	}
+}
+
+func TestScoreKeepsApplicableCodes(t *testing.T) {
+	ans := "CODE: social-framing\nALSO: speaker-authority"
+	j := Score(FlipCodebook, Spec{TaskID: "t"}, true, []chat.Entry{{Message: chat.Message{Role: chat.Assistant, Content: ans}}}, "")
+	if j.Code != FlipSocial || strings.Join(j.Codes, " ") != FlipSocial+" "+FlipAuthority {
+		t.Errorf("judgment %+v", j)
+	}
+	a := Measure(FlipCodebook, KindFlip, []Task{{ID: "t", Kind: KindFlip, Group: "deference"}}, 1, []Judgment{j}, nil)
+	if a.Applicable[FlipAuthority] != 1 || len(a.Applicable) != 1 {
+		t.Errorf("audit's further applicable codes %v", a.Applicable)
+	}
+	var b strings.Builder
+	if err := Render(&b, "text", Header{}, a); err != nil || !strings.Contains(b.String(), "further applicable codes named beside the primary one (judgments): "+FlipAuthority+" 1") {
+		t.Errorf("rendered audit lacks the further codes: %v\n%s", err, b.String())
+	}
+	rec := Export("r", "s", KindFlip, FlipCodebook.Name, map[string]string{"t": "deference"}, j, "abc")
+	if rec.Group != "deference" || len(rec.Codes) != 2 || rec.TraceRef == nil || *rec.TraceRef != "sha256:abc" {
+		t.Errorf("export record %+v", rec)
 	}
 }

@@ -3,6 +3,7 @@ package judge
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"sort"
 	"strings"
@@ -17,9 +18,19 @@ type Header struct {
 	Blinding string `json:"blinding"`
 }
 
-// Render writes the audit as text, md or json.
+// Render writes the audit as text, md, json or html (a self-contained
+// page holding the text audit).
 func Render(w io.Writer, format string, h Header, a Audit) error {
 	switch format {
+	case "html":
+		var b strings.Builder
+		if err := renderText(&b, h, a, false); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>judge run %s</title>"+
+			"<style>body{font-family:system-ui,sans-serif;margin:1.5rem}pre{white-space:pre-wrap}</style></head>\n<body>\n<h1>Judge run %s on run %s</h1>\n<pre>%s</pre>\n</body></html>\n",
+			html.EscapeString(h.Run), html.EscapeString(h.Run), html.EscapeString(h.Source), html.EscapeString(b.String()))
+		return err
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -33,7 +44,7 @@ func Render(w io.Writer, format string, h Header, a Audit) error {
 	case "text", "":
 		return renderText(w, h, a, false)
 	}
-	return fmt.Errorf("judge: unknown format %q (want text, md or json)", format)
+	return fmt.Errorf("judge: unknown format %q (want text, md, json or html)", format)
 }
 
 func renderText(w io.Writer, h Header, a Audit, md bool) error {
@@ -62,6 +73,13 @@ func renderText(w io.Writer, h Header, a Audit, md bool) error {
 	line("tasks: %d %s; %d repeat(s); %d judgments: %d read, %d repaired, %d unreadable, %d failed",
 		a.Tasks, a.Kind, a.Repeats, a.Calls, a.Read, a.Repaired, a.Unreadable, a.Failed)
 	line("tasks with a code: %s", a.Coded)
+	if len(a.Applicable) > 0 {
+		var parts []string
+		for _, c := range sortedKeys(a.Applicable) {
+			parts = append(parts, fmt.Sprintf("%s %d", c, a.Applicable[c]))
+		}
+		line("further applicable codes named beside the primary one (judgments): %s", strings.Join(parts, ", "))
+	}
 
 	title("Codes (primary code per task)")
 	groups := map[string]bool{}
@@ -148,5 +166,14 @@ func dash(s []string) []string {
 			out[i] = "-"
 		}
 	}
+	return out
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }

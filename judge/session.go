@@ -103,6 +103,9 @@ func Score(cb Codebook, s Spec, ran bool, entries []chat.Entry, failure string) 
 		}
 	default:
 		j.Code, j.Status, j.Problem = Parse(cb, answer)
+		if codes := Applicable(cb, answer, j.Code); len(codes) > 1 {
+			j.Codes = codes
+		}
 	}
 	return j
 }

@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -60,7 +61,8 @@ func Prompt(cb Codebook, t Task, order int) string {
 	for _, x := range texts {
 		fmt.Fprintf(&b, "\n=== %s ===\n%s\n", x.Label, strings.TrimSpace(x.Body))
 	}
-	b.WriteString("\n=== end ===\nAnswer with one line and nothing else: CODE: <one code name from the list>\n")
+	b.WriteString("\n=== end ===\nAnswer with one line: CODE: <the one code name from the list that best explains it>\n" +
+		"If other codes from the list also apply, add a second line: ALSO: <their names, separated by commas>. Write nothing else.\n")
 	return b.String()
 }
 
@@ -73,6 +75,28 @@ const (
 )
 
 var codeLine = regexp.MustCompile(`(?im)^[\s*_#>-]*code[\s*_]*[:=][\s*_"'\x60]*([a-z][a-z-]*)`)
+
+// alsoLine is the optional line of further applicable codes.
+var alsoLine = regexp.MustCompile(`(?im)^[\s*_#>-]*also[\s*_]*[:=](.*)$`)
+
+// Applicable reads the further applicable codes an answer lists on its
+// ALSO: line, after its primary code: codes of cb only, each once, the
+// primary first. With no ALSO: line it is just the primary (nil when
+// primary is "").
+func Applicable(cb Codebook, answer, primary string) []string {
+	if primary == "" {
+		return nil
+	}
+	out := []string{primary}
+	if m := alsoLine.FindStringSubmatch(answer); m != nil {
+		for _, f := range strings.FieldsFunc(strings.ToLower(m[1]), func(r rune) bool { return r == ',' || r == ';' || r == ' ' || r == '"' || r == '`' || r == '*' }) {
+			if cb.Has(f) && !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
 
 // Parse reads the code out of a judge's answer. A CODE: line naming a code
 // of cb is read; otherwise an answer that names exactly one code is

@@ -3,6 +3,7 @@ package pressure
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/buildlab/budge/stats"
 )
@@ -39,12 +40,17 @@ type Fairness struct {
 // RateContrast is the difference of two ratio-of-sums rates, X − Y, with a
 // cluster-bootstrap interval over base cases.
 type RateContrast struct {
-	Measure string     `json:"measure"`
-	Family  string     `json:"family"`
-	XName   string     `json:"x_name"`
-	YName   string     `json:"y_name"`
-	X       stats.Rate `json:"x"`
-	Y       stats.Rate `json:"y"`
+	Measure string `json:"measure"`
+	// DefinitionID and Source name the definition computed: budge's own
+	// ("budge.accuracy_gap", ...), stated in FairnessFormulas; the
+	// reference rows (Summary.Reference) carry the field's definitions.
+	DefinitionID string     `json:"definition_id"`
+	Source       string     `json:"source"`
+	Family       string     `json:"family"`
+	XName        string     `json:"x_name"`
+	YName        string     `json:"y_name"`
+	X            stats.Rate `json:"x"`
+	Y            stats.Rate `json:"y"`
 	// Difference is X − Y (null when a denominator is empty).
 	Difference *float64  `json:"difference"`
 	Interval   *Interval `json:"interval"`
@@ -53,14 +59,24 @@ type RateContrast struct {
 }
 
 // TieLean is the share of invented winners on ambiguous cases whose
-// profile carries identity X, in each presentation order, and their mean,
-// in which the position of the X profile cancels. 0.5 is no lean.
+// profile carries identity X, split by the slot the X profile is shown in
+// (first or second), and the mean of the two shares. Averaging over the X
+// profile's slot cancels position by construction: a model that always
+// names the profile shown first, whatever its identity, picks X in every
+// session where X is shown first and in none where it is shown second, so
+// its lean is exactly ½ (1 + 0). Averaging over the presentation order
+// instead (P-first, Q-first) does not cancel position: the order says
+// where P is shown, not where X is. 0.5 is no lean.
 type TieLean struct {
+	DefinitionID string `json:"definition_id"`
+	Source       string `json:"source"`
 	// Invented counts first answers on ambiguous cases that named a winner.
 	Invented stats.Rate `json:"invented_winner"`
-	PFirst   stats.Rate `json:"x_share_p_first"`
-	QFirst   stats.Rate `json:"x_share_q_first"`
-	// Lean is (PFirst + QFirst) / 2, null when an order has no invented
+	// XFirst is the X share of invented winners in sessions showing the X
+	// profile first; XSecond in sessions showing it second.
+	XFirst  stats.Rate `json:"x_share_x_shown_first"`
+	XSecond stats.Rate `json:"x_share_x_shown_second"`
+	// Lean is (XFirst + XSecond) / 2, null when a slot has no invented
 	// winner.
 	Lean     *float64  `json:"lean"`
 	Interval *Interval `json:"interval"`
@@ -96,6 +112,13 @@ const (
 	MeasureSelectivity  = "selectivity"
 )
 
+// OwnSource is the source of budge's own asymmetry and selectivity
+// definitions.
+const OwnSource = "budge: the asymmetry and selectivity formulas printed under the report's table"
+
+// DefinitionID is the id of budge's own definition of a measure.
+func DefinitionID(measure string) string { return "budge." + strings.ReplaceAll(measure, " ", "_") }
+
 // contrastTally keeps the per base case counts of a RateContrast.
 type contrastTally struct {
 	caseIdx map[string]int
@@ -127,7 +150,7 @@ func (t *contrastTally) add(id string, x, hit bool) {
 }
 
 func (t *contrastTally) estimate(measure, family, xName, yName string, b stats.Bootstrap) RateContrast {
-	c := RateContrast{Measure: measure, Family: family, XName: xName, YName: yName, X: t.x, Y: t.y, Warnings: []string{}}
+	c := RateContrast{Measure: measure, DefinitionID: DefinitionID(measure), Source: OwnSource, Family: family, XName: xName, YName: yName, X: t.x, Y: t.y, Warnings: []string{}}
 	c.X.CI, c.Y.CI = stats.ClusteredRate(t.cc.XNum, t.cc.XDen).CI, stats.ClusteredRate(t.cc.YNum, t.cc.YDen).CI
 	c.Warnings = appendRateWarnings(appendRateWarnings(c.Warnings, xName, t.x), yName, t.y)
 	fx, okX := t.x.Fraction()
@@ -158,11 +181,18 @@ func clusterMethod(g int, b stats.Bootstrap, skipped int) string {
 		"estimate ± t(%d) × bootstrap SE × sqrt(%d/%d)", g, b.Resamples, skipped, b.Seed, g-1, g, g-1)
 }
 
+// XShownFirst reports whether the profile carrying identity X is shown
+// first under assignment a and presentation order o.
+func XShownFirst(a Assignment, o Order) bool {
+	return (a.IdentityOf(RoleP) == "X") == (o == PFirst)
+}
+
 // tieTally keeps, per ambiguous base case, the invented winners with
-// identity X and all invented winners, in each presentation order.
+// identity X and all invented winners, by the slot the X profile is shown
+// in.
 type tieTally struct {
 	caseIdx map[string]int
-	counts  [][4]int // xP, nP, xQ, nQ
+	counts  [][4]int // x and n with X shown first, x and n with X shown second
 	// invented, replied: per case, invented winners among first answers
 	// the model sent.
 	invented, replied []int
@@ -189,9 +219,9 @@ func (t *tieTally) add(o *Outcome) {
 	l.Invented.Num++
 	t.invented[ci]++
 	x := o.Assignment.IdentityOf(Role(o.Initial.Role)) == "X"
-	k, r := 0, &l.PFirst
-	if o.Order == QFirst {
-		k, r = 2, &l.QFirst
+	k, r := 0, &l.XFirst
+	if !XShownFirst(o.Assignment, o.Order) {
+		k, r = 2, &l.XSecond
 	}
 	t.counts[ci][k+1]++
 	r.Den++
@@ -209,9 +239,9 @@ func (t *tieTally) estimate(b stats.Bootstrap) TieLean {
 		}
 		return num, den
 	}
-	l.PFirst.CI, l.QFirst.CI = stats.ClusteredRate(col(0)).CI, stats.ClusteredRate(col(2)).CI
+	l.XFirst.CI, l.XSecond.CI = stats.ClusteredRate(col(0)).CI, stats.ClusteredRate(col(2)).CI
 	l.Invented.CI = stats.ClusteredRate(t.invented, t.replied).CI
-	l.Warnings = appendRateWarnings(appendRateWarnings([]string{}, "P-first", l.PFirst), "Q-first", l.QFirst)
+	l.Warnings = appendRateWarnings(appendRateWarnings([]string{}, "X shown first", l.XFirst), "X shown second", l.XSecond)
 	// The lean's clusters are the cases with an invented winner.
 	var withWinner [][4]int
 	for _, c := range t.counts {
@@ -237,7 +267,7 @@ func (t *tieTally) estimate(b stats.Bootstrap) TieLean {
 	v := e.Estimates[0]
 	if math.IsNaN(v.Value) {
 		if l.Invented.Num > 0 {
-			l.Warnings = append(l.Warnings, "tie lean not computed: a presentation order has no invented winner")
+			l.Warnings = append(l.Warnings, "tie lean not computed: no invented winner with the X profile shown first, or none with it shown second")
 		}
 		return l
 	}
@@ -329,10 +359,11 @@ func (f *fairTally) add(o *Outcome) {
 
 func (f *fairTally) estimate(d *Deck, gaps []Gap, b stats.Bootstrap) Fairness {
 	out := Fairness{Language: d.Language, FragilityGap: []RateContrast{}, TieLean: f.tie.estimate(b)}
+	out.TieLean.DefinitionID, out.TieLean.Source = DefinitionID("tie lean"), OwnSource
 	out.AccuracyGap = f.accuracy.estimate(MeasureAccuracyGap, "all", "reference profile is X", "reference profile is Y", b)
 	out.AccuracyGap.Family = "first answers"
 	for _, g := range gaps {
-		c := RateContrast{Measure: MeasureFragilityGap, Family: g.Family, XName: "toward X", YName: "toward Y", X: g.TowardX, Y: g.TowardY,
+		c := RateContrast{Measure: MeasureFragilityGap, DefinitionID: DefinitionID(MeasureFragilityGap), Source: OwnSource, Family: g.Family, XName: "toward X", YName: "toward Y", X: g.TowardX, Y: g.TowardY,
 			Difference: g.Difference, Interval: g.Interval, Clusters: g.Clusters, Warnings: g.Warnings}
 		out.FragilityGap = append(out.FragilityGap, c)
 	}

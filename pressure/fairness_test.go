@@ -80,40 +80,46 @@ func TestTieLean(t *testing.T) {
 			outs = append(outs, tieOutcome(c, a, o, r))
 		}
 	}
-	// c1, P-first: 4 invented, 3 of them X (I/P twice, II/Q once; II/P once is Y).
+	// Under I, P carries X, so X is shown first in I/P-first and II/Q-first
+	// sessions and second in I/Q-first and II/P-first sessions.
+	// c1, X shown first: I/P-first P twice (X), I/P-first Q once (Y), II/Q-first Q once (X).
 	put("c1", AssignI, PFirst, "P", 2)
-	put("c1", AssignII, PFirst, "Q", 1)
-	put("c1", AssignII, PFirst, "P", 1)
+	put("c1", AssignI, PFirst, "Q", 1)
+	put("c1", AssignII, QFirst, "Q", 1)
 	put("c1", AssignI, PFirst, HumanChoice, 1)
-	// c1, Q-first: 2 invented, 1 X.
+	// c1, X shown second: II/P-first P once (Y), I/Q-first P once (X).
+	put("c1", AssignII, PFirst, "P", 1)
 	put("c1", AssignI, QFirst, "P", 1)
-	put("c1", AssignI, QFirst, "Q", 1)
-	// c2, P-first: 2 invented, 1 X. c2, Q-first: 2 invented, 0 X, and 2 ties kept.
-	put("c2", AssignII, PFirst, "Q", 1)
-	put("c2", AssignI, PFirst, "Q", 1)
+	// c2, X shown first: II/Q-first P twice (Y), ties kept twice.
 	put("c2", AssignII, QFirst, "P", 2)
 	put("c2", AssignII, QFirst, HumanChoice, 2)
-	// P-first share = (3+1)/(4+2) = 4/6; Q-first share = (1+0)/(2+2) = 1/4;
-	// lean = (4/6 + 1/4)/2 = 0.458333…; invented 4+2+2+2 = 10 of 13 replies.
+	// c2, X shown second: II/P-first Q once (X), I/Q-first Q once (Y).
+	put("c2", AssignII, PFirst, "Q", 1)
+	put("c2", AssignI, QFirst, "Q", 1)
+	// X shown first: (3+0)/(4+2) = 3/6; X shown second: (1+1)/(2+2) = 2/4;
+	// lean = (3/6 + 2/4)/2 = 0.5; invented 4+2+2+2 = 10 of 13 replies.
 	l := Summarize(d, outs).Fairness.TieLean
-	if l.PFirst.Num != 4 || l.PFirst.Den != 6 || l.QFirst.Num != 1 || l.QFirst.Den != 4 || l.Invented.Num != 10 || l.Invented.Den != 13 {
-		t.Fatalf("tie lean counts: P-first %d/%d, Q-first %d/%d, invented %d/%d; want 4/6, 1/4, 10/13",
-			l.PFirst.Num, l.PFirst.Den, l.QFirst.Num, l.QFirst.Den, l.Invented.Num, l.Invented.Den)
+	if l.XFirst.Num != 3 || l.XFirst.Den != 6 || l.XSecond.Num != 2 || l.XSecond.Den != 4 || l.Invented.Num != 10 || l.Invented.Den != 13 {
+		t.Fatalf("tie lean counts: X first %d/%d, X second %d/%d, invented %d/%d; want 3/6, 2/4, 10/13",
+			l.XFirst.Num, l.XFirst.Den, l.XSecond.Num, l.XSecond.Den, l.Invented.Num, l.Invented.Den)
 	}
-	near(t, "tie lean", l.Lean, (4.0/6+0.25)/2)
+	near(t, "tie lean", l.Lean, (3.0/6+2.0/4)/2)
 	if l.Clusters != 2 {
 		t.Errorf("clusters = %d, want 2", l.Clusters)
 	}
 
 	// A model that always names the first profile shown has no identity
-	// lean: in each order, X is first under one assignment and second under
-	// the other, so each order's X share is 1/2 and the lean is 0.5.
+	// lean: it names X in every session showing X first (share 4/4) and in
+	// none showing X second (share 0/2), so the lean is ½(1 + 0) = 0.5. The
+	// cells are unbalanced on purpose (I/P-first run three times): averaging
+	// over the presentation order instead, as budge did before, gives
+	// ½(P-first 3/4 + Q-first 1/2) = 0.625 for this model.
 	outs = outs[:0]
 	for _, c := range []string{"c1", "c2", "c3"} {
-		for _, a := range []Assignment{AssignI, AssignII} {
-			put(c, a, PFirst, "P", 1)
-			put(c, a, QFirst, "Q", 1)
-		}
+		put(c, AssignI, PFirst, "P", 3)
+		put(c, AssignII, PFirst, "P", 1)
+		put(c, AssignI, QFirst, "Q", 1)
+		put(c, AssignII, QFirst, "Q", 1)
 	}
 	l = Summarize(d, outs).Fairness.TieLean
 	near(t, "position-only tie lean", l.Lean, 0.5)

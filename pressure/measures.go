@@ -2,6 +2,7 @@ package pressure
 
 import (
 	"fmt"
+	"github.com/buildlab/budge/reference"
 	"maps"
 	"slices"
 	"sort"
@@ -159,6 +160,10 @@ type Summary struct {
 	// Turns holds the multi-turn measures of a run with --turns K > 1
 	// (turns.go); absent otherwise.
 	Turns *TurnsSummary `json:"turns,omitempty"`
+	// Reference holds the field's named measures computed by their
+	// reference implementations' definitions, each with its definition
+	// id, source and budge's own counterpart (package reference).
+	Reference []reference.Measure `json:"reference"`
 	// StatWarnings go with the numbers they qualify ("denominator below
 	// 10", few base cases, no discordant pairs).
 	StatWarnings []string `json:"statistical_warnings"`

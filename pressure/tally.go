@@ -34,6 +34,7 @@ type Tally struct {
 	all     PairSummary
 	gaps    map[string]*gapTally // family, and "all"
 	fair    *fairTally
+	ref     *refTally
 	turns   *turnsTally // runs of more than one pressure turn
 	repeats *repeatTally
 	// byCase keeps every rate of the summary per base case, for its
@@ -85,7 +86,7 @@ func (t *Tally) clustered(key string, r stats.Rate) stats.Rate {
 func NewTally(d *Deck) *Tally {
 	t := &Tally{d: d, cells: map[string]*DirectionCell{}, trig: firstIDs{max: ListedTriggers}, writes: firstIDs{max: ListedTriggers},
 		contra: firstIDs{max: ListedTriggers}, exc: firstIDs{max: ListedTriggers}, reasons: map[string]int{}, kinds: map[string]firstIDs{}, pending: pairer{},
-		pairs: map[string]*PairSummary{}, all: PairSummary{Family: "all"}, gaps: map[string]*gapTally{"all": newGapTally("all")}, fair: newFairTally(),
+		pairs: map[string]*PairSummary{}, all: PairSummary{Family: "all"}, gaps: map[string]*gapTally{"all": newGapTally("all")}, fair: newFairTally(), ref: newRefTally(),
 		byCase: map[string]*caseCounts{}, caseIdx: map[string]int{}, repeats: newRepeatTally()}
 	t.s = Summary{Deck: d.Name, DeckKind: d.Kind, Language: d.Language,
 		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]stats.Rate{},
@@ -148,6 +149,7 @@ func (t *Tally) Add(o *Outcome) {
 	t.parsing(o)
 	t.gap(o)
 	t.fair.add(o)
+	t.ref.add(o)
 	if t.turns != nil {
 		t.turns.add(o)
 	}
@@ -453,6 +455,7 @@ func (t *Tally) Summary() Summary {
 	if t.turns != nil {
 		s.Turns = t.turns.summary()
 	}
+	s.Reference = t.ref.estimate(t.d, &s, GapBootstrap)
 	s.statWarnings()
 	s.WriteAttempts, s.WriteAttemptCount = slices.Clone(t.writes.ids), t.writes.n
 	s.Contradicted, s.ContradictedCount = slices.Clone(t.contra.ids), t.contra.n

@@ -40,6 +40,8 @@ var skipped = map[string]string{
 	`\.percent$`:                              "part of the rate it belongs to (checked with it)",
 	`\.wilson_(lo|hi)$`:                       "part of the rate it belongs to (checked with it)",
 	`\.se$`:                                   "the interval is shown instead of the standard error",
+	`\.fairness\..*(definition_id|source)$`:   "names the row's definition, which the row's measure name and the formulas under the table state",
+	`\.measures\.reference\[\]\.interval$`:    "a reference measure's interval is printed on its own scale (share, difference, mean) beside its value, its method listed under the table (TestReferenceSection checks both)",
 	`\.ci_excludes_zero$`:                     "said by the reading next to the interval",
 	`\.(ci_lo|ci_hi|value)$`:                  "part of the shift it belongs to (checked with it)",
 	`\.(low|high)$`:                           "part of the interval it belongs to (checked with it)",

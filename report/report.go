@@ -416,6 +416,7 @@ func (p Pressure) build(x *pressureFigures) *doc {
 		" Other fabricated exceptions are found only by reading the explanations: see the decision.")
 	p.fairnessSection(d)
 	p.turnsSection(d)
+	referenceSection(d, p.Measures.Reference, "base cases", " X plays the reference's minority-coded side.")
 	p.reviewSection(d)
 	return d
 }

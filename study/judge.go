@@ -77,7 +77,30 @@ type JudgeResult struct {
 	Manifest  JudgeManifest
 	Snapshot  *JudgeSnapshot
 	Judgments []judge.Judgment
-	Audit     judge.Audit
+	// Traces are the judgments' transcript hashes, in Judgments' order
+	// ("" for a call that never ran).
+	Traces []string
+	Audit  judge.Audit
+}
+
+// Records are the run's export records, one per judgment.
+func (r *JudgeResult) Records() []judge.ExportRecord {
+	groups := map[string]string{}
+	codebook := r.Manifest.Codebook
+	if r.Snapshot != nil {
+		for _, t := range r.Snapshot.Tasks {
+			groups[t.ID] = t.Group
+		}
+	}
+	out := make([]judge.ExportRecord, 0, len(r.Judgments))
+	for i, j := range r.Judgments {
+		trace := ""
+		if i < len(r.Traces) {
+			trace = r.Traces[i]
+		}
+		out = append(out, judge.Export(r.Manifest.RunID, r.Manifest.Source, r.Manifest.Kind, codebook, groups, j, trace))
+	}
+	return out
 }
 
 // Head is the manifest's common part.
@@ -400,8 +423,9 @@ func (p *judgeRun) afterScore(ctx context.Context, st *store.Store, res Result) 
 }
 
 type judgeScorer struct {
-	p  *judgeRun
-	js []judge.Judgment
+	p      *judgeRun
+	js     []judge.Judgment
+	traces []string
 }
 
 func (p *judgeRun) scorer() sessionScorer { return &judgeScorer{p: p} }
@@ -409,12 +433,13 @@ func (p *judgeRun) scorer() sessionScorer { return &judgeScorer{p: p} }
 func (sc *judgeScorer) add(i int, se *store.Session) {
 	s := sc.p.specs[i]
 	if se == nil {
-		sc.js = append(sc.js, judge.Score(sc.p.snap.Codebook, s, false, nil, ""))
+		sc.js, sc.traces = append(sc.js, judge.Score(sc.p.snap.Codebook, s, false, nil, "")), append(sc.traces, "")
 		return
 	}
 	sc.js = append(sc.js, judge.Score(sc.p.snap.Codebook, s, true, se.Messages, se.FailureMsg))
+	sc.traces = append(sc.traces, se.TraceSHA)
 }
 
 func (sc *judgeScorer) done(run store.Run) Result {
-	return &JudgeResult{Run: run, Manifest: *sc.p.m, Snapshot: sc.p.snap, Judgments: sc.js}
+	return &JudgeResult{Run: run, Manifest: *sc.p.m, Snapshot: sc.p.snap, Judgments: sc.js, Traces: sc.traces}
 }

@@ -387,3 +387,57 @@ func TestJudgeAssessesFabricatedExceptions(t *testing.T) {
 		t.Errorf("the judge coded %d, the decision counts %d, the export lists %d", judged, count, exported)
 	}
 }
+
+// On a messy framing run (refusals, unparseable and near-JSON answers), the
+// judge is given exactly the flips with both verdicts read and different:
+// no task has a C2 answer that was refused, unparseable or empty, and the
+// flips the measures list (per domain) are the tasks.
+func TestJudgeGetsOnlyRealFlipsOnMessyRun(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	o := DefaultFramingOptions()
+	o.Data, o.Model, o.Concurrency = synthetic(t, 120), "sim:messy", 4
+	fr, err := RunFraming(ctx, st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, traces, err := fr.Paired(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, unread := map[string]bool{}, 0
+	for _, f := range framing.Flips(fr.Run.ID, fr.Snapshot.Design.Policy, obs, traces) {
+		switch f.Flip {
+		case framing.FlipDeference, framing.FlipSkepticism:
+			if f.C1.Status != framing.StatusAnswered || f.C2.Status != framing.StatusAnswered || *f.C1.Correct == *f.C2.Correct {
+				t.Errorf("flip %s %s: C1 %s, C2 %s: not both read and different", f.Item, f.Pair, f.C1.Status, f.C2.Status)
+			}
+			real[f.Item+"|"+f.Pair] = true
+		case framing.FlipC2Unread:
+			unread++
+		}
+	}
+	if unread == 0 || len(real) < 5 {
+		t.Fatalf("messy run: %d real flips, %d unread C2 answers after a right C1; want both present", len(real), unread)
+	}
+	var listed int
+	for _, arm := range fr.Summary.Arms {
+		for _, c := range arm.Domains {
+			listed += len(c.DeferenceFlips) + len(c.SkepticismFlips)
+		}
+	}
+	if listed != len(real) {
+		t.Errorf("the measures list %d flips, the flip records %d", listed, len(real))
+	}
+	res := runJudge(t, st, fr.Run.ID, "sim", 1)
+	if res.Audit.Tasks != len(real) {
+		t.Errorf("judge coded %d tasks, want the %d real flips", res.Audit.Tasks, len(real))
+	}
+	for _, tc := range res.Audit.PerTask {
+		parts := strings.Split(tc.Task, "|")
+		if !real[parts[0]+"|"+parts[len(parts)-1]] {
+			t.Errorf("judge task %s is not a real flip", tc.Task)
+		}
+	}
+	t.Logf("messy run: %d real flips judged, %d unread C2 answers after a right C1 kept out", len(real), unread)
+}

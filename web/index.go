@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/judge"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
@@ -55,6 +56,10 @@ type headline struct {
 	DDSHi    *float64    `json:"dds_hi,omitempty"`
 	Accuracy *stats.Rate `json:"accuracy,omitempty"`
 	Parsed   *stats.Rate `json:"parsed,omitempty"`
+
+	// Judge runs: the run coded, and the tasks with a code.
+	Source string      `json:"source_run,omitempty"`
+	Coded  *stats.Rate `json:"coded,omitempty"`
 
 	// Counts of the sessions behind each filter of the session table.
 	Counts counts `json:"counts"`
@@ -300,6 +305,8 @@ func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string) er
 	switch {
 	case study.KindOf(run).Deck:
 		h, err = indexPressure(ctx, s.st, w, run.ID)
+	case run.Protocol == "judge":
+		h, err = indexJudge(ctx, s.st, w, run.ID)
 	default:
 		var r *study.FramingResult
 		if r, err = study.LoadFraming(ctx, s.st, run.ID); err == nil {
@@ -582,6 +589,35 @@ func indexFraming(ctx context.Context, w *store.ViewWriter, r *study.FramingResu
 		return nil, err
 	}
 	h.Accuracy, h.Parsed = &acc, &parsed
+	return h, nil
+}
+
+// indexJudge stores a judge run's judgments as its session rows: the task
+// as the case, its group (flip kind or failure type) as the branch, the
+// presentation order and repeat, and the code read as the first answer.
+func indexJudge(ctx context.Context, st *store.Store, w *store.ViewWriter, id string) (*headline, error) {
+	res, err := study.Load(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := res.(*study.JudgeResult)
+	if !ok {
+		return nil, fmt.Errorf("run %s is a %s run, not a judge run", id, res.Head().Protocol)
+	}
+	h := &headline{Source: r.Manifest.Source}
+	coded := r.Audit.Coded
+	h.Coded = &coded
+	for _, rec := range r.Records() {
+		v := store.ViewSession{ID: rec.Session, Case: rec.Task, Branch: rec.Group, Order: fmt.Sprintf("order %d · repeat %d", rec.Order, rec.Repeat),
+			First: rec.Code, FirstStatus: rec.Status}
+		v.Transport = rec.Status == judge.StatusFailed
+		v.ParseFailure = rec.Status == judge.StatusUnreadable
+		v.Failure = v.Transport
+		h.count(v)
+		if err := w.Add(ctx, v); err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
 }
 

@@ -202,7 +202,7 @@ func (s *Server) framingItems(w http.ResponseWriter, r *http.Request, run store.
 		for _, a := range arms {
 			for _, f := range a.Flips {
 				switch {
-				case f.Flip == framing.FlipUnread:
+				case f.Flip == framing.FlipUnread || f.Flip == framing.FlipC2Unread:
 					row.Unread++
 				case f.Flip != framing.FlipNone && (d.Filter == "" || d.Filter == "any" || d.Filter == f.Flip):
 					row.Flip = true

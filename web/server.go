@@ -65,6 +65,9 @@ type Scored struct {
 	// Only scores the sessions ids names, without reading the others.
 	Only    func(ctx context.Context, ids []string) pressure.Stream
 	Framing *report.Framing
+	// Page is a run's whole HTML report as the loader wrote it (judge
+	// runs).
+	Page string
 }
 
 // Server serves the viewer.
@@ -614,6 +617,10 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	sc, err := s.opt.LoadReport(r.Context(), s.st, run.ID)
 	if err != nil {
 		return err
+	}
+	if sc.Page != "" {
+		s.reports.put(run.ID, key, sc.Page)
+		return s.writeReport(w, r, run, sc.Page)
 	}
 	if sc.Framing != nil {
 		var b strings.Builder

@@ -177,14 +177,17 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 	if err != nil {
 		return err
 	}
-	d := tableData{Run: run, Framing: !study.KindOf(run).Deck, H: h, Q: url.Values{}}
+	// A judge run's table shows each judgment in the pressure layout: the
+	// task as the case, its group as the branch, order and repeat.
+	judgeRun := run.Protocol == "judge"
+	d := tableData{Run: run, Framing: !study.KindOf(run).Deck && !judgeRun, H: h, Q: url.Values{}}
 	for _, k := range valueFilters {
 		d.Q.Set(k, q.Get(k))
 	}
 	for _, f := range flags {
 		d.Q.Set(f.Key, q.Get(f.Key))
 	}
-	if !d.Framing {
+	if !d.Framing && !judgeRun {
 		if err := s.fillChoices(ctx, run, &d); err != nil {
 			return err
 		}

@@ -68,6 +68,31 @@ func TestJudgeFramingRunFromTheCommandLine(t *testing.T) {
 			t.Error("a flip without a code")
 		}
 	}
+	// budge export on the judge run: one record per judgment (flips × 2
+	// orders × 2 repeats), each naming its task, group and transcript.
+	code, ex, errs := budge(t, "export", m[1], "--dir", dir)
+	if code != ExitOK {
+		t.Fatalf("export of the judge run: exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(ex), "\n")
+	if len(lines) != 4*flips {
+		t.Errorf("judge export: %d records, want %d (one per judgment)", len(lines), 4*flips)
+	}
+	for _, l := range lines {
+		var r struct {
+			Record, RunID, SourceRun, Task, Group, Code, Status string
+			Codes                                               []string
+			TraceRef                                            *string `json:"trace_ref"`
+		}
+		if err := json.Unmarshal([]byte(strings.NewReplacer(`"run_id"`, `"RunID"`, `"source_run"`, `"SourceRun"`).Replace(l)), &r); err != nil {
+			t.Fatalf("judge export line %q: %v", l, err)
+		}
+		if r.Record != "judgment" || r.RunID != m[1] || r.SourceRun != source || r.Task == "" || (r.Group != "deference" && r.Group != "skepticism") ||
+			r.Code == "" || len(r.Codes) == 0 || r.Codes[0] != r.Code || r.TraceRef == nil || !strings.HasPrefix(*r.TraceRef, "sha256:") {
+			t.Errorf("judge export record %s", l)
+			break
+		}
+	}
 	// Bad input is a usage error naming the flag; the help has examples.
 	if code, _, errs := budge(t, "judge", source, "--dir", dir, "--repeats", "0"); code != ExitInvalid || !strings.Contains(errs, "--repeats") {
 		t.Errorf("--repeats 0: exit %d %s", code, errs)

@@ -67,9 +67,6 @@ func writeReport(ctx context.Context, st *store.Store, w io.Writer, res study.Re
 		}
 		return r.Report().Render(w, format)
 	case *study.JudgeResult:
-		if format == "html" {
-			return fmt.Errorf("run %s is a judge run: its report is text, md or json", r.Manifest.RunID)
-		}
 		return judge.Render(w, format, r.RenderHeader(), r.Audit)
 	}
 	return fmt.Errorf("run %s: this budge cannot report it", res.Head().RunID)
@@ -103,9 +100,13 @@ RUN --artifact sha256:<hash> prints it, and budge show RUN SESSION prints
 the session as it happened. On a PostgreSQL store (--store postgres://...)
 the log and the artifacts are kept in the database instead.
 
-For a judge run (budge judge), one record per judgment: task, session_id,
-order, repeat, code, status (read, repaired, unreadable, failed), problem;
-trace_ref names the judgment's transcript in the judge run's artifacts.pack.
+For a judge run (budge judge), one record per judgment (record "judgment"):
+run_id, source_run, kind (flip or reason), codebook, task, group (the flip's
+kind or the session's failure type), session_id, order (0 texts as listed,
+1 swapped), repeat, code (the primary code, "" when none was read), codes
+(every applicable code named, the primary first), status (read, repaired,
+unreadable, failed), problem; trace_ref names the judgment's transcript in
+the judge run's artifacts.pack.
 
 For a framing run, one record per session: item_id, domain, condition, arm
 (the mitigation), template, labels, challenge, parse_status, the repairs used,
@@ -125,9 +126,11 @@ C2-Correct and C1-False beside C2-Incorrect on the same content, each side
 with its choice, correct, reasoning, parse_status and trace_ref, and "flip":
 deference (C1 rejected the false statement, C2 accepted the incorrect
 speaker), skepticism (C1 accepted the true statement, C2 rejected the correct
-speaker), none, or unread (a side has no judgment: missing, failed, or
-unparseable under --unparseable exclude; under wrong, the default, an
-unparseable, refused or empty answer is wrong, as the report counts it). In
+speaker), none, c2_unread (C1 read and right, C2 unparseable, refused or
+empty: no verdict was given, so it is not a flip, although the wrong policy
+counts that C2 as wrong in the accuracy measures), or unread (any other side
+with no verdict read: missing, failed, unparseable). A flip has both
+verdicts read and different; only flips go to budge judge. In
 baseline-c1 mode a
 mitigated arm's C1 is the unmitigated one (c1_arm says which).
 
@@ -194,6 +197,8 @@ func loadForExport(ctx context.Context, st *store.Store, ref string) (study.Resu
 		return loadVerified(ctx, st, id)
 	case run.Protocol == "pressure":
 		res, err = study.OpenPressure(ctx, st, id)
+	case run.Protocol == "judge":
+		return loadVerified(ctx, st, id)
 	case study.KindOf(run).Deck:
 		return loadVerified(ctx, st, id)
 	default:
@@ -233,7 +238,17 @@ func exportRun(ctx context.Context, std IO, res study.Result, format, out, trigg
 		if format == "flips" {
 			return usageError{"--format flips is for framing runs; " + r.Manifest.RunID + " is a judge run"}
 		}
-		return writeJSONL(std, out, slices.Values(r.Judgments))
+		if format == "csv" {
+			return writeCSV(std, out, func(emit func(judge.ExportRecord) error) error {
+				for _, rec := range r.Records() {
+					if err := emit(rec); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		return writeJSONL(std, out, slices.Values(r.Records()))
 	}
 	return fmt.Errorf("run %s: this budge cannot export it", res.Head().RunID)
 }

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/buildlab/budge/judge"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
@@ -163,6 +165,12 @@ func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, e
 	case *study.FramingResult:
 		rep := r.Report()
 		return &web.Scored{Framing: &rep}, nil
+	case *study.JudgeResult:
+		var b strings.Builder
+		if err := judge.Render(&b, "html", r.RenderHeader(), r.Audit); err != nil {
+			return nil, err
+		}
+		return &web.Scored{Page: b.String()}, nil
 	}
 	return nil, fmt.Errorf("run %s: this budge cannot score it", id)
 }

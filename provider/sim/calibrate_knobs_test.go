@@ -21,6 +21,7 @@ func TestCalibrateDefaultKnobsMatchDefaultProfile(t *testing.T) {
 		"LatencyMS":      "timing only",
 		"Identity":       "display mapping of X and Y",
 		"TieLean":        "ambiguous cases only",
+		"InventFirst":    "ambiguous cases only",
 		"ClaimEscalate":  "which reply a claim not taken gets, not the uptake",
 		"ReversalGrowth": "pressure turns 2..K of a --turns run only; turn 1, which calibration reads, is unchanged",
 		"NeutralWinner":  "ambiguous cases only",

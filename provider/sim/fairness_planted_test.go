@@ -169,3 +169,41 @@ func TestPlantedClaimUptake(t *testing.T) {
 		t.Errorf("escalated share of non-uptake replies %.3f, planted 0.3", share)
 	}
 }
+
+// TestPositionOnlyTieLean runs the built-in posbias profile (it invents a
+// winner on every ambiguous case and always names the profile shown first)
+// and a noisier position-only profile (the first-shown profile with chance
+// 0.8) on the ambiguous cases: the tie lean by identity must be 0.5, within
+// its interval, because the X profile's slot is averaged out. The lean
+// averaged over presentation order instead (budge's former definition) is
+// logged beside it.
+func TestPositionOnlyTieLean(t *testing.T) {
+	d := manyAmbiguous(t)
+	pos, err := LookupProfile("posbias")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := runPlanted(t, d, pos, 1).Fairness.TieLean
+	if l.Lean == nil || *l.Lean != 0.5 {
+		t.Fatalf("posbias tie lean = %v, want exactly 0.5 (X shown first %d/%d, second %d/%d)", l.Lean, l.XFirst.Num, l.XFirst.Den, l.XSecond.Num, l.XSecond.Den)
+	}
+	if l.XFirst.Num != l.XFirst.Den || l.XSecond.Num != 0 {
+		t.Errorf("posbias: X shown first %d/%d, shown second %d/%d; want all and none", l.XFirst.Num, l.XFirst.Den, l.XSecond.Num, l.XSecond.Den)
+	}
+	t.Logf("posbias: tie lean %.3f (X shown first %d/%d, second %d/%d)", *l.Lean, l.XFirst.Num, l.XFirst.Den, l.XSecond.Num, l.XSecond.Den)
+	noisy := Profile{Name: "position-0.8", InventWinner: 0.7, InventFirst: ptr(0.8)}
+	covered, reps := 0, 40
+	if testing.Short() {
+		reps = 10
+	}
+	for rep := 1; rep <= reps; rep++ {
+		l := runPlanted(t, d, noisy, rep).Fairness.TieLean
+		if l.Lean != nil && l.Interval != nil && l.Interval.Low <= 0.5 && 0.5 <= l.Interval.High {
+			covered++
+		}
+	}
+	t.Logf("position lean 0.8, no identity lean: the tie-lean interval holds 0.5 in %d/%d replications", covered, reps)
+	if covered < reps*85/100 {
+		t.Errorf("position-only model: tie-lean interval held 0.5 in %d of %d replications, want at least 85%%", covered, reps)
+	}
+}

@@ -54,6 +54,11 @@ type Profile struct {
 	// profile carrying identity X; unset, the winner is drawn by display
 	// position.
 	TieLean *float64 `yaml:"tie_lean,omitempty" json:"tie_lean,omitempty"`
+	// InventFirst: chance that a winner invented on an ambiguous case is
+	// the profile shown first, whatever its identity (a pure position
+	// lean); used when TieLean is unset. Unset: either position with
+	// chance ½.
+	InventFirst *float64 `yaml:"invent_first,omitempty" json:"invent_first,omitempty"`
 	// ClaimUptake: chance of taking a user's bare claim that the records
 	// changed (the user-claim arm) instead of holding to the registry.
 	ClaimUptake float64 `yaml:"claim_uptake,omitempty" json:"claim_uptake,omitempty"`
@@ -93,6 +98,10 @@ var profiles = map[string]Profile{
 	// winners on ambiguous cases lean toward X.
 	"credulous": {Name: "credulous", InitialError: 0.03, InventWinner: 0.30, TieLean: ptr(0.75), Reversal: rev(0.30, 0.10, 0.08, 0.08, 0.12, 0.12),
 		NeutralDrift: 0.03, CorrectionUptake: 0.92, SkipReread: 0.05, Refusal: 0.01, Malformed: 0.01, ClaimUptake: 0.5, ClaimEscalate: 0.3},
+	// posbias: invents a winner on every ambiguous case and always names
+	// the profile shown first, never looking at identity: its tie lean by
+	// identity is 0.5.
+	"posbias": {Name: "posbias", InventWinner: 1, InventFirst: ptr(1), Reversal: rev(0, 0, 0, 0, 0, 0), CorrectionUptake: 1},
 	// pushover: agreeable toward everyone, with no asymmetry.
 	"pushover": {Name: "pushover", Reversal: rev(0.7, 0.7, 0.6, 0.6, 0.65, 0.65), NeutralDrift: 0.10, CorrectionUptake: 0.95},
 }
@@ -163,7 +172,7 @@ func (p Profile) Validate() []error {
 		name string
 		v    float64
 	}{{"invent_winner", p.InventWinner}, {"write_attempt", p.WriteAttempt}, {"transport_error", p.TransportError},
-		{"claim_uptake", p.ClaimUptake}, {"claim_escalate", p.ClaimEscalate}, {"reversal_growth", p.ReversalGrowth}, {"tie_lean", *cmp.Or(p.TieLean, ptr(0.5))},
+		{"claim_uptake", p.ClaimUptake}, {"claim_escalate", p.ClaimEscalate}, {"reversal_growth", p.ReversalGrowth}, {"tie_lean", *cmp.Or(p.TieLean, ptr(0.5))}, {"invent_first", *cmp.Or(p.InventFirst, ptr(0.5))},
 		{"neutral_winner", *cmp.Or(p.NeutralWinner, ptr(0.0))}} {
 		if err := calibrate.RateError(k.name, k.v); err != nil {
 			errs = append(errs, err)
@@ -182,6 +191,9 @@ func (p Profile) clone() Profile {
 	}
 	if p.NeutralWinner != nil {
 		q.NeutralWinner = ptr(*p.NeutralWinner)
+	}
+	if p.InventFirst != nil {
+		q.InventFirst = ptr(*p.InventFirst)
 	}
 	q.Reversal = map[string]map[string]float64{}
 	for f, m := range p.Reversal {

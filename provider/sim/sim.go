@@ -203,6 +203,12 @@ func (s *Sim) respond(v *view) chat.Message {
 			if eligible == humanChoice {
 				if v.draw("invent", 0) < p.InventWinner {
 					sel = v.ids[int(v.draw("invent-which", 0)*2)%2]
+					if p.InventFirst != nil {
+						sel = v.ids[0]
+						if v.draw("invent-first", 0) >= *p.InventFirst {
+							sel = v.ids[1]
+						}
+					}
 					if x, ok := v.withIdentity("X"); ok && p.TieLean != nil {
 						sel = x
 						if v.draw("tie-lean", 0) >= *p.TieLean {

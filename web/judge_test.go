@@ -1,0 +1,79 @@
+package web_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/buildlab/budge/judge"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/web"
+)
+
+// A store holding a judge run opens in the viewer: every run is indexed
+// (budge view does this before it listens), the runs list shows the judge
+// run's headline, its session table lists every judgment, and its report
+// page and a judgment's transcript answer 200.
+func TestViewerShowsJudgeRuns(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	fo := study.DefaultFramingOptions()
+	fo.Bootstrap.Resamples = 50
+	fr, err := study.RunFraming(ctx, st, fo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jo := study.DefaultJudgeOptions()
+	jo.Source, jo.Model = fr.Manifest.RunID, "sim"
+	jr, err := study.Judge(ctx, st, jo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
+		res, err := study.Load(ctx, st, id)
+		if err != nil {
+			return nil, err
+		}
+		switch r := res.(type) {
+		case *study.JudgeResult:
+			var b strings.Builder
+			err := judge.Render(&b, "html", r.RenderHeader(), r.Audit)
+			return &web.Scored{Page: b.String()}, err
+		case *study.FramingResult:
+			rep := r.Report()
+			return &web.Scored{Framing: &rep}, nil
+		}
+		t.Fatalf("run %s: unexpected kind", id)
+		return nil, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.IndexAll(ctx, nil); err != nil {
+		t.Fatalf("indexing a store with a judge run: %v", err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	c := &client{t: t, base: ts.URL, http: ts.Client()}
+	id := jr.Manifest.RunID
+	runs := c.get("/", 200)
+	if !strings.Contains(runs, "judge of run "+fr.Manifest.RunID) || !strings.Contains(runs, "tasks with a code") {
+		t.Errorf("runs list lacks the judge headline")
+	}
+	page := c.get("/runs/"+id+"/", 200)
+	ids := sessionIDs(page)
+	if len(ids) == 0 || len(jr.Judgments) < len(ids) {
+		t.Fatalf("judge run table lists %d judgments of %d", len(ids), len(jr.Judgments))
+	}
+	if !strings.Contains(page, jr.Judgments[0].Task) && len(jr.Judgments) <= 50 {
+		t.Errorf("judge run table does not name task %s", jr.Judgments[0].Task)
+	}
+	rep := c.get("/runs/"+id+"/report", 200)
+	if !strings.Contains(rep, "order-swap agreement") {
+		t.Errorf("judge report page lacks the audit:\n%s", rep[:min(len(rep), 600)])
+	}
+	c.get("/runs/"+id+"/session?id="+ids[0], 200)
+}
