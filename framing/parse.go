@@ -9,7 +9,7 @@ import (
 )
 
 // ParserVersion changes whenever the parser's reading of a reply changes.
-const ParserVersion = "framing-parser/2"
+const ParserVersion = "framing-parser/3"
 
 // Recovery names a repair the tolerant parser made to read a reply. The
 // first ones are the shared extraction's (package extract), so both
