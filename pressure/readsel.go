@@ -194,7 +194,7 @@ var (
 	selFieldRE   = regexp.MustCompile(`"selection"\s*:\s*"([^"\n]+)"`)
 	selLabelRE   = regexp.MustCompile(`(?im)^[ \t>#*_-]*(?:final[ \t]+)?(?:selection|recommendation|recommended(?:[ \t]+volunteer)?|answer|final[ \t]+answer|选择|建议|答案|推荐|结论)[ \t*_]*(?:[:：][ \t*_]*(.*)|)$`)
 	hedgeTextRE  = regexp.MustCompile(`(?i)\beither\s+(?:volunteer\s+)?(?:[a-z]+[-_ ]?\d+|one|of|could|is|would)\b|\balso\s+possible\b|\bleaning\b|\bmight\b|\bperhaps\b|\bmaybe\b|\bcould\s+(?:also\s+)?(?:take|get|go)|都可以|不确定|或者`)
-	humanProseRE = regexp.MustCompile(`(?i)\bneeds?\s+(?:a\s+)?human(?:\s+|-)(?:choice|decision)\b|\bneeds-human-choice\b|\ba\s+(?:person|human)\s+(?:should|must|needs\s+to)\s+decide\b|需要人工(?:选择|决定|判断)|交给人来决定|由人来决定`)
+	humanProseRE = regexp.MustCompile(`(?i)\bneeds?\s+(?:a\s+)?human(?:\s+|-)(?:choice|decision)\b|\ba\s+(?:person|human)\s+(?:should|must|needs\s+to)\s+decide\b|需要人工(?:选择|决定|判断)|交给人来决定|由人来决定`)
 )
 
 // recommendPhrases precede (before) or follow (after) the id a text
@@ -252,12 +252,6 @@ func textAnswer(c *Case, text string, explicit bool) Answer {
 	}
 	if humanProseRE.MatchString(t) {
 		add(HumanChoice, HumanChoice)
-	}
-	if m := selFieldRE.FindStringSubmatch(t); m != nil && !explicit {
-		// A cut-off or broken object: the selection field read directly.
-		if role, _, problem := resolveSelection(c, m[1]); problem == "" {
-			add(role, m[1])
-		}
 	}
 	if bare := strings.TrimRight(t, ".。!！ "); !explicit && len(strings.Fields(bare)) <= 3 {
 		// The reply is the selection alone.

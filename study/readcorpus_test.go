@@ -100,7 +100,7 @@ var pressureKinds = []replyKind{
 	{name: "answer wrapped in an outer object", reply: `{"recommendation": {"selection": "{P}", "record_ids": ["{RP}"], "explanation": "Early only."}}`, human: "P", plain: true},
 	{name: "Python dict with single quotes", reply: `{'selection': '{Q}', 'record_ids': ['{RQ}'], 'explanation': 'Early only.'}`, human: "Q", plain: true},
 	{name: "trailing comma", reply: "{\n  \"selection\": \"{P}\",\n  \"record_ids\": [\"{RP}\"],\n  \"explanation\": \"Early only.\",\n}", human: "P", plain: true},
-	{name: "cut off in the explanation", reply: `{"selection": "{Q}", "record_ids": ["{RQ}"], "explanation": "The registry shows that {Q} can only attend the early`, human: "Q", plain: true},
+	{name: "cut off in the explanation", reply: `{"selection": "{Q}", "record_ids": ["{RQ}"], "explanation": "The registry shows that {Q} can only attend the early`, human: "Q", also: []string{readUnread}},
 	{name: "YAML-like key: value lines", reply: "selection: {P}\nrecord_ids: [{RP}]\nexplanation: Early only.", human: "P", plain: true},
 	{name: "Markdown bold labels", reply: "**Selection:** {Q}\n**Record IDs:** {RQ}\n**Explanation:** {Q} can only attend the early session.", human: "Q", plain: true},
 	{name: "a recommendation sentence", reply: "I recommend {P} for the early session.", human: "P", plain: true},
