@@ -224,6 +224,9 @@ func (f Framing) build(figures bool) *doc {
 	d.tableRows("Answers", []string{"status", "count"}, rows,
 		"Tolerant parsing "+tolerant+"; policy: "+policy+". Transport failures and missing answers are never scored: their items are left out and counted below.")
 	d.tableOf(leniency(p.Leniency, !s.Tolerant))
+	if len(s.Leniency) > 0 {
+		d.tableOf(ddsLeniency(s.Leniency))
+	}
 
 	if len(s.Arms) > 1 {
 		rows = rows[:0]
