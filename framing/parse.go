@@ -33,6 +33,18 @@ const (
 	RecoverBare          = "bare-choice"               // the whole reply is just 1 or 2
 )
 
+// PaperFallbacks are the repairs whose reading DialDefer's own analysis
+// also applied: its extraction of the first {…} span (fence, prose, bold,
+// a repeated object, a number for the choice) and its fallbacks when that
+// failed (the chosen_answer field read by pattern, which also reads past
+// LaTeX escapes, and a reply that starts with the digit). The replication
+// of the paper's results rests on these alone; every other repair is
+// budge's, beyond the paper, and reports label it so.
+var PaperFallbacks = map[string]bool{
+	RecoverFenced: true, RecoverSurrounding: true, RecoverBold: true, RecoverDuplicate: true,
+	RecoverNumber: true, RecoverField: true, RecoverBare: true, RecoverInvalidEscape: true,
+}
+
 // Answer is what the parser read from one reply.
 type Answer struct {
 	// Choice is "1" (accept), "2" (reject), or "" when the reply could not
