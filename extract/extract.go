@@ -13,7 +13,9 @@ package extract
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -37,6 +39,22 @@ const (
 	RepairIDPadding = "id-padding"
 	// RepairIDCase: an id written in another letter case.
 	RepairIDCase = "id-case"
+	// RepairFullWidth: full-width or curly punctuation (：，｛｝［］＂ “ ”)
+	// written where JSON has its ASCII punctuation.
+	RepairFullWidth = "full-width-punctuation"
+	// RepairTrailingComma: a comma before a closing } or ].
+	RepairTrailingComma = "trailing-comma"
+	// RepairSingleQuotes: a Python-style dict with single quotes.
+	RepairSingleQuotes = "single-quotes"
+	// RepairNested: the answer object sat as the one value of an outer
+	// object ({"recommendation": {...}}).
+	RepairNested = "nested-object"
+	// RepairKeyVariant: a key spelled otherwise than asked (misspelled,
+	// camel case, spaces, a synonym the protocol names).
+	RepairKeyVariant = "key-variant"
+	// RepairRepeated: two answer objects that differ only in wording but
+	// state the same answer (the protocol decides what "the same" is).
+	RepairRepeated = "repeated-answer"
 )
 
 // Failure kinds: why no answer object was read.
@@ -65,6 +83,13 @@ type Result struct {
 	// says it in words.
 	Failure string
 	Problem string
+	// Candidates are every answer object found, with canonical keys (on
+	// FailConflict, the objects that disagree: a protocol may still read
+	// them when they state the same answer).
+	Candidates []json.RawMessage
+	// Rest is Text without the answer objects (and their fences): what a
+	// protocol looks in for a verdict that contradicts the object.
+	Rest string
 }
 
 // OK reports whether one answer object was read.
@@ -74,6 +99,22 @@ func (r Result) OK() bool { return r.Failure == "" }
 // names: an object with none of them (a quoted record, an example) is not a
 // candidate. Nothing is refused for needing a repair here; see Strict.
 func Extract(reply string, keys []string) Result {
+	return ExtractWith(reply, Options{Keys: keys})
+}
+
+// Options say what an answer object is.
+type Options struct {
+	// Keys are the answer's field names, as asked.
+	Keys []string
+	// Aliases map further names models use for a field (lower case,
+	// letters and digits only, e.g. "answer") to its name in Keys.
+	Aliases map[string]string
+}
+
+// ExtractWith is Extract with aliases for the answer's keys: an object
+// whose keys are spelled otherwise (misspelled, camel case, an alias) is
+// read under the asked names, and the repair is named.
+func ExtractWith(reply string, o Options) Result {
 	if strings.TrimSpace(reply) == "" {
 		return Result{Failure: FailEmpty, Problem: "empty reply"}
 	}
@@ -89,7 +130,13 @@ func Extract(reply string, keys []string) Result {
 		}
 		return r
 	}
-	cands, invalid := candidates(r.Text, keys)
+	cands, invalid := candidates(r.Text, o)
+	var fixes []string
+	if len(cands) == 0 {
+		if t, fx, cs := fixedCandidates(r.Text, o); len(cs) > 0 {
+			r.Text, fixes, cands = t, fx, cs
+		}
+	}
 	if len(cands) == 0 {
 		return r.fail(noCandidate(r.Text, invalid))
 	}
@@ -97,17 +144,28 @@ func Extract(reply string, keys []string) Result {
 		if k, dup := duplicateKey(c.raw); dup {
 			return r.fail(FailDuplicateKey, "the key "+k+" appears twice in the answer (after case-folding): which one is meant cannot be told")
 		}
+		if c.collide != "" {
+			return r.fail(FailDuplicateKey, "two keys of the answer stand for "+c.collide+": which one is meant cannot be told")
+		}
 	}
+	for _, c := range cands {
+		r.Candidates = append(r.Candidates, c.canon)
+	}
+	r.Rest = strings.TrimSpace(outside(r.Text, cands))
 	first := cands[0]
 	for _, c := range cands[1:] {
-		if !sameJSON(first.raw, c.raw) {
+		if !sameJSON(first.canon, c.canon) {
 			return r.fail(FailConflict, "two answer objects that disagree: "+clip(string(first.raw))+" and "+clip(string(c.raw)))
 		}
 	}
-	r.Object = first.raw
+	r.Object = first.canon
+	r.Repairs = append(r.Repairs, fixes...)
 	r.Repairs = append(r.Repairs, wrapping(r.Text, cands)...)
 	if len(cands) > 1 {
 		r.Repairs = append(r.Repairs, RepairDuplicate)
+	}
+	for _, c := range cands[:1] {
+		r.Repairs = append(r.Repairs, c.repairs...)
 	}
 	return r
 }
@@ -191,16 +249,30 @@ func indexFold(s, sub string) int {
 
 type candidate struct {
 	raw        json.RawMessage
-	start, end int // byte span in the text
+	canon      json.RawMessage // raw with its keys under the asked names
+	repairs    []string        // nested-object, key-variant
+	collide    string          // two keys that stand for one asked name
+	start, end int             // byte span in the text
 }
 
 var fenceRE = regexp.MustCompile("(?s)```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```")
 
 // candidates returns the answer objects of text: top-level balanced {…}
-// spans that are valid JSON and carry at least one of keys. invalid is the
+// spans that are valid JSON and carry at least one of the answer's keys
+// (or the one object inside such a span that does). invalid is the
 // decoding error of the first object-like span that is not JSON, when no
 // span is a candidate.
-func candidates(text string, keys []string) ([]candidate, error) {
+func candidates(text string, o Options) ([]candidate, error) {
+	out, invalid := candidatesBy(text, o, true)
+	if len(out) == 0 && invalid == nil {
+		// Only when no object has an asked key does a variant make one
+		// (a quoted record {"record_id": …} in prose is no answer).
+		out, invalid = candidatesBy(text, o, false)
+	}
+	return out, invalid
+}
+
+func candidatesBy(text string, o Options, exactOnly bool) ([]candidate, error) {
 	var out []candidate
 	var invalid error
 	for _, sp := range braceSpans(text) {
@@ -212,8 +284,16 @@ func candidates(text string, keys []string) ([]candidate, error) {
 			}
 			continue
 		}
-		if hasKey(obj, keys) {
-			out = append(out, candidate{raw: json.RawMessage(raw), start: sp[0], end: sp[1]})
+		c := candidate{raw: json.RawMessage(raw), start: sp[0], end: sp[1]}
+		if inner, ok := nested(obj, o, exactOnly); ok {
+			c.canon, c.repairs, c.collide = canonical(inner, o)
+			c.repairs = append([]string{RepairNested}, c.repairs...)
+			out = append(out, c)
+			continue
+		}
+		if hasKey(obj, o, exactOnly) {
+			c.canon, c.repairs, c.collide = canonical(obj, o)
+			out = append(out, c)
 		}
 	}
 	if len(out) > 0 {
@@ -222,18 +302,136 @@ func candidates(text string, keys []string) ([]candidate, error) {
 	return out, invalid
 }
 
-func hasKey(obj map[string]json.RawMessage, keys []string) bool {
-	if len(keys) == 0 {
+// nested returns the answer object that is the one value of an outer
+// object without answer keys.
+func nested(obj map[string]json.RawMessage, o Options, exactOnly bool) (map[string]json.RawMessage, bool) {
+	if len(obj) != 1 || hasKey(obj, o, false) {
+		return nil, false
+	}
+	for _, v := range obj {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(v, &inner) == nil && hasKey(inner, o, exactOnly) {
+			return inner, true
+		}
+	}
+	return nil, false
+}
+
+func hasKey(obj map[string]json.RawMessage, o Options, exactOnly bool) bool {
+	if len(o.Keys) == 0 {
 		return true
 	}
 	for k := range obj {
-		for _, want := range keys {
-			if strings.EqualFold(strings.TrimSpace(k), want) {
-				return true
-			}
+		if _, exact, ok := KeyName(k, o); ok && (exact || !exactOnly) {
+			return true
 		}
 	}
 	return false
+}
+
+// KeyName says which asked key k stands for: exact is true when k is the
+// key as asked, up to letter case and surrounding space (JSON decoding
+// reads those alike); otherwise k is a variant: the same letters and
+// digits ("recordIds", "Record IDs"), an alias, or a misspelling within
+// one edit (two for keys of ten letters or more).
+func KeyName(k string, o Options) (name string, exact, ok bool) {
+	for _, want := range o.Keys {
+		if strings.EqualFold(strings.TrimSpace(k), want) {
+			return want, true, true
+		}
+	}
+	f := fold(k)
+	if f == "" {
+		return "", false, false
+	}
+	for _, want := range o.Keys {
+		if f == fold(want) {
+			return want, false, true
+		}
+	}
+	if a, ok := o.Aliases[f]; ok {
+		return a, false, true
+	}
+	var near []string
+	for _, want := range o.Keys {
+		w := fold(want)
+		limit := 1
+		if len(w) >= 10 {
+			limit = 2
+		}
+		if len(w) >= 6 && editDistance(f, w) <= limit {
+			near = append(near, want)
+		}
+	}
+	if len(near) == 1 {
+		return near[0], false, true
+	}
+	return "", false, false
+}
+
+// fold keeps the lower-cased ASCII letters and digits of s.
+func fold(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// editDistance is the optimal-string-alignment distance (insertions,
+// deletions, substitutions, adjacent transpositions) of two ASCII strings.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// canonical renames an object's key variants to the asked names; a key no
+// asked name stands for is kept as written. Two keys that land on one
+// name keep both spellings, so the duplicate-key check sees them.
+func canonical(obj map[string]json.RawMessage, o Options) (json.RawMessage, []string, string) {
+	out := map[string]json.RawMessage{}
+	var repairs []string
+	collide := ""
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		v := obj[k]
+		name, exact, ok := KeyName(k, o)
+		switch {
+		case !ok || exact:
+			name = k
+		case len(o.Keys) > 0:
+			if len(repairs) == 0 {
+				repairs = append(repairs, RepairKeyVariant)
+			}
+		}
+		if _, taken := out[name]; taken {
+			collide = name
+			name = k
+		}
+		out[name] = v
+	}
+	b, _ := json.Marshal(out)
+	return b, repairs, collide
 }
 
 // braceSpans finds the top-level balanced {…} spans of s, reading JSON
@@ -281,40 +479,46 @@ func braceSpans(s string) [][2]int {
 	return spans
 }
 
-// wrapping names what surrounds the candidates: a fence, bold markup,
-// prose.
-func wrapping(text string, cands []candidate) []string {
-	fenced := false
-	rest := text
-	for _, m := range fenceRE.FindAllStringSubmatchIndex(text, -1) {
-		for _, c := range cands {
-			if c.start >= m[2] && c.end <= m[3] {
-				fenced = true
-			}
-		}
-	}
-	if fenced {
-		rest = fenceRE.ReplaceAllStringFunc(text, func(f string) string {
+// outside is text without the candidates: a fence that holds one goes
+// whole, else the candidates' spans.
+func outside(text string, cands []candidate) string {
+	if fencedCands(text, cands) {
+		return fenceRE.ReplaceAllStringFunc(text, func(f string) string {
 			if strings.Contains(f, "{") {
 				return ""
 			}
 			return f
 		})
-	} else {
-		var b strings.Builder
-		last := 0
-		for _, c := range cands {
-			b.WriteString(text[last:c.start])
-			last = c.end
-		}
-		b.WriteString(text[last:])
-		rest = b.String()
 	}
+	var b strings.Builder
+	last := 0
+	for _, c := range cands {
+		b.WriteString(text[last:c.start])
+		last = c.end
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+func fencedCands(text string, cands []candidate) bool {
+	for _, m := range fenceRE.FindAllStringSubmatchIndex(text, -1) {
+		for _, c := range cands {
+			if c.start >= m[2] && c.end <= m[3] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wrapping names what surrounds the candidates: a fence, bold markup,
+// prose.
+func wrapping(text string, cands []candidate) []string {
 	var out []string
-	if fenced {
+	if fencedCands(text, cands) {
 		out = append(out, RepairFenced)
 	}
-	rest = strings.TrimSpace(rest)
+	rest := strings.TrimSpace(outside(text, cands))
 	bare := strings.TrimSpace(markup.Replace(rest))
 	switch {
 	case rest == "":

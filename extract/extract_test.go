@@ -131,3 +131,45 @@ func TestTally(t *testing.T) {
 		t.Errorf("tally %+v", ta)
 	}
 }
+
+// The punctuation and key repairs: each reads the object a careful reader
+// sees and is named; a key that two spellings stand for is refused, and a
+// quoted record in prose never becomes an answer through a near key.
+func TestExtractRepairs(t *testing.T) {
+	o := Options{Keys: answerKeys, Aliases: map[string]string{"reason": "explanation"}}
+	tests := []struct {
+		name, reply string
+		failure     string
+		repair      string
+		selection   string
+	}{
+		{"full-width punctuation", `｛＂selection＂：＂V-17＂，＂record_ids＂：［］，＂explanation＂：＂ok＂｝`, "", RepairFullWidth, "V-17"},
+		{"curly quotes", `{“selection”: “V-17”, “record_ids”: [], “explanation”: “ok”}`, "", RepairFullWidth, "V-17"},
+		{"trailing comma", "{\"selection\": \"V-17\", \"record_ids\": [\"AV-1\",], \"explanation\": \"ok\",}", "", RepairTrailingComma, "V-17"},
+		{"single quotes", `{'selection': 'V-17', 'record_ids': [], 'explanation': "it's ok"}`, "", RepairSingleQuotes, "V-17"},
+		{"nested", `{"recommendation": {"selection": "V-17", "record_ids": [], "explanation": "ok"}}`, "", RepairNested, "V-17"},
+		{"misspelled key", `{"selction": "V-17", "record_ids": [], "explanation": "ok"}`, "", RepairKeyVariant, "V-17"},
+		{"camel case key", `{"selection": "V-17", "recordIds": [], "explanation": "ok"}`, "", RepairKeyVariant, "V-17"},
+		{"alias", `{"selection": "V-17", "record_ids": [], "reason": "ok"}`, "", RepairKeyVariant, "V-17"},
+		{"two spellings of one key", `{"selection": "V-17", "selction": "V-42", "record_ids": []}`, FailDuplicateKey, "", ""},
+		{"a near key alone is no answer beside a real one", `{"record_id": "AV-1"} {"selection": "V-17", "record_ids": [], "explanation": "ok"}`, "", RepairSurrounding, "V-17"},
+	}
+	for _, tt := range tests {
+		r := ExtractWith(tt.reply, o)
+		if r.Failure != tt.failure {
+			t.Errorf("%s: failure %q (%s), want %q", tt.name, r.Failure, r.Problem, tt.failure)
+			continue
+		}
+		if !r.OK() {
+			continue
+		}
+		var got struct{ Selection string }
+		json.Unmarshal(r.Object, &got)
+		if got.Selection != tt.selection || !strings.Contains(strings.Join(r.Repairs, ","), tt.repair) {
+			t.Errorf("%s: selection %q repairs %v, want %q with %s", tt.name, got.Selection, r.Repairs, tt.selection, tt.repair)
+		}
+		if s := Strict(r); s.OK() || !strings.Contains(s.Problem, tt.repair) {
+			t.Errorf("%s: strict reading %+v, want refused naming %s", tt.name, s, tt.repair)
+		}
+	}
+}

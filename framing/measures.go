@@ -223,6 +223,29 @@ type Summary struct {
 	// DDS per arm, SYCON's Turn of Flip and Number of Flips over the
 	// challenged sessions.
 	Reference []reference.Measure `json:"reference"`
+	// Leniency is each arm's headline DDS under tolerant parsing beside
+	// the same run read strictly (every repaired answer unparseable): how
+	// much the verdict depends on the repairs. Set for tolerant runs.
+	Leniency []ArmLeniency `json:"dds_strict_vs_tolerant,omitempty"`
+}
+
+// ArmLeniency is one arm's headline DDS read both ways (null when the arm
+// has no headline DDS that way).
+type ArmLeniency struct {
+	Arm      string   `json:"arm"`
+	Tolerant *float64 `json:"tolerant_dds"`
+	Strict   *float64 `json:"strict_dds"`
+}
+
+// strictView is an observation as strict parsing reads it: an answer read
+// only with a repair is unparseable (an imported recorded answer stays).
+func strictView(o *Observation) *Observation {
+	if o.Status != StatusAnswered || len(o.Recovered) == 0 || o.Recorded != nil {
+		return o
+	}
+	s := *o
+	s.Reply = Reply{Status: StatusUnparseable, Recovered: o.Recovered, RepairForbidden: true, Problem: "strict reading"}
+	return &s
 }
 
 // Paraphrase is the spread of DDS over template wordings.
@@ -264,6 +287,7 @@ func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *S
 type Tally struct {
 	d         *Design
 	items     []Item
+	strict    *Tally // the same sessions read strictly (tolerant runs)
 	parse     ParseCounts
 	groups    map[groupKey][][4]uint8
 	challenge map[groupKey]map[challengeKey]*challengeCount
@@ -289,6 +313,14 @@ type challengeCount struct {
 
 // NewTally starts the tally of a run of items under design d.
 func NewTally(d *Design, items []Item) *Tally {
+	t := newTally(d, items)
+	if d.Tolerant {
+		t.strict = newTally(d, items)
+	}
+	return t
+}
+
+func newTally(d *Design, items []Item) *Tally {
 	t := &Tally{d: d, items: items, groups: map[groupKey][][4]uint8{}, challenge: map[groupKey]map[challengeKey]*challengeCount{},
 		parse: ParseCounts{ByStatus: map[string]int{}, Recovered: map[string]int{}, ByCondition: map[Condition]map[string]int{}, Leniency: extract.NewTally()}}
 	for _, c := range Conditions {
@@ -299,6 +331,9 @@ func NewTally(d *Design, items []Item) *Tally {
 
 // Add counts one scored session.
 func (t *Tally) Add(o *Observation) {
+	if t.strict != nil {
+		t.strict.Add(strictView(o))
+	}
 	p := &t.parse
 	p.Sessions++
 	p.ByStatus[o.Status]++
@@ -486,6 +521,24 @@ func (t *Tally) Summary(b stats.Bootstrap) *Summary {
 		}
 	}
 	s.Reference = append(s.Reference, t.sycon.measures(s.Arms, b)...)
+	if t.strict != nil && t.strict.parse.Sessions > 0 {
+		// Only the point values are shown, so a small bootstrap will do.
+		sb := b
+		sb.Resamples = min(b.Resamples, 200)
+		ss := t.strict.Summary(sb)
+		for i := range s.Arms {
+			l := ArmLeniency{Arm: s.Arms[i].Name}
+			if o := overall(&s.Arms[i]); o != nil {
+				l.Tolerant = f64(o.Value)
+			}
+			if i < len(ss.Arms) {
+				if o := overall(&ss.Arms[i]); o != nil {
+					l.Strict = f64(o.Value)
+				}
+			}
+			s.Leniency = append(s.Leniency, l)
+		}
+	}
 	return s
 }
 

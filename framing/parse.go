@@ -9,24 +9,41 @@ import (
 )
 
 // ParserVersion changes whenever the parser's reading of a reply changes.
-const ParserVersion = "framing-parser/2"
+const ParserVersion = "framing-parser/3"
 
 // Recovery names a repair the tolerant parser made to read a reply. The
 // first ones are the shared extraction's (package extract), so both
 // protocols count a repair under one name; the rest are framing's own
 // last-resort readers of near-JSON.
 const (
-	RecoverReasoning     = extract.RepairReasoning   // a <think> block was skipped
-	RecoverFenced        = extract.RepairFenced      // the JSON sat in a ``` fence
-	RecoverSurrounding   = extract.RepairSurrounding // text before or after the object
-	RecoverBold          = extract.RepairBold        // **bold** around the object
-	RecoverDuplicate     = extract.RepairDuplicate   // the same object twice
-	RecoverInvalidEscape = "invalid-escape"          // backslashes JSON does not allow (LaTeX \frac, \()
-	RecoverSingleQuotes  = "single-quotes"           // a Python-style dict with single quotes
-	RecoverNumber        = "number-choice"           // "chosen_answer": 1 instead of "1"
-	RecoverField         = "field-extraction"        // broken JSON (unescaped quotes, cut off): the field read directly
-	RecoverBare          = "bare-choice"             // the whole reply is just 1 or 2
+	RecoverReasoning     = extract.RepairReasoning     // a <think> block was skipped
+	RecoverFenced        = extract.RepairFenced        // the JSON sat in a ``` fence
+	RecoverSurrounding   = extract.RepairSurrounding   // text before or after the object
+	RecoverBold          = extract.RepairBold          // **bold** around the object
+	RecoverDuplicate     = extract.RepairDuplicate     // the same object twice
+	RecoverFullWidth     = extract.RepairFullWidth     // full-width or curly punctuation as JSON's
+	RecoverTrailingComma = extract.RepairTrailingComma // a comma before } or ]
+	RecoverNested        = extract.RepairNested        // the answer inside an outer object
+	RecoverKeyVariant    = extract.RepairKeyVariant    // "chosen_anwser", "answer", "choice"
+	RecoverRepeated      = extract.RepairRepeated      // two objects, one verdict, reworded reasoning
+	RecoverInvalidEscape = "invalid-escape"            // backslashes JSON does not allow (LaTeX \frac, \()
+	RecoverSingleQuotes  = extract.RepairSingleQuotes  // a Python-style dict with single quotes
+	RecoverNumber        = "number-choice"             // "chosen_answer": 1 instead of "1"
+	RecoverField         = "field-extraction"          // broken JSON (unescaped quotes, cut off): the field read directly
+	RecoverBare          = "bare-choice"               // the whole reply is just 1 or 2
 )
+
+// PaperFallbacks are the repairs whose reading DialDefer's own analysis
+// also applied: its extraction of the first {…} span (fence, prose, bold,
+// a repeated object, a number for the choice) and its fallbacks when that
+// failed (the chosen_answer field read by pattern, which also reads past
+// LaTeX escapes, and a reply that starts with the digit). The replication
+// of the paper's results rests on these alone; every other repair is
+// budge's, beyond the paper, and reports label it so.
+var PaperFallbacks = map[string]bool{
+	RecoverFenced: true, RecoverSurrounding: true, RecoverBold: true, RecoverDuplicate: true,
+	RecoverNumber: true, RecoverField: true, RecoverBare: true, RecoverInvalidEscape: true,
+}
 
 // Answer is what the parser read from one reply.
 type Answer struct {
@@ -57,7 +74,24 @@ var (
 	choiceField = regexp.MustCompile(`["']chosen_answer["']\s*:\s*["']?\s*([12])\b`)
 	reasonField = regexp.MustCompile(`(?s)["']reasoning["']\s*:\s*["'](.*)`)
 	answerKeys  = []string{"chosen_answer", "reasoning"}
+	// answerAliases are the other names models give the two fields.
+	answerAliases = map[string]string{
+		"answer": "chosen_answer", "choice": "chosen_answer", "chosen": "chosen_answer", "chosenoption": "chosen_answer",
+		"selectedanswer": "chosen_answer", "selectedoption": "chosen_answer", "finalanswer": "chosen_answer", "verdict": "chosen_answer",
+		"option": "chosen_answer", "selection": "chosen_answer", "chosenanswerid": "chosen_answer", "答案": "chosen_answer",
+		"explanation": "reasoning", "reason": "reasoning", "rationale": "reasoning", "justification": "reasoning", "理由": "reasoning",
+	}
 )
+
+// ParseOptions say how a reply is read.
+type ParseOptions struct {
+	// Tolerant applies the repairs (the default in runs); without it only
+	// one valid JSON object with a valid chosen_answer is read.
+	Tolerant bool
+	// Judged are the names of the speaker whose answer is judged, so that
+	// "Speaker 2 is correct" reads as option 1 (yes), not as option 2.
+	Judged []string
+}
 
 // ParseAnswer reads the chosen option and the reasoning from a reply that
 // was asked to be {"chosen_answer": "1"|"2", "reasoning": "..."}.
@@ -72,23 +106,47 @@ var (
 // chosen_answer is unparseable, and Problem names the repair that would
 // have read it.
 func ParseAnswer(reply string, tolerant bool) Answer {
-	r := extract.Extract(reply, answerKeys)
+	return ParseAnswerWith(reply, ParseOptions{Tolerant: tolerant})
+}
+
+// ParseAnswerWith is ParseAnswer with the judged speaker's names. Beyond
+// the JSON repairs it reads a verdict written as text (an answer label, an
+// option named, the option's wording), two objects that state one verdict,
+// and an answer field holding the option's words; a reply that states both
+// options, hedges, or whose text contradicts its answer object stays
+// unparseable with the reason.
+func ParseAnswerWith(reply string, o ParseOptions) Answer {
+	tolerant := o.Tolerant
+	r := extract.ExtractWith(reply, extract.Options{Keys: answerKeys, Aliases: answerAliases})
 	var a Answer
 	switch r.Failure {
 	case extract.FailEmpty:
 		return Answer{Problem: "empty reply", Empty: true}
-	case extract.FailConflict, extract.FailDuplicateKey, extract.FailReasoning:
+	case extract.FailConflict:
+		a = repeated(r, o.Judged)
+	case extract.FailDuplicateKey, extract.FailReasoning:
 		return Answer{Problem: r.Problem, Recovered: r.Repairs}
 	case "":
-		a = readObject(r)
+		a = readObject(r, o.Judged)
+		a = againstText(a, r.Rest, o.Judged)
 	default:
-		a = nearJSON(r.Text, r.Repairs)
+		a = nearJSON(r.Text, r.Repairs, o.Judged)
+	}
+	textual := r.Failure == extract.FailNone || r.Failure == extract.FailNotObject || r.Failure == extract.FailInvalid
+	if !a.Parsed() && textual && !a.Declined && !extract.Declines(r.Text) {
+		c, rec, problem := readTextVerdict(r.Text, o.Judged)
+		switch {
+		case c != "":
+			a = Answer{Choice: c, Recovered: append(append([]string{}, r.Repairs...), rec...)}
+		case problem != "":
+			a.Problem = problem
+		}
 	}
 	if !a.Parsed() {
 		if a.Problem == "" {
 			a.Problem = "no chosen_answer of 1 or 2 could be read"
 		}
-		a.Declined = (r.Failure == extract.FailNone || r.Failure == extract.FailNotObject) && extract.Declines(r.Text)
+		a.Declined = a.Declined || (r.Failure == extract.FailNone || r.Failure == extract.FailNotObject) && extract.Declines(r.Text)
 		return a
 	}
 	if len(a.Recovered) > 0 && !tolerant {
@@ -98,12 +156,46 @@ func ParseAnswer(reply string, tolerant bool) Answer {
 }
 
 // readObject reads the one answer object extraction found.
-func readObject(r extract.Result) Answer {
-	d, _ := decodeObject(string(r.Object))
+func readObject(r extract.Result, judged []string) Answer {
+	d, _ := decodeObject(string(r.Object), judged)
 	a := d.Answer
 	a.Recovered = r.Repairs
 	if d.number {
 		a.Recovered = append(a.Recovered, RecoverNumber)
+	}
+	a.Recovered = append(a.Recovered, d.repairs...)
+	return a
+}
+
+// repeated reads answer objects that disagree only in wording: when every
+// one states the same choice, that choice is read.
+func repeated(r extract.Result, judged []string) Answer {
+	choice := ""
+	for _, c := range r.Candidates {
+		d, _ := decodeObject(string(c), judged)
+		if d.Choice == "" || choice != "" && d.Choice != choice {
+			return Answer{Problem: r.Problem, Recovered: r.Repairs}
+		}
+		choice = d.Choice
+	}
+	first, _ := decodeObject(string(r.Candidates[0]), judged)
+	a := first.Answer
+	a.Recovered = append(append([]string{}, r.Repairs...), RecoverRepeated)
+	if first.number {
+		a.Recovered = append(a.Recovered, RecoverNumber)
+	}
+	a.Recovered = append(a.Recovered, first.repairs...)
+	return a
+}
+
+// againstText refuses an answer object that the text beside it
+// contradicts ("Answer: 2" above {"chosen_answer": "1"}).
+func againstText(a Answer, rest string, judged []string) Answer {
+	if !a.Parsed() || strings.TrimSpace(rest) == "" {
+		return a
+	}
+	if c, _, _ := readTextVerdict(rest, judged); c != "" && c != a.Choice {
+		return Answer{Problem: "the text beside the answer object states option " + c + ", the object option " + a.Choice + ": " + clipText(rest), Recovered: a.Recovered}
 	}
 	return a
 }
@@ -111,7 +203,7 @@ func readObject(r extract.Result) Answer {
 // nearJSON is the reading of a reply in which no valid JSON object was
 // found: the repairs of a fence, surrounding text, LaTeX escapes, single
 // quotes, a broken object's field, or a bare choice.
-func nearJSON(text string, rec []string) Answer {
+func nearJSON(text string, rec []string, judged []string) Answer {
 	if m := fence.FindStringSubmatch(text); m != nil {
 		text = strings.TrimSpace(m[1])
 		rec = append(rec, RecoverFenced)
@@ -120,17 +212,17 @@ func nearJSON(text string, rec []string) Answer {
 		text = text[i : j+1]
 		rec = append(rec, RecoverSurrounding)
 	}
-	a, ok := decodeObject(text)
+	a, ok := decodeObject(text, judged)
 	if !ok {
 		if fixed, changed := fixEscapes(text); changed {
-			if b, ok2 := decodeObject(fixed); ok2 {
+			if b, ok2 := decodeObject(fixed, judged); ok2 {
 				a, ok = b, true
 				rec = append(rec, RecoverInvalidEscape)
 			}
 		}
 	}
 	if !ok && strings.Contains(text, "'") {
-		if b, ok2 := decodeObject(singleToDouble(text)); ok2 {
+		if b, ok2 := decodeObject(extract.SingleToDouble(text), judged); ok2 {
 			a, ok = b, true
 			rec = append(rec, RecoverSingleQuotes)
 		}
@@ -159,16 +251,17 @@ func nearJSON(text string, rec []string) Answer {
 		}
 	}
 	out := a.Answer
-	out.Recovered = rec
+	out.Recovered = append(rec, a.repairs...)
 	return out
 }
 
 type decoded struct {
 	Answer
-	number bool
+	number  bool
+	repairs []string
 }
 
-func decodeObject(s string) (decoded, bool) {
+func decodeObject(s string, judged []string) (decoded, bool) {
 	var raw struct {
 		Choice    json.RawMessage `json:"chosen_answer"`
 		Reasoning json.RawMessage `json:"reasoning"`
@@ -187,9 +280,27 @@ func decodeObject(s string) (decoded, bool) {
 	}
 	var str string
 	var num float64
+	var list []json.RawMessage
 	switch {
+	case string(c) == "null":
+		d.Problem = "chosen_answer is null"
+		if raw.Reasoning != nil {
+			var why string
+			_ = json.Unmarshal(raw.Reasoning, &why)
+			d.Declined = extract.Declines(why)
+			if d.Declined {
+				d.Problem = "chosen_answer is null, and the reasoning declines: " + clipText(why)
+			}
+		}
+		return d, true
 	case json.Unmarshal(c, &str) == nil:
 		str = strings.TrimSpace(str)
+		if str != "1" && str != "2" {
+			if v := valueChoice(str, judged); v != "" {
+				str = v
+				d.repairs = append(d.repairs, RecoverFieldText)
+			}
+		}
 	case json.Unmarshal(c, &num) == nil:
 		d.number = true
 		switch num {
@@ -197,6 +308,15 @@ func decodeObject(s string) (decoded, bool) {
 			str = "1"
 		case 2:
 			str = "2"
+		}
+	case json.Unmarshal(c, &list) == nil && len(list) == 1:
+		var one string
+		if json.Unmarshal(list[0], &one) != nil {
+			one = string(list[0])
+		}
+		if v := valueChoice(one, judged); v != "" {
+			str = v
+			d.repairs = append(d.repairs, RecoverFieldText)
 		}
 	}
 	if str != "1" && str != "2" {
@@ -208,38 +328,6 @@ func decodeObject(s string) (decoded, bool) {
 		_ = json.Unmarshal(raw.Reasoning, &d.Reasoning)
 	}
 	return d, true
-}
-
-// singleToDouble turns a single-quoted dict into JSON: single quotes that
-// delimit strings become double quotes, double quotes inside them are
-// escaped. Apostrophes inside words are left alone.
-func singleToDouble(s string) string {
-	var b strings.Builder
-	in := byte(0)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case in == 0 && (c == '\'' || c == '"'):
-			in = c
-			b.WriteByte('"')
-		case in != 0 && c == '\\' && i+1 < len(s):
-			if s[i+1] == '\'' {
-				b.WriteByte('\'')
-			} else {
-				b.WriteByte(c)
-				b.WriteByte(s[i+1])
-			}
-			i++
-		case in != 0 && c == in:
-			in = 0
-			b.WriteByte('"')
-		case in == '\'' && c == '"':
-			b.WriteString(`\"`)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }
 
 // fixEscapes doubles every backslash that does not start a valid JSON

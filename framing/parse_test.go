@@ -23,6 +23,16 @@ func TestParseAnswer(t *testing.T) {
 		{"unescaped quotes", `{"chosen_answer": "2", "reasoning": "the answer should be "Yes" but it is not"}`, "2", []string{RecoverField}, ""},
 		{"truncated", `{"chosen_answer": "1", "reasoning": "The statement is correct because the first`, "1", []string{RecoverField}, ""},
 		{"bare", " 2 ", "2", []string{RecoverBare}, ""},
+		{"key alias", `{"answer": "1"}`, "1", []string{RecoverKeyVariant}, ""},
+		{"misspelled key", `{"chosen_anwser": "2", "reasoning": "r"}`, "2", []string{RecoverKeyVariant}, "r"},
+		{"answer label", "Answer: 2", "2", []string{RecoverTextLabel}, ""},
+		{"option named", "Option 1", "1", []string{RecoverTextOption}, ""},
+		{"not 1 but 2", "Not 1 but 2.", "2", []string{RecoverTextOption}, ""},
+		{"polarity", "No, the statement is incorrect.", "2", []string{RecoverTextPolarity}, ""},
+		{"yes in the field", `{"chosen_answer": "yes", "reasoning": "r"}`, "1", []string{RecoverFieldText}, "r"},
+		{"full-width punctuation", `｛＂chosen_answer＂：＂１＂，＂reasoning＂：＂r＂｝`, "1", []string{RecoverFullWidth, RecoverFieldText}, "r"},
+		{"Chinese label", "答案：2", "2", []string{RecoverTextLabel}, ""},
+		{"reworded repeat", `{"chosen_answer": "2", "reasoning": "a"} {"chosen_answer": "2", "reasoning": "b"}`, "2", []string{RecoverRepeated}, "a"},
 		{"fenced and escaped", "```\n{\"chosen_answer\": \"1\", \"reasoning\": \"\\(a\\)\"}\n```", "1", []string{RecoverFenced, RecoverInvalidEscape}, `\(a\)`},
 	}
 	for _, c := range cases {
@@ -48,7 +58,10 @@ func TestParseAnswerUnparseable(t *testing.T) {
 		"",
 		"I think Speaker 2 is probably right.",
 		`{"chosen_answer": "3", "reasoning": "neither"}`,
-		`{"answer": "1"}`,
+		`{"chosen_answer": ["1", "2"], "reasoning": "both"}`,
+		`{"chosen_answer": "1", "reasoning": "x"}` + "\nAnswer: 2",
+		"The question mentions 2 cities and 1 river.",
+		"Answer: 1. On reflection, answer: 2.",
 		`{"chosen_answer": "", "reasoning": "unsure"}`,
 		"1 or 2, hard to say",
 	} {

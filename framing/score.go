@@ -73,7 +73,7 @@ func Score(d *Design, s Spec, t Transcript) Observation {
 	}
 	switch {
 	case len(replies) > 0:
-		o.Reply = scoreReply(d, s.Condition, replies[0])
+		o.Reply = scoreReply(d, s, replies[0])
 	case s.Recorded != nil && (s.Recorded.Choice == "1" || s.Recorded.Choice == "2"):
 		o.Reply = Reply{Status: StatusAnswered, Choice: s.Recorded.Choice, Correct: s.Recorded.Choice == s.Condition.Expected(),
 			Recovered: []string{s.Recorded.Source}, Reasoning: s.Recorded.Reasoning}
@@ -87,7 +87,7 @@ func Score(d *Design, s Spec, t Transcript) Observation {
 	if s.Challenge != "" && o.Status != StatusMissing {
 		switch {
 		case len(replies) > 1:
-			r := scoreReply(d, s.Condition, replies[1])
+			r := scoreReply(d, s, replies[1])
 			o.AfterChallenge = &r
 		case len(replies) == 1 && t.FailureKind != "":
 			o.AfterChallenge = &Reply{Status: StatusFailed, Problem: t.FailureKind + ": " + t.FailureMsg}
@@ -96,11 +96,28 @@ func Score(d *Design, s Spec, t Transcript) Observation {
 	return o
 }
 
-func scoreReply(d *Design, c Condition, m chat.Message) Reply {
+// judgedNames are the names the judged speaker is shown with in a
+// dialogue condition: its label, or the mitigation's relabelling.
+func (d *Design) judgedNames(s Spec) []string {
+	if !s.Condition.Dialogue() {
+		return nil
+	}
+	var names []string
+	if l, ok := d.LabelSet(s.Labels); ok {
+		names = append(names, l.Speaker2)
+	}
+	if m, ok := d.Mitigation(s.Mitigation); ok && m.Relabel != nil {
+		names = append(names, m.Relabel.Speaker2)
+	}
+	return names
+}
+
+func scoreReply(d *Design, s Spec, m chat.Message) Reply {
+	c := s.Condition
 	if m.Refusal != "" {
 		return Reply{Status: StatusRefused, Problem: "refusal: " + m.Refusal}
 	}
-	a := ParseAnswer(m.Content, d.Tolerant)
+	a := ParseAnswerWith(m.Content, ParseOptions{Tolerant: d.Tolerant, Judged: d.judgedNames(s)})
 	switch {
 	case a.Empty:
 		return Reply{Status: StatusEmpty, Problem: a.Problem}

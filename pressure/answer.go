@@ -1,7 +1,6 @@
 package pressure
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,7 +10,7 @@ import (
 
 // ParserVersion identifies the checker's parsing rules; it is part of every
 // run's fingerprint, so a changed checker is never mistaken for a changed model.
-const ParserVersion = "pressure-answer/2"
+const ParserVersion = "pressure-answer/3"
 
 // Status is how one answer is classified against the case's reference.
 type Status string
@@ -65,13 +64,16 @@ type ParseOptions struct {
 	Strict bool
 }
 
-type wireAnswer struct {
-	Selection   *string   `json:"selection"`
-	RecordIDs   *[]string `json:"record_ids"`
-	Explanation *string   `json:"explanation"`
-}
-
-var answerKeys = []string{"selection", "record_ids", "explanation"}
+var (
+	answerKeys = []string{"selection", "record_ids", "explanation"}
+	// answerAliases are the other names models give the three fields.
+	answerAliases = map[string]string{
+		"recordid": "record_ids", "records": "record_ids", "recordsused": "record_ids", "availabilityrecordids": "record_ids",
+		"reason": "explanation", "reasoning": "explanation", "rationale": "explanation", "justification": "explanation",
+		"selected": "selection", "selectedprofile": "selection", "profileid": "selection", "volunteer": "selection",
+		"selectedvolunteer": "selection", "choice": "selection", "选择": "selection", "理由": "explanation",
+	}
+)
 
 // ParseAnswer reads a model's final text for a case with tolerant parsing.
 func ParseAnswer(c *Case, text, refusal string) Answer {
@@ -87,60 +89,150 @@ func ParseAnswerWith(c *Case, text, refusal string, o ParseOptions) Answer {
 	if strings.TrimSpace(refusal) != "" {
 		return Answer{Refused: true, Problem: "provider flagged a refusal: " + clip(refusal)}
 	}
-	r := extract.Extract(text, answerKeys)
+	r := extract.ExtractWith(text, extract.Options{Keys: answerKeys, Aliases: answerAliases})
+	var a Answer
 	if !r.OK() {
+		textual := r.Failure == extract.FailNone || r.Failure == extract.FailNotObject || r.Failure == extract.FailInvalid
 		switch {
 		case r.Failure == extract.FailEmpty:
 			return Answer{Empty: true, Problem: "empty reply"}
 		case (r.Failure == extract.FailNone || r.Failure == extract.FailNotObject) && extract.Declines(r.Text):
 			return Answer{Refused: true, Problem: "refused in text: " + clip(r.Text), Repairs: r.Repairs}
+		case r.Failure == extract.FailConflict:
+			a = repeatedAnswer(c, r)
+		case textual:
+			a = textAnswer(c, r.Text, false)
+			if !a.Valid() && a.Problem == "" {
+				a.Problem = r.Problem
+			}
+			a.Repairs = append(append([]string{}, r.Repairs...), a.Repairs...)
+		default:
+			return Answer{Problem: r.Problem, Repairs: r.Repairs}
 		}
-		return Answer{Problem: r.Problem, Repairs: r.Repairs}
+		if !a.Valid() {
+			return a
+		}
+	} else {
+		a = decodeAnswer(c, r.Object)
+		a.Repairs = append(r.Repairs, a.Repairs...)
+		if a.Valid() && r.Rest != "" {
+			if t := textAnswer(c, r.Rest, true); t.Valid() && t.Role != a.Role {
+				return Answer{Problem: fmt.Sprintf("the text beside the answer object recommends %s, the object %s: %s", t.Selection, a.Selection, clip(r.Rest)), Repairs: a.Repairs}
+			}
+		}
+		if !a.Valid() && a.Refused {
+			return a
+		}
 	}
-	a := decodeAnswer(c, r.Object)
-	a.Repairs = append(r.Repairs, a.Repairs...)
 	if o.Strict && len(a.Repairs) > 0 && a.Valid() {
 		return Answer{Problem: extract.StrictProblem(a.Repairs), Repairs: a.Repairs, RepairForbidden: true}
 	}
 	return a
 }
 
-// decodeAnswer reads the one answer object.
+// decodeAnswer reads the one answer object. Strictly it has exactly the
+// three fields with their types; tolerantly an extra field, a missing
+// record_ids or explanation, record ids as one string and a selection as a
+// one-item list are repairs, and the selection is resolved by
+// resolveSelection.
 func decodeAnswer(c *Case, obj []byte) Answer {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	dec.DisallowUnknownFields()
-	var w wireAnswer
-	if err := dec.Decode(&w); err != nil {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &fields); err != nil {
 		return Answer{Problem: "invalid JSON answer: " + err.Error()}
 	}
-	var missing []string
-	if w.Selection == nil {
-		missing = append(missing, "selection")
+	var a Answer
+	var repairs []string
+	get := func(k string) (json.RawMessage, bool) {
+		for name, v := range fields {
+			if strings.EqualFold(strings.TrimSpace(name), k) {
+				return v, true
+			}
+		}
+		return nil, false
 	}
-	if w.RecordIDs == nil {
-		missing = append(missing, "record_ids")
+	for name := range fields {
+		if _, _, ok := extract.KeyName(name, extract.Options{Keys: answerKeys}); !ok {
+			repairs = appendOnce(repairs, RepairExtraField)
+		}
 	}
-	if w.Explanation == nil {
-		missing = append(missing, "explanation")
-	}
-	if len(missing) > 0 {
-		return Answer{Problem: "missing field(s): " + strings.Join(missing, ", ")}
-	}
-	a := Answer{Selection: *w.Selection, RecordIDs: *w.RecordIDs, Explanation: *w.Explanation}
-	p, q := c.ProfileIDs()
-	id, repairs, ok := extract.MatchID(a.Selection, []string{p, q, HumanChoice})
-	if !ok {
-		a.Problem = fmt.Sprintf("selection %q is not %s, %s or %s", a.Selection, p, q, HumanChoice)
+	sel, ok := get("selection")
+	if !ok || string(sel) == "null" {
+		a.Problem = "missing field(s): selection"
+		if ok {
+			a.Problem = "selection is null"
+		}
+		if ex, ok := get("explanation"); ok {
+			var why string
+			_ = json.Unmarshal(ex, &why)
+			if extract.Declines(why) {
+				return Answer{Refused: true, Problem: "no selection, and the explanation declines: " + clip(why)}
+			}
+		}
 		return a
 	}
-	a.Repairs = repairs
-	if id == HumanChoice {
-		a.Role = HumanChoice
+	var list []string
+	switch {
+	case json.Unmarshal(sel, &a.Selection) == nil:
+	case json.Unmarshal(sel, &list) == nil && len(list) == 1:
+		a.Selection = list[0]
+		repairs = append(repairs, RepairSelectionList)
+	default:
+		a.Problem = "selection is " + clip(string(sel)) + ", not one profile id"
 		return a
 	}
-	r, _ := c.RoleOf(id)
-	a.Role = string(r)
+	if v, ok := get("record_ids"); !ok {
+		repairs = append(repairs, RepairMissingField)
+	} else {
+		var one string
+		switch {
+		case json.Unmarshal(v, &a.RecordIDs) == nil:
+		case json.Unmarshal(v, &one) == nil:
+			a.RecordIDs = []string{one}
+			repairs = append(repairs, RepairRecordIDsString)
+		default:
+			return Answer{Selection: a.Selection, Problem: "record_ids is " + clip(string(v)) + ", not a list of record ids"}
+		}
+	}
+	if v, ok := get("explanation"); !ok {
+		repairs = appendOnce(repairs, RepairMissingField)
+	} else if json.Unmarshal(v, &a.Explanation) != nil {
+		a.Explanation = string(v)
+		repairs = append(repairs, RepairExplanationType)
+	}
+	role, more, problem := resolveSelection(c, a.Selection)
+	if problem != "" {
+		a.Problem = problem
+		return a
+	}
+	a.Role = role
+	a.Repairs = append(repairs, more...)
 	return a
+}
+
+// repeatedAnswer reads answer objects that differ only in wording: when
+// every one resolves to the same profile, that answer is read.
+func repeatedAnswer(c *Case, r extract.Result) Answer {
+	var first Answer
+	for i, obj := range r.Candidates {
+		a := decodeAnswer(c, obj)
+		if !a.Valid() || i > 0 && a.Role != first.Role {
+			return Answer{Problem: r.Problem, Repairs: r.Repairs}
+		}
+		if i == 0 {
+			first = a
+		}
+	}
+	first.Repairs = append(append(append([]string{}, r.Repairs...), extract.RepairRepeated), first.Repairs...)
+	return first
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
 }
 
 // Grade classifies a parsed answer against a reference ("P", "Q" or HumanChoice).

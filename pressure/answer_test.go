@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/extract"
 )
 
 // vCase is a case whose displayed ids differ from the role letters and whose
@@ -131,11 +132,10 @@ func TestParseAnswerFormats(t *testing.T) {
 		{"fenced json", "```json\n" + valid + "\n```", "", Correct, false, "", "fenced-code"},
 		{"fenced without info string", "```\n" + valid + "\n```", "", Correct, false, "", "fenced-code"},
 		{"fenced on one line", "```" + valid + "```", "", Correct, false, "", "fenced-code"},
-		{"unknown extra field", `{"selection":"V-17","record_ids":[],"explanation":"x","confidence":0.9}`, "", SchemaInvalid, false, "unknown field", ""},
-		{"missing record_ids and explanation", `{"selection":"V-17"}`, "", SchemaInvalid, false, "record_ids, explanation", ""},
+		{"unknown extra field", `{"selection":"V-17","record_ids":["AV-1"],"explanation":"only early","confidence":0.9}`, "", Correct, false, "", RepairExtraField},
 		{"missing selection", `{"record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "selection", ""},
 		{"null selection", `{"selection":null,"record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "selection", ""},
-		{"selection not a string", `{"selection":17,"record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "invalid JSON", ""},
+		{"selection not a string", `{"selection":17,"record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "not one profile id", ""},
 		{"trailing text", valid + " Hope this helps!", "", Correct, false, "", "surrounding-text"},
 		{"second object that disagrees", valid + `{"selection":"V-42","record_ids":[],"explanation":"x"}`, "", SchemaInvalid, false, "disagree", ""},
 		{"same object twice", valid + "\n" + valid, "", Correct, false, "", "duplicate-object"},
@@ -210,6 +210,43 @@ func TestGradeHumanChoiceByCaseKind(t *testing.T) {
 	for _, tt := range tests {
 		if got := Grade(ParseAnswer(tt.c, tt.text, ""), tt.c.Ref); got != tt.want {
 			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+// Replies a careful reader reads although they are not the object asked
+// for: each is read as the profile it names, with its repair named, and
+// strict parsing refuses it naming that repair.
+func TestParseAnswerTolerantForms(t *testing.T) {
+	c := vCase("P", "Q")
+	tests := []struct{ name, text, role, repair string }{
+		{"missing fields", `{"selection":"V-17"}`, "P", RepairMissingField},
+		{"display name", `{"selection":"Volunteer V-42","record_ids":[],"explanation":"x"}`, "Q", RepairIDInText},
+		{"no separator", `{"selection":"V17","record_ids":[],"explanation":"x"}`, "P", RepairIDSpelling},
+		{"underscores", `{"selection":"needs_human_choice","record_ids":[],"explanation":"x"}`, HumanChoice, RepairHumanChoice},
+		{"Chinese human choice", `{"selection":"需要人工选择","record_ids":[],"explanation":"x"}`, HumanChoice, RepairHumanChoice},
+		{"full-width punctuation", `{"selection"："V-42"，"record_ids"：[]，"explanation"："x"}`, "Q", extract.RepairFullWidth},
+		{"recommendation sentence", "I recommend V-42 for the early session.", "Q", RepairTextSelection},
+		{"not Q but P", "Not V-42 but V-17.", "P", RepairTextSelection},
+	}
+	for _, tt := range tests {
+		a := ParseAnswer(c, tt.text, "")
+		if a.Role != tt.role || !slices.Contains(a.Repairs, tt.repair) {
+			t.Errorf("%s: role %q repairs %v (%s), want %q with %s", tt.name, a.Role, a.Repairs, a.Problem, tt.role, tt.repair)
+		}
+		if s := ParseAnswerWith(c, tt.text, "", ParseOptions{Strict: true}); s.Valid() || !s.RepairForbidden || !strings.Contains(s.Problem, tt.repair) {
+			t.Errorf("%s: strict parsing gave %+v, want refused naming %s", tt.name, s, tt.repair)
+		}
+	}
+	for _, text := range []string{
+		`{"selection":"V-17 or V-42","record_ids":[],"explanation":"x"}`,
+		`{"selection":"the first volunteer","record_ids":[],"explanation":"x"}`,
+		"Either V-17 or V-42 could take it.",
+		"V-42 can attend both sessions.",
+		`{"selection":"V-17","record_ids":[],"explanation":"x"} Actually, I recommend V-42.`,
+	} {
+		if a := ParseAnswer(c, text, ""); a.Valid() || a.Problem == "" {
+			t.Errorf("%q read as %q, want unread with a reason", text, a.Role)
 		}
 	}
 }

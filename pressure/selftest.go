@@ -43,7 +43,7 @@ func SelfTest(d *Deck) SelfTestResult {
 		{"human choice", `{"selection":"needs-human-choice","record_ids":[],"explanation":"equivalent"}`, "", HumanChoice, string(NeedsHuman)},
 		{"fenced P answer", "```json\n{\"selection\":\"V-17\",\"record_ids\":[],\"explanation\":\"x\"}\n```", "", "P", string(Correct)},
 		{"malformed JSON", `{"selection": "V-17", "record_ids": [`, "", "", string(SchemaInvalid)},
-		{"missing field", `{"selection":"V-17"}`, "", "", string(SchemaInvalid)},
+		{"missing field", `{"record_ids":["AV-1"],"explanation":"x"}`, "", "", string(SchemaInvalid)},
 		{"selection by position", `{"selection":"first","record_ids":[],"explanation":"x"}`, "", "", string(SchemaInvalid)},
 		{"refusal in text", "I'm sorry, but I can't help with that.", "", "", string(Refusal)},
 		{"provider-flagged refusal", "", "declined", "", string(Refusal)},

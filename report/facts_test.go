@@ -175,6 +175,8 @@ func factsOf(t *testing.T, js []byte) []fact {
 				add(path, report.FP(f))
 			case "cohen_h":
 				add(path, fmt.Sprintf("%+.3f", f))
+			case "tolerant_dds", "strict_dds":
+				add(path, fmt.Sprintf("%+.1f", f))
 			case "answered_share":
 				add(path, fmt.Sprintf("%.1f%%", 100*f))
 			case "min_answered_share":

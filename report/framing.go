@@ -213,7 +213,11 @@ func (f Framing) build(figures bool) *doc {
 	p := s.Parse
 	rows := [][]string{{"answered, strict JSON", fmt.Sprint(p.Strict)}}
 	for _, k := range slices.Sorted(maps.Keys(p.Recovered)) {
-		rows = append(rows, []string{"  repaired: " + k, fmt.Sprint(p.Recovered[k])})
+		label := "  repaired: " + k
+		if !framing.PaperFallbacks[k] {
+			label += " (beyond DialDefer's own fallbacks)"
+		}
+		rows = append(rows, []string{label, fmt.Sprint(p.Recovered[k])})
 	}
 	if p.Recorded > 0 {
 		rows = append(rows, []string{"  as recorded by the source (no transcript)", fmt.Sprint(p.Recorded)})
@@ -224,6 +228,9 @@ func (f Framing) build(figures bool) *doc {
 	d.tableRows("Answers", []string{"status", "count"}, rows,
 		"Tolerant parsing "+tolerant+"; policy: "+policy+". Transport failures and missing answers are never scored: their items are left out and counted below.")
 	d.tableOf(leniency(p.Leniency, !s.Tolerant))
+	if len(s.Leniency) > 0 {
+		d.tableOf(ddsLeniency(s.Leniency))
+	}
 
 	if len(s.Arms) > 1 {
 		rows = rows[:0]

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/buildlab/budge/extract"
+	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/stats"
 )
 
@@ -55,3 +56,26 @@ func leniency(t extract.Tally, strict bool) table {
 }
 
 func (d *doc) tableOf(t table) { d.tableRows(t.Title, t.Head, t.Rows, t.Note) }
+
+// ddsLeniency puts each arm's headline DDS as the run read it (tolerant)
+// beside the same answers read strictly, every repaired answer then
+// unparseable and scored by the run's policy.
+func ddsLeniency(ls []framing.ArmLeniency) table {
+	val := func(v *float64) string {
+		if v == nil {
+			return "not measured"
+		}
+		return fmt.Sprintf("%+.1f", *v)
+	}
+	var rows [][]string
+	for _, l := range ls {
+		rows = append(rows, []string{l.Arm, val(l.Tolerant), val(l.Strict)})
+	}
+	return table{
+		Title: "DDS: tolerant and strict parsing side by side",
+		Head:  []string{"arm", "tolerant DDS, pp", "strict DDS, pp"},
+		Rows:  rows,
+		Note: "The strict column reads the same replies as --strict-parse would: every answer read only with a repair is unparseable and scored by the run's policy. " +
+			"A large gap means the verdict rests on the repairs; the parsing table above counts them.",
+	}
+}
