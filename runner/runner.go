@@ -102,6 +102,10 @@ type Config struct {
 	// the endpoint answers again; since is when the outage started. It is
 	// called from a worker and must not block.
 	OutageNotice func(on bool, since time.Time)
+	// Notice, when set, is told once when the run's first calls all fail
+	// alike (SharedFailureAfter). It is called from a worker and must not
+	// block for long.
+	Notice func(string)
 	// Waves, when set, is told when each session starts and ends and when
 	// no more sessions will start: a batching provider sends a wave when
 	// every session in flight waits for the model (provider/batch).
@@ -215,6 +219,7 @@ func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Si
 		writerErr <- err
 	}()
 	out := newOutages(cfg, stopRun)
+	shared := newSharedFailure(cfg.Notice)
 	// A slot is taken before a session starts, so draining or cancelling is
 	// checked again after every wait for a free slot, and then no session
 	// starts while an outage is on.
@@ -252,7 +257,7 @@ dispatch:
 			}
 			// Backoff jitter depends on the session, not on scheduling.
 			rng := rand.New(rand.NewPCG(cfg.JitterSeed, uint64(job.Seq)))
-			se, err := runOne(gctx, cfg, p, job, rng, out, &attempts, &failures, &rateWaits)
+			se, err := runOne(gctx, cfg, p, job, rng, out, shared, &attempts, &failures, &rateWaits)
 			if cfg.Waves != nil {
 				cfg.Waves.Ended()
 			}
@@ -429,7 +434,7 @@ func writeBatch(ctx context.Context, cfg Config, sink Sink, b batch, stats *Stat
 
 // runOne drives one session to its end. The returned error is only for
 // storage failures; model and transport failures are data.
-func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, out *outages, attempts, failures, rateWaits *atomic.Int64) (store.Session, error) {
+func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, out *outages, shared *sharedFailure, attempts, failures, rateWaits *atomic.Int64) (store.Session, error) {
 	if job.Repeat > 0 {
 		ctx = provider.WithRepeat(ctx, job.Repeat)
 	}
@@ -516,6 +521,7 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 				}
 				a.ResponseSHA = put(body)
 				out.report(callID, "", probe)
+				shared.report(nil)
 				se.InputTokens += a.InputTokens
 				se.OutputTokens += a.OutputTokens
 				se.Attempts = append(se.Attempts, a)
@@ -531,6 +537,9 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 				kind = provider.Canceled // the run's own doing, not the endpoint's
 			}
 			streak, excused := out.report(callID, kind, probe)
+			if kind != provider.Canceled {
+				shared.report(pe)
+			}
 			if ctx.Err() != nil || pe.Kind == provider.Canceled {
 				se.Status = store.SessionInterrupted
 				se.Finished = time.Now()

@@ -120,6 +120,7 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	c := r.to.control
 	c.Drain = drain
 	c.Started = printRunID(std, *r.format)
+	c.Notice = noticePrinter(std)
 	if !*r.quiet {
 		c.Progress = progressPrinter(std)
 		c.BatchNotify = batchPrinter(std)
@@ -179,6 +180,12 @@ func printRunID(std IO, format string) func(id string) {
 		w = std.Err
 	}
 	return func(id string) { fmt.Fprintln(w, "run: "+id) }
+}
+
+// noticePrinter prints what the user should know as the run goes on, on a
+// line of its own (after the progress line a terminal redraws).
+func noticePrinter(std IO) func(string) {
+	return func(s string) { fmt.Fprintf(std.Err, "\n%s\n", s) }
 }
 
 // progressPrinter redraws one line on a terminal and prints a line every few
