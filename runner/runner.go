@@ -169,9 +169,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Run executes jobs in the given order. Cancelling drain stops new sessions
-// from starting while those in flight finish; cancelling ctx stops calls in
-// flight too (their sessions are kept as interrupted attempts). Run returns
+// Run executes jobs in the given order. Cancelling drain starts no new
+// session and sends no new call (no next turn, no retry) while the calls in
+// flight finish, their sessions kept as interrupted; cancelling ctx stops
+// calls in flight too (their sessions are kept as interrupted attempts). Run returns
 // an error only when results could not be stored.
 func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink, jobs []Job) (Stats, error) {
 	return RunSeq(ctx, drain, cfg, p, sink, len(jobs), slices.Values(jobs))
@@ -257,7 +258,7 @@ dispatch:
 			}
 			// Backoff jitter depends on the session, not on scheduling.
 			rng := rand.New(rand.NewPCG(cfg.JitterSeed, uint64(job.Seq)))
-			se, err := runOne(gctx, cfg, p, job, rng, out, shared, &attempts, &failures, &rateWaits)
+			se, err := runOne(gctx, drain, cfg, p, job, rng, out, shared, &attempts, &failures, &rateWaits)
 			if cfg.Waves != nil {
 				cfg.Waves.Ended()
 			}
@@ -434,7 +435,7 @@ func writeBatch(ctx context.Context, cfg Config, sink Sink, b batch, stats *Stat
 
 // runOne drives one session to its end. The returned error is only for
 // storage failures; model and transport failures are data.
-func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, out *outages, shared *sharedFailure, attempts, failures, rateWaits *atomic.Int64) (store.Session, error) {
+func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, out *outages, shared *sharedFailure, attempts, failures, rateWaits *atomic.Int64) (store.Session, error) {
 	if job.Repeat > 0 {
 		ctx = provider.WithRepeat(ctx, job.Repeat)
 	}
@@ -477,6 +478,14 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 		var connFails []int
 		var rateWaited time.Duration
 		for n := 1; ; n++ {
+			if drain.Err() != nil {
+				// Draining: no call is sent any more, not even the next
+				// turn or retry of a session in flight; the session is
+				// kept as interrupted, for a resume to run again.
+				se.Status = store.SessionInterrupted
+				se.Finished = time.Now()
+				return se, nil
+			}
 			probe, err := out.admit(ctx)
 			if err != nil {
 				// The run gave up on the endpoint, or was cancelled while

@@ -105,9 +105,9 @@ func (r *runFlags) parse(args []string) error {
 
 // execute makes the run the flags ask for: a new run of plan, or a resume
 // or a replay of a stored run of either protocol. It prints "run: <id>"
-// once the run exists and progress unless --quiet; the first Ctrl-C starts
-// no new session, the second stops calls in flight (either way what was
-// observed is stored). It renders the result, and an unfinished run is
+// once the run exists and progress unless --quiet; the first Ctrl-C sends
+// no new call and stops those in flight after InterruptGrace, the second
+// stops them at once (either way what was observed is stored). It renders the result, and an unfinished run is
 // exit 3.
 func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) (study.Result, error) {
 	st, err := store.OpenLocation(ctx, *r.dir, false)
