@@ -17,6 +17,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/buildlab/budge/textfile"
 )
 
 //go:embed decks/*.yaml
@@ -115,14 +117,27 @@ func readDeck(nameOrPath string) ([]byte, string, error) {
 // of the limits (MaxDeckBytes, MaxDeckTokens, MaxDeckDepth, MaxDeckNodes,
 // MaxRepeats, MaxPlannedSessions) is refused with that one problem and no
 // deck, before it costs more memory than the limits allow.
-func ParseDeck(file string, data []byte) (*Deck, []Problem) {
+//
+// The bytes are read as every text file budge reads (textfile.Decode): a
+// byte order mark is dropped, UTF-16 with one is decoded, and a file that is
+// not UTF-8 (Latin-1, say) is refused at the line and byte where it stops
+// being text, never passed on to a model as replacement characters. The
+// deck's hash is that of the bytes as given.
+func ParseDeck(file string, raw []byte) (*Deck, []Problem) {
+	data, err := textfile.Decode(file, raw)
+	if err != nil {
+		if te, ok := errors.AsType[*textfile.Error](err); ok {
+			return nil, []Problem{{File: file, Line: te.Line, Msg: te.Reason}}
+		}
+		return nil, []Problem{{File: file, Msg: err.Error()}}
+	}
 	tokens, lp := scanDeckLimits(file, data)
 	if lp != nil {
 		return nil, []Problem{*lp}
 	}
 	f, err := parser.Parse(tokens, 0)
 	if err != nil {
-		return nil, []Problem{yamlProblem(file, err)}
+		return nil, []Problem{yamlProblem(file, data, err)}
 	}
 	if lp := checkExpansion(file, f); lp != nil {
 		return nil, []Problem{*lp}
@@ -137,7 +152,7 @@ func ParseDeck(file string, data []byte) (*Deck, []Problem) {
 	})
 	var d Deck
 	if err := yaml.UnmarshalWithOptions(data, &d); err != nil {
-		probs = append(probs, yamlProblem(file, err))
+		probs = append(probs, yamlProblem(file, data, err))
 		return nil, probs
 	}
 	for i := range probs {
@@ -146,7 +161,7 @@ func ParseDeck(file string, data []byte) (*Deck, []Problem) {
 			probs[i].Case = d.Cases[k].ID
 		}
 	}
-	d.Hash = hashBytes(data)
+	d.Hash = hashBytes(raw)
 	d.Path = file
 	d.lines = lines
 	if lp := checkPlanSize(&d); lp != nil {
@@ -155,12 +170,18 @@ func ParseDeck(file string, data []byte) (*Deck, []Problem) {
 	return &d, probs
 }
 
-func yamlProblem(file string, err error) Problem {
+// yamlProblem is a YAML error of the deck text data, at the line where the
+// problem starts and in plain words when it is a syntax error
+// (textfile.YAMLSyntax).
+func yamlProblem(file string, data []byte, err error) Problem {
 	var ye yaml.Error
 	if errors.As(err, &ye) {
 		p := Problem{File: file, Msg: ye.GetMessage()}
 		if t := ye.GetToken(); t != nil && t.Position != nil {
 			p.Line = t.Position.Line
+		}
+		if _, syntax := errors.AsType[*yaml.SyntaxError](err); syntax {
+			p.Line, p.Msg = textfile.YAMLSyntax(string(data), p.Line, p.Msg)
 		}
 		return p
 	}

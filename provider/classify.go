@@ -130,8 +130,9 @@ func seconds(s float64) time.Duration {
 }
 
 // ClassifyTransport classifies an error that came from the connection rather
-// than from an HTTP status: a cancelled run, a timeout, a reset or refused
-// connection, a body cut short.
+// than from an HTTP status: a cancelled run, a timeout, a refused connection
+// (ConnRefused), a name that does not resolve, a reset connection, a body
+// cut short.
 func ClassifyTransport(ctx context.Context, err error) *Error {
 	if pe, done := classified(err); done {
 		return pe
@@ -144,7 +145,11 @@ func ClassifyTransport(ctx context.Context, err error) *Error {
 		return &Error{Kind: Timeout, Msg: "no answer in time", Err: cleanErr(err)}
 	case errors.Is(err, io.ErrUnexpectedEOF), strings.Contains(err.Error(), "malformed HTTP"):
 		return &Error{Kind: Malformed, Msg: "response body cut short", Err: cleanErr(err)}
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE),
+	case errors.Is(err, syscall.ECONNREFUSED), strings.Contains(err.Error(), "connection refused"):
+		return &Error{Kind: ConnRefused, Msg: "connection refused: nothing listens at that address", Err: cleanErr(err)}
+	case errors.As(err, new(*net.DNSError)):
+		return &Error{Kind: ConnReset, Msg: "no such host", Err: cleanErr(err)}
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed),
 		strings.Contains(err.Error(), "connection reset"), strings.Contains(err.Error(), "server closed"),
 		strings.Contains(err.Error(), "EOF"):

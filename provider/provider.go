@@ -55,10 +55,13 @@ type Info struct {
 type Kind string
 
 const (
-	RateLimited   Kind = "rate_limited"
-	Transient     Kind = "transient_server_error"
-	Timeout       Kind = "timeout"
-	ConnReset     Kind = "connection_reset"
+	RateLimited Kind = "rate_limited"
+	Transient   Kind = "transient_server_error"
+	Timeout     Kind = "timeout"
+	ConnReset   Kind = "connection_reset"
+	// ConnRefused is a connection the endpoint's host refused: nothing
+	// listens at that address (a wrong port, a server not started).
+	ConnRefused   Kind = "connection_refused"
 	Malformed     Kind = "malformed_body"
 	ContextLength Kind = "context_too_long"
 	Auth          Kind = "auth"
@@ -71,7 +74,7 @@ const (
 // the model's answer and may be tried again.
 func (k Kind) Infrastructure() bool {
 	switch k {
-	case RateLimited, Transient, Timeout, ConnReset, Malformed:
+	case RateLimited, Transient, Timeout, ConnReset, ConnRefused, Malformed:
 		return true
 	}
 	return false

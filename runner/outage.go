@@ -14,7 +14,7 @@ import (
 // call in flight on it.
 //
 // The rule. A failed attempt is a connection failure when its kind is
-// provider.ConnReset (connection refused, reset or aborted, a DNS failure,
+// provider.ConnRefused or provider.ConnReset (reset or aborted, a DNS failure,
 // any other network error) or provider.Timeout. Every other outcome — a
 // response, or an error the endpoint answered with (429, 5xx, 4xx, a body
 // cut short) — shows that the endpoint is reachable, and ends the streak.
@@ -47,7 +47,7 @@ var errOutage = errors.New("the endpoint stayed unreachable")
 // connectionFailure reports whether a failed attempt of this kind says the
 // endpoint could not be reached at all.
 func connectionFailure(k provider.Kind) bool {
-	return k == provider.ConnReset || k == provider.Timeout
+	return k == provider.ConnReset || k == provider.ConnRefused || k == provider.Timeout
 }
 
 // outages watches the run's attempts for an outage and, in one, holds

@@ -128,7 +128,7 @@ func checkAttempts(t *testing.T, got map[string]store.Session, e *endpoint, st S
 			stored++
 			if a.Outcome != "ok" {
 				failed++
-				if a.ErrorKind == string(provider.ConnReset) {
+				if a.ErrorKind == string(provider.ConnRefused) {
 					refused++
 				}
 				if a.ErrorKind == "" {
@@ -263,7 +263,7 @@ func testOutageStopsTheRun(t *testing.T) {
 		case store.SessionInterrupted:
 			interrupted++
 			last := se.Attempts[len(se.Attempts)-1]
-			if last.Outcome != "error" || last.ErrorKind != string(provider.ConnReset) {
+			if last.Outcome != "error" || last.ErrorKind != string(provider.ConnRefused) {
 				t.Errorf("interrupted session %s: last attempt %+v, want the refused connection", id, last)
 			}
 		default:

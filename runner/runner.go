@@ -104,6 +104,10 @@ type Config struct {
 	// the endpoint answers again; since is when the outage started. It is
 	// called from a worker and must not block.
 	OutageNotice func(on bool, since time.Time)
+	// Notice, when set, is told once when the run's first calls all fail
+	// alike (SharedFailureAfter). It is called from a worker and must not
+	// block for long.
+	Notice func(string)
 	// Waves, when set, is told when each session starts and ends and when
 	// no more sessions will start: a batching provider sends a wave when
 	// every session in flight waits for the model (provider/batch).
@@ -173,9 +177,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Run executes jobs in the given order. Cancelling drain stops new sessions
-// from starting while those in flight finish; cancelling ctx stops calls in
-// flight too (their sessions are kept as interrupted attempts). Run returns
+// Run executes jobs in the given order. Cancelling drain starts no new
+// session and sends no new call (no next turn, no retry) while the calls in
+// flight finish, their sessions kept as interrupted; cancelling ctx stops
+// calls in flight too (their sessions are kept as interrupted attempts). Run returns
 // an error only when results could not be stored.
 func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink, jobs []Job) (Stats, error) {
 	return RunSeq(ctx, drain, cfg, p, sink, len(jobs), slices.Values(jobs))
@@ -224,6 +229,7 @@ func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Si
 		writerErr <- err
 	}()
 	out := newOutages(cfg, stopRun)
+	shared := newSharedFailure(cfg.Notice)
 	// A slot is taken before a session starts, so draining or cancelling is
 	// checked again after every wait for a free slot, and then no session
 	// starts while an outage is on.
@@ -261,7 +267,7 @@ dispatch:
 			}
 			// Backoff jitter depends on the session, not on scheduling.
 			rng := rand.New(rand.NewPCG(cfg.JitterSeed, uint64(job.Seq)))
-			se, err := runOne(gctx, cfg, p, job, rng, out, &attempts, &failures, &rateWaits)
+			se, err := runOne(gctx, drain, cfg, p, job, rng, out, shared, &attempts, &failures, &rateWaits)
 			if cfg.Waves != nil {
 				cfg.Waves.Ended()
 			}
@@ -462,7 +468,7 @@ func writeBatch(ctx context.Context, cfg Config, sink Sink, b batch, stats *Stat
 
 // runOne drives one session to its end. The returned error is only for
 // storage failures; model and transport failures are data.
-func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, out *outages, attempts, failures, rateWaits *atomic.Int64) (store.Session, error) {
+func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, out *outages, shared *sharedFailure, attempts, failures, rateWaits *atomic.Int64) (store.Session, error) {
 	if job.Repeat > 0 {
 		ctx = provider.WithRepeat(ctx, job.Repeat)
 	}
@@ -533,6 +539,14 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 		var connFails []int
 		var rateWaited time.Duration
 		for n := 1; ; n++ {
+			if drain.Err() != nil {
+				// Draining: no call is sent any more, not even the next
+				// turn or retry of a session in flight; the session is
+				// kept as interrupted, for a resume to run again.
+				se.Status = store.SessionInterrupted
+				se.Finished = time.Now()
+				return se, nil
+			}
 			probe, err := out.admit(ctx)
 			if err != nil {
 				// The run gave up on the endpoint, or was cancelled while
@@ -588,6 +602,7 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 				a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason = r.Meta.ModelID, r.Meta.Fingerprint, r.Meta.RequestID, r.FinishReason
 				a.ResponseSHA = put(body)
 				out.report(callID, "", probe)
+				shared.report(nil)
 				se.InputTokens += a.InputTokens
 				se.OutputTokens += a.OutputTokens
 				se.Attempts = append(se.Attempts, a)
@@ -609,6 +624,9 @@ func runOne(ctx context.Context, cfg Config, p provider.Provider, job Job, rng *
 				kind = provider.Canceled // the run's own doing, not the endpoint's
 			}
 			streak, excused := out.report(callID, kind, probe)
+			if kind != provider.Canceled {
+				shared.report(pe)
+			}
 			if ctx.Err() != nil || pe.Kind == provider.Canceled {
 				se.Status = store.SessionInterrupted
 				se.Finished = time.Now()

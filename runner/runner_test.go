@@ -880,13 +880,16 @@ func TestRunCancelDuringBackoff(t *testing.T) {
 	}
 }
 
-// TestRunDrainLetsSessionsInFlightFinish runs in a synctest bubble, like
+// TestRunDrainLetsCallsInFlightFinish: draining (a first Ctrl-C) starts no
+// session and sends no call, not even the next turn of a session in
+// flight; the calls in flight finish and are kept, their sessions stored as
+// interrupted for a resume. It runs in a synctest bubble, like
 // TestRunCancelInterruptsSessionsInFlight.
-func TestRunDrainLetsSessionsInFlightFinish(t *testing.T) {
-	synctest.Test(t, testRunDrainLetsSessionsInFlightFinish)
+func TestRunDrainLetsCallsInFlightFinish(t *testing.T) {
+	synctest.Test(t, testRunDrainLetsCallsInFlightFinish)
 }
 
-func testRunDrainLetsSessionsInFlightFinish(t *testing.T) {
+func testRunDrainLetsCallsInFlightFinish(t *testing.T) {
 	drain, stopNew := context.WithCancel(context.Background())
 	defer stopNew()
 	r := startBlocked(context.Background(), drain, 2, nil)
@@ -915,11 +918,14 @@ func testRunDrainLetsSessionsInFlightFinish(t *testing.T) {
 			t.Errorf("session %s, in flight when draining began, was not stored", id)
 			continue
 		}
-		if se.Status != store.SessionComplete || len(se.Attempts) != 2 {
-			t.Errorf("session %s: status %q with %d attempts, want complete with both calls", id, se.Status, len(se.Attempts))
+		if se.Status != store.SessionInterrupted || len(se.Attempts) != 1 || se.Attempts[0].Outcome != "ok" {
+			t.Errorf("session %s: status %q with %d attempts, want interrupted with its first call answered and kept", id, se.Status, len(se.Attempts))
 		}
 	}
-	if st.Done != len(got) || st.Total != len(jobs) || st.Interrupted != 0 {
+	if n := b.calls.Load(); n != 2 {
+		t.Errorf("%d calls sent, want only the 2 in flight when draining began", n)
+	}
+	if st.Interrupted != len(got) || st.Total != len(jobs) || st.Done != 0 {
 		t.Errorf("stats %+v", st)
 	}
 }

@@ -182,6 +182,9 @@ func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := preflight(ctx, c, prov); err != nil {
+		return nil, err
+	}
 	h := p.head()
 	s, err := newStack(c.NetOptions, st, journalDir(st, h.RunID), h, prov, p)
 	if err != nil {
@@ -460,7 +463,7 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 		defer s.Batch.Wait()
 	}
 	stats, runErr := runner.RunSeq(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: concurrency(c, h), Retry: h.Retry,
-		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait}), s.Provider, sink, n, jobs)
+		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait, Notice: c.Notice}), s.Provider, sink, n, jobs)
 	if log != nil {
 		if err := log.Close(); err != nil && runErr == nil {
 			runErr = err

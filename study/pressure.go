@@ -19,6 +19,7 @@ import (
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/textfile"
 )
 
 // PressureOptions configure a pressure-and-correction run.
@@ -724,14 +725,14 @@ func (o PressureOptions) appPrompt(p *pressureRun) (string, error) {
 	if o.PromptFile == "" {
 		return "deck", nil
 	}
-	b, err := os.ReadFile(o.PromptFile)
+	b, err := textfile.Read(o.PromptFile)
 	if err != nil {
 		return "", fmt.Errorf("%w: application prompt: %w", ErrInvalid, err)
 	}
 	if len(b) == 0 {
 		return "", fmt.Errorf("%w: application prompt file %s is empty", ErrInvalid, o.PromptFile)
 	}
-	p.prompt = string(b)
+	p.prompt = b
 	return o.PromptFile, nil
 }
 

@@ -87,6 +87,9 @@ func resume(ctx context.Context, st *store.Store, c Control, run store.Run, p pr
 		}
 		return false, nil
 	}
+	if err := preflight(ctx, c, prov); err != nil {
+		return false, err
+	}
 	if len(retried) > 0 {
 		// The failed sessions go back to be run again as their next
 		// incarnation; their attempts stay on record, and the resumption

@@ -62,6 +62,13 @@ type NetOptions struct {
 	Batch bool
 	// BatchNotify, when set, is told of a batch run's waves and batches.
 	BatchNotify func(batch.Event)
+	// NoPreflight skips the check of the endpoint before the run
+	// (preflight).
+	NoPreflight bool
+	// Notice, when set, is told what the user should know while the run
+	// goes on: a preflight problem that may pass, calls failing for one
+	// shared reason.
+	Notice func(string)
 }
 
 // Control is what a run of any protocol, new, resumed or replayed, takes

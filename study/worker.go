@@ -53,6 +53,9 @@ func newWorkerRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *sta
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := preflight(ctx, c, prov); err != nil {
+		return nil, nil, err
+	}
 	h := p.head()
 	s, err := newStack(c.NetOptions, st, journalDir(st, h.RunID), h, prov, p)
 	if err != nil {
@@ -165,6 +168,9 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 	}
 	prov, err := resumeProvider(c, h, p)
 	if err != nil {
+		return nil, err
+	}
+	if err := preflight(ctx, c, prov); err != nil {
 		return nil, err
 	}
 	budget, err := sharedBudget(ctx, st, c.NetOptions, h, p)

@@ -21,6 +21,7 @@ type netFlags struct {
 	maxCost                     *float64
 	rate                        *int
 	cache, retryFailed, detach  *bool
+	noPreflight                 *bool
 	batch                       *bool
 	resume, replay              *string
 	// worker marks budge worker's flags: it continues stored runs, so
@@ -51,6 +52,7 @@ func addEndpointFlags(fs *flag.FlagSet) *netFlags {
 		maxCost:       fs.Float64("max-cost", 0, "refuse to start if the projected cost passes this many US dollars, and start no session once the running cost would (prices from the config file)"),
 		rate:          fs.Int("rate", 0, "most model calls per second the run makes, by all its workers together on a shared store (0: no limit; a worker takes the run's)"),
 		cache:         fs.Bool("cache", false, "answer repeated requests from the response cache under the run directory, and record new answers there"),
+		noPreflight:   fs.Bool("no-preflight", false, "skip the check of the endpoint before the run (the model exists, the key is taken, the server answers): a run whose calls cannot succeed then sends every session"),
 		retryFailed:   fs.Bool("retry-failed", false, "with --resume (or budge worker): also run again the sessions that failed for transport reasons (rate limits, server errors, timeouts), as new attempts on record"),
 		resume:        new(string),
 		replay:        new(string),
@@ -138,6 +140,7 @@ func (n *netFlags) apply(fs *flag.FlagSet, fixedByRun []string, o *study.NetOpti
 	o.Endpoint = endpoint.Options{BaseURL: *n.baseURL, Structured: *n.structured, Timeout: *n.callTimeout,
 		Concurrency: *concurrency, Config: cfg, Env: env}
 	o.MaxCost, o.Rate = *n.maxCost, *n.rate
+	o.NoPreflight = *n.noPreflight
 	o.OutageWait, o.RateLimitWait = *n.outageWait, *n.rateLimitWait
 	if *n.cache {
 		local, err := store.LocalDir(dir)

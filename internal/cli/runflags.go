@@ -105,9 +105,9 @@ func (r *runFlags) parse(args []string) error {
 
 // execute makes the run the flags ask for: a new run of plan, or a resume
 // or a replay of a stored run of either protocol. It prints "run: <id>"
-// once the run exists and progress unless --quiet; the first Ctrl-C starts
-// no new session, the second stops calls in flight (either way what was
-// observed is stored). It renders the result, and an unfinished run is
+// once the run exists and progress unless --quiet; the first Ctrl-C sends
+// no new call and stops those in flight after InterruptGrace, the second
+// stops them at once (either way what was observed is stored). It renders the result, and an unfinished run is
 // exit 3.
 func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) (study.Result, error) {
 	st, err := store.OpenLocation(ctx, *r.dir, false)
@@ -120,6 +120,7 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	c := r.to.control
 	c.Drain = drain
 	c.Started = printRunID(std, *r.format)
+	c.Notice = noticePrinter(std)
 	if !*r.quiet {
 		c.Progress = progressPrinter(std)
 		c.BatchNotify = batchPrinter(std)
@@ -179,6 +180,12 @@ func printRunID(std IO, format string) func(id string) {
 		w = std.Err
 	}
 	return func(id string) { fmt.Fprintln(w, "run: "+id) }
+}
+
+// noticePrinter prints what the user should know as the run goes on, on a
+// line of its own (after the progress line a terminal redraws).
+func noticePrinter(std IO) func(string) {
+	return func(s string) { fmt.Fprintf(std.Err, "\n%s\n", s) }
 }
 
 // progressPrinter redraws one line on a terminal and prints a line every few

@@ -78,6 +78,7 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 	judgeData := fs.String("judge-data", "sample", `items whose answers the simulated judge knows: "sample", a file or a directory`)
 	batchDelay := fs.Duration("batch-delay", 2*time.Second, "how long a batch (OpenAI Batch API or Anthropic Message Batches) stays in progress")
 	batchErrors := fs.Float64("batch-error-rate", 0, "share of a batch's requests that fail inside it (a 500 in their result)")
+	keyEnv := fs.String("api-key-env", "", "NAME: require the key held in the environment variable NAME on every request (as an API does; 401 otherwise)")
 	var expire intList
 	fs.Var(&expire, "batch-expire", "N: the Nth batch created expires with half its requests unanswered (repeatable)")
 	pos, err := parse(fs, args[1:])
@@ -90,6 +91,11 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 	o := sim.ServerOptions{Faults: sim.Faults{RateLimit: *r429, RetryAfter: *retryAfter, ServerErr: *r5xx, Reset: *reset,
 		Truncate: *trunc, Malformed: *malformed, Empty: *empty, Messy: *messy, Latency: *latency, Jitter: *jitter, LatencyDist: *dist, Seed: *seed},
 		Batch: sim.BatchOptions{Delay: *batchDelay, ErrorRate: *batchErrors, Expire: expire}}
+	if *keyEnv != "" {
+		if o.APIKey = os.Getenv(*keyEnv); o.APIKey == "" {
+			return usageError{fmt.Sprintf("--api-key-env %s: the variable is not set or empty", *keyEnv)}
+		}
+	}
 	if o.Judge, err = judgeKnowledge(*judgeData); err != nil {
 		return err
 	}

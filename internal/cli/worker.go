@@ -70,6 +70,7 @@ func cmdWorker(ctx context.Context, std IO, args []string) error {
 	hard, drain, stop := runInterrupts(ctx, std)
 	defer stop()
 	c.Drain = drain
+	c.Notice = noticePrinter(std)
 	if !*quiet {
 		c.Progress = progressPrinter(std)
 	}

@@ -30,6 +30,9 @@ type Config struct {
 	Timeout    time.Duration // one call (0: 5 minutes)
 	HTTPClient *http.Client  // tests
 	MaxConns   int
+	// KeyVar names the environment variable the key is read from (for the
+	// preflight's advice).
+	KeyVar string
 	// Secrets are other secret values (every key the process holds) to take
 	// out of whatever the provider returns, besides APIKey.
 	Secrets []string
@@ -48,6 +51,8 @@ type Provider struct {
 	opts []option.RequestOption
 	api  provider.API
 	info provider.Info
+	// safeURL is the base URL without credentials or query.
+	safeURL string
 }
 
 // New returns a provider. It reads no environment: the key comes in cfg.
@@ -75,6 +80,7 @@ func New(cfg Config) (*Provider, error) {
 			Redact: provider.NewRedactor(cfg.APIKey).With(cfg.Secrets...), Timeout: cfg.Timeout,
 			MaxBody: cfg.MaxBody, Budget: cfg.Budget}}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	p.safeURL = strings.TrimSuffix(u.String(), "/")
 	detail, _ := json.Marshal(struct {
 		BaseURL string `json:"base_url"`
 		Format  Format `json:"format"`
@@ -108,4 +114,52 @@ func (p *Provider) Chat(ctx context.Context, req *chat.Request) (*chat.Response,
 		_, err := p.svc.New(ctx, params, opts...)
 		return err
 	})
+}
+
+// Preflight asks the endpoint about the model before a run: the model's
+// page (GET /v1/models/MODEL), then, when that does not know it, one
+// Messages call of a few tokens.
+func (p *Provider) Preflight(ctx context.Context) error {
+	base := p.safeURL
+	models := an.NewModelService(p.opts...)
+	return provider.Check{API: "Anthropic", URL: base, Model: p.cfg.Model, KeyVar: p.cfg.KeyVar, HasKey: p.cfg.APIKey != "",
+		LookupName: "GET " + base + "/v1/models/" + p.cfg.Model, ChatName: "POST " + base + "/v1/messages",
+		Lookup: func(ctx context.Context) (provider.Answer, bool, []string, bool) {
+			a := p.api.Probe(ctx, func(ctx context.Context, x *provider.Exchange) error {
+				var raw []byte
+				_, err := models.Get(ctx, p.cfg.Model, an.ModelGetParams{}, option.WithMiddleware(x.Middleware), option.WithResponseBodyInto(&raw))
+				return err
+			})
+			if a.Err != nil {
+				return a, false, nil, false
+			}
+			var m struct {
+				ID string `json:"id"`
+			}
+			ok := json.Unmarshal(a.Body, &m) == nil && m.ID != ""
+			return a, ok, nil, ok
+		},
+		Chat: func(ctx context.Context) provider.Answer {
+			params, extra, err := Params(&chat.Request{Model: p.cfg.Model, Messages: []chat.Message{{Role: chat.User, Content: "Reply with the word OK."}},
+				Settings: chat.Settings{MaxTokens: 16}}, p.cfg.Format)
+			if err != nil {
+				return provider.Answer{Err: &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}}
+			}
+			a := p.api.Probe(ctx, func(ctx context.Context, x *provider.Exchange) error {
+				var raw []byte
+				opts := []option.RequestOption{option.WithMiddleware(x.Middleware), option.WithResponseBodyInto(&raw)}
+				for k, v := range extra {
+					opts = append(opts, option.WithJSONSet(k, v))
+				}
+				_, err := p.svc.New(ctx, params, opts...)
+				return err
+			})
+			if a.Err == nil {
+				if _, err := Decode(a.Body); err != nil {
+					a.Err = &provider.Error{Kind: provider.Malformed, Status: a.Status, Msg: err.Error()}
+				}
+			}
+			return a
+		},
+	}.Run(ctx)
 }

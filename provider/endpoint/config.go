@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/textfile"
 )
 
 // Config is budge's config file: named endpoints and a price table.
@@ -100,12 +100,21 @@ func (d *Duration) UnmarshalYAML(b []byte) error {
 // fields named like keys, tokens or passwords are hidden wherever they
 // would appear, and so is anything shaped like a key.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	text, err := textfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	data := []byte(text)
 	var c Config
 	if err := yaml.UnmarshalWithOptions(data, &c, yaml.Strict()); err != nil {
+		if se := textfile.YAMLError(path, text, err); se != nil {
+			// The line is not quoted: it may hold a key.
+			msg := fmt.Sprintf("config %s %s", se, ValueHidden)
+			if strings.Contains(text, "api_key:") {
+				msg += "\n(keys are never written in the config file: name the environment variable that holds the key with api_key_env)"
+			}
+			return nil, errors.New(msg)
+		}
 		// Without the source, which would quote the line, value and all:
 		// the field is named instead.
 		msg := yaml.FormatError(err, false, false)

@@ -232,7 +232,7 @@ func Open(name string, o Options) (provider.Provider, error) {
 		if ep.key == "" {
 			return nil, missingKey(name, ep, AnthropicKeyVar)
 		}
-		return anthropic.New(anthropic.Config{Label: name, Model: model, BaseURL: ep.BaseURL, APIKey: string(ep.key),
+		return anthropic.New(anthropic.Config{Label: name, Model: model, BaseURL: ep.BaseURL, APIKey: string(ep.key), KeyVar: keyVar(ep, AnthropicKeyVar),
 			Format: anthropic.Format{Structured: ep.StructuredOutput}, Timeout: timeout, MaxConns: o.Concurrency,
 			Secrets: o.Env.Secrets(o.Config), MaxBody: o.MaxBody})
 	case "openai", "openai-compatible", "ollama", "openrouter":
@@ -251,18 +251,29 @@ func Open(name string, o Options) (provider.Provider, error) {
 			f.MaxTokensField = "max_completion_tokens"
 		}
 		tools := ep.Tools == nil || *ep.Tools
-		return openai.New(openai.Config{Name: ep.Provider, Label: name, Model: model, BaseURL: ep.BaseURL, APIKey: string(ep.key),
+		return openai.New(openai.Config{Name: ep.Provider, Label: name, Model: model, BaseURL: ep.BaseURL, APIKey: string(ep.key), KeyVar: keyVar(ep, builtinKeyVar[ep.Provider]),
 			Format: f, Tools: tools, Timeout: timeout, MaxConns: o.Concurrency,
 			Secrets: o.Env.Secrets(o.Config), MaxBody: o.MaxBody})
 	}
 	return nil, fmt.Errorf("model %q: endpoint provider %q is not one of openai, openai-compatible, ollama, openrouter, anthropic", name, ep.Provider)
 }
 
-func missingKey(name string, ep Endpoint, def string) error {
-	v := def
+// builtinKeyVar is the variable each built-in provider reads its key from.
+var builtinKeyVar = map[string]string{"openai": OpenAIKeyVar, "openrouter": OpenRouterKeyVar, "openai-compatible": CompatibleKeyVar}
+
+// keyVar is the variable ep's key is read from: its api_key_env, or def.
+func keyVar(ep Endpoint, def string) string {
 	if ep.APIKeyEnv != "" {
-		v = ep.APIKeyEnv
+		return ep.APIKeyEnv
 	}
+	if def == "" {
+		return "the endpoint's api_key_env"
+	}
+	return def
+}
+
+func missingKey(name string, ep Endpoint, def string) error {
+	v := keyVar(ep, def)
 	return fmt.Errorf("model %q: no API key: set %s in the environment", name, v)
 }
 

@@ -144,6 +144,8 @@ func TestConfigErrors(t *testing.T) {
 		"prices:\n  gpt-4o: {input: 1, output: 2}\n":                              "name the model",
 		"prices:\n  openai:x: {input: -1, output: 2}\n":                           "negative",
 		"colour: blue\n": "colour",
+		"endpoints:\n  x:\n    provider: \"openai-compatible\n    base_url: http://h/v1\n    timeout: \"30s\"\n": `budge.yaml:3: the double quote (") opened on this line is not closed`,
+		"endpoints:\n  x:\n    provider: openai\n    structured_output: caf\xe9\n":                               "budge.yaml:4: not valid UTF-8",
 	} {
 		_, err := LoadConfig(writeConfig(t, body))
 		if err == nil || !strings.Contains(err.Error(), want) {

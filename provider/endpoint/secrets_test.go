@@ -21,7 +21,7 @@ func TestConfigErrorsHideKeys(t *testing.T) {
 		"endpoints:\n  x:\n    provider: openai\n    api_key: " + sk + "\n":                   "api_key_env",
 		"endpoints:\n  x:\n    provider: openai\n    api_key: \"" + plain + "\"  # mine\n":    "api_key_env",
 		"endpoints:\n  x:\n    provider: openai\n    token: " + plain + "\n":                  "unknown field",
-		"endpoints:\n  x:\n    provider: openai\n    api_key: \"" + plain + "\n":              "double-quoted",
+		"endpoints:\n  x:\n    provider: openai\n    api_key: \"" + plain + "\n":              "double quote",
 		"endpoints:\n  x:\n    provider: openai\n    tools: " + plain + "\n":                  "bool",
 		"endpoints:\n  x:\n    provider: openai\n    timeout: " + plain + "\n":                "timeout",
 		"endpoints:\n  x:\n    provider: " + plain + "\n":                                     "provider",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,9 @@ type Config struct {
 	Timeout time.Duration
 	// HTTPClient replaces the default client (tests).
 	HTTPClient *http.Client
+	// KeyVar names the environment variable the key is read from (for the
+	// preflight's advice).
+	KeyVar string
 	// MaxConns is the run's concurrency, to size the connection pool.
 	MaxConns int
 	// Secrets are other secret values (every key the process holds) to take
@@ -126,4 +130,53 @@ func SafeURL(s string) string {
 	u.RawQuery = ""
 	u.Fragment = ""
 	return u.String()
+}
+
+// Preflight asks the endpoint about the model before a run: its model
+// listing (GET /models), then, when the listing does not name the model,
+// one chat completion of a few tokens.
+func (p *Provider) Preflight(ctx context.Context) error {
+	return provider.Check{API: "OpenAI-compatible", URL: SafeURL(p.cfg.BaseURL), Model: p.cfg.Model, KeyVar: p.cfg.KeyVar, HasKey: p.cfg.APIKey != "",
+		LookupName: "GET " + SafeURL(strings.TrimSuffix(p.cfg.BaseURL, "/")+"/models"),
+		ChatName:   "POST " + SafeURL(strings.TrimSuffix(p.cfg.BaseURL, "/")+"/chat/completions"),
+		Lookup: func(ctx context.Context) (provider.Answer, bool, []string, bool) {
+			a := p.api.Probe(ctx, func(ctx context.Context, x *provider.Exchange) error {
+				var raw []byte
+				return p.client.Get(ctx, "models", nil, &raw, option.WithMiddleware(x.Middleware))
+			})
+			if a.Err != nil {
+				return a, false, nil, false
+			}
+			var list struct {
+				Data *[]struct {
+					ID string `json:"id"`
+				} `json:"data"`
+			}
+			if json.Unmarshal(a.Body, &list) != nil || list.Data == nil {
+				return a, false, nil, false
+			}
+			var ids []string
+			for _, m := range *list.Data {
+				ids = append(ids, m.ID)
+			}
+			return a, slices.Contains(ids, p.cfg.Model), ids, true
+		},
+		Chat: func(ctx context.Context) provider.Answer {
+			body, err := Body(&chat.Request{Model: p.cfg.Model, Messages: []chat.Message{{Role: chat.User, Content: "Reply with the word OK."}},
+				Settings: chat.Settings{MaxTokens: 16}}, p.cfg.Format)
+			if err != nil {
+				return provider.Answer{Err: &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}}
+			}
+			a := p.api.Probe(ctx, func(ctx context.Context, x *provider.Exchange) error {
+				var raw []byte
+				return p.client.Post(ctx, "chat/completions", json.RawMessage(body), &raw, option.WithMiddleware(x.Middleware))
+			})
+			if a.Err == nil {
+				if _, err := Decode(a.Body); err != nil {
+					a.Err = &provider.Error{Kind: provider.Malformed, Status: a.Status, Msg: err.Error()}
+				}
+			}
+			return a
+		},
+	}.Run(ctx)
 }

@@ -143,6 +143,9 @@ func loadProfile[P any, PP profileFile[P]](path, kind string, builtin map[string
 		return none, fmt.Errorf("simulator profile: %w", err)
 	}
 	if err := yaml.UnmarshalWithOptions([]byte(text), &p, yaml.Strict()); err != nil {
+		if se := textfile.YAMLError(path, text, err); se != nil {
+			return none, fmt.Errorf("simulator profile %w", se)
+		}
 		return none, fmt.Errorf("simulator profile %s: %s", path, yaml.FormatError(err, false, true))
 	}
 	PP(&p).nameOr(path)

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -97,6 +98,9 @@ type ServerOptions struct {
 	OnRequest func(LogEntry)
 	// Batch sets the batch endpoints' delay, error rate and expiries.
 	Batch BatchOptions
+	// APIKey, when set, is the key every request must carry (as a bearer
+	// token or as x-api-key); any other gets a 401 as an API's would.
+	APIKey string
 }
 
 // RequestLog keeps a server's request log in memory for inspection: pass
@@ -209,7 +213,29 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	s.batchRoutes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	return mux
+	if s.o.APIKey == "" {
+		return mux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" && !s.authorised(r) {
+			if strings.HasPrefix(r.URL.Path, "/v1/messages") {
+				writeAnthropicError(w, 401, "authentication_error", "invalid x-api-key")
+			} else {
+				writeError(w, 401, "invalid_api_key", "Incorrect API key provided.", nil)
+			}
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// authorised says the request carries the server's key.
+func (s *Server) authorised(r *http.Request) bool {
+	key := r.Header.Get("X-Api-Key")
+	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		key = b
+	}
+	return key != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.o.APIKey)) == 1
 }
 
 func (s *Server) model(name string) (provider.Provider, error) {
