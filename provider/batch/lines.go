@@ -1,0 +1,94 @@
+package batch
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+
+	"github.com/buildlab/budge/provider"
+)
+
+// Lines reads a results download line by line, calling fn with each whole
+// line (at most max bytes; a longer one is skipped whole and given to long
+// with the custom id read from its start, "" when there is none). A
+// download that fails or is cut off mid-stream returns an error of an
+// infrastructure kind, after the whole lines before it: the caller reads
+// again and skips the results it has.
+func Lines(ctx context.Context, r io.Reader, max int, fn func(n int, line []byte) error, long func(n int, customID string) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for n := 1; ; n++ {
+		buf = buf[:0]
+		over := false
+		var err error
+		for {
+			var part []byte
+			part, err = br.ReadSlice('\n')
+			if !over {
+				if len(buf)+len(part) > max {
+					over = true
+					buf = append(buf, part[:min(len(part), 4096)]...)
+				} else {
+					buf = append(buf, part...)
+				}
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return cut(ctx, n, err)
+		}
+		whole := len(buf) > 0 && buf[len(buf)-1] == '\n'
+		line := bytes.TrimSpace(buf)
+		if len(line) > 0 {
+			switch {
+			case over:
+				if !whole && err == io.EOF {
+					return cut(ctx, n, io.ErrUnexpectedEOF)
+				}
+				if e := long(n, customIDOf(buf)); e != nil {
+					return e
+				}
+			case !whole && !json.Valid(line):
+				// The last line ends without its newline and is not
+				// whole: a download cut off.
+				return cut(ctx, n, io.ErrUnexpectedEOF)
+			default:
+				if e := fn(n, line); e != nil {
+					return e
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// cut classifies a download that stopped at line n.
+func cut(ctx context.Context, n int, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return &provider.Error{Kind: provider.ConnReset, Msg: fmt.Sprintf("results download cut off at line %d", n), Err: err}
+	}
+	pe := provider.ClassifyTransport(ctx, err)
+	if !pe.Kind.Infrastructure() && pe.Kind != provider.Canceled {
+		pe.Kind = provider.ConnReset
+	}
+	pe.Msg = fmt.Sprintf("results download failed at line %d: %s", n, pe.Msg)
+	return pe
+}
+
+var customIDRe = regexp.MustCompile(`"custom_id"\s*:\s*"([A-Za-z0-9_-]{1,64})"`)
+
+func customIDOf(b []byte) string {
+	if m := customIDRe.FindSubmatch(b); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
