@@ -1,18 +1,20 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	an "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/limits"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/batch"
 )
@@ -66,9 +68,8 @@ func (b *Batch) Encode(req *chat.Request) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// Submit creates a message batch. The API keeps no metadata, so Find has
-// nothing to look for: a batch whose id a kill kept from the store is
-// sent again.
+// Submit creates a message batch. The API keeps no metadata: Find
+// recognises the batch by when it was sent and its requests.
 func (b *Batch) Submit(ctx context.Context, token string, reqs []batch.Request) (string, error) {
 	type entry struct {
 		CustomID string          `json:"custom_id"`
@@ -88,6 +89,10 @@ func (b *Batch) Submit(ctx context.Context, token string, reqs []batch.Request) 
 	if err := b.call(ctx, &mb, func(ctx context.Context, opts ...option.RequestOption) error {
 		return b.client.Post(ctx, "v1/messages/batches", json.RawMessage(raw), nil, opts...)
 	}); err != nil {
+		var pe *provider.Error
+		if errors.As(err, &pe) && (pe.Status == 413 || pe.Status == 400 && strings.Contains(strings.ToLower(pe.Msg), "too large")) {
+			return "", &provider.Error{Kind: pe.Kind, Status: pe.Status, Msg: pe.Msg, Err: batch.ErrTooLarge}
+		}
 		return "", err
 	}
 	if mb.ID == "" {
@@ -96,8 +101,93 @@ func (b *Batch) Submit(ctx context.Context, token string, reqs []batch.Request) 
 	return mb.ID, nil
 }
 
-// Find cannot tell budge's batches: the API stores no metadata.
-func (b *Batch) Find(ctx context.Context, token string) (string, error) { return "", nil }
+// findWindow is how long before and after the stored time of sending a
+// batch Find looks: the time is stored before the request goes out, and a
+// large batch takes a while to send.
+const findWindow = 15 * time.Minute
+
+// Find looks through the workspace's recent message batches (newest
+// first) for one sent by this batch's request: created within findWindow
+// of the stored time, with as many requests, and not another batch of the
+// run. A candidate that has ended is confirmed by the custom ids of its
+// results; one still running is taken only when it is the one candidate.
+func (b *Batch) Find(ctx context.Context, q batch.Lookup) (string, error) {
+	if q.Submitted.IsZero() || len(q.CustomIDs) == 0 {
+		return "", nil
+	}
+	ours := make(map[string]bool, len(q.CustomIDs))
+	for _, id := range q.CustomIDs {
+		ours[id] = true
+	}
+	var running []string
+	after := ""
+	for page := 0; page < 50; page++ {
+		var list struct {
+			Data    []an.MessageBatch `json:"data"`
+			HasMore bool              `json:"has_more"`
+			LastID  string            `json:"last_id"`
+		}
+		path := "v1/messages/batches?limit=100"
+		if after != "" {
+			path += "&after_id=" + url.QueryEscape(after)
+		}
+		if err := b.call(ctx, &list, func(ctx context.Context, opts ...option.RequestOption) error {
+			return b.client.Get(ctx, path, nil, nil, opts...)
+		}); err != nil {
+			return "", err
+		}
+		older := false
+		for _, mb := range list.Data {
+			if mb.CreatedAt.Before(q.Submitted.Add(-findWindow)) {
+				older = true
+				continue
+			}
+			c := mb.RequestCounts
+			if q.Known[mb.ID] || mb.CreatedAt.After(q.Submitted.Add(findWindow)) ||
+				int(c.Processing+c.Succeeded+c.Errored+c.Canceled+c.Expired) != len(q.CustomIDs) {
+				continue
+			}
+			if mb.ProcessingStatus != an.MessageBatchProcessingStatusEnded {
+				running = append(running, mb.ID)
+				continue
+			}
+			if ok, err := b.holds(ctx, mb, ours); err != nil {
+				return "", err
+			} else if ok {
+				return mb.ID, nil
+			}
+		}
+		if older || !list.HasMore || len(list.Data) == 0 {
+			break
+		}
+		after = list.LastID
+		if after == "" {
+			after = list.Data[len(list.Data)-1].ID
+		}
+	}
+	if len(running) == 1 {
+		return running[0], nil
+	}
+	return "", nil
+}
+
+// holds says whether an ended batch's first result is one of ours.
+func (b *Batch) holds(ctx context.Context, mb an.MessageBatch, ours map[string]bool) (bool, error) {
+	found := false
+	err := b.results(ctx, mb.ID, mb.ResultsURL, func(n int, raw []byte) error {
+		var l resultLine
+		if json.Unmarshal(raw, &l) == nil {
+			found = ours[l.CustomID]
+		}
+		return errStop
+	}, func(int, string) error { return errStop })
+	if err != nil && !errors.Is(err, errStop) {
+		return false, err
+	}
+	return found, nil
+}
+
+var errStop = errors.New("stop")
 
 // Status reads a message batch: in_progress, canceling or ended.
 func (b *Batch) Status(ctx context.Context, id string) (batch.Status, error) {
@@ -123,10 +213,44 @@ type resultLine struct {
 	} `json:"result"`
 }
 
-// Results streams an ended batch's results.
+// Results streams an ended batch's results from its results_url (the
+// API says the path may change), which must be on the endpoint's host.
 func (b *Batch) Results(ctx context.Context, id string, fn func(batch.Result) error) error {
+	var mb an.MessageBatch
+	if err := b.call(ctx, &mb, func(ctx context.Context, opts ...option.RequestOption) error {
+		return b.client.Get(ctx, "v1/messages/batches/"+id, nil, nil, opts...)
+	}); err != nil {
+		return err
+	}
+	return b.results(ctx, id, mb.ResultsURL, func(n int, raw []byte) error {
+		var l resultLine
+		if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
+			return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("message batch %s results, line %d: not a result line", id, n)}
+		}
+		return fn(b.result(ctx, l))
+	}, func(n int, cid string) error {
+		if cid == "" {
+			return &provider.Error{Kind: provider.ResponseTooLarge, Msg: fmt.Sprintf("message batch %s results, line %d: over the %.1f MiB line limit, with no custom_id at its start", id, n, float64(limits.MaxBatchResultLine)/(1<<20))}
+		}
+		return fn(batch.OverLongResult(cid))
+	})
+}
+
+// results reads the lines at a batch's results_url.
+func (b *Batch) results(ctx context.Context, id, resultsURL string, fn func(int, []byte) error, long func(int, string) error) error {
+	if resultsURL == "" {
+		return &provider.Error{Kind: provider.Transient, Msg: fmt.Sprintf("message batch %s has ended without a results_url", id)}
+	}
+	u, err := url.Parse(resultsURL)
+	base, berr := url.Parse(b.p.cfg.BaseURL)
+	if err != nil || berr != nil || !u.IsAbs() || u.Scheme != base.Scheme || u.Host != base.Host {
+		// The key goes only to the endpoint's own host.
+		return &provider.Error{Kind: provider.BadRequest, Msg: fmt.Sprintf("message batch %s: its results_url is not on the endpoint's host %s", id, base.Host)}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var res *http.Response
-	err := b.client.Get(ctx, "v1/messages/batches/"+id+"/results", nil, &res)
+	err = b.client.Get(cctx, u.String(), nil, &res, option.WithHeader("Accept", "application/x-jsonl"))
 	if err != nil {
 		var ae *an.Error
 		if errors.As(err, &ae) {
@@ -135,35 +259,7 @@ func (b *Batch) Results(ctx context.Context, id string, fn func(batch.Result) er
 		return provider.ClassifyTransport(ctx, err)
 	}
 	defer res.Body.Close()
-	sc := batch.ScanResults(res.Body)
-	line := 0
-	for sc.Scan() {
-		line++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		if cid, over := batch.OverLong(raw); over {
-			if cid == "" {
-				return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("message batch %s results, line %d: over the size limit, and no custom_id at its start", id, line)}
-			}
-			if err := fn(batch.OverLongResult(cid)); err != nil {
-				return err
-			}
-			continue
-		}
-		var l resultLine
-		if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
-			return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("message batch %s results, line %d: not a result line", id, line)}
-		}
-		if err := fn(b.result(ctx, l)); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("message batch %s results, after line %d: %v", id, line, err)}
-	}
-	return nil
+	return batch.Lines(ctx, res.Body, limits.MaxBatchResultLine, fn, long)
 }
 
 // result turns one line into an answer or a classified failure.
@@ -188,6 +284,7 @@ func (b *Batch) result(ctx context.Context, l resultLine) batch.Result {
 		r.Err = redact.Error(provider.ClassifyHTTP(provider.HTTPFailure{Status: status, Body: l.Result.Error, Code: code, Message: msg}))
 	case "canceled", "expired":
 		r.Err = &provider.Error{Kind: provider.Transient, Msg: "the request was " + l.Result.Type + " before it ran"}
+		r.Unrun = true
 	default:
 		r.Err = &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("message batch result of type %q", l.Result.Type)}
 	}
@@ -200,6 +297,19 @@ func (b *Batch) Cancel(ctx context.Context, id string) error {
 	return b.call(ctx, &mb, func(ctx context.Context, opts ...option.RequestOption) error {
 		return b.client.Post(ctx, "v1/messages/batches/"+id+"/cancel", nil, nil, opts...)
 	})
+}
+
+// Cleanup deletes an ended message batch and its results.
+func (b *Batch) Cleanup(ctx context.Context, id string) error {
+	var out an.DeletedMessageBatch
+	err := b.call(ctx, &out, func(ctx context.Context, opts ...option.RequestOption) error {
+		return b.client.Delete(ctx, "v1/messages/batches/"+id, nil, nil, opts...)
+	})
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.Status == 404 {
+		return nil
+	}
+	return err
 }
 
 // call makes one request with the exchange recorder installed and decodes

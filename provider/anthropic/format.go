@@ -50,8 +50,9 @@ func (f Format) Validate() []error {
 }
 
 // Params converts a neutral request into the SDK's parameters. Extra holds
-// body fields the SDK's parameter type lacks (temperature), to be set with
-// option.WithJSONSet.
+// body fields the SDK's parameter type lacks, to be set with
+// option.WithJSONSet (none today: the sampling parameters it lacks are
+// the ones the pinned API version refuses).
 func Params(req *chat.Request, f Format) (p an.MessageNewParams, extra map[string]any, err error) {
 	p = an.MessageNewParams{Model: an.Model(req.Model), MaxTokens: DefaultMaxTokens}
 	if req.Settings.MaxTokens > 0 {
@@ -126,9 +127,9 @@ func Params(req *chat.Request, f Format) (p an.MessageNewParams, extra map[strin
 		}
 		p.OutputConfig.Format = an.JSONOutputFormatParam{Schema: schema}
 	}
-	if req.Settings.Temperature != nil {
-		extra = map[string]any{"temperature": *req.Settings.Temperature}
-	}
+	// The pinned SDK sends anthropic-version 2026-10-21, which refuses
+	// temperature, top_p and top_k at any value (a 400): the request's
+	// temperature is recorded in the store but not sent.
 	// Anthropic has no seed: the request's seed is recorded in the store
 	// but not sent.
 	return p, extra, nil

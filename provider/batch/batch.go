@@ -44,24 +44,47 @@ type API interface {
 	// Style names the API as stored with each batch: "openai" or
 	// "anthropic".
 	Style() string
-	// Limits are the most requests and bytes one batch may hold.
+	// Limits are the most requests and bytes one batch may hold, as the
+	// provider documents them (the Batcher packs below them).
 	Limits() Limits
 	// Window is the provider's completion window for a batch.
 	Window() time.Duration
 	// Encode gives the body of one request as the batch holds it.
 	Encode(req *chat.Request) ([]byte, error)
 	// Submit sends reqs as one batch and returns its id. token is
-	// budge's mark on the batch, for Find.
+	// budge's mark on the batch, for Find. A refusal for size wraps
+	// ErrTooLarge.
 	Submit(ctx context.Context, token string, reqs []Request) (string, error)
-	// Find returns the id of a batch submitted with token, or "" when the
-	// provider has none (or cannot tell).
-	Find(ctx context.Context, token string) (string, error)
+	// Find returns the id of a batch that was submitted (its create
+	// answer lost), or "" when the provider has none (or cannot tell).
+	Find(ctx context.Context, q Lookup) (string, error)
 	// Status reads a batch's state and counts.
 	Status(ctx context.Context, id string) (Status, error)
-	// Results reads an ended batch's results, one at a time.
+	// Results reads an ended batch's results, one at a time. A download
+	// that fails or is cut off returns an error of an infrastructure kind
+	// after the whole lines it read: reading again gives them again.
 	Results(ctx context.Context, id string, fn func(Result) error) error
 	// Cancel asks the provider to cancel a batch.
 	Cancel(ctx context.Context, id string) error
+	// Cleanup deletes what a collected batch left at the provider: its
+	// uploaded input and its result files (OpenAI), the batch and its
+	// results (Anthropic).
+	Cleanup(ctx context.Context, id string) error
+}
+
+// ErrTooLarge marks a provider's refusal of a batch for its size: the
+// Batcher splits the batch and submits the halves.
+var ErrTooLarge = errors.New("the provider refused the batch as too large")
+
+// Lookup is what Find may match a batch by: budge's token (kept with the
+// batch where the provider keeps metadata) or, where it keeps none, the
+// time it was sent, its number of requests and their custom ids.
+type Lookup struct {
+	Token     string
+	Submitted time.Time
+	CustomIDs []string
+	// Known are ids of the run's other batches, never a match.
+	Known map[string]bool
 }
 
 // Limits bound one batch.
@@ -84,6 +107,9 @@ type Status struct {
 	Ended bool
 	// Counts are the requests by state, in the provider's words.
 	Counts map[string]int
+	// Failure, for a batch that failed as a whole (OpenAI's errors.data),
+	// is why, classified: no request of it ran.
+	Failure *provider.Error
 }
 
 // Result is the outcome of one request of an ended batch: a response, or
@@ -92,6 +118,9 @@ type Result struct {
 	CustomID string
 	Response *chat.Response
 	Err      *provider.Error
+	// Unrun marks an error of a request that never ran (expired or
+	// cancelled with its batch): nothing was paid for it.
+	Unrun bool
 }
 
 // Record is a batch as the store keeps it.
@@ -107,6 +136,25 @@ type Record struct {
 	Requests []Entry `json:"requests"`
 	// Counts are the provider's last counts, by state.
 	Counts map[string]int `json:"counts,omitempty"`
+	// Reason says why a batch failed as a whole, was refused, or could not
+	// be read.
+	Reason string `json:"reason,omitempty"`
+	// Errors are the requests the batch failed, for a batch collected by
+	// a later process than the one that sent it: the sessions run again
+	// get them back (their attempts are recorded as they happened).
+	Errors []Failed `json:"errors,omitempty"`
+	// Later says the batch was collected for a later process's sessions.
+	Later bool `json:"later,omitempty"`
+	// Cleaned says its files were deleted at the provider.
+	Cleaned bool `json:"cleaned,omitempty"`
+}
+
+// Failed is one request a batch failed.
+type Failed struct {
+	Key    string        `json:"key"`
+	Kind   provider.Kind `json:"kind"`
+	Status int           `json:"status,omitempty"`
+	Msg    string        `json:"msg"`
 }
 
 // Record states.
@@ -114,8 +162,9 @@ const (
 	Submitting = "submitting" // stored, not yet known to be submitted
 	Submitted  = "submitted"
 	Collected  = "collected" // every result is in the journal or back with its session
-	Cancelled  = "cancelled"
-	Lost       = "lost" // stored as submitting, and the provider has no such batch
+	Cancelled  = "cancelled" // cancelled at the provider, its finished results not yet read
+	Lost       = "lost"      // stored as submitting, and the provider has no such batch
+	Split      = "split"     // refused for its size: its requests went out in two halves
 )
 
 // Entry is one request of a stored batch.
@@ -166,7 +215,21 @@ type Config struct {
 	Notify func(Event)
 	// Sleep waits (tests replace it).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// KeepFiles keeps what a collected batch leaves at the provider
+	// (input and result files, the batch); by default it is deleted once
+	// every result is in the journal.
+	KeepFiles bool
+	// ReadFor is how long the results of an ended batch are tried again
+	// when reading them fails (30 minutes when 0). The batch is not sent
+	// again meanwhile: its results stay at the provider, and when they
+	// cannot be read by then the sessions stop as interrupted, for a
+	// resume to collect them.
+	ReadFor time.Duration
 }
+
+// margin is the share of a provider's byte limit a batch is packed to:
+// the size is estimated per request, and a file at the limit is refused.
+const margin = 0.9
 
 // Batcher is a provider that sends calls in waves of batches.
 type Batcher struct {
@@ -188,6 +251,10 @@ type Batcher struct {
 	submitting sync.Mutex
 	// gcPercent is the collector setting before Start, restored by Wait.
 	gcPercent int
+	// replay holds, by request key, the failures a batch collected for
+	// this process gave requests an earlier process sent: each is given
+	// once to the session asking that request, as its attempt's outcome.
+	replay map[[32]byte][]*provider.Error
 }
 
 // Stats count what the Batcher did.
@@ -199,6 +266,12 @@ type Stats struct {
 	// Duplicates and Missing count results a batch gave twice or not at
 	// all; Unknown results with a custom id budge never sent.
 	Duplicates, Missing, Unknown int
+	// Rereads counts results downloads tried again; Failed batches that
+	// failed as a whole; Split batches refused for their size and split;
+	// Cleaned batches whose files were deleted at the provider.
+	Rereads, Failed, Split, Cleaned int
+	// Reasons are why batches failed, as the provider said.
+	Reasons []string
 }
 
 // call is one call waiting for a wave.
@@ -233,7 +306,10 @@ func New(c Config) *Batcher {
 	if c.Cap < 1 {
 		c.Cap = 1
 	}
-	return &Batcher{c: c, open: map[string]*Record{}}
+	if c.ReadFor <= 0 {
+		c.ReadFor = 30 * time.Minute
+	}
+	return &Batcher{c: c, open: map[string]*Record{}, replay: map[[32]byte][]*provider.Error{}}
 }
 
 // Info is the model's.
@@ -243,14 +319,18 @@ func (b *Batcher) Info() provider.Info { return b.c.Info }
 func (b *Batcher) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.stats
+	st := b.stats
+	st.Reasons = append([]string(nil), st.Reasons...)
+	return st
 }
 
 // Start collects the batches an earlier process of the run submitted and
-// did not collect: each is found (when its id was not stored), waited for
-// and read into the journal, so the sessions run again find their answers
-// there. ctx is the run's: batches are polled under it, and cancelling it
-// cancels the open batches.
+// did not collect (a kill, or an interrupt that cancelled them): each is
+// found (when its id was not stored), waited for and read into the
+// journal, so the sessions run again find their answers there, and the
+// requests it failed are kept for those sessions too. ctx is the run's:
+// batches are polled under it, and cancelling it cancels the open
+// batches.
 func (b *Batcher) Start(ctx context.Context) error {
 	b.ctx = ctx
 	// A batching process holds up to Cap sessions for as long as a batch
@@ -261,16 +341,25 @@ func (b *Batcher) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	known := map[string]bool{}
+	for _, r := range recs {
+		if r.ID != "" {
+			known[r.ID] = true
+		}
+	}
 	for i := range recs {
 		r := recs[i]
 		if r.Wave > b.waves {
 			b.waves = r.Wave
 		}
-		if r.State != Submitting && r.State != Submitted {
+		if r.State != Submitting && r.State != Submitted && r.State != Cancelled {
+			if r.Later {
+				b.keepReplay(r)
+			}
 			continue
 		}
 		if r.ID == "" {
-			id, err := b.c.API.Find(ctx, r.Token)
+			id, err := b.c.API.Find(ctx, lookup(r, known))
 			if err != nil {
 				return fmt.Errorf("batch: looking for batch %s of an earlier process: %w", r.Token, err)
 			}
@@ -283,22 +372,53 @@ func (b *Batcher) Start(ctx context.Context) error {
 				}
 				continue
 			}
+			known[id] = true
 			r.ID, r.State = id, Submitted
 			if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
 				return err
 			}
+			b.note(Event{Wave: r.Wave, Note: fmt.Sprintf("found batch %s of an earlier process (its create answer was lost)", id)})
 		}
 		b.note(Event{Wave: r.Wave, Batches: 1, Requests: len(r.Requests), Note: "collecting batch " + r.ID + " of an earlier process"})
+		r.Later = true
 		n, err := b.collect(ctx, &r, nil)
 		if err != nil {
 			return err
 		}
+		b.keepReplay(r)
 		b.mu.Lock()
 		b.stats.Reattached++
 		b.stats.Recovered += n
 		b.mu.Unlock()
 	}
 	return nil
+}
+
+// lookup is what Find may know of a stored batch.
+func lookup(r Record, known map[string]bool) Lookup {
+	q := Lookup{Token: r.Token, Submitted: r.Submitted, Known: known}
+	for _, e := range r.Requests {
+		q.CustomIDs = append(q.CustomIDs, e.CustomID)
+	}
+	return q
+}
+
+// keepReplay keeps the failures of a batch collected for a later process,
+// for the sessions that ask those requests again.
+func (b *Batcher) keepReplay(r Record) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, f := range r.Errors {
+		var key [32]byte
+		if _, err := hex.Decode(key[:], []byte(f.Key)); err != nil {
+			continue
+		}
+		msg := f.Msg
+		if r.ID != "" {
+			msg += " (in batch " + r.ID + ", collected for this process)"
+		}
+		b.replay[key] = append(b.replay[key], &provider.Error{Kind: f.Kind, Status: f.Status, Msg: msg})
+	}
 }
 
 // Started, Ended and NoMore follow the sessions in flight (runner.Waves).
@@ -328,6 +448,19 @@ func (b *Batcher) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 		return nil, &provider.Error{Kind: provider.Canceled, Err: err}
 	}
 	key := b.c.Journal.Key(ctx, req)
+	b.mu.Lock()
+	if q := b.replay[key]; len(q) > 0 {
+		// A failure an earlier process paid for: this attempt's outcome.
+		e := q[0]
+		if len(q) == 1 {
+			delete(b.replay, key)
+		} else {
+			b.replay[key] = q[1:]
+		}
+		b.mu.Unlock()
+		return nil, e
+	}
+	b.mu.Unlock()
 	if resp, ok := b.c.Journal.Lookup(key); ok {
 		return resp, nil
 	}
@@ -420,19 +553,29 @@ func (b *Batcher) send(wave int, calls []*call) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := b.submitAndCollect(ctx, wave, part, sync.OnceFunc(submitted)); err != nil {
-				pe := provider.Classify(ctx, err)
-				for _, c := range part {
-					b.deliver(c, nil, pe)
-				}
-			}
+			b.run(ctx, wave, part, sync.OnceFunc(submitted))
 		}()
 	}
 	wg.Wait()
 }
 
-// split cuts calls into batches within limits, in order.
+// run submits and collects one batch of calls; calls it could not answer
+// get the failure.
+func (b *Batcher) run(ctx context.Context, wave int, part []*call, submitted func()) {
+	if err := b.submitAndCollect(ctx, wave, part, submitted); err != nil {
+		pe := provider.Classify(ctx, err)
+		for _, c := range part {
+			b.deliver(c, nil, pe)
+		}
+	}
+}
+
+// split cuts calls into batches within limits, in order: at most the
+// provider's number of requests, and a margin below its bytes.
 func split(calls []*call, l Limits) [][]*call {
+	if l.Bytes > 0 {
+		l.Bytes = int64(float64(l.Bytes) * margin)
+	}
 	var out [][]*call
 	var cur []*call
 	var size int64
@@ -486,17 +629,41 @@ func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call,
 		return err
 	}
 	b.submitting.Lock()
-	id, err := b.submit(ctx, r.Token, reqs)
+	id, err := b.submit(ctx, &r, reqs)
 	b.submitting.Unlock()
+	clear(reqs)
+	if err != nil && errors.Is(err, ErrTooLarge) && len(calls) > 1 && ctx.Err() == nil {
+		// Refused for its size (an estimate below the limit can still
+		// be over it): the halves go out instead, each split again if
+		// need be.
+		r.State, r.Reason = Split, provider.Classify(ctx, err).Error()
+		if err := b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r); err != nil {
+			return err
+		}
+		b.count(func(s *Stats) { s.Split++ })
+		b.note(Event{Wave: wave, Note: fmt.Sprintf("a batch of %d requests was refused for its size (%s); sending it in two halves", len(calls), r.Reason)})
+		half := len(calls) / 2
+		var wg sync.WaitGroup
+		for _, part := range [][]*call{calls[:half], calls[half:]} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.run(ctx, wave, part, func() {})
+			}()
+		}
+		submitted()
+		wg.Wait()
+		return nil
+	}
 	// The bodies are the provider's now: the wait for the results does not
 	// hold them.
-	clear(reqs)
 	for _, c := range calls {
 		c.body = nil
 	}
 	submitted()
 	if err != nil {
 		r.State = Lost
+		r.Reason = provider.Classify(ctx, err).Error()
 		b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r)
 		return err
 	}
@@ -515,8 +682,10 @@ func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call,
 		b.mu.Unlock()
 	}()
 	_, err = b.collect(ctx, &r, byID)
-	if ctx.Err() != nil {
-		// Cancelling the run cancels its open batches.
+	if ctx.Err() != nil && r.State == Submitted {
+		// Cancelling the run cancels its open batches. A cancelled batch
+		// stays to be collected: the requests it finished are paid for,
+		// and a resume reads them into the journal.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		if b.c.API.Cancel(cctx, r.ID) == nil {
 			r.State = Cancelled
@@ -529,12 +698,14 @@ func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call,
 
 // submit sends a batch, trying again after failures that say nothing
 // about the batch (the endpoint down, a rate limit) for up to ten
-// minutes: an outage is not an observation of the model.
-func (b *Batcher) submit(ctx context.Context, token string, reqs []Request) (string, error) {
+// minutes: an outage is not an observation of the model. Before each new
+// try it looks for the batch at the provider: a create whose answer was
+// lost may have been taken.
+func (b *Batcher) submit(ctx context.Context, r *Record, reqs []Request) (string, error) {
 	wait := time.Second
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
-		id, err := b.c.API.Submit(ctx, token, reqs)
+		id, err := b.c.API.Submit(ctx, r.Token, reqs)
 		if err == nil {
 			return id, nil
 		}
@@ -542,9 +713,16 @@ func (b *Batcher) submit(ctx context.Context, token string, reqs []Request) (str
 		if !pe.Kind.Infrastructure() || time.Now().After(deadline) {
 			return "", err
 		}
-		// It may have been taken before the failure: look before
-		// sending it again.
-		if found, ferr := b.c.API.Find(ctx, token); ferr == nil && found != "" {
+		known := map[string]bool{}
+		if recs, lerr := b.c.Ledger.Batches(ctx); lerr == nil {
+			for _, o := range recs {
+				if o.ID != "" {
+					known[o.ID] = true
+				}
+			}
+		}
+		if found, ferr := b.c.API.Find(ctx, lookup(*r, known)); ferr == nil && found != "" {
+			b.note(Event{Wave: r.Wave, Note: fmt.Sprintf("submitting a batch failed (%v), and the provider has it: batch %s", pe, found)})
 			return found, nil
 		}
 		b.note(Event{Note: fmt.Sprintf("submitting a batch failed (%v); trying again in %s", pe, wait)})
@@ -557,7 +735,10 @@ func (b *Batcher) submit(ctx context.Context, token string, reqs []Request) (str
 
 // collect waits for a batch to end and reads its results: each answer is
 // kept in the journal, then given to its call (byID; nil when collecting
-// for a later process). Calls the batch gave no result end as failed
+// for a later process, when the failures are kept in the record). A
+// results download that fails or is cut off is read again, skipping what
+// was read, for up to ReadFor: the batch is never sent again while its
+// results may still be read. Calls the batch gave no result end as failed
 // calls of an infrastructure kind, to be tried again. It returns the
 // answers kept.
 func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call) (int, error) {
@@ -585,13 +766,18 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 		}
 		wait = min(wait*3/2, time.Minute)
 	}
+	if st.Failure != nil {
+		return 0, b.failed(ctx, r, byID, st)
+	}
 	keyOf := make(map[string]string, len(r.Requests))
 	for _, e := range r.Requests {
 		keyOf[e.CustomID] = e.Key
 	}
 	seen := make(map[string]bool, len(r.Requests))
 	kept := 0
-	err := b.c.API.Results(ctx, r.ID, func(res Result) error {
+	var fails []Failed
+	var keepErr error
+	read := func(res Result) error {
 		k, ok := keyOf[res.CustomID]
 		if !ok {
 			b.count(func(s *Stats) { s.Unknown++ })
@@ -606,13 +792,16 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 		if res.Err != nil {
 			if c != nil {
 				b.deliver(c, nil, res.Err)
+			} else if byID == nil && !res.Unrun {
+				fails = append(fails, Failed{Key: k, Kind: res.Err.Kind, Status: res.Err.Status, Msg: res.Err.Error()})
 			}
 			return nil
 		}
 		var key [32]byte
 		if _, err := hex.Decode(key[:], []byte(k)); err == nil {
 			if err := b.c.Journal.Keep(key, res.Response, byID == nil); err != nil {
-				return fmt.Errorf("batch: keeping an answer of batch %s in the journal: %w", r.ID, err)
+				keepErr = fmt.Errorf("batch: keeping an answer of batch %s in the journal: %w", r.ID, err)
+				return keepErr
 			}
 		}
 		kept++
@@ -620,9 +809,37 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 			b.deliver(c, res.Response, nil)
 		}
 		return nil
-	})
-	if err != nil {
-		return kept, err
+	}
+	gone := ""
+	wait = b.c.Poll
+	deadline := time.Now().Add(b.c.ReadFor)
+	for {
+		err := b.c.API.Results(ctx, r.ID, read)
+		if err == nil {
+			break
+		}
+		if keepErr != nil || ctx.Err() != nil {
+			return kept, err
+		}
+		pe := provider.Classify(ctx, err)
+		if !pe.Kind.Infrastructure() {
+			// The results are no longer there to read: the requests
+			// without one are tried again.
+			gone = pe.Error()
+			r.Reason = "results could not be read: " + gone
+			break
+		}
+		if time.Now().After(deadline) {
+			r.Reason = "results could not be read: " + pe.Error()
+			b.c.Ledger.PutBatch(context.WithoutCancel(ctx), *r)
+			return kept, &provider.Error{Kind: provider.Canceled, Msg: fmt.Sprintf("the results of batch %s could not be read for %s (%v); they stay at the provider, and resuming the run collects them", r.ID, b.c.ReadFor, pe)}
+		}
+		b.count(func(s *Stats) { s.Rereads++ })
+		b.note(Event{Wave: r.Wave, Note: fmt.Sprintf("reading the results of batch %s failed after %d of %d (%v); reading again in %s", r.ID, len(seen), len(r.Requests), pe, wait)})
+		if err := b.c.Sleep(ctx, wait); err != nil {
+			return kept, err
+		}
+		wait = min(2*wait, time.Minute)
 	}
 	missing := 0
 	ids := make([]string, 0)
@@ -633,16 +850,67 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 		}
 	}
 	sort.Strings(ids)
+	why := fmt.Sprintf("batch %s ended (%s) without a result for this request", r.ID, st.State)
+	if gone != "" {
+		why = fmt.Sprintf("the results of batch %s could not be read (%s)", r.ID, gone)
+	}
 	for _, id := range ids {
 		if c := byID[id]; c != nil {
-			b.deliver(c, nil, &provider.Error{Kind: provider.Transient, Msg: fmt.Sprintf("batch %s ended (%s) without a result for this request", r.ID, st.State)})
+			b.deliver(c, nil, &provider.Error{Kind: provider.Transient, Msg: why})
 		}
 	}
 	if missing > 0 {
 		b.count(func(s *Stats) { s.Missing += missing })
 	}
 	r.State = Collected
-	return kept, b.c.Ledger.PutBatch(context.WithoutCancel(ctx), *r)
+	if byID == nil {
+		r.Errors = fails
+	}
+	return kept, b.done(ctx, r)
+}
+
+// failed ends a batch that failed as a whole: no request of it ran. Its
+// reason is stored and given to every call as the call's failure, of the
+// kind the provider's error says (a refused file, a token limit): the
+// requests are not sent again blindly.
+func (b *Batcher) failed(ctx context.Context, r *Record, byID map[string]*call, st Status) error {
+	r.Reason = st.Failure.Error()
+	b.count(func(s *Stats) {
+		s.Failed++
+		s.Reasons = append(s.Reasons, fmt.Sprintf("batch %s: %s", r.ID, r.Reason))
+	})
+	b.note(Event{Wave: r.Wave, Note: fmt.Sprintf("batch %s failed: %s", r.ID, r.Reason)})
+	for _, e := range r.Requests {
+		if c := byID[e.CustomID]; c != nil {
+			f := *st.Failure
+			b.deliver(c, nil, &f)
+		} else if byID == nil {
+			r.Errors = append(r.Errors, Failed{Key: e.Key, Kind: st.Failure.Kind, Status: st.Failure.Status, Msg: r.Reason})
+		}
+	}
+	r.State = Collected
+	return b.done(ctx, r)
+}
+
+// done stores a collected batch, then deletes what it left at the
+// provider unless the files are kept.
+func (b *Batcher) done(ctx context.Context, r *Record) error {
+	ctx = context.WithoutCancel(ctx)
+	if err := b.c.Ledger.PutBatch(ctx, *r); err != nil {
+		return err
+	}
+	if b.c.KeepFiles || r.Cleaned {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := b.c.API.Cleanup(cctx, r.ID); err != nil {
+		b.note(Event{Wave: r.Wave, Note: fmt.Sprintf("deleting the files of batch %s failed (%v); they stay at the provider", r.ID, err)})
+		return nil
+	}
+	r.Cleaned = true
+	b.count(func(s *Stats) { s.Cleaned++ })
+	return b.c.Ledger.PutBatch(ctx, *r)
 }
 
 func (b *Batcher) count(fn func(*Stats)) {

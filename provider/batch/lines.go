@@ -3,7 +3,9 @@ package batch
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -12,71 +14,94 @@ import (
 	"github.com/buildlab/budge/provider"
 )
 
+// Lines reads a results download line by line, calling fn with each whole
+// line (at most max bytes; a longer one is skipped whole and given to long
+// with the custom id read from its start, "" when there is none). A
+// download that fails or is cut off mid-stream returns an error of an
+// infrastructure kind, after the whole lines before it: the caller reads
+// again and skips the results it has.
+func Lines(ctx context.Context, r io.Reader, max int, fn func(n int, line []byte) error, long func(n int, customID string) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for n := 1; ; n++ {
+		buf = buf[:0]
+		over := false
+		whole := false // the line ended with its newline
+		var err error
+		for {
+			var part []byte
+			part, err = br.ReadSlice('\n')
+			whole = len(part) > 0 && part[len(part)-1] == '\n'
+			if !over {
+				if len(buf)+len(part) > max {
+					// Keep only the line's head, where the custom id is.
+					over = true
+					if len(buf) >= headBytes {
+						buf = buf[:headBytes]
+					} else {
+						buf = append(buf, part[:min(len(part), headBytes-len(buf))]...)
+					}
+				} else {
+					buf = appendCapped(buf, part, max)
+				}
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return cut(ctx, n, err)
+		}
+		line := bytes.TrimSpace(buf)
+		if len(line) > 0 {
+			switch {
+			case over:
+				if !whole && err == io.EOF {
+					return cut(ctx, n, io.ErrUnexpectedEOF)
+				}
+				if e := long(n, customIDOf(buf)); e != nil {
+					return e
+				}
+			case !whole && !json.Valid(line):
+				// The last line ends without its newline and is not
+				// whole: a download cut off.
+				return cut(ctx, n, io.ErrUnexpectedEOF)
+			default:
+				if e := fn(n, line); e != nil {
+					return e
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
 // headBytes is how much of an over-long line is kept: enough to find its
 // custom id, which both providers write before the response.
 const headBytes = 4 << 10
 
-// ScanResults returns a scanner over the lines of a batch's results, none
-// longer than limits.MaxBatchResultLine held: a longer line is one
-// request's oversized answer, not the whole file's fault, so the scanner
-// yields a stand-in for it (OverLong tells it apart and gives its custom
-// id) and skips the rest of it unread into memory.
-func ScanResults(r io.Reader) *bufio.Scanner {
-	return scanLines(r, limits.MaxBatchResultLine)
+// cut classifies a download that stopped at line n.
+func cut(ctx context.Context, n int, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return &provider.Error{Kind: provider.ConnReset, Msg: fmt.Sprintf("results download cut off at line %d", n), Err: err}
+	}
+	pe := provider.ClassifyTransport(ctx, err)
+	if !pe.Kind.Infrastructure() && pe.Kind != provider.Canceled {
+		pe.Kind = provider.ConnReset
+	}
+	pe.Msg = fmt.Sprintf("results download failed at line %d: %s", n, pe.Msg)
+	return pe
 }
 
-func scanLines(r io.Reader, max int) *bufio.Scanner {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), max+1)
-	skipping := false
-	var split bufio.SplitFunc
-	split = func(data []byte, atEOF bool) (int, []byte, error) {
-		i := bytes.IndexByte(data, '\n')
-		switch {
-		case skipping && i >= 0:
-			// The rest of a skipped line, and the next line with it: a
-			// Scanner at the end of its input stops at a call that
-			// yields no line.
-			skipping = false
-			n, tok, err := split(data[i+1:], atEOF)
-			return i + 1 + n, tok, err
-		case skipping:
-			return len(data), nil, nil
-		case i > max || (i < 0 && len(data) > max):
-			// A line over the limit: its head stands in for it.
-			head := append([]byte{0}, data[:headBytes]...)
-			if i >= 0 {
-				return i + 1, head, nil
-			}
-			skipping = true
-			return len(data), head, nil
-		case i >= 0:
-			return i + 1, bytes.TrimSuffix(data[:i], []byte("\r")), nil
-		case atEOF && len(data) > 0:
-			return len(data), data, nil
-		}
-		return 0, nil, nil
-	}
-	sc.Split(split)
-	return sc
-}
+var customIDRe = regexp.MustCompile(`"custom_id"\s*:\s*"([A-Za-z0-9_-]{1,64})"`)
 
-var customIDField = regexp.MustCompile(`"custom_id"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-
-// OverLong reports whether line, from ScanResults, stands in for a line
-// over the limit, and the custom id its start names ("" when it names
-// none: the file is not a results file).
-func OverLong(line []byte) (id string, over bool) {
-	if len(line) == 0 || line[0] != 0 {
-		return "", false
+func customIDOf(b []byte) string {
+	if m := customIDRe.FindSubmatch(b); m != nil {
+		return string(m[1])
 	}
-	if m := customIDField.FindSubmatch(line); m != nil {
-		var id string
-		if json.Unmarshal(append(append([]byte{'"'}, m[1]...), '"'), &id) == nil {
-			return id, true
-		}
-	}
-	return "", true
+	return ""
 }
 
 // OverLongResult is the result of a request whose line passed the limit:
@@ -84,4 +109,22 @@ func OverLong(line []byte) (id string, over bool) {
 func OverLongResult(id string) Result {
 	return Result{CustomID: id, Err: &provider.Error{Kind: provider.ResponseTooLarge,
 		Msg: fmt.Sprintf("the batch's result line for this request is over the %.1f MiB limit (limits.MaxBatchResultLine); it was not read", float64(limits.MaxBatchResultLine)/(1<<20))}}
+}
+
+// appendCapped appends part to buf, growing buf no further than a line of
+// max bytes needs (plain append would double past it).
+func appendCapped(buf, part []byte, max int) []byte {
+	if need := len(buf) + len(part); need > cap(buf) {
+		nb := make([]byte, len(buf), min(maxInt(2*cap(buf), need), max))
+		copy(nb, buf)
+		buf = nb
+	}
+	return append(buf, part...)
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
 }

@@ -1,6 +1,8 @@
 package batch
 
 import (
+	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -11,27 +13,29 @@ import (
 	"github.com/buildlab/budge/provider"
 )
 
-func TestScanLinesSkipsOverLongLines(t *testing.T) {
-	long := `{"custom_id":"r\"2","response":"` + strings.Repeat("x", 200<<10) + `"}`
-	noID := `{"response":"` + strings.Repeat("y", 200<<10) + `"}`
-	in := `{"custom_id":"r1"}` + "\r\n" + long + "\n\n" + noID + "\n" + `{"custom_id":"r3"}` + "\n" + long
-	sc := scanLines(strings.NewReader(in), 100<<10)
+// read collects Lines' output as "line" and "over:<id>" entries.
+func read(t *testing.T, r io.Reader, max int) ([]string, error) {
+	t.Helper()
 	var got []string
-	for sc.Scan() {
-		line := sc.Bytes()
-		if id, over := OverLong(line); over {
-			got = append(got, "over:"+id)
-			if len(line) > headBytes+1 {
-				t.Errorf("stand-in of %d bytes", len(line))
-			}
-			continue
-		}
+	err := Lines(context.Background(), r, max, func(n int, line []byte) error {
 		got = append(got, string(line))
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	}, func(n int, id string) error {
+		got = append(got, "over:"+id)
+		return nil
+	})
+	return got, err
+}
+
+func TestLinesSkipsOverLongLines(t *testing.T) {
+	long := `{"custom_id":"r-2","response":"` + strings.Repeat("x", 200<<10) + `"}`
+	noID := `{"response":"` + strings.Repeat("y", 200<<10) + `"}`
+	in := `{"custom_id":"r1"}` + "\r\n" + long + "\n\n" + noID + "\n" + `{"custom_id":"r3"}` + "\n" + long + "\n"
+	got, err := read(t, strings.NewReader(in), 100<<10)
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`{"custom_id":"r1"}`, `over:r"2`, "", "over:", `{"custom_id":"r3"}`, `over:r"2`}
+	want := []string{`{"custom_id":"r1"}`, `over:r-2`, "over:", `{"custom_id":"r3"}`, `over:r-2`}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("lines %q, want %q", got, want)
 	}
@@ -41,22 +45,14 @@ func TestScanLinesSkipsOverLongLines(t *testing.T) {
 }
 
 // An endless line is skipped within the line limit's memory.
-func TestScanResultsEndlessLine(t *testing.T) {
+func TestLinesEndlessLine(t *testing.T) {
 	r := io.MultiReader(strings.NewReader(`{"custom_id":"big","x":"`), io.LimitReader(repeat('z'), 64<<20), strings.NewReader("\"}\n{\"custom_id\":\"next\"}\n"))
 	var got []string
-	n := limitstest.Allocated(func() {
-		sc := ScanResults(r)
-		for sc.Scan() {
-			if id, over := OverLong(sc.Bytes()); over {
-				got = append(got, "over:"+id)
-			} else {
-				got = append(got, sc.Text())
-			}
-		}
-		if err := sc.Err(); err != nil {
-			t.Error(err)
-		}
-	})
+	var err error
+	n := limitstest.Allocated(func() { got, err = read(t, r, limits.MaxBatchResultLine) })
+	if err != nil {
+		t.Fatal(err)
+	}
 	if strings.Join(got, "|") != `over:big|{"custom_id":"next"}` {
 		t.Errorf("lines %q", got)
 	}
@@ -76,19 +72,17 @@ func (b repeat) Read(p []byte) (int, error) {
 
 // The line after an over-long one is read when it comes with the end of
 // the input (a reader that returns its last bytes with io.EOF, as an HTTP
-// body does).
-func TestScanLinesLineAfterSkipAtEOF(t *testing.T) {
+// body does); a download cut off mid-line is an infrastructure failure,
+// not a malformed result.
+func TestLinesEndOfInput(t *testing.T) {
 	long := `{"custom_id":"big","pad":"` + strings.Repeat("x", 150<<10) + `"}`
-	sc := scanLines(iotest.DataErrReader(strings.NewReader(long+"\n"+`{"custom_id":"z"}`+"\n")), 100<<10)
-	var got []string
-	for sc.Scan() {
-		if id, over := OverLong(sc.Bytes()); over {
-			got = append(got, "over:"+id)
-		} else {
-			got = append(got, sc.Text())
-		}
+	got, err := read(t, iotest.DataErrReader(strings.NewReader(long+"\n"+`{"custom_id":"z"}`+"\n")), 100<<10)
+	if strings.Join(got, "|") != `over:big|{"custom_id":"z"}` || err != nil {
+		t.Errorf("lines %q, %v", got, err)
 	}
-	if strings.Join(got, "|") != `over:big|{"custom_id":"z"}` || sc.Err() != nil {
-		t.Errorf("lines %q, %v", got, sc.Err())
+	got, err = read(t, strings.NewReader(`{"custom_id":"a"}`+"\n"+`{"custom_id":"b","resp`), 100<<10)
+	var pe *provider.Error
+	if strings.Join(got, "|") != `{"custom_id":"a"}` || !errors.As(err, &pe) || !pe.Kind.Infrastructure() {
+		t.Errorf("cut download: lines %q, error %v", got, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/limits"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/batch"
 )
@@ -82,7 +83,7 @@ func (b *Batch) Submit(ctx context.Context, token string, reqs []batch.Request) 
 		return err
 	})
 	if err != nil {
-		return "", err
+		return "", tooLarge(err)
 	}
 	if f.ID == "" {
 		return "", &provider.Error{Kind: provider.Malformed, Msg: "the file upload gave no file id"}
@@ -94,7 +95,11 @@ func (b *Batch) Submit(ctx context.Context, token string, reqs []batch.Request) 
 		return err
 	})
 	if err != nil {
-		return "", err
+		if pe := provider.Classify(ctx, err); !pe.Kind.Infrastructure() {
+			// Refused: the uploaded file would stay at the endpoint.
+			b.deleteFile(ctx, f.ID)
+		}
+		return "", tooLarge(err)
 	}
 	if bt.ID == "" {
 		return "", &provider.Error{Kind: provider.Malformed, Msg: "creating the batch gave no batch id"}
@@ -102,8 +107,24 @@ func (b *Batch) Submit(ctx context.Context, token string, reqs []batch.Request) 
 	return bt.ID, nil
 }
 
-// Find looks through the endpoint's recent batches for budge's token.
-func (b *Batch) Find(ctx context.Context, token string) (string, error) {
+// tooLarge marks a refusal for size: a 413, or a 400 whose message says
+// the file or batch is over a limit.
+func tooLarge(err error) error {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	msg := strings.ToLower(pe.Msg)
+	if pe.Status == 413 || pe.Status == 400 && (strings.Contains(msg, "too large") || strings.Contains(msg, "exceeds") && (strings.Contains(msg, "size") || strings.Contains(msg, "mb") || strings.Contains(msg, "bytes"))) {
+		return &provider.Error{Kind: pe.Kind, Status: pe.Status, Msg: pe.Msg, Err: batch.ErrTooLarge}
+	}
+	return err
+}
+
+// Find looks through the endpoint's recent batches for budge's token,
+// kept in each batch's metadata.
+func (b *Batch) Find(ctx context.Context, q batch.Lookup) (string, error) {
+	token := q.Token
 	after := ""
 	for page := 0; page < 20; page++ {
 		var list struct {
@@ -148,7 +169,39 @@ func (b *Batch) Status(ctx context.Context, id string) (batch.Status, error) {
 	case oa.BatchStatusCompleted, oa.BatchStatusExpired, oa.BatchStatusCancelled, oa.BatchStatusFailed:
 		st.Ended = true
 	}
+	if bt.Status == oa.BatchStatusFailed {
+		st.Failure = b.p.api.Redact.Error(failure(bt.Errors.Data))
+	}
 	return st, nil
+}
+
+// failure is why a batch failed as a whole (its errors.data), classified:
+// an organisation's limit of enqueued tokens is a quota, the rest (an
+// input file the endpoint refused) a bad request. Neither is sent again
+// as it is.
+func failure(errs []oa.BatchError) *provider.Error {
+	e := &provider.Error{Kind: provider.BadRequest}
+	if len(errs) == 0 {
+		e.Msg = "the batch failed, and the endpoint gave no reason"
+		return e
+	}
+	var parts []string
+	for i, x := range errs {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(errs)-3))
+			break
+		}
+		s := x.Code + ": " + x.Message
+		if x.Line > 0 {
+			s += fmt.Sprintf(" (input line %d)", x.Line)
+		}
+		parts = append(parts, s)
+		if strings.Contains(x.Code, "token_limit") || strings.Contains(x.Code, "quota") {
+			e.Kind = provider.QuotaExceeded
+		}
+	}
+	e.Msg = "the batch failed: " + strings.Join(parts, "; ")
+	return e
 }
 
 func (b *Batch) get(ctx context.Context, id string) (*oa.Batch, error) {
@@ -197,35 +250,18 @@ func (b *Batch) readFile(ctx context.Context, fileID string, fn func(batch.Resul
 		return sdkFailure(ctx, err)
 	}
 	defer res.Body.Close()
-	sc := batch.ScanResults(res.Body)
-	line := 0
-	for sc.Scan() {
-		line++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		if cid, over := batch.OverLong(raw); over {
-			if cid == "" {
-				return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("batch results file %s, line %d: over the size limit, and no custom_id at its start", fileID, line)}
-			}
-			if err := fn(batch.OverLongResult(cid)); err != nil {
-				return err
-			}
-			continue
-		}
+	return batch.Lines(ctx, res.Body, limits.MaxBatchResultLine, func(n int, raw []byte) error {
 		var l resultLine
 		if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
-			return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("batch results file %s, line %d: not a result line", fileID, line)}
+			return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("batch results file %s, line %d: not a result line", fileID, n)}
 		}
-		if err := fn(b.result(ctx, l)); err != nil {
-			return err
+		return fn(b.result(ctx, l))
+	}, func(n int, id string) error {
+		if id == "" {
+			return &provider.Error{Kind: provider.ResponseTooLarge, Msg: fmt.Sprintf("batch results file %s, line %d: over the %.1f MiB line limit, with no custom_id at its start", fileID, n, float64(limits.MaxBatchResultLine)/(1<<20))}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("batch results file %s, after line %d: %v", fileID, line, err)}
-	}
-	return nil
+		return fn(batch.OverLongResult(id))
+	})
 }
 
 // result turns one line into an answer or a classified failure, as a
@@ -251,6 +287,8 @@ func (b *Batch) result(ctx context.Context, l resultLine) batch.Result {
 		kind := provider.Transient // batch_expired, batch_cancelled: never ran
 		if !strings.HasPrefix(l.Error.Code, "batch_") {
 			kind = provider.BadRequest
+		} else {
+			r.Unrun = true
 		}
 		r.Err = redact.Error(&provider.Error{Kind: kind, Msg: l.Error.Code + ": " + l.Error.Message})
 	default:
@@ -266,6 +304,39 @@ func (b *Batch) Cancel(ctx context.Context, id string) error {
 		_, err := b.batches.Cancel(ctx, id, opt)
 		return err
 	})
+}
+
+// Cleanup deletes a collected batch's input, output and error files.
+func (b *Batch) Cleanup(ctx context.Context, id string) error {
+	bt, err := b.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, f := range []string{bt.InputFileID, bt.OutputFileID, bt.ErrorFileID} {
+		if err := b.deleteFile(ctx, f); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// deleteFile deletes an uploaded or result file; one already gone is
+// deleted.
+func (b *Batch) deleteFile(ctx context.Context, id string) error {
+	if id == "" {
+		return nil
+	}
+	var out oa.FileDeleted
+	err := b.call(context.WithoutCancel(ctx), &out, func(ctx context.Context, opt option.RequestOption) error {
+		_, err := b.files.Delete(ctx, id, opt)
+		return err
+	})
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.Status == 404 {
+		return nil
+	}
+	return err
 }
 
 // call makes one SDK request with the exchange recorder installed and

@@ -9,7 +9,13 @@ import (
 // with a body, so the suite's "request shape" case can fail.
 func TestCheckRequestRejects(t *testing.T) {
 	for _, d := range []Dialect{OpenAI, Anthropic} {
-		err := d.CheckRequest([]byte(`{"model":"other","stream":true,"messages":[{"role":"user"}]}`))
+		// No temperature for OpenAI (it wants 0), a temperature of 1 for
+		// Anthropic (its API version refuses any).
+		body := `{"model":"other","stream":true,"messages":[{"role":"user"}]}`
+		if d.Name == Anthropic.Name {
+			body = `{"model":"other","stream":true,"temperature":1,"messages":[{"role":"user"}]}`
+		}
+		err := d.CheckRequest([]byte(body))
 		if err == nil {
 			t.Errorf("%s: a streamed request with one message passed", d.Name)
 			continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,7 +213,12 @@ func (s *Server) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 			Params   json.RawMessage `json:"params"`
 		} `json:"requests"`
 	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 256<<20)).Decode(&req); err != nil {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 256<<20+1))
+	if err == nil && (len(body) > 256<<20 || s.o.Batch.MaxBytes > 0 && int64(len(body)) > s.o.Batch.MaxBytes) {
+		writeAnthropicError(w, 413, "request_too_large", "Request exceeds the maximum allowed number of bytes.")
+		return
+	}
+	if err != nil || json.Unmarshal(body, &req) != nil {
 		writeAnthropicError(w, 400, "invalid_request_error", "body is not a message batch request")
 		return
 	}
@@ -232,6 +238,9 @@ func (s *Server) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		lines = append(lines, line)
 	}
 	sb := s.newBatch("anthropic", lines, nil)
+	if s.loseAnswer(w, sb.nth) {
+		return
+	}
 	writeJSON(w, 200, s.anthropicBatch(sb, r), nil)
 }
 
@@ -268,14 +277,75 @@ func (s *Server) messageBatchResults(w http.ResponseWriter, r *http.Request) {
 	if sb == nil {
 		return
 	}
+	if moved := strings.HasSuffix(r.URL.Path, "/moved-results"); moved != s.o.Batch.MoveResults {
+		writeAnthropicError(w, 404, "not_found_error", "Not found")
+		return
+	}
 	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	if sb.status != "ended" {
+	ended, results := sb.status == "ended", sb.results
+	sb.mu.Unlock()
+	if !ended {
 		writeAnthropicError(w, 400, "invalid_request_error", "the batch has not ended")
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-jsonl")
-	w.Write(sb.results)
+	s.download(w, "application/x-jsonl", sb.id, results)
+}
+
+// listMessageBatches lists message batches, newest first, by pages of
+// limit after after_id.
+func (s *Server) listMessageBatches(w http.ResponseWriter, r *http.Request) {
+	b := s.bt()
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit <= 0 || limit > 1000 {
+		limit = 20
+	}
+	after := r.URL.Query().Get("after_id")
+	b.mu.Lock()
+	var all []*simBatch
+	for i := len(b.order) - 1; i >= 0; i-- {
+		if sb := b.batches[b.order[i]]; sb != nil && sb.style == "anthropic" && !sb.gone {
+			all = append(all, sb)
+		}
+	}
+	b.mu.Unlock()
+	start := 0
+	if after != "" {
+		start = len(all)
+		for i, sb := range all {
+			if sb.id == after {
+				start = i + 1
+			}
+		}
+	}
+	data := []any{}
+	more := false
+	first, last := "", ""
+	for _, sb := range all[start:] {
+		if len(data) == limit {
+			more = true
+			break
+		}
+		s.advance(sb)
+		data = append(data, s.anthropicBatch(sb, r))
+		if first == "" {
+			first = sb.id
+		}
+		last = sb.id
+	}
+	writeJSON(w, 200, map[string]any{"data": data, "has_more": more, "first_id": first, "last_id": last}, nil)
+}
+
+func (s *Server) deleteMessageBatch(w http.ResponseWriter, r *http.Request) {
+	sb := s.lookupBatch(w, r.PathValue("id"), "anthropic")
+	if sb == nil {
+		return
+	}
+	b := s.bt()
+	b.mu.Lock()
+	sb.gone = true
+	b.deleted++
+	b.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"id": sb.id, "type": "message_batch_deleted"}, nil)
 }
 
 func (s *Server) anthropicBatch(sb *simBatch, r *http.Request) map[string]any {
@@ -300,7 +370,11 @@ func (s *Server) anthropicBatch(sb *simBatch, r *http.Request) map[string]any {
 		if strings.HasPrefix(r.URL.Path, "/v1/") {
 			prefix = "/v1"
 		}
-		m["results_url"] = fmt.Sprintf("%s://%s%s/messages/batches/%s/results", scheme, r.Host, prefix, sb.id)
+		path := "results"
+		if s.o.Batch.MoveResults {
+			path = "moved-results"
+		}
+		m["results_url"] = fmt.Sprintf("%s://%s%s/messages/batches/%s/%s", scheme, r.Host, prefix, sb.id, path)
 	}
 	return m
 }

@@ -29,6 +29,28 @@ type BatchOptions struct {
 	// that expire instead of completing: their first half of requests is
 	// answered, the rest ends as expired.
 	Expire []int `json:"expire,omitempty"`
+	// FailDownloads fails the first so many downloads of each results file
+	// (a 503); CutDownloads cuts the next so many off after half their
+	// bytes, the connection closed.
+	FailDownloads int `json:"fail_downloads,omitempty"`
+	CutDownloads  int `json:"cut_downloads,omitempty"`
+	// LoseCreate lists creates, by order (1 is the first), whose batch is
+	// made but whose answer is lost: the connection closes.
+	LoseCreate []int `json:"lose_create,omitempty"`
+	// Fail lists OpenAI batches, by order, that fail as a whole with
+	// FailCode (token_limit_exceeded when empty) in errors.data.
+	Fail     []int  `json:"fail,omitempty"`
+	FailCode string `json:"fail_code,omitempty"`
+	// MaxBytes refuses a batch input over so many bytes (an OpenAI upload
+	// with a 400, a message batch with a 413), as the providers do at
+	// 200 MB and 256 MB.
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// CancelDone is the share of a batch's requests answered before a
+	// cancel ends it.
+	CancelDone float64 `json:"cancel_done,omitempty"`
+	// MoveResults serves message batch results only at their results_url,
+	// a path other than the documented one.
+	MoveResults bool `json:"move_results,omitempty"`
 }
 
 // Validate reports every problem.
@@ -56,6 +78,10 @@ type batches struct {
 	order   []string
 	n       int
 	rng     *rand.Rand
+	// downloads counts each results file's downloads; deleted the files
+	// and message batches deleted.
+	downloads map[string]int
+	deleted   int
 }
 
 // simBatch is one batch of either style.
@@ -74,6 +100,8 @@ type simBatch struct {
 	output    string // file ids (openai)
 	errors    string
 	results   []byte // anthropic results, JSONL
+	failCode  string
+	gone      bool // a deleted message batch
 	completed int
 	failed    int
 	expired   int
@@ -83,6 +111,10 @@ type simBatch struct {
 func (s *Server) batchRoutes(mux *http.ServeMux) {
 	for _, pre := range []string{"/v1", ""} {
 		mux.HandleFunc("POST "+pre+"/files", s.uploadFile)
+		mux.HandleFunc("DELETE "+pre+"/files/{id}", s.deleteFile)
+		mux.HandleFunc("GET "+pre+"/messages/batches", s.listMessageBatches)
+		mux.HandleFunc("DELETE "+pre+"/messages/batches/{id}", s.deleteMessageBatch)
+		mux.HandleFunc("GET "+pre+"/messages/batches/{id}/moved-results", s.messageBatchResults)
 		mux.HandleFunc("GET "+pre+"/files/{id}/content", s.fileContent)
 		mux.HandleFunc("POST "+pre+"/batches", s.createBatch)
 		mux.HandleFunc("GET "+pre+"/batches", s.listBatches)
@@ -99,7 +131,7 @@ func (s *Server) bt() *batches {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.batch == nil {
-		s.batch = &batches{files: map[string][]byte{}, batches: map[string]*simBatch{}, rng: rand.New(rand.NewPCG(s.o.Faults.Seed, 0xba7c4))}
+		s.batch = &batches{files: map[string][]byte{}, batches: map[string]*simBatch{}, downloads: map[string]int{}, rng: rand.New(rand.NewPCG(s.o.Faults.Seed, 0xba7c4))}
 	}
 	return s.batch
 }
@@ -123,8 +155,8 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxBatchFile+1))
-	if err != nil || len(data) > maxBatchFile {
-		writeError(w, 400, "invalid_request_error", "file over 200 MB", nil)
+	if err != nil || len(data) > maxBatchFile || s.o.Batch.MaxBytes > 0 && int64(len(data)) > s.o.Batch.MaxBytes {
+		writeError(w, 400, "invalid_request_error", "File is too large: a batch input file can be up to 200 MB in size.", nil)
 		return
 	}
 	b := s.bt()
@@ -146,8 +178,90 @@ func (s *Server) fileContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 404, "not_found", "no such file", nil)
 		return
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
+	s.download(w, "application/octet-stream", r.PathValue("id"), data)
+}
+
+// download serves a results body, failing or cutting it off as the
+// options say.
+func (s *Server) download(w http.ResponseWriter, ctype, key string, data []byte) {
+	b := s.bt()
+	b.mu.Lock()
+	b.downloads[key]++
+	n := b.downloads[key]
+	b.mu.Unlock()
+	o := s.o.Batch
+	if n <= o.FailDownloads {
+		writeError(w, 503, "server_error", "The server is overloaded (injected by budge sim serve)", nil)
+		return
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	if n <= o.FailDownloads+o.CutDownloads {
+		w.Write(data[:len(data)/2])
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				c.Close()
+			}
+		}
+		return
+	}
 	w.Write(data)
+}
+
+// Downloads says how often results were downloaded, whole or not.
+func (s *Server) Downloads() int {
+	b := s.bt()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, d := range b.downloads {
+		n += d
+	}
+	return n
+}
+
+// Deleted says how many files and message batches were deleted.
+func (s *Server) Deleted() int {
+	b := s.bt()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.deleted
+}
+
+func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request) {
+	b := s.bt()
+	id := r.PathValue("id")
+	b.mu.Lock()
+	_, ok := b.files[id]
+	delete(b.files, id)
+	if ok {
+		b.deleted++
+	}
+	b.mu.Unlock()
+	if !ok {
+		writeError(w, 404, "not_found", "no such file", nil)
+		return
+	}
+	writeJSON(w, 200, map[string]any{"id": id, "object": "file", "deleted": true}, nil)
+}
+
+// loseAnswer closes the connection of a create whose answer is to be
+// lost (the nth create); it reports whether it did.
+func (s *Server) loseAnswer(w http.ResponseWriter, nth int) bool {
+	for _, n := range s.o.Batch.LoseCreate {
+		if n == nth {
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					c.Close()
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // newBatch registers a batch of request lines.
@@ -226,6 +340,9 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	sb := s.newBatch("openai", lines, req.Metadata)
 	sb.endpoint, sb.input = req.Endpoint, req.InputFileID
+	if s.loseAnswer(w, sb.nth) {
+		return
+	}
 	writeJSON(w, 200, s.openaiBatch(sb), nil)
 }
 
@@ -233,6 +350,7 @@ func (s *Server) lookupBatch(w http.ResponseWriter, id, style string) *simBatch 
 	b := s.bt()
 	b.mu.Lock()
 	sb, ok := b.batches[id]
+	ok = ok && !sb.gone
 	b.mu.Unlock()
 	if !ok || sb.style != style {
 		if style == "anthropic" {
@@ -308,6 +426,16 @@ func (s *Server) advance(sb *simBatch) {
 	for _, n := range s.o.Batch.Expire {
 		expire = expire || n == sb.nth
 	}
+	for _, n := range s.o.Batch.Fail {
+		if n == sb.nth && sb.style == "openai" {
+			code := s.o.Batch.FailCode
+			if code == "" {
+				code = "token_limit_exceeded"
+			}
+			sb.status, sb.ended, sb.failCode = "failed", time.Now(), code
+			return
+		}
+	}
 	var out, errs bytes.Buffer
 	for i, line := range sb.lines {
 		if expire && i >= len(sb.lines)/2 {
@@ -357,7 +485,12 @@ func (s *Server) cancel(sb *simBatch) {
 		return
 	}
 	var out, errs bytes.Buffer
-	for _, line := range sb.lines {
+	done := int(float64(len(sb.lines)) * s.o.Batch.CancelDone)
+	for i, line := range sb.lines {
+		if i < done {
+			s.batchLine(sb, &out, &errs, line, "answer")
+			continue
+		}
 		sb.cancelled++
 		s.batchLine(sb, &out, &errs, line, "cancelled")
 	}
@@ -369,6 +502,11 @@ func (s *Server) cancel(sb *simBatch) {
 	}
 	b := s.bt()
 	b.mu.Lock()
+	if out.Len() > 0 {
+		b.n++
+		sb.output = fmt.Sprintf("file-sim%06d", b.n)
+		b.files[sb.output] = out.Bytes()
+	}
 	b.n++
 	sb.errors = fmt.Sprintf("file-sim%06d", b.n)
 	b.files[sb.errors] = errs.Bytes()
@@ -503,6 +641,10 @@ func (s *Server) openaiBatch(sb *simBatch) map[string]any {
 		m["expired_at"] = sb.ended.Unix()
 	case "cancelled":
 		m["cancelled_at"] = sb.ended.Unix()
+	case "failed":
+		m["failed_at"] = sb.ended.Unix()
+		m["errors"] = map[string]any{"object": "list", "data": []any{map[string]any{"code": sb.failCode,
+			"message": "Enqueued token limit reached for the model (injected by budge sim serve).", "line": nil, "param": nil}}}
 	}
 	return m
 }

@@ -1,0 +1,288 @@
+package batch_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/anthropic"
+	"github.com/buildlab/budge/provider/batch"
+	"github.com/buildlab/budge/provider/openai"
+	"github.com/buildlab/budge/provider/sim"
+)
+
+// ledger and journal are the store's and the journal's parts, in memory.
+type ledger struct {
+	mu   sync.Mutex
+	recs map[string]batch.Record
+	ord  []string
+}
+
+func (l *ledger) Batches(context.Context) ([]batch.Record, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []batch.Record
+	for _, t := range l.ord {
+		out = append(out, l.recs[t])
+	}
+	return out, nil
+}
+
+func (l *ledger) PutBatch(_ context.Context, r batch.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.recs[r.Token]; !ok {
+		l.ord = append(l.ord, r.Token)
+	}
+	l.recs[r.Token] = r
+	return nil
+}
+
+type journal struct {
+	mu sync.Mutex
+	m  map[[32]byte]*chat.Response
+}
+
+func (j *journal) Key(_ context.Context, req *chat.Request) [32]byte {
+	b, _ := json.Marshal(req)
+	return sha256.Sum256(b)
+}
+
+func (j *journal) Lookup(k [32]byte) (*chat.Response, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r, ok := j.m[k]
+	return r, ok
+}
+
+func (j *journal) Keep(k [32]byte, r *chat.Response, _ bool) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.m[k] = r
+	return nil
+}
+
+type rig struct {
+	srv *sim.Server
+	log *sim.RequestLog
+	api batch.API
+	led *ledger
+	jr  *journal
+}
+
+func newRig(t *testing.T, style string, o sim.BatchOptions) *rig {
+	t.Helper()
+	log := &sim.RequestLog{}
+	srv, err := sim.NewServer(sim.ServerOptions{Batch: o, OnRequest: log.Add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	var api batch.API
+	if style == "anthropic" {
+		p, err := anthropic.New(anthropic.Config{Model: "sim", BaseURL: hs.URL, APIKey: "test-key"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		api = p.BatchAPI()
+	} else {
+		p, err := openai.New(openai.Config{Name: "openai-compatible", Model: "sim", BaseURL: hs.URL + "/v1", APIKey: "test-key"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		api = p.BatchAPI()
+	}
+	return &rig{srv: srv, log: log, api: api, led: &ledger{recs: map[string]batch.Record{}}, jr: &journal{m: map[[32]byte]*chat.Response{}}}
+}
+
+func (r *rig) batcher(notes *[]string) *batch.Batcher {
+	var mu sync.Mutex
+	return batch.New(batch.Config{RunID: "run1", API: r.api, Ledger: r.led, Journal: r.jr, Cap: 1000, Poll: 5 * time.Millisecond,
+		ReadFor: 10 * time.Second,
+		Notify: func(e batch.Event) {
+			mu.Lock()
+			if notes != nil {
+				*notes = append(*notes, e.Note)
+			}
+			mu.Unlock()
+		}})
+}
+
+// answered counts the server's answers per request body: every request
+// paid is in its log once per time it was run.
+func (r *rig) answered() (total, most int) {
+	seen := map[string]int{}
+	for _, e := range r.log.Entries() {
+		if strings.HasPrefix(e.Fault, "batch") {
+			seen[e.BodySHA]++
+			total++
+			most = max(most, seen[e.BodySHA])
+		}
+	}
+	return total, most
+}
+
+func request(i int) *chat.Request {
+	return &chat.Request{Model: "sim", Messages: []chat.Message{{Role: chat.User, Content: fmt.Sprintf("Question %d: is %d even? Answer briefly.", i, i)}}}
+}
+
+// wave runs n sessions of one call each through b; attempt is the
+// attempt number their calls carry.
+func wave(ctx context.Context, b *batch.Batcher, n, attempt int) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		b.Started()
+	}
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer b.Ended()
+			cctx := provider.WithCall(ctx, provider.Call{Session: fmt.Sprint(i), Seq: i, Turn: 1, Attempt: attempt, Incarnation: 1})
+			_, errs[i] = b.Chat(cctx, request(i))
+		}()
+	}
+	b.NoMore()
+	wg.Wait()
+	b.Wait()
+	return errs
+}
+
+const sessions = 40
+
+// Every batch conformance scenario pays each request at most once and
+// answers every session as a direct run would, in both styles.
+func TestBatchPaysOnce(t *testing.T) {
+	for _, style := range []string{"openai", "anthropic"} {
+		for _, tc := range []struct {
+			name    string
+			o       sim.BatchOptions
+			batches int
+			check   func(t *testing.T, r *rig, st batch.Stats, notes []string)
+		}{
+			{"downloads fail then are cut off", sim.BatchOptions{FailDownloads: 2, CutDownloads: 2}, 1, func(t *testing.T, r *rig, st batch.Stats, _ []string) {
+				if st.Rereads < 4 {
+					t.Errorf("%d rereads, want at least 4", st.Rereads)
+				}
+			}},
+			{"create answer lost", sim.BatchOptions{LoseCreate: []int{1}}, 1, nil},
+			{"oversized refused and split", sim.BatchOptions{MaxBytes: 4000}, 0, func(t *testing.T, r *rig, st batch.Stats, _ []string) {
+				if st.Split == 0 {
+					t.Errorf("no split: %+v", st)
+				}
+			}},
+			{"results only at results_url", sim.BatchOptions{MoveResults: style == "anthropic"}, 1, nil},
+		} {
+			t.Run(style+"/"+tc.name, func(t *testing.T) {
+				r := newRig(t, style, tc.o)
+				var notes []string
+				b := r.batcher(&notes)
+				if err := b.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				for i, err := range wave(context.Background(), b, sessions, 1) {
+					if err != nil {
+						t.Errorf("session %d: %v", i, err)
+					}
+				}
+				total, most := r.answered()
+				if total != sessions || most != 1 {
+					t.Errorf("%d requests paid for %d sessions (one paid %d times)", total, sessions, most)
+				}
+				if n := r.srv.BatchCounts()[style]; tc.batches > 0 && n != tc.batches {
+					t.Errorf("%d batches at the server, want %d", n, tc.batches)
+				}
+				st := b.Stats()
+				if r.srv.Deleted() == 0 || st.Cleaned == 0 {
+					t.Errorf("nothing deleted after collection (%d at the server)", r.srv.Deleted())
+				}
+				if tc.check != nil {
+					tc.check(t, r, st, notes)
+				}
+				t.Logf("%d paid for %d sessions; %d batches; stats %+v", total, sessions, r.srv.BatchCounts()[style], st)
+			})
+		}
+	}
+}
+
+// A batch that fails as a whole (errors.data, token limit) gives every
+// session its reason, of a kind not retried, and is not sent again; the
+// reason is stored with the batch.
+func TestBatchFailedReasonKept(t *testing.T) {
+	r := newRig(t, "openai", sim.BatchOptions{Fail: []int{1}})
+	b := r.batcher(nil)
+	b.Start(context.Background())
+	for i, err := range wave(context.Background(), b, sessions, 1) {
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.QuotaExceeded || pe.Kind.Infrastructure() || !strings.Contains(pe.Msg, "token_limit_exceeded") {
+			t.Fatalf("session %d: %v", i, err)
+		}
+	}
+	recs, _ := r.led.Batches(context.Background())
+	if len(recs) != 1 || !strings.Contains(recs[0].Reason, "token_limit_exceeded") {
+		t.Errorf("stored batches %+v", recs)
+	}
+	if st := b.Stats(); st.Failed != 1 || len(st.Reasons) != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	if n := r.srv.BatchCounts()["openai"]; n != 1 {
+		t.Errorf("%d batches sent", n)
+	}
+}
+
+// An interrupt cancels the open batch; the requests it finished are read
+// by the next process and not paid again.
+func TestCancelledBatchCollected(t *testing.T) {
+	for _, style := range []string{"openai", "anthropic"} {
+		t.Run(style, func(t *testing.T) {
+			r := newRig(t, style, sim.BatchOptions{Delay: time.Hour, CancelDone: 0.5})
+			b := r.batcher(nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			b.Start(ctx)
+			go func() {
+				for r.srv.BatchCounts()[style] == 0 {
+					time.Sleep(5 * time.Millisecond)
+				}
+				time.Sleep(20 * time.Millisecond)
+				cancel()
+			}()
+			wave(ctx, b, sessions, 1)
+			recs, _ := r.led.Batches(context.Background())
+			if len(recs) != 1 || recs[0].State != batch.Cancelled {
+				t.Fatalf("stored %+v", recs)
+			}
+			b2 := r.batcher(nil)
+			if err := b2.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if st := b2.Stats(); st.Recovered != sessions/2 {
+				t.Errorf("recovered %d answers of the cancelled batch, want %d", st.Recovered, sessions/2)
+			}
+			// The finished half is in the journal: sessions asking again
+			// are answered there, not sent.
+			held := 0
+			for i := 0; i < sessions; i++ {
+				if _, ok := r.jr.Lookup(r.jr.Key(context.Background(), request(i))); ok {
+					held++
+				}
+			}
+			if held != sessions/2 {
+				t.Errorf("%d answers in the journal, want %d", held, sessions/2)
+			}
+			if total, most := r.answered(); total != sessions/2 || most != 1 {
+				t.Errorf("%d requests paid before the cancel, want %d (one %d times)", total, sessions/2, most)
+			}
+		})
+	}
+}
