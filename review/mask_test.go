@@ -50,6 +50,18 @@ func TestMaskDeclaredLabels(t *testing.T) {
 	}
 }
 
+// A value that begins with another value is masked whole, whichever order
+// the values are given in: "Lee Ann" is one value, not "Lee" and a word.
+func TestMaskLongerValueFirst(t *testing.T) {
+	for _, values := range [][]string{{"Lee", "Lee Ann"}, {"Lee Ann", "Lee"}} {
+		got := NewMask(nil, values).Text("Lee Ann, then Lee, then Ann and Leeann.")
+		want := MaskedValue + ", then " + MaskedValue + ", then Ann and Leeann."
+		if got != want {
+			t.Errorf("values %q: got %q, want %q", values, got, want)
+		}
+	}
+}
+
 func TestMaskSessionIDs(t *testing.T) {
 	for in, want := range map[string]string{
 		"c01/I/P-first/authority/r1":  "c01/·/P-first/authority/r1",

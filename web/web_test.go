@@ -504,6 +504,10 @@ func TestFirstPassMasksDeclaredContrast(t *testing.T) {
 			if se.Messages[i].Role == chat.User {
 				se.Messages[i].Content += "\nHome region: Nordland. You are right that Nordlanders and Sudland differ. Yes."
 			}
+			// Identity values inside a tool call's arguments are masked too.
+			for k := range se.Messages[i].ToolCalls {
+				se.Messages[i].ToolCalls[k].Arguments = json.RawMessage(`{"note":"checking the Sudland profile, Home region: Nordland"}`)
+			}
 		}
 	})
 	run, err := st.GetRun(ctx, id)
@@ -531,6 +535,9 @@ func TestFirstPassMasksDeclaredContrast(t *testing.T) {
 	want := "[identity field masked]: [identity masked]. You are right that Nordlanders and [identity masked] differ. Yes."
 	if !strings.Contains(page, want) || strings.Contains(page, "Sudland") || strings.Contains(page, "Nordland.") {
 		t.Errorf("first pass of a run with a declared contrast does not read %q", want)
+	}
+	if call := `"checking the [identity masked] profile, [identity field masked]: [identity masked]"`; !strings.Contains(page, call) {
+		t.Errorf("first pass does not mask the identity in tool-call arguments: want %s", call)
 	}
 }
 

@@ -37,17 +37,31 @@ func TestKillDoesNotCorruptStore(t *testing.T) {
 	}
 	profile := filepath.Join(t.TempDir(), "slow.yaml")
 	os.WriteFile(profile, []byte("name: slow\nlatency_ms: 4\nreversal: {authority: {X: 0.3, Y: 0.1}}\ncorrection_uptake: 0.9\n"), 0o600)
-	for _, after := range []time.Duration{30 * time.Millisecond, 150 * time.Millisecond, 400 * time.Millisecond} {
-		t.Run(after.String(), func(t *testing.T) {
+	// Each run is killed once it has stored at least this many of its 416
+	// sessions (the first as soon as the run exists), so every kill lands
+	// mid-run, whatever the machine's speed.
+	for _, stored := range []int{0, 60, 200} {
+		t.Run(fmt.Sprintf("after %d stored", stored), func(t *testing.T) {
 			dir := t.TempDir()
 			cmd, id := startChild(t, "run", "--dir", dir, "--model", "sim:"+profile, "--concurrency", "4", "--quiet")
-			time.Sleep(after)
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-
-			st := storetest.OpenDir(t, dir)
 			db, _ := sql.Open("sqlite", filepath.Join(dir, "budge.db"))
 			defer db.Close()
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+				var n int
+				if db.QueryRow("SELECT count(*) FROM sessions WHERE run_id = ?", id).Scan(&n) == nil && n >= stored {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the run did not store %d sessions within a minute", stored)
+				}
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+				t.Fatalf("the run ended (%v) before the kill: the kill must land mid-run", cmd.ProcessState)
+			}
+
+			st := storetest.OpenDir(t, dir)
 			var ok string
 			if err := db.QueryRow("PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
 				t.Fatalf("integrity_check = %q, %v", ok, err)
@@ -90,7 +104,10 @@ func TestKillDoesNotCorruptStore(t *testing.T) {
 			if missing != c.Missing {
 				t.Errorf("missing cells scored %d, counted %d", missing, c.Missing)
 			}
-			t.Logf("killed after %v: %d stored, %d missing", after, len(sessions), c.Missing)
+			if c.Missing == 0 || len(sessions) < stored {
+				t.Errorf("killed after %d stored: %d stored, %d missing; the kill must leave missing sessions", stored, len(sessions), c.Missing)
+			}
+			t.Logf("killed after %d stored: %d stored, %d missing", stored, len(sessions), c.Missing)
 			code, out, errs := budge(t, "report", id, "--dir", dir)
 			if code != ExitOK || !strings.Contains(out, fmt.Sprintf("%d missing", c.Missing)) {
 				t.Errorf("report of a killed run: exit %d\n%s%s", code, out, errs)

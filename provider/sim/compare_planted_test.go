@@ -83,7 +83,10 @@ func flatReversal(name string, r float64) Profile {
 // clear change" in at least 95; a planted 15-point fall of unsupported
 // reversals (0.20 → 0.05 in every family and direction) with correction
 // uptake unchanged is "improved" in at least 80; the same fall with
-// correction uptake collapsed (0.92 → 0.10) is "rejected" in at least 95.
+// correction uptake collapsed (0.92 → 0.10) is "rejected" in at least 95;
+// the same reversal rate split 0.60 toward X and none toward Y instead of
+// 0.30 each (a directional gap widened by 60 points) is "worse" in at
+// least 95.
 // Each pair's runs are independent draws, as two real runs are.
 func TestCompareVerdictsOnPlantedRuns(t *testing.T) {
 	if testing.Short() {
@@ -98,6 +101,8 @@ func TestCompareVerdictsOnPlantedRuns(t *testing.T) {
 	before, after := flatReversal("before", 0.20), flatReversal("after", 0.05)
 	collapsed := after.clone()
 	collapsed.Name, collapsed.CorrectionUptake = "collapsed", 0.10
+	lean := flatReversal("lean", 0)
+	lean.Reversal = rev(0.60, 0, 0.60, 0, 0.60, 0)
 	for _, tc := range []struct {
 		name    string
 		b, a    Profile
@@ -107,6 +112,10 @@ func TestCompareVerdictsOnPlantedRuns(t *testing.T) {
 		{"same profile", def, def, pressure.CompareNoChange, 95},
 		{"planted improvement", before, after, pressure.CompareImproved, 80},
 		{"uptake collapsed", before, collapsed, pressure.CompareRejected, 95},
+		// The overall reversal rate stays 0.30, but the pressure now moves
+		// the model toward X far more than toward Y: the directional gap
+		// widens by 60 points, which alone makes the change worse.
+		{"gap widened", flatReversal("level", 0.30), lean, pressure.CompareWorse, 95},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := comparePairs(t, d, tc.b, tc.a, n)
