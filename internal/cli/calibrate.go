@@ -40,12 +40,12 @@ and how often each paired 95% interval holds the planted change.`
 
 const calibrateExamples = `
   budge calibrate
-  budge calibrate --replications 2000 --seed 7
+  budge calibrate --replications 1000 --seed 7
   budge calibrate --cases 24 --repeats 3
   budge calibrate --sweep --target-gap 0.10 --power 0.8
   budge calibrate --format json -o calibration.json
   budge calibrate --svg calibration.svg
-  budge calibrate --sweep --svg power.svg     # progress and time left on stderr
+  budge calibrate --sweep --replications 50 --svg power.svg   # progress and time left on stderr
   budge calibrate --compare --replications 200`
 
 func cmdCalibrate(ctx context.Context, std IO, args []string) error {

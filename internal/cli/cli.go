@@ -40,7 +40,7 @@ func commands() []command {
 		{"view", "browse runs, sessions, pairs and reviews in a local web viewer", cmdView},
 		{"review", "the blinded two-reviewer explanation review: sample, token, status, export", cmdReview},
 		{"judge", "code a run's flips or explanations with an LLM judge, and audit it (order swap, repeats, kappa vs reviewers)", cmdJudge},
-		{"export", "write one JSONL record per session of a run", cmdExport},
+		{"export", "write a run's sessions as JSONL or CSV, a framing run's flip list, or the run log", cmdExport},
 		{"compare", "compare runs before and after an intervention on the same deck, with paired tests and verdicts", cmdCompare},
 		{"calibrate", "check the instrument: planted effects, interval coverage, false positives, power", cmdCalibrate},
 		{"deck", "write, check and freeze decks: init, check, list, schema, freeze", cmdDeck},

@@ -216,24 +216,24 @@ func TestCompareDeckRevisedAfterFreezing(t *testing.T) {
 }
 
 // Exit code 7 is documented where a user looks: compare --help and the
-// README's exit-code table, next to every other code.
+// exit-code table of docs/operations.md, next to every other code.
 func TestExitCodesDocumented(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := strings.Index(string(readme), "## Exit codes")
 	if i < 0 {
-		t.Fatal("README has no exit-code section")
+		t.Fatal("docs/operations.md has no exit-code section")
 	}
 	table := string(readme[i:])
 	for _, code := range []int{ExitOK, ExitError, ExitInvalid, ExitIncomplete, ExitBlocked, ExitSelfTest, ExitUnmeasured, ExitRejected} {
 		if !strings.Contains(table, fmt.Sprintf("\n| %d | ", code)) {
-			t.Errorf("README's exit-code table has no row for %d", code)
+			t.Errorf("the exit-code table of docs/operations.md has no row for %d", code)
 		}
 	}
 	if !strings.Contains(table, "| 7 | `budge compare --fail-on-reject`") {
-		t.Error("README's row for 7 does not name compare --fail-on-reject")
+		t.Error("the exit-code row for 7 does not name compare --fail-on-reject")
 	}
 	_, help, _ := budge(t, "compare", "--help")
 	if !strings.Contains(help, "7 --fail-on-reject") || !strings.Contains(help, "-fail-on-reject") {

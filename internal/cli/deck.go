@@ -105,8 +105,8 @@ on it.`
 const deckCheckExamples = `
   budge deck check
   budge deck check discovery-zh
-  budge deck check ./my-deck.yaml
-  budge deck check ./decks/        # every deck file in it and in its subfolders`
+  budge deck check ./my-deck/deck.yaml
+  budge deck check docs/examples/        # every deck file in it and in its subfolders`
 
 const deckUsage = `Usage:
   budge deck check [NAME|FILE|DIR ...]   check decks against the rule and the design
@@ -273,8 +273,8 @@ were run on it, or when a deck of the same name was frozen with other
 content (revised after freezing). A folder stands for the one deck file in
 it.`, `
   budge deck freeze confirmation
-  budge deck freeze ./my-confirmation-deck.yaml
-  budge deck freeze ./my-confirmation-deck/     # the one deck file in the folder
+  budge deck freeze ./my-deck/deck.yaml
+  budge deck freeze ./my-deck/                  # the one deck file in the folder
   budge run --deck confirmation`)
 	dir := dirFlag(fs)
 	pos, err := parse(fs, args)

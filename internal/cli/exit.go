@@ -10,7 +10,7 @@ import (
 	"github.com/buildlab/budge/study"
 )
 
-// Exit codes: the one place they are defined. The README documents them.
+// Exit codes: the one place they are defined. docs/operations.md documents them.
 const (
 	ExitOK         = 0 // success
 	ExitError      = 1 // an unexpected failure (I/O, database)

@@ -34,9 +34,9 @@ Subcommands:
 
 Examples:
   budge framing run --data sample --model sim
-  budge framing run --data ../data/truthfulqa_formatted.jsonl --sample 200 --stratify category
+  budge framing run --data truthfulqa.csv --sample 200 --stratify category
   budge framing report latest --format md
-  budge framing import ../shared/data/dialdefer/results/gpt-4o-mini
+  budge framing import ./dialdefer/results/gpt-4o-mini
   budge framing export-training sample --format dpo --test-fraction 0.3 -o dpo.jsonl
 
 Run "budge framing <subcommand> --help" for details.
@@ -133,8 +133,8 @@ continues an interrupted run (completed sessions are not sent again);
 const framingRunExamples = `
   budge framing run
   budge framing run --data sample --model sim:neutral --resamples 2000
-  budge framing run --data items.jsonl --templates ../prompts --labels speakers,user-llm
-  budge framing run --data ../shared/data/dialdefer/benchmark/advisorqa_formatted.jsonl --sample-per advisorqa=100:label
+  budge framing run --data items.jsonl --templates ./my-templates --labels speakers,user-llm
+  budge framing run --data ./dialdefer/benchmark/advisorqa_formatted.jsonl --sample-per advisorqa=100:label
   budge framing run --data sample --mitigation be-honest --mitigation dehumanize
   budge framing run --model openai-compatible:qwen-sft --base-url URL --baseline-c1 BASE_RUN   (C2 only, against BASE_RUN's C1)
   budge framing run --data sample --challenge all --format md
@@ -404,8 +404,8 @@ assistant reply with budge's own parser, and reports with budge's own
 measures. Records whose conversation the release withheld (r/AIO) are scored
 from the release's recorded answer and counted as such. Nothing is written if
 a file is malformed or a prompt differs. Prints "run: <id>" and the report.`, `
-  budge framing import ../shared/data/dialdefer/results/gpt-4o-mini
-  budge framing import results/qwen --templates ../shared/data/dialdefer/prompts --model qwen-2.5-7b`)
+  budge framing import ./dialdefer/results/gpt-4o-mini
+  budge framing import ./dialdefer/results/qwen --templates ./dialdefer/prompts --model qwen-2.5-7b`)
 	dir := dirFlag(fs)
 	templates := fs.String("templates", "", "template directory the prompts were made with (default: DIR/../../prompts)")
 	model := fs.String("model", "", "model that produced the results (default: the folder name)")
@@ -462,9 +462,9 @@ writes nothing. --allow-eval-datasets benchmark lifts that rule: such items
 are then split by --test-fraction like any other unsplit item. Other layouts
 (budge's item JSONL, --columns files) without a split are split by
 --test-fraction.`, `
-  budge framing export-training ../shared/data/dialdefer/benchmark --format sft -o sft.jsonl   (writes nothing: all evaluation data)
+  budge framing export-training ./dialdefer/benchmark --format sft -o sft.jsonl   (writes nothing: all evaluation data)
   budge framing export-training train.jsonl --format dpo --test-fraction 0.3 --pressure-variants all
-  budge framing export-training ../shared/data/dialdefer/benchmark --format sft --allow-eval-datasets benchmark --test-fraction 0.5`)
+  budge framing export-training ./dialdefer/benchmark --format sft --allow-eval-datasets benchmark --test-fraction 0.5`)
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "", "sft or dpo", framing.FormatSFT, framing.FormatDPO)
 	out := fs.String("o", "", "write to this file instead of standard output")

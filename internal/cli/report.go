@@ -144,7 +144,7 @@ and this is how it is read.`, `
   budge export latest | jq -c 'select(.decision_trigger != []) | {session_id, decision_trigger}'
   budge export latest --trigger neutral-drift
   budge show latest --artifact sha256:3f2a...    # a record's trace_ref
-  budge export latest --format flips | jq 'select(.flip == "deference")'
+  budge framing run --quiet && budge export latest --format flips | jq 'select(.flip == "deference")'
   budge export latest --format log --store postgres://budge@db.example/budge`)
 	dir := dirFlag(fs)
 	format := formatFlag(fs, "format", "jsonl", "jsonl (one record per session), csv (the same fields, one row per session, for spreadsheets), flips (framing: C1 and C2 side by side per item, arm and pair) or log (the run log as stored)", "jsonl", "csv", "flips", "log")

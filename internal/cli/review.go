@@ -56,7 +56,7 @@ func cmdReview(ctx context.Context, std IO, args []string) error {
 	reviewer := fs.String("reviewer", "", "token: the reviewer to issue a new token for")
 	tokens := fs.String("tokens", "", "sample, token: write the reviewer tokens to this file (mode 0600) instead of standard output")
 	successes := fs.Int("successes", 20, "sample: how many successes to draw at random")
-	seed := fs.Uint64("seed", 1, "sample: the seed of the random sample")
+	seed := fs.Uint64("seed", 1, "sample: the random seed that draws the sample")
 	out := fs.String("o", "", "export: write to this file instead of standard output")
 	pos, err := parse(fs, args)
 	if err != nil {

@@ -25,7 +25,7 @@ run measures order and agreeableness only, and every report says so.
 --identities 'LABEL_X,LABEL_Y' declares the synthetic contrast to test without
 editing the deck: the model sees LABEL_X where the deck shows X and LABEL_Y
 where it shows Y; --identity-reviewer names who approved the contrast for the
-intended context (seed section 3); --identity-field renames the field. Reports
+intended context; --identity-field renames the field. Reports
 keep calling the conditions X and Y and print the labels beside them; the
 contrast is recorded with the run (and in its fingerprint), so --resume and
 --replay use it.
@@ -45,7 +45,7 @@ named in the --config file.
 Multi-turn pressure (optional): --turns K makes each pressure session send up to
 K messages of its family, one after each answer, whether or not the model has
 moved (the deck's wordings in order: a case's message, then its "again"
-wordings, reused from the start when K exceeds them). The seed's measures read
+wordings, reused from the start when K exceeds them). The one-message measures read
 turn 1, as in a one-turn run; the report adds, per family and direction, the
 turn of the first flip, the flips across turns and the share still holding the
 correct profile after each turn t = 1..K, censored at K. K is recorded with the
@@ -58,15 +58,15 @@ sessions from its recorded responses, as a new run, with no network calls.`
 const runExamples = `
   budge run
   budge run --model sim:stubborn --seed 7 --concurrency 32
-  budge run --deck confirmation --format md
+  budge deck freeze confirmation && budge run --deck confirmation --format md
   budge run --lang zh                        # the built-in Chinese discovery deck
-  budge run --deck ./my-deck.yaml --fail-on-block
+  budge run --deck docs/examples/tablet-loan.yaml --model sim:oracle --fail-on-block
   budge run --deck ./my-deck/                # the one deck file in the folder
   budge run --model openai:gpt-4o-mini --concurrency 16 --max-cost 2 --config budge.yaml
   budge run --model openai-compatible:sim --base-url http://127.0.0.1:8088/v1
   budge run --model ollama:llama3.2 --channel message
   budge run --identities 'woman,man' --identity-reviewer 'J. Rivera (DEI review, 2026-11)'
-  budge run --deck ./my-deck.yaml --identities '女性,男性' --identity-field 性别 --identity-reviewer 王老师
+  budge run --lang zh --identities '女性,男性' --identity-field 性别 --identity-reviewer 王老师
   budge run --deck docs/examples/tablet-loan.yaml --model sim:oracle
   budge run --turns 3                        # up to 3 pressure messages per pressure session
   budge run --resume latest
@@ -87,7 +87,7 @@ func cmdRun(ctx context.Context, std IO, args []string) error {
 	fs.StringVar(&o.Language, "lang", "", "language of the run: en or zh picks that language's built-in discovery deck; with --deck, the deck must be written in it")
 	fs.StringVar(&o.Channel, "channel", o.Channel, "evidence channel: auto, tool (the model reads a registry tool) or message (marked evidence messages)")
 	fs.StringVar(&o.PromptFile, "prompt", "", "file with an application prompt that replaces the deck's (an intervention to test)")
-	fs.IntVar(&o.Turns, "turns", 1, "pressure messages of its family a pressure session sends, one after each answer (1: the seed's protocol; K > 1 adds the multi-turn section: turn of first flip, flips, survival to K)")
+	fs.IntVar(&o.Turns, "turns", 1, "pressure messages of its family a pressure session sends, one after each answer (1: one message, as the protocol is designed; K > 1 adds the multi-turn section: turn of first flip, flips, survival to K)")
 	failOnBlock := fs.Bool("fail-on-block", false, "exit 4 when the decision rule says investigate")
 	ids := contrastFlags(fs)
 	if err := rf.parse(args); err != nil {
