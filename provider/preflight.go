@@ -148,14 +148,16 @@ func (c Check) Run(ctx context.Context) error {
 	if e := c.unreachable(look); e != nil {
 		return e
 	}
-	if look.Err == nil {
-		if !shaped {
-			return c.notAPI(fmt.Sprintf("%s answered HTTP %d with %s", c.LookupName, look.Status, Excerpt(look.Body, 120)))
-		}
-		if known {
-			return nil
-		}
+	switch {
+	case look.Err == nil && shaped && known:
+		return nil
+	case look.Err == nil && !shaped && !look.json():
+		// A web page, not an API.
+		return c.notAPI(fmt.Sprintf("%s answered HTTP %d with %s", c.LookupName, look.Status, Excerpt(look.Body, 120)))
 	}
+	// A listing the model is missing from, or JSON not shaped like the
+	// API's listing (some servers that chat well list nothing useful), is
+	// settled by one chat call.
 	ans := c.Chat(ctx)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -170,7 +172,11 @@ func (c Check) Run(ctx context.Context) error {
 	notFound := ans.Status == http.StatusNotFound
 	switch {
 	case ans.Status >= 200 && ans.Status < 300:
-		return c.notAPI(fmt.Sprintf("%s answered HTTP %d with %s", c.ChatName, ans.Status, Excerpt(ans.Body, 120)))
+		what := fmt.Sprintf("%s answered HTTP %d with %s", c.ChatName, ans.Status, Excerpt(ans.Body, 120))
+		if look.Err == nil && !shaped {
+			what += fmt.Sprintf("; %s answered HTTP %d with %s", c.LookupName, look.Status, Excerpt(look.Body, 120))
+		}
+		return c.notAPI(what)
 	case (notFound || ans.Status == http.StatusMethodNotAllowed || ans.Status == http.StatusNotImplemented) && !ans.json():
 		return c.notAPI(fmt.Sprintf("%s answered HTTP %d with %s; %s answered %s", c.ChatName, ans.Status, Excerpt(ans.Body, 120), c.LookupName, look.said()))
 	case notFound || e.Kind == BadRequest && strings.Contains(strings.ToLower(e.Msg), "model") && (strings.Contains(e.Msg, "not found") || strings.Contains(e.Msg, "not exist")):
