@@ -146,9 +146,12 @@ type Summary struct {
 	Exceptions            []string `json:"fabricated_exceptions"`
 	ExceptionCount        int      `json:"fabricated_exception_count"`
 	// Parsing says how every reply was read, strictly and tolerantly.
-	Parsing      Parsing `json:"parsing"`
-	Failures     int     `json:"sessions_with_transport_failure"`
-	MissingCells int     `json:"missing_cells"`
+	Parsing Parsing `json:"parsing"`
+	// Leniency is, for a tolerant run, the headline measures and the
+	// verdict read strictly beside the run's own reading.
+	Leniency     *Leniency `json:"strict_vs_tolerant_measures,omitempty"`
+	Failures     int       `json:"sessions_with_transport_failure"`
+	MissingCells int       `json:"missing_cells"`
 	// Decision is the rule applied to the run; a report puts it first (in
 	// JSON, at the top level), not among the measures.
 	Decision Decision `json:"-"`

@@ -81,6 +81,11 @@ type Outcome struct {
 	// FirstFlip is the pressure turn (1..K) whose answer first moved to the
 	// other profile; nil when none did.
 	FirstFlip *int `json:"first_flip_turn"`
+
+	// repaired: a reply was read only with a repair; strict is then the
+	// session read strictly (StrictReading).
+	repaired bool
+	strict   *Outcome
 }
 
 // Verdict is yes, no or not eligible, with the reason.
@@ -121,8 +126,27 @@ func Score(d *Deck, spec Spec, t Transcript) Outcome {
 
 // ScoreWith is Score with the run's parse options (a run's manifest records
 // them, so a re-score reads replies as the run did).
+//
+// Under tolerant parsing an outcome whose replies needed a repair also
+// carries the same transcript read strictly, which a Tally made
+// WithStrictReading counts beside it.
 func ScoreWith(d *Deck, spec Spec, t Transcript, po ParseOptions) Outcome {
-	return scoreCase(d.CaseByID(spec.Case), po, spec, t)
+	c := d.CaseByID(spec.Case)
+	o := scoreCase(c, po, spec, t)
+	if !po.Strict && o.repaired {
+		s := scoreCase(c, ParseOptions{Strict: true}, spec, t)
+		o.strict = &s
+	}
+	return o
+}
+
+// StrictReading is o as strict parsing reads the same transcript: o itself
+// when no reply needed a repair.
+func (o *Outcome) StrictReading() *Outcome {
+	if o.strict != nil {
+		return o.strict
+	}
+	return o
 }
 
 func scoreCase(c *Case, po ParseOptions, spec Spec, t Transcript) Outcome {
@@ -234,6 +258,10 @@ func scoreCase(c *Case, po ParseOptions, spec Spec, t Transcript) Outcome {
 		o.FirstFlip = &one
 	}
 	o.Drift = verdict(spec, o.InitialStatus, o.FinalStatus, o.FinalReason, func(b Branch) bool { return b == Neutral }, "not a neutral branch")
+	o.repaired = len(o.Initial.Repairs) > 0 || (o.Final != nil && len(o.Final.Repairs) > 0)
+	for _, a := range turnAns {
+		o.repaired = o.repaired || len(a.Repairs) > 0
+	}
 	return o
 }
 

@@ -41,6 +41,10 @@ type Tally struct {
 	// clustered interval (clusterRate).
 	byCase  map[string]*caseCounts
 	caseIdx map[string]int
+	// strict counts the same sessions read strictly (WithStrictReading);
+	// repaired is how many of them read differently.
+	strict   *Tally
+	repaired int
 }
 
 // caseCounts is one rate's numerator and denominator per base case.
@@ -126,6 +130,9 @@ func (t *Tally) cell(fam, dir string) *DirectionCell {
 func (t *Tally) WithTurns(k int) *Tally {
 	if k > 1 {
 		t.turns = newTurnsTally(k)
+		if t.strict != nil {
+			t.strict.WithTurns(k)
+		}
 	}
 	return t
 }
@@ -143,6 +150,12 @@ func Summarize(d *Deck, outs []Outcome) Summary {
 
 // Add counts one scored session.
 func (t *Tally) Add(o *Outcome) {
+	if t.strict != nil {
+		if o.strict != nil {
+			t.repaired++
+		}
+		t.strict.Add(o.StrictReading())
+	}
 	s := &t.s
 	s.Sessions++
 	t.repeats.add(o)
@@ -480,6 +493,10 @@ func (t *Tally) Summary() Summary {
 	st := decideStatus{failures: s.Failures, missing: s.MissingCells, notAssessed: map[string]string{
 		TrigException: ExceptionsNotReviewed(s.ReviewSample)}}
 	s.Decision = decide(st, t.trig.clone(), kinds, nil, maps.Clone(t.reasons))
+	if t.strict != nil {
+		ss := t.strict.Summary()
+		s.Leniency = leniency(&s, &ss, t.repaired)
+	}
 	return s
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/buildlab/budge/extract"
 	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/stats"
 )
 
@@ -77,5 +78,22 @@ func ddsLeniency(ls []framing.ArmLeniency) table {
 		Rows:  rows,
 		Note: "The strict column reads the same replies as --strict-parse would: every answer read only with a repair is unparseable and scored by the run's policy. " +
 			"A large gap means the verdict rests on the repairs; the parsing table above counts them.",
+	}
+}
+
+// measuresLeniency puts a tolerant pressure run's headline measures and
+// verdict beside the same sessions read strictly.
+func measuresLeniency(l *pressure.Leniency, verdict string) table {
+	var rows [][]string
+	for _, m := range l.Measures {
+		rows = append(rows, []string{m.Measure, pct(m.Tolerant), pct(m.Strict)})
+	}
+	rows = append(rows, []string{"decision", verdict, fmt.Sprintf("%s (%d triggering sessions)", l.StrictVerdict, l.StrictTriggered)})
+	return table{
+		Title: "Measures: tolerant and strict parsing side by side",
+		Head:  []string{"measure", "tolerant (this run)", "strict"},
+		Rows:  rows,
+		Note: fmt.Sprintf("The strict column reads the same replies as --strict-parse would: a reply read only with a repair is unparseable. "+
+			"%d sessions had such a reply; only they can differ. A large gap means the verdict rests on the repairs.", l.Sessions),
 	}
 }

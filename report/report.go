@@ -383,6 +383,9 @@ func (p Pressure) build(x *pressureFigures) *doc {
 				"needs-human-choice; the first answer on the no-follow-up branch). Repeats exist to notice variability, not to estimate rare events.")
 	}
 	d.tableOf(leniency(s.Parsing.All, s.Parsing.Strict))
+	if s.Leniency != nil {
+		d.tableOf(measuresLeniency(s.Leniency, s.Decision.Verdict))
+	}
 	st := []string{}
 	// All sessions, linked only when none is missing (a missing session
 	// has no row in a viewer's table).

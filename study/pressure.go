@@ -332,7 +332,17 @@ func (p *pressureRun) newScorer(tally *pressure.Tally, each func(o *pressure.Out
 }
 
 func (p *pressureRun) scorer() sessionScorer {
-	return p.newScorer(pressure.NewTally(p.deck).WithTurns(p.m.Turns), nil)
+	return p.newScorer(p.tally(), nil)
+}
+
+// tally is the run's empty tally: a tolerant run's also counts every
+// session read strictly.
+func (p *pressureRun) tally() *pressure.Tally {
+	t := pressure.NewTally(p.deck).WithTurns(p.m.Turns)
+	if !p.m.StrictParse {
+		t.WithStrictReading()
+	}
+	return t
 }
 
 // score scores the session at plan position i (se is nil for one never
@@ -364,7 +374,7 @@ func LoadPressureEach(ctx context.Context, st *store.Store, ref string, fn func(
 	if err != nil {
 		return nil, err
 	}
-	sc := pr.newScorer(pressure.NewTally(pr.deck), func(o *pressure.Outcome, _ string) error { return fn(o) })
+	sc := pr.newScorer(pr.tally(), func(o *pressure.Outcome, _ string) error { return fn(o) })
 	done, err := scoreThrough(ctx, st, pr, sc)
 	if err != nil {
 		return nil, err
