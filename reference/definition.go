@@ -10,8 +10,8 @@ import "strings"
 type Definition struct {
 	ID          string   `json:"definition_id"`
 	Source      string   `json:"source"`
-	Numerator   string   `json:"numerator"`
-	Denominator string   `json:"denominator"`
+	Numerator   string   `json:"numerator_counts"`
+	Denominator string   `json:"denominator_counts"`
 	Paths       []string `json:"paths"`
 }
 
