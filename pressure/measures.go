@@ -167,6 +167,8 @@ type Summary struct {
 	// reference implementations' definitions, each with its definition
 	// id, source and budge's own counterpart (package reference).
 	Reference []reference.Measure `json:"reference"`
+	// Definitions state what every rate above counts (Definitions).
+	Definitions []reference.Definition `json:"definitions"`
 	// StatWarnings go with the numbers they qualify ("denominator below
 	// 10", few base cases, no discordant pairs).
 	StatWarnings []string `json:"statistical_warnings"`
