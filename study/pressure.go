@@ -647,6 +647,12 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 			return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
+	if n, ok := prov.(interface{ RuleNotice(deck, rule string) string }); ok && o.Notice != nil {
+		// The simulator says so when it cannot apply the deck's rule.
+		if note := n.RuleNotice(p.deck.Name, p.deck.Rule); note != "" {
+			o.Notice(note)
+		}
+	}
 	info := prov.Info()
 	channel, fallback, err := channelOf(o.Channel, info)
 	if err != nil {
