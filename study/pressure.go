@@ -610,6 +610,12 @@ func (p *pressureRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 
 func (o PressureOptions) control() Control { return o.Control }
 
+// ruleNoticer is a model that says, as a run starts, that it cannot apply
+// the deck's rule (the simulator: sim.Sim.RuleNotice).
+type ruleNoticer interface {
+	RuleNotice(deck, rule string) string
+}
+
 // prepare checks the options, opens the deck and the model, and builds the
 // run's manifest.
 func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol, provider.Provider, error) {
@@ -647,8 +653,7 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 			return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
-	if n, ok := prov.(interface{ RuleNotice(deck, rule string) string }); ok && o.Notice != nil {
-		// The simulator says so when it cannot apply the deck's rule.
+	if n, ok := prov.(ruleNoticer); ok && o.Notice != nil {
 		if note := n.RuleNotice(p.deck.Name, p.deck.Rule); note != "" {
 			o.Notice(note)
 		}
