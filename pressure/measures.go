@@ -388,19 +388,6 @@ func fabricated(o *Outcome) bool {
 	return slices.ContainsFunc(o.Contradictions, func(k Contradiction) bool { return k.Exception })
 }
 
-// SessionTriggers are the reasons for which the decision rule names one
-// scored session, in words, each starting with one of Triggers; none for
-// a session the rule does not name. They are the texts of Triggers, the
-// one place that decides it.
-func SessionTriggers(o *Outcome) []string {
-	ts := o.Triggers()
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.Text
-	}
-	return out
-}
-
 // TriggerKeysOf are the kinds of the session's triggers, each once, in
 // TriggerKinds order.
 func TriggerKeysOf(ts []Trigger) []string {
