@@ -192,19 +192,30 @@ func (c Check) Run(ctx context.Context) error {
 
 // unreachable is the fatal problem of an answer that says the endpoint
 // cannot be used at all: nothing listens, the name does not resolve, the
-// key is refused. nil otherwise.
+// URL's scheme is not the server's (http:// for an HTTPS server or the
+// other way round), its certificate is not trusted, the key is refused.
+// nil otherwise.
 func (c Check) unreachable(a Answer) *PreflightError {
 	if a.Err == nil {
 		return nil
 	}
 	e := a.Err
 	switch {
+	case a.Status == http.StatusBadRequest && strings.Contains(string(a.Body), "HTTP request to an HTTPS server"):
+		return &PreflightError{Fatal: true, Kind: e.Kind, Problem: "the server at " + c.URL + " speaks HTTPS, not plain HTTP", Said: a.said(),
+			Try: "write https:// instead of http:// in --base-url (or the endpoint's base_url)"}
 	case e.Kind == ConnRefused:
 		return &PreflightError{Fatal: true, Kind: e.Kind, Problem: "nothing listens at " + c.URL + " (connection refused)", Said: netErr(e), Network: true,
 			Try: "check the host and port of --base-url (or the endpoint's base_url) and that the server is running"}
 	case e.Msg == "no such host":
 		return &PreflightError{Fatal: true, Kind: e.Kind, Problem: "the host of " + c.URL + " is not known (no such host)", Said: netErr(e), Network: true,
 			Try: "check the host name in --base-url (or the endpoint's base_url)"}
+	case strings.Contains(netErr(e), "server gave HTTP response to HTTPS client"):
+		return &PreflightError{Fatal: true, Kind: e.Kind, Problem: "the server at " + c.URL + " speaks plain HTTP, not HTTPS", Said: netErr(e), Network: true,
+			Try: "write http:// instead of https:// in --base-url (or the endpoint's base_url)"}
+	case strings.Contains(netErr(e), "x509:"):
+		return &PreflightError{Fatal: true, Kind: e.Kind, Problem: "the TLS certificate of " + c.URL + " is not trusted", Said: netErr(e), Network: true,
+			Try: "check the host name in --base-url against the server's certificate, or install the CA that signed it"}
 	case e.Kind == Auth:
 		try := "check the key in " + c.KeyVar
 		if !c.HasKey {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/buildlab/budge/provider"
 )
@@ -92,6 +93,41 @@ func TestPreflight(t *testing.T) {
 			}
 			if strings.Contains(msg, "0123456789abcdef") {
 				t.Errorf("the key is in %q", msg)
+			}
+		})
+	}
+}
+
+// TestPreflightWrongScheme: https:// against a plain HTTP server and a
+// certificate no CA vouches for and http:// against an HTTPS server stop
+// the run, saying what to change.
+func TestPreflightWrongScheme(t *testing.T) {
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsSrv.Close()
+	for _, c := range []struct {
+		name, url string
+		want      []string
+	}{
+		{"https to plain HTTP", strings.Replace(plain.URL, "http://", "https://", 1) + "/v1", []string{"speaks plain HTTP, not HTTPS", "write http:// instead of https://"}},
+		{"untrusted certificate", tlsSrv.URL + "/v1", []string{"TLS certificate", "is not trusted", "x509"}},
+		{"http to HTTPS", strings.Replace(tlsSrv.URL, "https://", "http://", 1) + "/v1", []string{"speaks HTTPS, not plain HTTP", "HTTP request to an HTTPS server", "write https://"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := New(Config{Name: "openai-compatible", Model: "m", BaseURL: c.url, KeyVar: "KEY_VAR", Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.Preflight(context.Background())
+			pe, ok := errors.AsType[*provider.PreflightError](err)
+			if !ok || !pe.Fatal {
+				t.Fatalf("want a fatal preflight error, got %v", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
 			}
 		})
 	}
