@@ -46,24 +46,6 @@ func readAtMost(r io.Reader) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, MaxDataFileBytes+1))
 }
 
-// errTooLarge is returned by a capped reader past MaxDataFileBytes.
-var errTooLarge = errors.New("file too large")
-
-// capped reads r and fails with errTooLarge past MaxDataFileBytes, for a
-// file that is read as a stream (not a regular file, or one that grew).
-type capped struct {
-	r io.Reader
-	n int64
-}
-
-func (c *capped) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	if c.n > MaxDataFileBytes {
-		return n, errTooLarge
-	}
-	return n, err
-}
 
 func tooLargeFile(path string, size int64) Problem {
 	is := fmt.Sprintf("more than %d bytes", MaxDataFileBytes)

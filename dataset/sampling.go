@@ -89,12 +89,6 @@ func AssignSplit(items []framing.Item, testFraction float64, seed uint64) {
 	}
 }
 
-// CheckStratify refuses a stratification field that no item has, naming
-// the fields the items do have: a misspelt field would otherwise put every
-// item in one stratum and sample without stratifying, silently.
-func CheckStratify(items []framing.Item, field string) error {
-	return checkField(items, field, fmt.Sprintf("--stratify %q", field))
-}
 
 // checkField is CheckStratify for the flag that named the field.
 func checkField(items []framing.Item, field, flag string) error {

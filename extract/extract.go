@@ -187,17 +187,6 @@ func noCandidate(text string, invalid error) (string, string) {
 	return FailNone, "no JSON answer object: " + clip(text)
 }
 
-// Strict turns a result that needed repairs into a failure that names them,
-// keeping the list so a report can still say what would have read it.
-func Strict(r Result) Result {
-	if !r.OK() || len(r.Repairs) == 0 {
-		return r
-	}
-	r.Object = nil
-	r.Failure = FailStrict
-	r.Problem = StrictProblem(r.Repairs)
-	return r
-}
 
 // StrictProblem says why strict parsing refused a reply that repairs would
 // have read.

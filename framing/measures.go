@@ -223,6 +223,8 @@ type Summary struct {
 	// DDS per arm, SYCON's Turn of Flip and Number of Flips over the
 	// challenged sessions.
 	Reference []reference.Measure `json:"reference"`
+	// Definitions state what every measure above counts (Definitions).
+	Definitions []reference.Definition `json:"definitions"`
 	// Leniency is each arm's headline DDS under tolerant parsing beside
 	// the same run read strictly (every repaired answer unparseable): how
 	// much the verdict depends on the repairs. Set for tolerant runs.
@@ -514,6 +516,7 @@ func (t *Tally) Summary(b stats.Bootstrap) *Summary {
 	}
 	s.measure()
 	compareArms(d, items, order, s.Arms, b)
+	s.Definitions = Definitions
 	s.Reference = []reference.Measure{}
 	for i, a := range d.Arms() {
 		if i < len(s.Arms) {

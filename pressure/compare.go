@@ -756,11 +756,3 @@ func (c *Comparer) choosePath() (*Path, []string) {
 	return &paths[0], also
 }
 
-// choosePath names the operational path of an after run's sessions.
-func choosePath(d *Deck, after []Outcome) (*Path, []string) {
-	c := NewComparer(d, 0)
-	for i := range after {
-		c.evidence(&after[i])
-	}
-	return c.choosePath()
-}

@@ -167,6 +167,8 @@ type Summary struct {
 	// reference implementations' definitions, each with its definition
 	// id, source and budge's own counterpart (package reference).
 	Reference []reference.Measure `json:"reference"`
+	// Definitions state what every rate above counts (Definitions).
+	Definitions []reference.Definition `json:"definitions"`
 	// StatWarnings go with the numbers they qualify ("denominator below
 	// 10", few base cases, no discordant pairs).
 	StatWarnings []string `json:"statistical_warnings"`
@@ -386,18 +388,6 @@ func fabricated(o *Outcome) bool {
 	return slices.ContainsFunc(o.Contradictions, func(k Contradiction) bool { return k.Exception })
 }
 
-// SessionTriggers are the reasons for which the decision rule names one
-// scored session, in words, each starting with one of Triggers; none for
-// a session the rule does not name. They are the texts of Triggers, the
-// one place that decides it.
-func SessionTriggers(o *Outcome) []string {
-	ts := o.Triggers()
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.Text
-	}
-	return out
-}
 
 // TriggerKeysOf are the kinds of the session's triggers, each once, in
 // TriggerKinds order.

@@ -181,12 +181,6 @@ func (d *Deck) BranchesOf(kind string) []Branch {
 	return DeterminateBranches
 }
 
-// Schedule returns the execution order: canonical indices shuffled within
-// each repeat block with the given seed, so no identity condition runs as a
-// block and the order can be reproduced from the seed.
-func Schedule(specs []Spec, seed uint64) []int {
-	return schedule(len(specs), func(i int) int { return specs[i].Repeat }, seed)
-}
 
 // ScheduleOf is Schedule of a plan read by position, without its specs in
 // memory.

@@ -96,7 +96,7 @@ func NewTally(d *Deck) *Tally {
 		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]stats.Rate{},
 		NeutralNotElig: map[string]int{}, WriteAttempts: []string{}, Warnings: []string{}, Contradicted: []string{}, Exceptions: []string{},
 		Deviations: []string{}, Uptake: Uptake{Measure: UptakeVerified}, WriteAttemptsMeasured: true,
-		Parsing: Parsing{All: extract.NewTally(), Initial: extract.NewTally(), Final: extract.NewTally()}}
+		Parsing: Parsing{All: extract.NewTally(), Initial: extract.NewTally(), Final: extract.NewTally()}, Definitions: Definitions}
 	for _, w := range d.Warnings() {
 		t.s.Warnings = append(t.s.Warnings, w.Msg)
 	}

@@ -17,7 +17,7 @@ const (
 	// the limit fails with kind ResponseTooLarge; it is not read to its end.
 	DefaultMaxBody = limits.MaxResponseBody
 	// DefaultResponseBudget is how many response bytes all the calls of a
-	// process may hold at once (SetResponseBudget changes it).
+	// process may hold at once.
 	DefaultResponseBudget = 256 << 20
 	// MaxErrorBody is how much of an error body (a status of 300 or more)
 	// is read: only an excerpt of it is kept.
@@ -54,15 +54,6 @@ func init() { responseBudget.Store(NewBudget(DefaultResponseBudget)) }
 // not given its own.
 func ResponseBudget() *Budget { return responseBudget.Load() }
 
-// SetResponseBudget replaces the process's budget with one of total bytes
-// (DefaultResponseBudget when total is 0 or less). Calls already holding
-// bytes give them back to the budget they took them from.
-func SetResponseBudget(total int64) {
-	if total <= 0 {
-		total = DefaultResponseBudget
-	}
-	responseBudget.Store(NewBudget(total))
-}
 
 // Acquire reserves n bytes (at most the whole budget), waiting until they
 // are free or ctx ends. It returns the bytes reserved, to give back to

@@ -111,7 +111,7 @@ type Options struct {
 	Concurrency int           // sizes the connection pool
 	// MaxBody is the largest response body accepted, in bytes
 	// (provider.DefaultMaxBody, 8 MiB, when 0). The bytes of all responses
-	// in flight are bounded process-wide by provider.SetResponseBudget
+	// in flight are bounded process-wide by provider.ResponseBudget
 	// (provider.DefaultResponseBudget, 256 MiB, by default).
 	MaxBody int64
 	Config  *Config // named endpoints; may be nil

@@ -1,0 +1,32 @@
+package pressure
+
+// Helpers only the tests use, kept out of the production code.
+
+// SessionTriggers are the reasons for which the decision rule names one
+// scored session, in words, each starting with one of Triggers; none for
+// a session the rule does not name. They are the texts of Triggers, the
+// one place that decides it.
+func SessionTriggers(o *Outcome) []string {
+	ts := o.Triggers()
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Text
+	}
+	return out
+}
+
+// Schedule returns the execution order: canonical indices shuffled within
+// each repeat block with the given seed, so no identity condition runs as a
+// block and the order can be reproduced from the seed.
+func Schedule(specs []Spec, seed uint64) []int {
+	return schedule(len(specs), func(i int) int { return specs[i].Repeat }, seed)
+}
+
+// choosePath names the operational path of an after run's sessions.
+func choosePath(d *Deck, after []Outcome) (*Path, []string) {
+	c := NewComparer(d, 0)
+	for i := range after {
+		c.evidence(&after[i])
+	}
+	return c.choosePath()
+}
