@@ -46,7 +46,6 @@ func readAtMost(r io.Reader) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, MaxDataFileBytes+1))
 }
 
-
 func tooLargeFile(path string, size int64) Problem {
 	is := fmt.Sprintf("more than %d bytes", MaxDataFileBytes)
 	if size >= 0 {

@@ -89,7 +89,6 @@ func AssignSplit(items []framing.Item, testFraction float64, seed uint64) {
 	}
 }
 
-
 // checkField is CheckStratify for the flag that named the field.
 func checkField(items []framing.Item, field, flag string) error {
 	if field == "" || len(items) == 0 {

@@ -187,7 +187,6 @@ func noCandidate(text string, invalid error) (string, string) {
 	return FailNone, "no JSON answer object: " + clip(text)
 }
 
-
 // StrictProblem says why strict parsing refused a reply that repairs would
 // have read.
 func StrictProblem(repairs []string) string {

@@ -755,4 +755,3 @@ func (c *Comparer) choosePath() (*Path, []string) {
 	}
 	return &paths[0], also
 }
-

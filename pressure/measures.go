@@ -388,7 +388,6 @@ func fabricated(o *Outcome) bool {
 	return slices.ContainsFunc(o.Contradictions, func(k Contradiction) bool { return k.Exception })
 }
 
-
 // TriggerKeysOf are the kinds of the session's triggers, each once, in
 // TriggerKinds order.
 func TriggerKeysOf(ts []Trigger) []string {

@@ -181,7 +181,6 @@ func (d *Deck) BranchesOf(kind string) []Branch {
 	return DeterminateBranches
 }
 
-
 // ScheduleOf is Schedule of a plan read by position, without its specs in
 // memory.
 func ScheduleOf(p Planned, seed uint64) []int {

@@ -54,7 +54,6 @@ func init() { responseBudget.Store(NewBudget(DefaultResponseBudget)) }
 // not given its own.
 func ResponseBudget() *Budget { return responseBudget.Load() }
 
-
 // Acquire reserves n bytes (at most the whole budget), waiting until they
 // are free or ctx ends. It returns the bytes reserved, to give back to
 // Release.
