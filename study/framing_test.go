@@ -134,11 +134,11 @@ func TestFramingRunReloadsIdentically(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(byItem, obs) {
 		t.Errorf("the item stream differs from the session stream (%v)", err)
 	}
-	one, ok, err := again.Session(ctx, obs[777].Session)
+	one, ok, err := again.Observation(ctx, obs[777].Session)
 	if err != nil || !ok || !reflect.DeepEqual(*one, obs[777]) {
 		t.Errorf("session %s read alone: %v %v", obs[777].Session, ok, err)
 	}
-	if _, ok, err := again.Session(ctx, "no-such-session"); ok || err != nil {
+	if _, ok, err := again.Observation(ctx, "no-such-session"); ok || err != nil {
 		t.Errorf("an unplanned session: %v %v", ok, err)
 	}
 }

@@ -31,6 +31,14 @@ func OpenFraming(ctx context.Context, st *store.Store, ref string) (*FramingResu
 	if err != nil {
 		return nil, err
 	}
+	return fp.result(ctx, st, run)
+}
+
+func (fp *framingRun) unscored(ctx context.Context, st *store.Store, run store.Run) (Result, error) {
+	return fp.result(ctx, st, run)
+}
+
+func (fp *framingRun) result(ctx context.Context, st *store.Store, run store.Run) (*FramingResult, error) {
 	fp.m.Fingerprint = fp.fingerprint()
 	res := &FramingResult{Run: run, Manifest: *fp.m, Snapshot: fp.snap, st: st, p: fp}
 	if fp.snap.Design.FixedC1 != "" {
@@ -195,10 +203,10 @@ func (r *FramingResult) Paired(ctx context.Context) ([]framing.Observation, map[
 	return append(base, own...), traces, nil
 }
 
-// Session scores the run's own session id again from the store (a planned
+// Observation scores the run's own session id again from the store (a planned
 // session never stored is scored as missing); ok is false when the run
 // plans no such session.
-func (r *FramingResult) Session(ctx context.Context, id string) (o *framing.Observation, ok bool, err error) {
+func (r *FramingResult) Observation(ctx context.Context, id string) (o *framing.Observation, ok bool, err error) {
 	if err := r.readable(); err != nil {
 		return nil, false, err
 	}

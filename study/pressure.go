@@ -410,10 +410,18 @@ func OpenPressure(ctx context.Context, st *store.Store, ref string) (*PressureRe
 	if err != nil {
 		return nil, err
 	}
+	return pr.result(st, run), nil
+}
+
+func (pr *pressureRun) result(st *store.Store, run store.Run) *PressureResult {
 	pr.m.Fingerprint = pr.fingerprint()
 	res := &PressureResult{Run: run, Manifest: *pr.m, Deck: pr.deck, st: st}
 	res.Summary.SetChannel(pr.m.Channel, pr.m.deviations())
-	return res, nil
+	return res
+}
+
+func (pr *pressureRun) unscored(_ context.Context, st *store.Store, run store.Run) (Result, error) {
+	return pr.result(st, run), nil
 }
 
 // ScoreSession scores one stored session of a pressure run (a planned

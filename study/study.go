@@ -161,6 +161,7 @@ type Result interface {
 	Stored() store.Run
 	// protocol names the result's protocol (on a nil result too).
 	protocol() string
+	Output
 }
 
 // NewRunID makes a sortable, unique run id.

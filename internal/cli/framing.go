@@ -365,7 +365,7 @@ and warns about ids that name different items in two runs. An imported run
 		}
 		return writeOut(std, *out, func(w io.Writer) error {
 			if len(runs) == 1 {
-				return writeReport(ctx, st, w, runs[0], *format)
+				return runs[0].Render(ctx, st, w, *format)
 			}
 			return framingSet(runs).Render(w, *format)
 		})

@@ -5,17 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/buildlab/budge/judge"
 	"io"
 	"iter"
 	"math"
-	"slices"
 	"strings"
 
-	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
-	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -39,37 +35,8 @@ one, or "latest" (the default).`, `
 		return err
 	}
 	return withRun(ctx, *dir, pos, func(st *store.Store, res study.Result) error {
-		return writeOut(std, *out, func(w io.Writer) error { return writeReport(ctx, st, w, res, textFormat(*format, *wide)) })
+		return writeOut(std, *out, func(w io.Writer) error { return res.Render(ctx, st, w, textFormat(*format, *wide)) })
 	})
-}
-
-// writeReport renders a scored run of either protocol as text, md, json or
-// html (one page); a pressure run's report carries its review's agreement
-// and codes in every format.
-func writeReport(ctx context.Context, st *store.Store, w io.Writer, res study.Result, format string) error {
-	switch r := res.(type) {
-	case *study.PressureResult:
-		rep := r.Report()
-		if err := review.AddTo(ctx, st, &rep); err != nil {
-			return err
-		}
-		if format == "html" {
-			briefs, err := rep.BriefsFrom(r.StreamOf(ctx, rep.BriefIDs()))
-			if err != nil {
-				return err
-			}
-			return rep.HTML(w, &report.HTMLExtras{Briefs: briefs})
-		}
-		return rep.Render(w, format)
-	case *study.FramingResult:
-		if format == "html" {
-			return r.Report().HTML(w)
-		}
-		return r.Report().Render(w, format)
-	case *study.JudgeResult:
-		return judge.Render(w, format, r.RenderHeader(), r.Audit)
-	}
-	return fmt.Errorf("run %s: this budge cannot report it", res.Head().RunID)
 }
 
 func cmdExport(ctx context.Context, std IO, args []string) error {
@@ -170,87 +137,12 @@ and this is how it is read.`, `
 		return err
 	}
 	return withStore(*dir, func(st *store.Store) error {
-		res, err := loadForExport(ctx, st, ref)
+		res, err := study.OpenForExport(ctx, st, ref)
 		if err != nil {
 			return err
 		}
-		return exportRun(ctx, std, res, *format, *out, *trigger)
+		return writeOut(std, *out, func(w io.Writer) error { return res.Export(ctx, w, *format, *trigger) })
 	})
-}
-
-// loadForExport loads the run ref for its export, after checking its
-// artifacts (loadVerified). A finished pressure or framing run is opened
-// without scoring it first: its records score each session once, and its
-// stored manifest is final. Any other run is loaded and scored.
-func loadForExport(ctx context.Context, st *store.Store, ref string) (study.Result, error) {
-	id, err := st.Resolve(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	run, err := st.GetRun(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	var res study.Result
-	switch {
-	case run.Status == store.RunRunning:
-		return loadVerified(ctx, st, id)
-	case run.Protocol == "pressure":
-		res, err = study.OpenPressure(ctx, st, id)
-	case run.Protocol == "judge":
-		return loadVerified(ctx, st, id)
-	case study.KindOf(run).Deck:
-		return loadVerified(ctx, st, id)
-	default:
-		res, err = study.OpenFraming(ctx, st, id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return res, st.VerifyArtifacts(ctx, id)
-}
-
-// exportRun writes a loaded run's records in format (jsonl or flips); a
-// pressure run's only those with the decision trigger, when one is given.
-func exportRun(ctx context.Context, std IO, res study.Result, format, out, trigger string) error {
-	if _, ok := res.(*study.PressureResult); !ok && trigger != "" {
-		return usageError{"--trigger selects sessions of a pressure run; " + res.Head().RunID + " is a " + res.Head().Protocol + " run"}
-	}
-	switch r := res.(type) {
-	case *study.FramingResult:
-		if format == "flips" {
-			return streamJSONL(std, out, framingFlips(ctx, r))
-		}
-		if format == "csv" {
-			return writeCSV(std, out, framingRecords(ctx, r))
-		}
-		return streamJSONL(std, out, framingRecords(ctx, r))
-	case *study.PressureResult:
-		if format == "flips" {
-			return usageError{"--format flips is for framing runs; " + r.Manifest.RunID + " is a pressure run"}
-		}
-		recs := func(emit func(pressure.ExportRecord) error) error { return r.Records(ctx, trigger, emit) }
-		if format == "csv" {
-			return writeCSV(std, out, recs)
-		}
-		return streamJSONL(std, out, recs)
-	case *study.JudgeResult:
-		if format == "flips" {
-			return usageError{"--format flips is for framing runs; " + r.Manifest.RunID + " is a judge run"}
-		}
-		if format == "csv" {
-			return writeCSV(std, out, func(emit func(judge.ExportRecord) error) error {
-				for _, rec := range r.Records() {
-					if err := emit(rec); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		}
-		return writeJSONL(std, out, slices.Values(r.Records()))
-	}
-	return fmt.Errorf("run %s: this budge cannot export it", res.Head().RunID)
 }
 
 // exportLog writes the log of the run pos names, as the store keeps it.
@@ -266,38 +158,6 @@ func exportLog(ctx context.Context, std IO, loc string, pos []string, out string
 		}
 		return writeOut(std, out, func(w io.Writer) error { return st.WriteLog(ctx, id, w) })
 	})
-}
-
-// framingRecords are a framing run's export records, one per session,
-// scored again from the store and built one at a time as they are written.
-func framingRecords(ctx context.Context, r *study.FramingResult) func(emit func(framing.Record) error) error {
-	return func(emit func(framing.Record) error) error {
-		return r.Each(ctx, func(o *framing.Observation, trace string) error {
-			return emit(framing.Export(r.Manifest.RunID, r.Manifest.Fingerprint, *o, trace))
-		})
-	}
-}
-
-// framingFlips are a framing run's flip records, an item at a time: the
-// pairs of C1 and C2 answers on one item never reach across items.
-func framingFlips(ctx context.Context, r *study.FramingResult) func(emit func(framing.FlipRecord) error) error {
-	policy := framing.PolicyWrong
-	if r.Snapshot != nil {
-		policy = r.Snapshot.Design.Policy
-	}
-	return func(emit func(framing.FlipRecord) error) error {
-		return r.EachItem(ctx, func(it *study.ItemObservations) error {
-			for _, f := range framing.Flips(r.Manifest.RunID, policy, it.Observations, it.Traces) {
-				if b := r.Manifest.BaselineC1; b != nil {
-					f.C1Run = b.Run
-				}
-				if err := emit(f); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
 }
 
 // writeJSONL writes one JSON line per record, to stdout or atomically to a

@@ -142,7 +142,7 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	}
 	// A reader that went away (budge run | grep -q) takes nothing from the
 	// run: it is stored, and its exit code still says how it ended.
-	if err := writeReport(ctx, st, std.Out, res, textFormat(*r.format, *r.wide)); err != nil && !errors.Is(err, syscall.EPIPE) {
+	if err := res.Render(ctx, st, std.Out, textFormat(*r.format, *r.wide)); err != nil && !errors.Is(err, syscall.EPIPE) {
 		return nil, err
 	}
 	return res, unfinished(res)
@@ -154,13 +154,7 @@ func unfinished(res study.Result) error {
 	if run.Status == store.RunComplete {
 		return nil
 	}
-	how, cmd := "the measures above count them as not observed", "budge run"
-	switch res.(type) {
-	case *study.FramingResult:
-		how, cmd = "their items are left out of the measures above", "budge framing run"
-	case *study.JudgeResult:
-		how, cmd = "the audit above counts them as judgments without a code", "budge judge"
-	}
+	how, cmd := res.Unfinished()
 	msg := fmt.Sprintf("run %s is %s: %d failed and %d missing session(s); %s", run.ID, run.Status, h.Counts.Failed, h.Counts.Missing, how)
 	if h.Net.StoppedBy != "" {
 		msg += "; sessions stopped starting: " + h.Net.StoppedBy

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 
@@ -43,7 +42,7 @@ func cmdShow(ctx context.Context, std IO, args []string) error {
 	sessionID := pos[len(pos)-1]
 	return withRun(ctx, *dir, runPos, func(st *store.Store, res study.Result) error {
 		id := res.Head().RunID
-		outcome, err := scoredSession(ctx, st, res, sessionID)
+		outcome, err := res.Session(ctx, st, sessionID)
 		if err != nil {
 			return err
 		}
@@ -82,35 +81,6 @@ func showArtifact(ctx context.Context, std IO, dir string, pos []string, sha str
 		_, err = std.Out.Write(b)
 		return err
 	})
-}
-
-// scoredSession is the scored outcome of one session of a run of either
-// protocol (a framing session's outcome carries its parse status and the
-// repairs used).
-func scoredSession(ctx context.Context, st *store.Store, res study.Result, sessionID string) (any, error) {
-	example := ""
-	switch r := res.(type) {
-	case *study.FramingResult:
-		o, ok, err := r.Session(ctx, sessionID)
-		if err != nil || ok {
-			return o, err
-		}
-		example = "sample-facts-01/budge/-/none/C1-True"
-	case *study.PressureResult:
-		o, ok, err := study.ScoreSession(ctx, st, r.Run.ID, sessionID)
-		if err != nil || ok {
-			return o, err
-		}
-		example = "robotics-arm/I/P-first/authority/r1"
-	case *study.JudgeResult:
-		for i := range r.Judgments {
-			if r.Judgments[i].Session == sessionID {
-				return &r.Judgments[i], nil
-			}
-		}
-		example = "t0000/o1/r0 (task, order, repeat)"
-	}
-	return nil, usageError{fmt.Sprintf("run %s has no session %q (ids look like %s; budge export lists them)", res.Head().RunID, sessionID, example)}
 }
 
 // isTerminal reports whether w is a terminal.
