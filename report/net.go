@@ -37,6 +37,46 @@ type Batch struct {
 	Reattached int    `json:"reattached_batches,omitempty"`
 	Missing    int    `json:"missing_results,omitempty"`
 	Duplicates int    `json:"duplicate_results,omitempty"`
+	// The recovery paths (see study.BatchInfo).
+	KeepFiles         bool     `json:"keep_files,omitempty"`
+	DownloadRetries   int      `json:"download_retries,omitempty"`
+	CreatesFound      int      `json:"creates_found,omitempty"`
+	Cancelled         int      `json:"cancelled_batches,omitempty"`
+	CancelledAnswers  int      `json:"cancelled_answers_collected,omitempty"`
+	CancelledRequests int      `json:"cancelled_requests,omitempty"`
+	Failed            int      `json:"failed_batches,omitempty"`
+	FailedReasons     []string `json:"failed_reasons,omitempty"`
+	Split             int      `json:"split_batches,omitempty"`
+	Collected         int      `json:"collected_batches,omitempty"`
+	Cleaned           int      `json:"cleaned_batches,omitempty"`
+}
+
+// recovery says what the batch recovery paths did, each with what it
+// counts of: empty for a run that needed none of them.
+func (b Batch) recovery() []string {
+	var out []string
+	if b.DownloadRetries > 0 {
+		out = append(out, fmt.Sprintf("results downloads tried again %d time(s), no batch sent again for them", b.DownloadRetries))
+	}
+	if b.CreatesFound > 0 {
+		out = append(out, fmt.Sprintf("%d of %d batch(es) found at the provider after their create answer was lost, not sent again", b.CreatesFound, b.Batches))
+	}
+	if b.Cancelled > 0 {
+		out = append(out, fmt.Sprintf("%d batch(es) cancelled by an interrupt: answers of %d of their %d request(s) collected, not sent again", b.Cancelled, b.CancelledAnswers, b.CancelledRequests))
+	}
+	if b.Failed > 0 {
+		out = append(out, fmt.Sprintf("%d of %d batch(es) failed as a whole, not sent again (%s)", b.Failed, b.Batches, strings.Join(b.FailedReasons, "; ")))
+	}
+	if b.Split > 0 {
+		out = append(out, fmt.Sprintf("%d batch(es) refused for their size, each sent again in two halves", b.Split))
+	}
+	switch {
+	case b.KeepFiles:
+		out = append(out, fmt.Sprintf("files of the %d collected batch(es) kept at the provider (--keep-batch-files)", b.Collected))
+	case b.Collected > 0:
+		out = append(out, fmt.Sprintf("files deleted at the provider for %d of %d collected batch(es)", b.Cleaned, b.Collected))
+	}
+	return out
 }
 
 // line says it in one line; empty for a run that saw none of it.
@@ -63,6 +103,9 @@ func (r Net) line() string {
 		}
 		if b.Missing+b.Duplicates > 0 {
 			line += fmt.Sprintf("; %d result(s) missing and %d duplicated by the provider", b.Missing, b.Duplicates)
+		}
+		for _, r := range b.recovery() {
+			line += "; " + r
 		}
 		parts = append(parts, line)
 	}

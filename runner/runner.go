@@ -118,6 +118,12 @@ type Config struct {
 	// (or, from a batch, not kept), and the session fails with kind
 	// session_too_large.
 	MaxSessionBytes int64
+	// Fence, when set, is asked before every call (each turn and each
+	// retry) whether the process may still make it for the job: a worker
+	// whose lease on the session lapsed, and was taken over, must not pay
+	// for it again. An error stops the session, interrupted, without the
+	// call; FenceStops counts such sessions.
+	Fence func(ctx context.Context, job Job) error
 }
 
 // Waves follows the sessions in flight.
@@ -161,6 +167,9 @@ type Stats struct {
 	RateLimitWaits int
 	// PaceWaits is how often a call waited for the run's calls per second.
 	PaceWaits int
+	// FenceStops is how many sessions stopped before a call because the
+	// process no longer held them (Config.Fence).
+	FenceStops int
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -210,7 +219,7 @@ func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Si
 	}
 	start := time.Now()
 	results := make(chan result, min(cfg.Concurrency*2, 4096)) // a batch run may have 100,000 in flight
-	var attempts, failures, rateWaits atomic.Int64
+	var attempts, failures, rateWaits, fenced atomic.Int64
 
 	writerErr := make(chan error, 1)
 	var stats Stats
@@ -267,7 +276,7 @@ dispatch:
 			}
 			// Backoff jitter depends on the session, not on scheduling.
 			rng := rand.New(rand.NewPCG(cfg.JitterSeed, uint64(job.Seq)))
-			se, err := runOne(gctx, drain, cfg, p, job, rng, out, shared, &attempts, &failures, &rateWaits)
+			se, err := runOne(gctx, drain, cfg, p, job, rng, out, shared, &attempts, &failures, &rateWaits, &fenced)
 			if cfg.Waves != nil {
 				cfg.Waves.Ended()
 			}
@@ -306,6 +315,7 @@ dispatch:
 		stats.StoppedBy = "outage"
 	}
 	stats.RateLimitWaits = int(rateWaits.Load())
+	stats.FenceStops = int(fenced.Load())
 	if cfg.Pace != nil {
 		stats.PaceWaits = cfg.Pace.Waits()
 	}
@@ -468,11 +478,11 @@ func writeBatch(ctx context.Context, cfg Config, sink Sink, b batch, stats *Stat
 
 // runOne drives one session to its end. The returned error is only for
 // storage failures; model and transport failures are data.
-func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, out *outages, shared *sharedFailure, attempts, failures, rateWaits *atomic.Int64) (store.Session, error) {
+func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job, rng *rand.Rand, out *outages, shared *sharedFailure, attempts, failures, rateWaits, fenced *atomic.Int64) (store.Session, error) {
 	if job.Repeat > 0 {
 		ctx = provider.WithRepeat(ctx, job.Repeat)
 	}
-	se := store.Session{ID: job.ID, Seq: job.Seq, SchedulePos: job.SchedulePos, Spec: job.Spec, Started: time.Now(),
+	se := store.Session{ID: job.ID, Seq: job.Seq, SchedulePos: job.SchedulePos, Spec: job.Spec, Started: time.Now(), Incarnation: job.Incarnation,
 		Status: store.SessionComplete, Attempts: []store.Attempt{}, Artifacts: map[string]store.Blob{}}
 	pack := store.Pack
 	if cfg.Waves != nil {
@@ -554,6 +564,21 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 				se.Status = store.SessionInterrupted
 				se.Finished = time.Now()
 				return se, nil
+			}
+			if cfg.Fence != nil {
+				// Asked after any wait for the endpoint, just before the
+				// call.
+				if err := cfg.Fence(ctx, job); err != nil {
+					// The process no longer holds the session (another
+					// took it over while this one was paused): the call
+					// is not made, and what was sent stays on record as
+					// an interrupted incarnation.
+					out.release(probe)
+					fenced.Add(1)
+					se.Status = store.SessionInterrupted
+					se.Finished = time.Now()
+					return se, nil
+				}
 			}
 			a := store.Attempt{Incarnation: job.Incarnation, Call: call, Attempt: n, Phase: phase, Started: time.Now(), RequestSHA: reqSHA}
 			reserved, allowed := 0.0, true

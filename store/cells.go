@@ -234,6 +234,22 @@ type Worker struct {
 	done chan struct{}
 	mu   sync.Mutex
 	err  error // the last heartbeat's failure
+
+	// held is the fence: the cells the worker holds, each with the
+	// incarnation it claimed and until when (on this process's monotonic
+	// clock, from before the statement that set the lease) it knows the
+	// lease to hold. Holds reads it before every call.
+	hmu    sync.Mutex
+	held   map[string]heldCell
+	fence  sync.Mutex // one renewal at a time for Holds
+	checks int        // renewals Holds made (tests)
+}
+
+// heldCell is a cell the worker claimed: the incarnation, and until when
+// its lease surely holds.
+type heldCell struct {
+	incarnation int
+	until       time.Time
 }
 
 // Join registers h as a worker of a run and starts its heartbeat. Leave
@@ -244,7 +260,7 @@ func (s *Store) Join(ctx context.Context, runID string, h Holder, record []byte)
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{s: s, runID: runID, token: tok, holder: h, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &Worker{s: s, runID: runID, token: tok, holder: h, stop: make(chan struct{}), done: make(chan struct{}), held: map[string]heldCell{}}
 	now, err := s.leaseNow(ctx, s.db)
 	if err != nil {
 		return nil, err
@@ -285,20 +301,100 @@ func (w *Worker) beat() {
 }
 
 // renew moves the lease of the worker's claimed cells, and its heartbeat,
-// one lease timeout past now.
+// one lease timeout past now. The cells it still holds (a paused worker's
+// may have been taken over) are the fence's again until one lease timeout
+// past the moment before it asked: the database's now is later, so the
+// lease the database holds lasts at least as long.
 func (w *Worker) renew(ctx context.Context) error {
 	s := w.s
+	asked := s.now()
 	now, err := s.leaseNow(ctx, s.db)
 	if err != nil {
 		return err
 	}
 	until := now.Add(s.leaseTimeout()).UnixMilli()
-	if _, err := s.db.ExecContext(ctx, `UPDATE cells SET lease_until = ? WHERE run_id = ? AND state = ? AND token = ?`,
-		until, w.runID, CellClaimed, w.token); err != nil {
+	rows, err := s.db.QueryContext(ctx, `UPDATE cells SET lease_until = ? WHERE run_id = ? AND state = ? AND token = ? RETURNING session_id, claims`,
+		until, w.runID, CellClaimed, w.token)
+	if err != nil {
 		return s.fail(err)
 	}
+	renewed := map[string]int{}
+	for rows.Next() {
+		var id string
+		var claims int
+		if err := rows.Scan(&id, &claims); err != nil {
+			rows.Close()
+			return s.fail(err)
+		}
+		renewed[id] = claims
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.fail(err)
+	}
+	w.hmu.Lock()
+	for id, c := range w.held {
+		if claims, ok := renewed[id]; ok && claims == c.incarnation {
+			w.held[id] = heldCell{c.incarnation, asked.Add(s.leaseTimeout())}
+		}
+	}
+	w.hmu.Unlock()
 	_, err = s.db.ExecContext(ctx, `UPDATE run_workers SET heartbeat = ? WHERE run_id = ? AND token = ?`, now.UnixMilli(), w.runID, w.token)
 	return s.fail(err)
+}
+
+// ErrCellLost is matched by the error of Holds for a cell the worker no
+// longer holds: its lease ran out (the worker was paused, or could not
+// reach the database) and another worker took the cell over, or it was
+// given back.
+var ErrCellLost = errors.New("the worker no longer holds the session's cell")
+
+// Holds is the fence a worker passes before every call it makes for a
+// session: nil while it holds the session's cell as incarnation. Within
+// the lease the last claim or renewal gave it, it answers from memory;
+// past it (the heartbeat stopped: the process was paused, or the database
+// was out of reach) it renews at once and answers from what the database
+// says, so a paused worker finds out before its next call, not after it.
+// A cell another worker took over, or a later incarnation of it, is lost:
+// the call is not to be made.
+func (w *Worker) Holds(ctx context.Context, sessionID string, incarnation int) error {
+	if w.holdsNow(sessionID, incarnation) {
+		return nil
+	}
+	w.fence.Lock()
+	defer w.fence.Unlock()
+	if w.holdsNow(sessionID, incarnation) {
+		return nil // another call renewed meanwhile
+	}
+	w.checks++
+	if err := w.renew(ctx); err != nil {
+		return fmt.Errorf("store: run %s, session %s: the lease of its cell ran out and renewing it failed, so no call is made: %w", w.runID, sessionID, err)
+	}
+	if w.holdsNow(sessionID, incarnation) {
+		return nil
+	}
+	return fmt.Errorf("%w: run %s, session %s (incarnation %d): the lease ran out (this worker stopped renewing it for over %s) and the cell was taken over; no call is made",
+		ErrCellLost, w.runID, sessionID, incarnation, w.s.leaseTimeout())
+}
+
+// holdsNow says whether the fence knows the cell held, without asking.
+func (w *Worker) holdsNow(sessionID string, incarnation int) bool {
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
+	c, ok := w.held[sessionID]
+	return ok && c.incarnation == incarnation && w.s.now().Before(c.until)
+}
+
+// forget drops cells from the fence: stored, or given back.
+func (w *Worker) forget(ids ...string) {
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
+	if ids == nil {
+		clear(w.held)
+	}
+	for _, id := range ids {
+		delete(w.held, id)
+	}
 }
 
 // Err is the last heartbeat's failure, if it failed.
@@ -328,6 +424,7 @@ func (w *Worker) Leave(ctx context.Context) error {
 
 // Release gives the cells the worker holds back to the run, open.
 func (w *Worker) Release(ctx context.Context) error {
+	w.forget()
 	_, err := w.s.db.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', holder = '', lease_until = 0 WHERE run_id = ? AND state = ? AND token = ?`,
 		CellOpen, w.runID, CellClaimed, w.token)
 	return w.s.fail(err)
@@ -341,6 +438,7 @@ func (w *Worker) Release(ctx context.Context) error {
 // each leaving it to the other.
 func (w *Worker) Stop(ctx context.Context) (last bool, err error) {
 	s := w.s
+	w.forget()
 	err = s.immediate(ctx, func(c *conn) error {
 		if _, err := c.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', holder = '', lease_until = 0 WHERE run_id = ? AND state = ? AND token = ?`,
 			CellOpen, w.runID, CellClaimed, w.token); err != nil {
@@ -387,6 +485,7 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 		return nil, s.fail(err)
 	}
 	defer tx.Rollback()
+	asked := s.now() // before the database's now: the fence's lease ends no later than the stored one
 	now, err := s.leaseNow(ctx, tx)
 	if err != nil {
 		return nil, err
@@ -456,6 +555,11 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	if err := tx.Commit(); err != nil {
 		return nil, s.named(fmt.Errorf("store: commit: %w", err))
 	}
+	w.hmu.Lock()
+	for _, c := range out {
+		w.held[c.ID] = heldCell{c.Incarnation, asked.Add(s.leaseTimeout())}
+	}
+	w.hmu.Unlock()
 	return out, nil
 }
 
@@ -513,28 +617,29 @@ func (s *Store) logInTx(ctx context.Context, tx *txn, runID string, lines []byte
 // log lines of what is stored, when the worker logs (Logs).
 func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Session, []byte, error) {
 	s := w.s
-	done := make([]string, 0, len(sessions))
-	var reopen []string
+	var done, reopen []Session
 	for _, se := range sessions {
 		if se.Status == SessionInterrupted {
-			reopen = append(reopen, se.ID)
+			reopen = append(reopen, se)
 		} else {
-			done = append(done, se.ID)
+			done = append(done, se)
 		}
 	}
 	// The update comes first, so that on SQLite the transaction holds the
-	// write lock before it reads anything.
+	// write lock before it reads anything. It is the fence: a cell moves
+	// on only while this worker holds it as the incarnation the session
+	// ran as (a session that carries none is matched by holder alone).
 	held := map[string]bool{}
 	for _, set := range []struct {
-		ids   []string
-		state string
+		sessions []Session
+		state    string
 	}{{done, CellDone}, {reopen, CellOpen}} {
-		if len(set.ids) == 0 {
+		if len(set.sessions) == 0 {
 			continue
 		}
-		in, args := inList(set.ids, set.state, w.runID, w.token, CellClaimed)
+		match, args := heldBy(set.sessions, set.state, w.runID, w.token, CellClaimed)
 		rows, err := tx.QueryContext(ctx, `UPDATE cells SET state = ?, lease_until = 0
-			WHERE run_id = ? AND token = ? AND state = ? AND session_id IN (`+in+`) RETURNING session_id`, args...)
+			WHERE run_id = ? AND token = ? AND state = ? AND (`+match+`) RETURNING session_id`, args...)
 		if err != nil {
 			return nil, nil, s.fail(err)
 		}
@@ -554,6 +659,7 @@ func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Sess
 	out := make([]Session, 0, len(sessions))
 	var lines []byte
 	for _, se := range sessions {
+		w.forget(se.ID)
 		if !held[se.ID] {
 			se.Status = SessionInterrupted
 		}
@@ -563,6 +669,37 @@ func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Sess
 		}
 	}
 	return out, lines, nil
+}
+
+// heldBy is the condition matching the cells of sessions, each at the
+// incarnation it ran as when it carries one, and its arguments: first the
+// leading ones, then the sessions'.
+func heldBy(sessions []Session, lead ...any) (string, []any) {
+	args := append(make([]any, 0, len(lead)+2*len(sessions)), lead...)
+	var ids []string
+	var b strings.Builder
+	for _, se := range sessions {
+		if se.Incarnation <= 0 {
+			ids = append(ids, se.ID)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteString("(session_id = ? AND claims = ?)")
+		args = append(args, se.ID, se.Incarnation)
+	}
+	if len(ids) > 0 {
+		if b.Len() > 0 {
+			b.WriteString(" OR ")
+		}
+		in, _ := inList(ids)
+		b.WriteString("session_id IN (" + in + ")")
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	return b.String(), args
 }
 
 // inList is the placeholders of an IN list of ids, and the arguments:

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -469,4 +471,71 @@ func benchClaim(b *testing.B, n int) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(runs), "runs")
+}
+
+// The fence: a worker answers Holds from memory within the lease its claim
+// gave; past it, it asks the database, and finds a cell another worker
+// took over lost, and one nobody took still its own (renewed). A session
+// stored as an incarnation the cell no longer has is kept as interrupted,
+// even by the worker that holds the cell's later incarnation.
+func TestCellFence(t *testing.T) { eachBackend(t, testCellFence) }
+
+func testCellFence(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 2)
+	ctx := context.Background()
+	cellRun(t, st[0], "r", 3)
+	a, err := st[0].Join(ctx, "r", Holder{Host: "h", PID: 1, Name: "worker a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := st[1].Join(ctx, "r", Holder{Host: "h", PID: 2, Name: "worker b"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := a.Claim(ctx, 2) // s002, s001
+	if err != nil || len(held) != 2 {
+		t.Fatalf("a claimed %+v, %v", held, err)
+	}
+	c.set(t0.Add(DefaultLeaseTimeout - time.Second))
+	for _, cl := range held {
+		if err := a.Holds(ctx, cl.ID, 1); err != nil {
+			t.Fatalf("within the lease: %v", err)
+		}
+	}
+	if a.checks != 0 {
+		t.Errorf("%d renewals within the lease; want none (answered from memory)", a.checks)
+	}
+	if err := a.Holds(ctx, "s002", 2); !errors.Is(err, ErrCellLost) {
+		t.Errorf("a later incarnation: %v; want ErrCellLost", err)
+	}
+	if err := a.Holds(ctx, "s000", 1); !errors.Is(err, ErrCellLost) {
+		t.Errorf("a cell never claimed: %v; want ErrCellLost", err)
+	}
+	// Paused past the lease: b takes s002 over (the first in schedule
+	// order); s001 it leaves alone.
+	c.set(t0.Add(2 * DefaultLeaseTimeout))
+	over, err := b.Claim(ctx, 1)
+	if err != nil || len(over) != 1 || over[0].ID != "s002" {
+		t.Fatalf("b claimed %+v, %v", over, err)
+	}
+	if err := a.Holds(ctx, "s002", 1); !errors.Is(err, ErrCellLost) || !strings.Contains(err.Error(), "taken over") {
+		t.Errorf("a cell taken over: %v; want ErrCellLost", err)
+	}
+	if err := a.Holds(ctx, "s001", 1); err != nil {
+		t.Errorf("a lapsed cell nobody took: %v; want it renewed", err)
+	}
+	if a.checks == 0 {
+		t.Error("past the lease, Holds did not ask the database")
+	}
+	// b ran s002 as incarnation 2; a stale copy of incarnation 1 that b
+	// itself would store is not the cell's result.
+	stale := asRun("s002", 2, 1)
+	stale.Incarnation = 1
+	if err := b.WriteSessions(ctx, "r", []Session{stale}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := st[1].StoredIDs(ctx, "r"); len(ids) != 0 {
+		t.Errorf("stored %v from a lost incarnation", ids)
+	}
 }

@@ -119,6 +119,10 @@ type Lease struct {
 	lost     chan struct{}
 	mu       sync.Mutex
 	lostErr  error
+	// until is when, on this process's clock, the lease surely still
+	// holds: one lease timeout past the moment before its last taking or
+	// renewal. Check reads it before every call.
+	until time.Time
 }
 
 // RunID is the run the lease is on.
@@ -263,6 +267,7 @@ type execQuerier interface {
 
 // acquireIn takes the lease on runID for h inside a write transaction.
 func (s *Store) acquireIn(ctx context.Context, q execQuerier, runID string, h Holder) (*Lease, error) {
+	asked := s.now()
 	now, err := s.leaseNow(ctx, q)
 	if err != nil {
 		return nil, err
@@ -300,7 +305,7 @@ func (s *Store) acquireIn(ctx context.Context, q execQuerier, runID string, h Ho
 		}
 		return nil, s.named(fmt.Errorf("store: taking the lease on run %s: %w", runID, err))
 	}
-	return &Lease{s: s, runID: runID, token: token, holder: h, acquired: now,
+	return &Lease{s: s, runID: runID, token: token, holder: h, acquired: now, until: asked.Add(s.leaseTimeout()),
 		stop: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}, nil
 }
 
@@ -355,6 +360,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
+	asked := l.s.now()
 	now, err := l.s.leaseNow(ctx, l.s.db)
 	if err != nil {
 		return err
@@ -364,6 +370,11 @@ func (l *Lease) Renew(ctx context.Context) error {
 		return l.s.named(fmt.Errorf("store: renewing the lease on run %s: %w", l.runID, err))
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		if err == nil {
+			l.mu.Lock()
+			l.until = asked.Add(l.s.leaseTimeout())
+			l.mu.Unlock()
+		}
 		return l.s.fail(err)
 	}
 	lost := &LeaseError{LeaseInfo: LeaseInfo{RunID: l.runID, Holder: Holder{Name: "another process", Host: "?"}}, Now: now, Timeout: l.s.leaseTimeout(), Lost: true}
@@ -379,6 +390,25 @@ func (l *Lease) Renew(ctx context.Context) error {
 		close(l.lost)
 	})
 	return l.Err()
+}
+
+// Check is the fence a holder passes before every call it makes: nil
+// while it holds the lease. Within the lease its last taking or renewal
+// gave, it answers from memory; past it (the heartbeat stopped: the
+// process was paused, or the database was out of reach) it renews at once,
+// so a paused process finds out that another took the run over before its
+// next call, not after it. A lost lease fails with ErrLeaseLost.
+func (l *Lease) Check(ctx context.Context) error {
+	l.mu.Lock()
+	ok, lost := l.s.now().Before(l.until), l.lostErr
+	l.mu.Unlock()
+	switch {
+	case lost != nil:
+		return lost
+	case ok:
+		return nil
+	}
+	return l.Renew(ctx)
 }
 
 // Release stops the heartbeat and gives the lease up. Releasing a lost

@@ -308,3 +308,38 @@ func testCreateRunLeased(t *testing.T) {
 		t.Errorf("the refused run was created: %v", err)
 	}
 }
+
+// Check answers from memory within the lease, renews past it when nobody
+// took the run over, and fails with ErrLeaseLost when another did: a
+// paused holder finds out before its next call.
+func TestLeaseCheck(t *testing.T) { eachBackend(t, testLeaseCheck) }
+
+func testLeaseCheck(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 2)
+	ctx := context.Background()
+	l := mustAcquire(t, st[0], "r1", Holder{Host: "h", PID: 1, Name: "first"})
+	c.set(t0.Add(DefaultLeaseTimeout / 2))
+	if err := l.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Past the lease with nobody else: renewed.
+	c.set(t0.Add(2 * DefaultLeaseTimeout))
+	if err := l.Check(ctx); err != nil {
+		t.Fatalf("a lapsed lease nobody took: %v", err)
+	}
+	if info, _, _ := st[1].RunLease(ctx, "r1"); !info.Heartbeat.Equal(t0.Add(2 * DefaultLeaseTimeout)) {
+		t.Errorf("heartbeat %v; want renewed by Check", info.Heartbeat)
+	}
+	// Paused past the lease while another takes the run over.
+	c.set(t0.Add(4 * DefaultLeaseTimeout))
+	mustAcquire(t, st[1], "r1", Holder{Host: "h", PID: 2, Name: "second"})
+	if err := l.Check(ctx); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("a lease taken over: %v; want ErrLeaseLost", err)
+	}
+	select {
+	case <-l.Lost():
+	default:
+		t.Error("Lost not closed")
+	}
+}

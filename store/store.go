@@ -429,6 +429,10 @@ type Session struct {
 	Artifacts    map[string]Blob `json:"-"`
 	InputTokens  int             `json:"input_tokens"`
 	OutputTokens int             `json:"output_tokens"`
+	// Incarnation is the incarnation the session ran as (1 for a first
+	// run); a worker stores it only while it holds the session's cell as
+	// that incarnation. Not stored: each attempt carries its own.
+	Incarnation int `json:"-"`
 }
 
 // Session statuses.

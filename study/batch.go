@@ -30,6 +30,26 @@ type BatchInfo struct {
 	Duplicates int `json:"duplicate_results,omitempty"`
 	Missing    int `json:"missing_results,omitempty"`
 	Unknown    int `json:"unknown_results,omitempty"`
+	// KeepFiles is the run's setting (--keep-batch-files): what a
+	// collected batch leaves at the provider stays there.
+	KeepFiles bool `json:"keep_files,omitempty"`
+	// The recovery paths, counted from the batches stored (every process
+	// of the run): results downloads tried again; batches whose create
+	// answer was lost and that were found at the provider; batches an
+	// interrupt cancelled, with the answers collected of their requests;
+	// batches that failed as a whole, with why; batches refused for their
+	// size and sent in halves; and of the batches collected, those whose
+	// files were deleted at the provider.
+	DownloadRetries   int      `json:"download_retries,omitempty"`
+	CreatesFound      int      `json:"creates_found,omitempty"`
+	Cancelled         int      `json:"cancelled_batches,omitempty"`
+	CancelledAnswers  int      `json:"cancelled_answers_collected,omitempty"`
+	CancelledRequests int      `json:"cancelled_requests,omitempty"`
+	Failed            int      `json:"failed_batches,omitempty"`
+	FailedReasons     []string `json:"failed_reasons,omitempty"`
+	Split             int      `json:"split_batches,omitempty"`
+	Collected         int      `json:"collected_batches,omitempty"`
+	Cleaned           int      `json:"cleaned_batches,omitempty"`
 }
 
 // batchAPI is the batch API of a model's provider.
@@ -55,7 +75,7 @@ func batchStack(st *store.Store, h *Header, p provider.Provider, notify func(bat
 		return nil, err
 	}
 	h.Net.Batch.Style = api.Style()
-	return &stack.Batch{RunID: h.RunID, API: api, Ledger: batchLedger{st, h.RunID}, Notify: notify}, nil
+	return &stack.Batch{RunID: h.RunID, API: api, Ledger: batchLedger{st, h.RunID}, Notify: notify, KeepFiles: h.Net.Batch.KeepFiles}, nil
 }
 
 // batchLedger keeps a run's batches in the store.
@@ -100,13 +120,38 @@ func recordBatch(ctx context.Context, st *store.Store, n *NetInfo, runID string,
 	}
 	b := n.Batch
 	b.Waves, b.Batches, b.Requests = 0, 0, 0
+	b.DownloadRetries, b.CreatesFound, b.Cancelled, b.CancelledAnswers, b.CancelledRequests = 0, 0, 0, 0, 0
+	b.Failed, b.FailedReasons, b.Split, b.Collected, b.Cleaned = 0, nil, 0, 0, 0
 	for _, r := range recs {
-		if r.State == batch.Lost {
+		switch r.State {
+		case batch.Lost:
 			continue
+		case batch.Split:
+			// Its requests went out in its halves, counted as batches.
+			b.Split++
+			continue
+		case batch.Collected:
+			b.Collected++
+			if r.Cleaned {
+				b.Cleaned++
+			}
 		}
 		b.Waves = max(b.Waves, r.Wave)
 		b.Batches++
 		b.Requests += len(r.Requests)
+		b.DownloadRetries += r.Rereads
+		if r.Found {
+			b.CreatesFound++
+		}
+		if r.WasCancelled {
+			b.Cancelled++
+			b.CancelledAnswers += r.Kept
+			b.CancelledRequests += len(r.Requests)
+		}
+		if r.Failed {
+			b.Failed++
+			b.FailedReasons = append(b.FailedReasons, fmt.Sprintf("batch %s: %s", r.ID, r.Reason))
+		}
 	}
 	ps := s.Batch.Stats()
 	b.Reattached += ps.Reattached

@@ -425,7 +425,7 @@ func holder(h *Header) store.Holder { return store.ThisProcess("budge " + h.Prot
 // holding is ctx, cancelled as well when the lease is lost (another
 // process took the run over), so this one stops calling and writing.
 func holding(ctx context.Context, lease *store.Lease) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(context.WithValue(ctx, leaseKey{}, lease))
 	go func() {
 		select {
 		case <-lease.Lost():
@@ -434,6 +434,33 @@ func holding(ctx context.Context, lease *store.Lease) (context.Context, func()) 
 		}
 	}()
 	return ctx, cancel
+}
+
+// leaseKey holds, in a context, the run lease the process holds (holding).
+type leaseKey struct{}
+
+// fence is what the runner asks before every call (runner.Config.Fence):
+// that the process still holds the run's lease, when it runs under one,
+// and, when sink is a worker, the session's cell as the job's
+// incarnation. A process paused past its lease finds out there, before it
+// pays for a session another process has taken over.
+func fence(ctx context.Context, sink runner.Sink) func(context.Context, runner.Job) error {
+	lease, _ := ctx.Value(leaseKey{}).(*store.Lease)
+	w, _ := sink.(*store.Worker)
+	if lease == nil && w == nil {
+		return nil
+	}
+	return func(ctx context.Context, j runner.Job) error {
+		if lease != nil {
+			if err := lease.Check(ctx); err != nil {
+				return err
+			}
+		}
+		if w != nil {
+			return w.Holds(ctx, j.ID, j.Incarnation)
+		}
+		return nil
+	}
 }
 
 // execute runs jobs through the stack into sink, logging every attempt.
@@ -463,7 +490,8 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 		defer s.Batch.Wait()
 	}
 	stats, runErr := runner.RunSeq(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: concurrency(c, h), Retry: h.Retry,
-		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait, Notice: c.Notice}), s.Provider, sink, n, jobs)
+		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait, Notice: c.Notice,
+		Fence: fence(ctx, sink)}), s.Provider, sink, n, jobs)
 	if log != nil {
 		if err := log.Close(); err != nil && runErr == nil {
 			runErr = err
@@ -683,7 +711,7 @@ func newStack(o NetOptions, st *store.Store, journal string, h *Header, p provid
 	info := p.Info()
 	n := &h.Net
 	if o.Batch {
-		n.Batch = &BatchInfo{Price: "no price (none in the config)"}
+		n.Batch = &BatchInfo{Price: "no price (none in the config)", KeepFiles: o.KeepBatchFiles}
 	}
 	if n.BodyFormat == "" {
 		n.BodyFormat = stack.BodyFormat(info)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/judge"
@@ -32,6 +33,32 @@ type Output interface {
 	// Unfinished says how the report counted failed or missing sessions
 	// and which command continues the run.
 	Unfinished() (how, command string)
+	// Verdict is what the run concluded, for a caller's exit status.
+	Verdict() Verdict
+	// View is what the viewer shows of the run.
+	View(ctx context.Context) (*View, error)
+}
+
+// View is a scored run as the viewer shows it: a pressure run's report
+// and its sessions scored again as pages need them, a framing run's
+// report, or a whole HTML page.
+type View struct {
+	Report   report.Pressure
+	Outcomes pressure.Stream
+	// Only scores the sessions ids names, without reading the others.
+	Only    func(ctx context.Context, ids []string) pressure.Stream
+	Framing *report.Framing
+	// Page is a run's whole HTML report (judge runs).
+	Page string
+}
+
+// Verdict is a run's conclusion as a gate reads it.
+type Verdict struct {
+	// Investigate: the run's predeclared decision rule fired.
+	Investigate bool
+	// Unmeasured says why the run measured nothing it can stand behind
+	// (too few answers read), "" when it measured.
+	Unmeasured string
 }
 
 // OpenForExport opens the run ref for its records (Output.Export) and
@@ -132,6 +159,27 @@ func (r *PressureResult) Unfinished() (how, command string) {
 	return "the measures above count them as not observed", "budge run"
 }
 
+func (r *PressureResult) Verdict() Verdict {
+	return Verdict{Investigate: r.Summary.Decision.Verdict == pressure.VerdictInvestigate}
+}
+
+// Verdict is not measurable when too few of a cell's items had all four
+// answers read: its DDS is no evidence of "no shift".
+func (r *FramingResult) Verdict() Verdict {
+	if r.Summary == nil || r.Summary.Measurability == nil || r.Summary.Measurability.Verdict != framing.VerdictNotMeasurable {
+		return Verdict{}
+	}
+	m := r.Summary.Measurability
+	msg := fmt.Sprintf("run %s: not measurable: %d cell(s) with under %.0f%% (or under %d) items answered in all four conditions",
+		r.Head().RunID, len(m.Unmeasurable), m.MinAnsweredShare*100, m.MinAnsweredItems)
+	if len(m.Unmeasurable) > 0 {
+		msg += "; e.g. " + m.Unmeasurable[0]
+	}
+	return Verdict{Unmeasured: msg}
+}
+
+func (r *JudgeResult) Verdict() Verdict { return Verdict{} }
+
 func (r *FramingResult) Render(_ context.Context, _ *store.Store, w io.Writer, format string) error {
 	if format == "html" {
 		return r.Report().HTML(w)
@@ -225,4 +273,32 @@ func (r *JudgeResult) Session(_ context.Context, _ *store.Store, id string) (any
 
 func (r *JudgeResult) Unfinished() (how, command string) {
 	return "the audit above counts them as judgments without a code", "budge judge"
+}
+
+// Reviewable is a result whose answers' explanations a blinded review
+// samples (package review): its scored sessions and their summary.
+type Reviewable interface {
+	Result
+	ReviewSource(ctx context.Context) (pressure.Stream, pressure.Summary)
+}
+
+func (r *PressureResult) ReviewSource(ctx context.Context) (pressure.Stream, pressure.Summary) {
+	return r.Stream(ctx), r.Summary
+}
+
+func (r *PressureResult) View(ctx context.Context) (*View, error) {
+	return &View{Report: r.Report(), Outcomes: r.Stream(ctx), Only: r.StreamOf}, nil
+}
+
+func (r *FramingResult) View(context.Context) (*View, error) {
+	rep := r.Report()
+	return &View{Framing: &rep}, nil
+}
+
+func (r *JudgeResult) View(context.Context) (*View, error) {
+	var b strings.Builder
+	if err := judge.Render(&b, "html", r.RenderHeader(), r.Audit); err != nil {
+		return nil, err
+	}
+	return &View{Page: b.String()}, nil
 }

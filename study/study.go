@@ -60,6 +60,10 @@ type NetOptions struct {
 	// Batch sends the run's calls through the provider's batch API, one
 	// turn per wave, at the batch price (provider/batch).
 	Batch bool
+	// KeepBatchFiles keeps what a batch run's collected batches leave at
+	// the provider (input and result files); by default they are deleted
+	// once every result is in the run's journal.
+	KeepBatchFiles bool
 	// BatchNotify, when set, is told of a batch run's waves and batches.
 	BatchNotify func(batch.Event)
 	// NoPreflight skips the check of the endpoint before the run

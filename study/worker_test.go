@@ -3,6 +3,7 @@ package study
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -166,5 +167,153 @@ func TestWorkersShareTheRate(t *testing.T) {
 	}
 	if len(calls) < 3 {
 		t.Errorf("%d calls fit in %d seconds at 400 a second", total, len(calls))
+	}
+}
+
+// pausable answers through the simulator until pauseAt calls have
+// started, then holds every further call, as a process stopped (SIGSTOP)
+// holds its calls, until resume is closed. It records each call it
+// answers by session and turn.
+type pausable struct {
+	provider.Provider
+	pauseAt int
+	paused  chan struct{} // closed at the first held call
+	resume  chan struct{}
+
+	mu       sync.Mutex
+	started  int
+	held     int // calls held at the pause: in flight when it came
+	after    int // calls started after resume, not held
+	answered map[string]int
+	late     map[string]bool // answered at or after the pause
+}
+
+func (p *pausable) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
+	p.mu.Lock()
+	p.started++
+	hold := false
+	select {
+	case <-p.resume:
+		p.after++
+	default:
+		if p.started > p.pauseAt {
+			hold = true
+			if p.held++; p.held == 1 {
+				close(p.paused)
+			}
+		}
+	}
+	p.mu.Unlock()
+	if hold {
+		<-p.resume
+	}
+	p.mu.Lock()
+	c, _ := provider.CallOf(ctx)
+	k := fmt.Sprintf("%s/%d", c.Session, c.Turn)
+	p.answered[k]++
+	if hold || p.after > 0 {
+		p.late[k] = true
+	}
+	p.mu.Unlock()
+	return p.Provider.Chat(ctx, req)
+}
+
+// A worker paused past its lease (its heartbeat stopped, its calls held)
+// while another worker takes its sessions over and completes the run
+// finds out before its next call: once it resumes it makes none, and no
+// request is answered twice beyond those in flight at the pause. On
+// SQLite the run's lease is the fence as well; on PostgreSQL the cells'.
+func TestPausedWorkerPaysNothingTwice(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			var sts []*store.Store
+			if backend == "sqlite" {
+				dir := t.TempDir()
+				sts = []*store.Store{storetest.OpenDir(t, dir), storetest.OpenDir(t, dir)}
+			} else {
+				sts = openShared(t, 2)
+			}
+			const lease = time.Second
+			// The paused worker never beats on its own (its heartbeat
+			// stopped); the other beats as usual.
+			sts[0].LeaseTimeout, sts[0].LeaseRenew = lease, -1
+			sts[1].LeaseTimeout, sts[1].LeaseRenew = lease, lease/6
+			o := DefaultPressureOptions()
+			o.Seed, o.Concurrency = 5, 4
+			id, err := Detach(context.Background(), sts[0], o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &pausable{Provider: sim.New(simProfile(t, "default")), pauseAt: 12, paused: make(chan struct{}), resume: make(chan struct{}), answered: map[string]int{}, late: map[string]bool{}}
+			aDone := make(chan error, 1)
+			go func() {
+				c := o.Control
+				c.Provider = a
+				_, err := Work(context.Background(), sts[0], id, c)
+				aDone <- err
+			}()
+			select {
+			case <-a.paused:
+			case err := <-aDone:
+				t.Fatalf("the first worker ended before its pause: %v", err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the first worker never reached its pause")
+			}
+			// Past the paused worker's lease, the other takes over and
+			// completes the run.
+			time.Sleep(lease + lease/2)
+			b := &pausable{Provider: sim.New(simProfile(t, "default")), pauseAt: 1 << 30, paused: make(chan struct{}), resume: make(chan struct{}), answered: map[string]int{}, late: map[string]bool{}}
+			c := o.Control
+			c.Provider = b
+			res, err := Work(context.Background(), sts[1], id, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr := res.(*PressureResult)
+			if pr.Run.Status != store.RunComplete || pr.Manifest.Counts.Complete != pr.Manifest.Counts.Planned {
+				t.Fatalf("status %s, counts %+v", pr.Run.Status, pr.Manifest.Counts)
+			}
+			// The paused worker resumes.
+			close(a.resume)
+			select {
+			case err := <-aDone:
+				t.Logf("the resumed worker ended: %v", err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the resumed worker did not stop")
+			}
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			// Calls of sessions the paused worker had under way before the
+			// pause are made again by the other (the lost incarnation's calls
+			// are on record as its attempts); of the calls at or after the
+			// pause, only those in flight at it may be answered twice.
+			twice, redone := 0, 0
+			for k := range a.answered {
+				if a.late[k] {
+					twice += b.answered[k]
+				} else {
+					redone += b.answered[k]
+				}
+			}
+			t.Logf("paused worker: %d calls before the pause (%d made again by the other), %d in flight at it, %d after resuming; %d answered twice at or after the pause; the other made %d calls",
+				a.pauseAt, redone, a.held, a.after, twice, b.started)
+			if a.after != 0 {
+				t.Errorf("the resumed worker made %d calls after its lease was taken over", a.after)
+			}
+			if twice > a.held {
+				t.Errorf("%d requests answered twice at or after the pause, beyond the %d in flight at it", twice, a.held)
+			}
+			again, err := LoadPressure(context.Background(), sts[1], id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What the resumed worker paid for is kept, as attempts of an
+			// interrupted incarnation; the measures stand.
+			got, want := again.Manifest.Counts, pr.Manifest.Counts
+			if got.Complete != want.Complete || got.Failed != want.Failed || got.InputTokens != want.InputTokens || got.Attempts < want.Attempts {
+				t.Errorf("after the resumed worker stopped, counts %+v; want %+v", got, want)
+			}
+			sameResults(t, "the run of two workers, one paused", again, inProcessRun(t, 5))
+		})
 	}
 }

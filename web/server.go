@@ -56,19 +56,10 @@ type Options struct {
 	LoadReport func(ctx context.Context, st *store.Store, runID string) (*Scored, error)
 }
 
-// Scored is a whole scored pressure run, for the report and the sampling:
-// its report, and its sessions scored again one at a time when the page
-// needs them (never all in memory).
-type Scored struct {
-	Report   report.Pressure
-	Outcomes pressure.Stream
-	// Only scores the sessions ids names, without reading the others.
-	Only    func(ctx context.Context, ids []string) pressure.Stream
-	Framing *report.Framing
-	// Page is a run's whole HTML report as the loader wrote it (judge
-	// runs).
-	Page string
-}
+// Scored is a scored run as the viewer shows it (study.View): a pressure
+// run's report and its sessions scored again one at a time when a page
+// needs them (never all in memory), a framing report, or a whole page.
+type Scored = study.View
 
 // Server serves the viewer.
 type Server struct {

@@ -192,21 +192,13 @@ func anySet(fs *flag.FlagSet, names ...string) bool {
 	return set
 }
 
-// unmeasured is the invalid-result exit for a framing run whose judge
-// could not be measured (too few answers read): its DDS is no evidence of
-// "no shift".
+// unmeasured is the invalid-result exit for a run that measured nothing
+// it can stand behind.
 func unmeasured(res study.Result) error {
-	fr, ok := res.(*study.FramingResult)
-	if !ok || fr.Summary == nil || fr.Summary.Measurability == nil || fr.Summary.Measurability.Verdict != framing.VerdictNotMeasurable {
-		return nil
+	if v := res.Verdict(); v.Unmeasured != "" {
+		return codedError{ExitUnmeasured, errors.New(v.Unmeasured)}
 	}
-	m := fr.Summary.Measurability
-	msg := fmt.Sprintf("run %s: not measurable: %d cell(s) with under %.0f%% (or under %d) items answered in all four conditions",
-		res.Head().RunID, len(m.Unmeasurable), m.MinAnsweredShare*100, m.MinAnsweredItems)
-	if len(m.Unmeasurable) > 0 {
-		msg += "; e.g. " + m.Unmeasurable[0]
-	}
-	return codedError{ExitUnmeasured, errors.New(msg)}
+	return nil
 }
 
 // dataFlags are budge framing run's flags for its items.

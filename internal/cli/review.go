@@ -102,12 +102,13 @@ func reviewSample(ctx context.Context, std IO, st *store.Store, ref, reviewers s
 	if err != nil {
 		return err
 	}
-	pr, ok := res.(*study.PressureResult)
+	rv, ok := res.(study.Reviewable)
 	if !ok {
-		return usageError{"the explanation review is for pressure runs"}
+		return usageError{"the explanation review is for pressure runs; " + res.Head().RunID + " is not one"}
 	}
-	id := pr.Run.ID
-	rev, tokens, err := review.Freeze(ctx, st, id, [2]string{names[0], names[1]}, seed, successes, pr.Stream(ctx), pr.Summary)
+	id := rv.Stored().ID
+	outcomes, summary := rv.ReviewSource(ctx)
+	rev, tokens, err := review.Freeze(ctx, st, id, [2]string{names[0], names[1]}, seed, successes, outcomes, summary)
 	if err != nil {
 		return err
 	}

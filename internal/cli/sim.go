@@ -50,7 +50,9 @@ purpose batch, POST /v1/batches, GET /v1/batches/ID, GET
 Batches (POST /v1/messages, /v1/messages/batches, its results and cancel),
 so budge run --batch runs offline. A batch ends --batch-delay after it is
 created; --batch-error-rate fails a share of its requests; --batch-expire N
-lets the Nth batch expire half done. Each request a batch answers is in the
+lets the Nth batch expire half done; --batch-faults plants the failures of
+the batch money paths (failed and cut downloads, lost creates, batches that
+fail as a whole, size refusals, results moved to results_url). Each request a batch answers is in the
 request log with fault "batch".`
 
 const simExamples = `
@@ -58,6 +60,7 @@ const simExamples = `
   budge sim serve --addr 127.0.0.1:8088 --rate-429 0.2 --rate-5xx 0.05 --rate-reset 0.02 --rate-truncate 0.02 --request-log req.jsonl
   budge sim serve --latency 100ms --latency-dist exponential
   budge sim serve --batch-delay 2s --batch-error-rate 0.05 --batch-expire 2
+  budge sim serve --batch-faults fail-downloads=2,cut-downloads=1,lose-create=1,max-bytes=400000
   budge sim serve --oracle-deck docs/examples/tablet-loan.yaml --oracle-deck discovery`
 
 func cmdSim(ctx context.Context, std IO, args []string) error {
@@ -86,6 +89,7 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 	judgeData := fs.String("judge-data", "sample", `items whose answers the simulated judge knows: "sample", a file or a directory`)
 	batchDelay := fs.Duration("batch-delay", 2*time.Second, "how long a batch (OpenAI Batch API or Anthropic Message Batches) stays in progress")
 	batchErrors := fs.Float64("batch-error-rate", 0, "share of a batch's requests that fail inside it (a 500 in their result)")
+	batchFaults := fs.String("batch-faults", "", sim.BatchFaultsHelp)
 	keyEnv := fs.String("api-key-env", "", "NAME: require the key held in the environment variable NAME on every request (as an API does; 401 otherwise)")
 	oracleDecks := listVar(fs, "oracle-deck", false, "`DECK` (a built-in name, a deck file or a folder) whose answer key sim:oracle is handed; "+
 		"serves the model sim:oracle, which answers that deck as a correct model would (repeatable; without it sim:oracle is not served)")
@@ -101,6 +105,9 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 	o := sim.ServerOptions{Faults: sim.Faults{RateLimit: *r429, RetryAfter: *retryAfter, ServerErr: *r5xx, Reset: *reset,
 		Truncate: *trunc, Malformed: *malformed, Empty: *empty, Messy: *messy, Latency: *latency, Jitter: *jitter, LatencyDist: *dist, Seed: *seed},
 		Batch: sim.BatchOptions{Delay: *batchDelay, ErrorRate: *batchErrors, Expire: expire}}
+	if err := o.Batch.SetFaults(*batchFaults); err != nil {
+		return usageError{err.Error()}
+	}
 	if *keyEnv != "" {
 		if o.APIKey = os.Getenv(*keyEnv); o.APIKey == "" {
 			return usageError{fmt.Sprintf("--api-key-env %s: the variable is not set or empty", *keyEnv)}

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/buildlab/budge/judge"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
@@ -159,18 +157,5 @@ func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, e
 	if err != nil {
 		return nil, err
 	}
-	switch r := res.(type) {
-	case *study.PressureResult:
-		return &web.Scored{Report: r.Report(), Outcomes: r.Stream(ctx), Only: r.StreamOf}, nil
-	case *study.FramingResult:
-		rep := r.Report()
-		return &web.Scored{Framing: &rep}, nil
-	case *study.JudgeResult:
-		var b strings.Builder
-		if err := judge.Render(&b, "html", r.RenderHeader(), r.Audit); err != nil {
-			return nil, err
-		}
-		return &web.Scored{Page: b.String()}, nil
-	}
-	return nil, fmt.Errorf("run %s: this budge cannot score it", id)
+	return res.View(ctx)
 }

@@ -147,6 +147,17 @@ type Record struct {
 	Later bool `json:"later,omitempty"`
 	// Cleaned says its files were deleted at the provider.
 	Cleaned bool `json:"cleaned,omitempty"`
+	// Found says its create answer was lost and the batch was found at
+	// the provider, not sent again; WasCancelled that it was cancelled
+	// (an interrupted run) and its finished results collected after;
+	// Kept how many answers its collection kept; Rereads how often reading
+	// its results failed and was tried again; Failed that it failed as a
+	// whole (Reason says why).
+	Found        bool `json:"found,omitempty"`
+	WasCancelled bool `json:"was_cancelled,omitempty"`
+	Kept         int  `json:"kept,omitempty"`
+	Rereads      int  `json:"rereads,omitempty"`
+	Failed       bool `json:"failed,omitempty"`
 }
 
 // Failed is one request a batch failed.
@@ -270,6 +281,10 @@ type Stats struct {
 	// failed as a whole; Split batches refused for their size and split;
 	// Cleaned batches whose files were deleted at the provider.
 	Rereads, Failed, Split, Cleaned int
+	// Found counts batches whose create answer was lost, found at the
+	// provider instead of sent again; CancelledRecovered the answers
+	// collected from batches an interrupt had cancelled.
+	Found, CancelledRecovered int
 	// Reasons are why batches failed, as the provider said.
 	Reasons []string
 }
@@ -373,7 +388,8 @@ func (b *Batcher) Start(ctx context.Context) error {
 				continue
 			}
 			known[id] = true
-			r.ID, r.State = id, Submitted
+			r.ID, r.State, r.Found = id, Submitted, true
+			b.count(func(s *Stats) { s.Found++ })
 			if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
 				return err
 			}
@@ -381,6 +397,9 @@ func (b *Batcher) Start(ctx context.Context) error {
 		}
 		b.note(Event{Wave: r.Wave, Batches: 1, Requests: len(r.Requests), Note: "collecting batch " + r.ID + " of an earlier process"})
 		r.Later = true
+		if r.State == Cancelled {
+			r.WasCancelled = true
+		}
 		n, err := b.collect(ctx, &r, nil)
 		if err != nil {
 			return err
@@ -389,6 +408,9 @@ func (b *Batcher) Start(ctx context.Context) error {
 		b.mu.Lock()
 		b.stats.Reattached++
 		b.stats.Recovered += n
+		if r.WasCancelled {
+			b.stats.CancelledRecovered += n
+		}
 		b.mu.Unlock()
 	}
 	return nil
@@ -722,6 +744,8 @@ func (b *Batcher) submit(ctx context.Context, r *Record, reqs []Request) (string
 			}
 		}
 		if found, ferr := b.c.API.Find(ctx, lookup(*r, known)); ferr == nil && found != "" {
+			r.Found = true
+			b.count(func(s *Stats) { s.Found++ })
 			b.note(Event{Wave: r.Wave, Note: fmt.Sprintf("submitting a batch failed (%v), and the provider has it: batch %s", pe, found)})
 			return found, nil
 		}
@@ -774,6 +798,10 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 		keyOf[e.CustomID] = e.Key
 	}
 	seen := make(map[string]bool, len(r.Requests))
+	// pass is what the current download gave: a download read again may
+	// give again what an earlier one gave before it was cut off, which is
+	// no duplicate of the provider's.
+	pass := make(map[string]bool, len(r.Requests))
 	kept := 0
 	var fails []Failed
 	var keepErr error
@@ -783,8 +811,12 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 			b.count(func(s *Stats) { s.Unknown++ })
 			return nil
 		}
+		again := pass[res.CustomID]
+		pass[res.CustomID] = true
 		if seen[res.CustomID] {
-			b.count(func(s *Stats) { s.Duplicates++ })
+			if again {
+				b.count(func(s *Stats) { s.Duplicates++ })
+			}
 			return nil
 		}
 		seen[res.CustomID] = true
@@ -814,6 +846,7 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 	wait = b.c.Poll
 	deadline := time.Now().Add(b.c.ReadFor)
 	for {
+		clear(pass)
 		err := b.c.API.Results(ctx, r.ID, read)
 		if err == nil {
 			break
@@ -834,6 +867,7 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 			b.c.Ledger.PutBatch(context.WithoutCancel(ctx), *r)
 			return kept, &provider.Error{Kind: provider.Canceled, Msg: fmt.Sprintf("the results of batch %s could not be read for %s (%v); they stay at the provider, and resuming the run collects them", r.ID, b.c.ReadFor, pe)}
 		}
+		r.Rereads++
 		b.count(func(s *Stats) { s.Rereads++ })
 		b.note(Event{Wave: r.Wave, Note: fmt.Sprintf("reading the results of batch %s failed after %d of %d (%v); reading again in %s", r.ID, len(seen), len(r.Requests), pe, wait)})
 		if err := b.c.Sleep(ctx, wait); err != nil {
@@ -862,7 +896,7 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 	if missing > 0 {
 		b.count(func(s *Stats) { s.Missing += missing })
 	}
-	r.State = Collected
+	r.State, r.Kept = Collected, kept
 	if byID == nil {
 		r.Errors = fails
 	}
@@ -874,7 +908,7 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 // kind the provider's error says (a refused file, a token limit): the
 // requests are not sent again blindly.
 func (b *Batcher) failed(ctx context.Context, r *Record, byID map[string]*call, st Status) error {
-	r.Reason = st.Failure.Error()
+	r.Reason, r.Failed = st.Failure.Error(), true
 	b.count(func(s *Stats) {
 		s.Failed++
 		s.Reasons = append(s.Reasons, fmt.Sprintf("batch %s: %s", r.ID, r.Reason))

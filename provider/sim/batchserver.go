@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -51,6 +52,97 @@ type BatchOptions struct {
 	// MoveResults serves message batch results only at their results_url,
 	// a path other than the documented one.
 	MoveResults bool `json:"move_results,omitempty"`
+}
+
+// BatchFaultsHelp describes the spec SetFaults reads (budge sim serve
+// --batch-faults).
+const BatchFaultsHelp = `faults planted at the batch endpoints, comma-separated: ` +
+	`fail-downloads=N (each results download fails N times with a 503), cut-downloads=N (then N are cut off half way), ` +
+	`lose-create=I+J (the Ith and Jth batch creates are made but their answer is lost), fail=I+J (those OpenAI batches fail as a whole, errors.data), ` +
+	`fail-code=CODE (their code; token_limit_exceeded), max-bytes=N (refuse batch input over N bytes), ` +
+	`cancel-done=F (the share of a batch answered before a cancel ends it), move-results (message batch results only at their results_url); ` +
+	`expire with --batch-expire`
+
+// SetFaults reads a fault spec (BatchFaultsHelp) into o.
+func (o *BatchOptions) SetFaults(spec string) error {
+	for _, f := range strings.Split(spec, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		name, val, hasVal := strings.Cut(f, "=")
+		bad := func(err error) error {
+			return fmt.Errorf("batch fault %q: %v (%s)", f, err, BatchFaultsHelp)
+		}
+		need := func() error {
+			if !hasVal || val == "" {
+				return bad(fmt.Errorf("%s needs a value", name))
+			}
+			return nil
+		}
+		var err error
+		switch name {
+		case "fail-downloads", "cut-downloads":
+			if err = need(); err == nil {
+				var n int
+				if n, err = strconv.Atoi(val); err == nil && n < 0 {
+					err = fmt.Errorf("must not be negative")
+				}
+				if name == "fail-downloads" {
+					o.FailDownloads = n
+				} else {
+					o.CutDownloads = n
+				}
+			}
+		case "lose-create", "fail":
+			if err = need(); err == nil {
+				var list []int
+				for _, v := range strings.Split(val, "+") {
+					n, perr := strconv.Atoi(v)
+					if perr != nil || n < 1 {
+						err = fmt.Errorf("batches are counted from 1, got %q", v)
+						break
+					}
+					list = append(list, n)
+				}
+				if name == "fail" {
+					o.Fail = append(o.Fail, list...)
+				} else {
+					o.LoseCreate = append(o.LoseCreate, list...)
+				}
+			}
+		case "fail-code":
+			if err = need(); err == nil {
+				o.FailCode = val
+			}
+		case "max-bytes":
+			if err = need(); err == nil {
+				if o.MaxBytes, err = strconv.ParseInt(val, 10, 64); err == nil && o.MaxBytes < 1 {
+					err = fmt.Errorf("must be positive")
+				}
+			}
+		case "cancel-done":
+			if err = need(); err == nil {
+				if o.CancelDone, err = strconv.ParseFloat(val, 64); err == nil && (o.CancelDone < 0 || o.CancelDone > 1) {
+					err = fmt.Errorf("must be in [0, 1]")
+				}
+			}
+		case "move-results":
+			if hasVal {
+				err = fmt.Errorf("takes no value")
+			}
+			o.MoveResults = true
+		default:
+			err = fmt.Errorf("unknown fault")
+		}
+		if err != nil {
+			if strings.HasPrefix(err.Error(), "batch fault") {
+				return err
+			}
+			return bad(err)
+		}
+	}
+	return nil
 }
 
 // Validate reports every problem.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +169,24 @@ func TestServerLatency(t *testing.T) {
 	}
 	if el := time.Since(start); el < 60*time.Millisecond {
 		t.Errorf("answered in %v with 60ms latency", el)
+	}
+}
+
+// A batch fault spec (budge sim serve --batch-faults) sets every fault the
+// batch conformance scenarios plant, and a bad one is refused naming it.
+func TestBatchFaultSpec(t *testing.T) {
+	var o sim.BatchOptions
+	if err := o.SetFaults("fail-downloads=2, cut-downloads=1,lose-create=1+3,fail=2,fail-code=quota,max-bytes=400000,cancel-done=0.5,move-results"); err != nil {
+		t.Fatal(err)
+	}
+	want := sim.BatchOptions{FailDownloads: 2, CutDownloads: 1, LoseCreate: []int{1, 3}, Fail: []int{2}, FailCode: "quota", MaxBytes: 400000, CancelDone: 0.5, MoveResults: true}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("got %+v\nwant %+v", o, want)
+	}
+	for _, bad := range []string{"lose-create=0", "fail-downloads=-1", "max-bytes", "cancel-done=2", "move-results=1", "nope=1"} {
+		var o sim.BatchOptions
+		if err := o.SetFaults(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 }

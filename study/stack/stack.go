@@ -48,6 +48,9 @@ type Batch struct {
 	API    batch.API
 	Ledger batch.Ledger
 	Notify func(batch.Event)
+	// KeepFiles keeps what collected batches leave at the provider
+	// (batch.Config.KeepFiles).
+	KeepFiles bool
 }
 
 // Stack is a model ready to run, with the layers that report back what they
@@ -76,7 +79,7 @@ func Build(p provider.Provider, o Options) (*Stack, error) {
 		}
 		s.Journal = j
 		s.Batch = batch.New(batch.Config{RunID: o.Batch.RunID, API: o.Batch.API, Info: info, Ledger: o.Batch.Ledger,
-			Journal: j, Cap: o.Concurrency, Notify: o.Batch.Notify})
+			Journal: j, Cap: o.Concurrency, Notify: o.Batch.Notify, KeepFiles: o.Batch.KeepFiles})
 		s.Provider = s.Batch
 	} else if o.JournalDir != "" && !info.InProcess {
 		j, err := replay.OpenJournal(o.JournalDir, p)

@@ -1,0 +1,213 @@
+package study
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
+)
+
+// batchRun runs the discovery deck with --batch against the simulator's
+// batch endpoints (what budge sim serve serves) planted with o, in style
+// (openai or anthropic); batch false runs it with direct calls instead.
+func batchRun(t *testing.T, style string, o sim.BatchOptions, batch bool, opts ...func(*PressureOptions)) (*PressureResult, *sim.Server, *sim.RequestLog, *store.Store) {
+	t.Helper()
+	log := &sim.RequestLog{}
+	srv, err := sim.NewServer(sim.ServerOptions{Batch: o, OnRequest: log.Add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	po := httpOptions(hs.URL+"/v1", 9)
+	if style == "anthropic" {
+		po.Model = "anthropic:sim"
+		po.Endpoint = endpoint.Options{BaseURL: hs.URL, Structured: "json_schema", Concurrency: 16, Env: endpoint.Env{AnthropicKey: "batch-test-credential"}}
+	}
+	if batch {
+		po.Batch, po.Concurrency = true, 100000
+	}
+	for _, f := range opts {
+		f(&po)
+	}
+	st := storetest.Open(t)
+	res, err := RunPressure(context.Background(), st, po)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, srv, log, st
+}
+
+// paidOnce checks that the server answered (was paid for) no more
+// requests than the run stored answers: a request answered twice would
+// be paid twice.
+func paidOnce(t *testing.T, st *store.Store, res *PressureResult, log *sim.RequestLog) int {
+	t.Helper()
+	answered := 0
+	for _, e := range log.Entries() {
+		if e.Fault == "batch" {
+			answered++
+		}
+	}
+	ss, err := st.Sessions(context.Background(), res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := 0
+	for _, se := range ss {
+		for _, a := range se.Attempts {
+			if a.Outcome == "ok" {
+				ok++
+			}
+		}
+	}
+	if answered != ok {
+		t.Errorf("the server answered %d batch requests; the run stored %d answers", answered, ok)
+	}
+	return answered
+}
+
+// Each batch conformance scenario, planted at the simulator's batch
+// endpoints: every request is paid at most once, the measures equal a
+// direct run's, and the manifest and the report count what the recovery
+// path did, with what it counts of.
+func TestBatchFaultsPayOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("batch runs of the discovery deck")
+	}
+	direct := map[string]*PressureResult{}
+	directOf := func(style string) *PressureResult {
+		if direct[style] == nil {
+			direct[style], _, _, _ = batchRun(t, style, sim.BatchOptions{}, false)
+		}
+		return direct[style]
+	}
+	for _, tc := range []struct {
+		name, style string
+		o           sim.BatchOptions
+		check       func(t *testing.T, b *BatchInfo, srv *sim.Server)
+		report      string
+	}{
+		{"download cut off", "openai", sim.BatchOptions{CutDownloads: 1}, func(t *testing.T, b *BatchInfo, srv *sim.Server) {
+			if b.DownloadRetries != b.Batches || srv.BatchCounts()["openai"] != b.Batches {
+				t.Errorf("%d downloads tried again for %d batches (%d at the server)", b.DownloadRetries, b.Batches, srv.BatchCounts()["openai"])
+			}
+		}, "results downloads tried again"},
+		{"download fails", "anthropic", sim.BatchOptions{FailDownloads: 1}, func(t *testing.T, b *BatchInfo, srv *sim.Server) {
+			if b.DownloadRetries != b.Batches || srv.BatchCounts()["anthropic"] != b.Batches {
+				t.Errorf("%d downloads tried again for %d batches (%d at the server)", b.DownloadRetries, b.Batches, srv.BatchCounts()["anthropic"])
+			}
+		}, "results downloads tried again"},
+		{"create answer lost", "openai", sim.BatchOptions{LoseCreate: []int{1}}, func(t *testing.T, b *BatchInfo, srv *sim.Server) {
+			if b.CreatesFound != 1 || srv.BatchCounts()["openai"] != b.Batches {
+				t.Errorf("%d creates found; %d batches stored, %d at the server", b.CreatesFound, b.Batches, srv.BatchCounts()["openai"])
+			}
+		}, "1 of "},
+		{"create answer lost", "anthropic", sim.BatchOptions{LoseCreate: []int{2}}, func(t *testing.T, b *BatchInfo, srv *sim.Server) {
+			if b.CreatesFound != 1 || srv.BatchCounts()["anthropic"] != b.Batches {
+				t.Errorf("%d creates found; %d batches stored, %d at the server", b.CreatesFound, b.Batches, srv.BatchCounts()["anthropic"])
+			}
+		}, "found at the provider after their create answer was lost"},
+		{"oversized refused", "openai", sim.BatchOptions{MaxBytes: 400_000}, func(t *testing.T, b *BatchInfo, srv *sim.Server) {
+			if b.Split == 0 || srv.BatchCounts()["openai"] != b.Batches {
+				t.Errorf("%d splits; %d batches stored, %d at the server", b.Split, b.Batches, srv.BatchCounts()["openai"])
+			}
+		}, "refused for their size"},
+		{"results only at results_url", "anthropic", sim.BatchOptions{MoveResults: true}, nil, "files deleted at the provider"},
+		{"expired", "openai", sim.BatchOptions{Expire: []int{1}}, nil, ""},
+	} {
+		t.Run(tc.style+"/"+tc.name, func(t *testing.T) {
+			res, srv, log, st := batchRun(t, tc.style, tc.o, true)
+			paid := paidOnce(t, st, res, log)
+			sameResults(t, tc.name, res, directOf(tc.style))
+			b := res.Manifest.Net.Batch
+			if b == nil {
+				t.Fatal("no batch record")
+			}
+			if b.Duplicates+b.Missing+b.Unknown > 0 {
+				t.Errorf("%d duplicate, %d missing, %d unknown results", b.Duplicates, b.Missing, b.Unknown)
+			}
+			if b.Collected == 0 || b.Cleaned != b.Collected || srv.Deleted() == 0 {
+				t.Errorf("files deleted for %d of %d collected batches (%d deletions at the server)", b.Cleaned, b.Collected, srv.Deleted())
+			}
+			if tc.check != nil {
+				tc.check(t, b, srv)
+			}
+			// Every failed attempt says why.
+			failed := 0
+			ss, _ := st.Sessions(context.Background(), res.Run.ID)
+			for _, se := range ss {
+				for _, a := range se.Attempts {
+					if a.Outcome != "ok" {
+						failed++
+						if a.ErrorKind == "" || a.ErrorMsg == "" {
+							t.Errorf("session %s: a failed attempt without its reason: %+v", se.ID, a)
+						}
+					}
+				}
+			}
+			if tc.name == "expired" && (failed == 0 || !strings.Contains(reportText(t, res), "failed")) {
+				t.Errorf("%d failed attempts after an expired batch", failed)
+			}
+			if txt := reportText(t, res); tc.report != "" && !strings.Contains(txt, tc.report) {
+				t.Errorf("the report does not say %q:\n%s", tc.report, txt)
+			}
+			t.Logf("%d requests paid, %d failed attempts; batch record %+v", paid, failed, *b)
+		})
+	}
+}
+
+// A batch that fails as a whole (errors.data: token limit exceeded) gives
+// each of its sessions the provider's reason, is not sent again, and is
+// counted in the manifest and the report with its reason.
+func TestBatchFailedAsAWholeRecorded(t *testing.T) {
+	res, srv, log, st := batchRun(t, "openai", sim.BatchOptions{Fail: []int{1}}, true)
+	paidOnce(t, st, res, log)
+	b := res.Manifest.Net.Batch
+	if b.Failed != 1 || len(b.FailedReasons) != 1 || !strings.Contains(b.FailedReasons[0], "token_limit_exceeded") || srv.BatchCounts()["openai"] != 1 {
+		t.Fatalf("batch record %+v, %d batches at the server", *b, srv.BatchCounts()["openai"])
+	}
+	c := res.Manifest.Counts
+	if c.Failed != c.Planned {
+		t.Errorf("counts %+v: every session of the failed batch should fail", c)
+	}
+	ss, _ := st.Sessions(context.Background(), res.Run.ID)
+	for _, se := range ss {
+		if se.FailureKind != string(provider.QuotaExceeded) || !strings.Contains(se.FailureMsg, "token_limit_exceeded") {
+			t.Fatalf("session %s: %s %q", se.ID, se.FailureKind, se.FailureMsg)
+		}
+	}
+	if txt := reportText(t, res); !strings.Contains(txt, "1 of 1 batch(es) failed as a whole") {
+		t.Errorf("the report does not show the failed batch:\n%s", txt)
+	}
+}
+
+// reportText is a run's text report.
+func reportText(t *testing.T, res *PressureResult) string {
+	t.Helper()
+	var b strings.Builder
+	if err := res.Report().Render(&b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// With KeepBatchFiles (--keep-batch-files) nothing is deleted at the
+// provider, and the report says the files were kept.
+func TestBatchKeepFiles(t *testing.T) {
+	res, srv, log, st := batchRun(t, "openai", sim.BatchOptions{}, true, func(o *PressureOptions) { o.KeepBatchFiles = true })
+	paidOnce(t, st, res, log)
+	b := res.Manifest.Net.Batch
+	if srv.Deleted() != 0 || b.Cleaned != 0 || !b.KeepFiles || b.Collected != b.Batches {
+		t.Errorf("%d deletions at the server; batch record %+v", srv.Deleted(), *b)
+	}
+	if txt := reportText(t, res); !strings.Contains(txt, "kept at the provider (--keep-batch-files)") {
+		t.Errorf("the report does not say the files were kept:\n%s", txt)
+	}
+}
