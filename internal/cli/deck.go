@@ -259,7 +259,7 @@ result in its manifest, and refuses to start if it fails.`, `
 }
 
 func deckFreeze(ctx context.Context, std IO, args []string) error {
-	fs := newFlags(std, "deck freeze", "NAME|FILE|FOLDER [--dir DIR]", `
+	fs := newFlags(std, "deck freeze", "NAME|FILE|FOLDER [--store DIR|URL]", `
 Freezes a deck before it is used: checks it, then records its sha256, a
 snapshot of its content and the time in the store. A run on a deck that was
 not frozen before it is labelled exploratory in its manifest and report. A

@@ -56,7 +56,7 @@ triggering sessions, all of them. decision_trigger_kinds gives their keys;
 the ones the report's decision counts under it.
 
 What the export points into is the run as stored. In a store directory
-(--dir), DIR/budge.db indexes runs, sessions, attempts and reviews, and
+(--store DIR), DIR/budge.db indexes runs, sessions, attempts and reviews, and
 DIR/runs/<id>/ holds the run's manifest.json (deck, model, settings,
 fingerprint, counts), log.jsonl (an attempt record per provider call and a
 session record per finished session, appended while the run ran) and
@@ -200,7 +200,7 @@ func writeCSV[T any](std IO, path string, each func(emit func(T) error) error) e
 }
 
 func cmdRuns(ctx context.Context, std IO, args []string) error {
-	fs := newFlags(std, "runs", "[flags]", "Lists stored runs, newest first.", "  budge runs\n  budge runs --dir /data/budge")
+	fs := newFlags(std, "runs", "[flags]", "Lists stored runs, newest first.", "  budge runs\n  budge runs --store /data/budge")
 	dir := dirFlag(fs)
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -227,7 +227,7 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 		return nil
 	})
 	if errors.Is(err, store.ErrNoStore) {
-		fmt.Fprintf(std.Err, "no runs in %s yet (no store there); start one with: budge run, or name the store with --dir or $BUDGE_DIR\n", store.Redact(*dir))
+		fmt.Fprintf(std.Err, "no runs in %s yet (no store there); start one with: budge run, or name the store with --store or $BUDGE_STORE\n", store.Redact(*dir))
 		return nil
 	}
 	return err
