@@ -181,18 +181,22 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 // $BUDGE_DIR, then ./budge-runs; the help states it once, in the usage
 // text. The location is only ever shown with its password redacted.
 func dirFlag(fs *flag.FlagSet) *string {
-	loc := os.Getenv("BUDGE_STORE")
+	loc, from := os.Getenv("BUDGE_STORE"), "$BUDGE_STORE"
 	if loc == "" {
-		loc = os.Getenv("BUDGE_DIR")
+		loc, from = os.Getenv("BUDGE_DIR"), "$BUDGE_DIR"
 	}
+	def := ""
 	if loc == "" {
 		loc = "budge-runs"
+		def = "(default budge-runs; $BUDGE_STORE or $BUDGE_DIR names another)"
+	} else {
+		def = fmt.Sprintf("(default %s, from %s)", store.Redact(loc), from)
 	}
-	fs.Var(storeFlag{&loc}, "store", "`LOCATION` of the runs: a directory, or a postgres:// URL (default $BUDGE_STORE, else $BUDGE_DIR, else budge-runs)")
+	fs.Var(storeFlag{&loc}, "store", "`LOCATION` of the runs: a directory, or a postgres:// URL "+def)
 	fs.Var(storeFlag{&loc}, "dir", "`LOCATION`: the same as --store (an alias kept for older scripts)")
 	for _, name := range []string{"store", "dir"} {
-		// The usage text states the default; the flag package would
-		// state it again as "(default budge-runs)".
+		// The usage text states the default and where it comes from; the
+		// flag package would state it again.
 		fs.Lookup(name).DefValue = ""
 	}
 	return &loc
