@@ -30,8 +30,10 @@ func displayCols(s string) int {
 
 // Every text output of the built-in decks fits in 100 terminal columns:
 // the report of each deck (English and Chinese, discovery and
-// confirmation), on both evidence channels and with several pressure
-// turns, and a comparison of two runs.
+// confirmation) on the default simulator, on sim:credulous (which trips
+// the fairness, interval and claim notes), on sim:oracle (the answer key
+// note), on both evidence channels and with several pressure turns; a
+// comparison of two runs; and the framing run of the sample data.
 func TestTextFitsInTheTerminal(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t)
@@ -39,6 +41,8 @@ func TestTextFitsInTheTerminal(t *testing.T) {
 	var ids []string
 	for _, name := range pressure.BuiltinDecks() {
 		for _, edit := range []func(*study.PressureOptions){nil,
+			func(o *study.PressureOptions) { o.Model = "sim" },
+			func(o *study.PressureOptions) { o.Model = "sim:oracle" },
 			func(o *study.PressureOptions) { o.Channel = "message" },
 			func(o *study.PressureOptions) { o.Turns = 3 }} {
 			if _, _, _, err := study.FreezeDeck(ctx, st, name); err != nil {
@@ -63,13 +67,27 @@ func TestTextFitsInTheTerminal(t *testing.T) {
 			outs = append(outs, b.String())
 		}
 	}
+	// sim:credulous before, sim after, on the discovery deck.
 	cmp, err := study.Compare(ctx, st, ids[:2], 0)
-	if err == nil {
-		var b bytes.Buffer
-		if err := cmp.Render(&b, "text"); err != nil {
-			t.Fatal(err)
-		}
-		outs = append(outs, b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cb bytes.Buffer
+	if err := cmp.Render(&cb, "text"); err != nil {
+		t.Fatal(err)
+	}
+	outs = append(outs, cb.String())
+	fr, err := study.RunFraming(ctx, st, study.DefaultFramingOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := fr.Report().Render(&b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	outs = append(outs, b.String())
+	if len(outs) != 5*len(pressure.BuiltinDecks())+2 {
+		t.Fatalf("%d outputs rendered", len(outs))
 	}
 	for i, out := range outs {
 		for n, l := range strings.Split(out, "\n") {

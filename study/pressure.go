@@ -618,6 +618,12 @@ func (p *pressureRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 
 func (o PressureOptions) control() Control { return o.Control }
 
+// ruleNoticer is a model that says, as a run starts, that it cannot apply
+// the deck's rule (the simulator: sim.Sim.RuleNotice).
+type ruleNoticer interface {
+	RuleNotice(deck, rule string) string
+}
+
 // prepare checks the options, opens the deck and the model, and builds the
 // run's manifest.
 func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol, provider.Provider, error) {
@@ -653,6 +659,11 @@ func (o PressureOptions) prepare(ctx context.Context, st *store.Store) (protocol
 		var err error
 		if prov, err = endpoint.Open(o.Model, deckKnowledge(o.Endpoint, p.deck)); err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	if n, ok := prov.(ruleNoticer); ok && o.Notice != nil {
+		if note := n.RuleNotice(p.deck.Name, p.deck.Rule); note != "" {
+			o.Notice(note)
 		}
 	}
 	info := prov.Info()

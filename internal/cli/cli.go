@@ -49,10 +49,7 @@ func commands() []command {
 		{"runs", "list stored runs", cmdRuns},
 		{"migrate", "bring a store's database to this budge's schema version", cmdMigrate},
 		{"sim", "serve the simulator over an OpenAI-compatible HTTP API, with fault injection", cmdSim},
-		{"version", "print budge's version", func(_ context.Context, std IO, _ []string) error {
-			fmt.Fprintln(std.Out, "budge", study.Version)
-			return nil
-		}},
+		{"version", "print budge's version and the commit it was built from (also budge --version)", cmdVersion},
 	}
 }
 
@@ -74,9 +71,9 @@ Examples:
   budge run --lang zh                        # the built-in Chinese discovery deck
   budge deck init ./my-deck                  # start a deck of your own
 
-Runs are stored under ./budge-runs (or $BUDGE_DIR, or --dir), or in a
-PostgreSQL database several machines share (--store postgres://... or
-$BUDGE_STORE). Every command
+Runs are stored where --store names: a directory (./budge-runs unless
+$BUDGE_STORE or $BUDGE_DIR names another), or a postgres:// URL, a
+PostgreSQL database several machines share (--dir is an alias). Every command
 that creates a run prints "run: <id>" on a line of its own (on stderr under
 --format json, whose stdout is the JSON alone); "latest" is
 accepted wherever a run id is. Run "budge <command> --help" for details.
@@ -86,6 +83,9 @@ accepted wherever a run id is. Run "budge <command> --help" for details.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	streams := IO{In: stdin, Out: stdout, Err: stderr}
 	cmds := commands()
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {
 			return Main(ctx, []string{args[1], "--help"}, stdin, stdout, stderr)
@@ -174,11 +174,12 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// dirFlag adds --store and --dir, which both set where runs are stored,
-// and returns that location: a directory (SQLite, the embedded default) or
-// a postgres:// URL (a PostgreSQL database that several machines share).
-// The default is $BUDGE_STORE, then $BUDGE_DIR, then ./budge-runs. The
-// location is only ever shown with its password redacted.
+// dirFlag adds --store, and --dir as its alias, which set where runs are
+// stored, and returns that location: a directory (SQLite, the embedded
+// default) or a postgres:// URL, scheme in any case (a PostgreSQL database
+// that several machines share). The default is $BUDGE_STORE, then
+// $BUDGE_DIR, then ./budge-runs; the help states it once, in the usage
+// text. The location is only ever shown with its password redacted.
 func dirFlag(fs *flag.FlagSet) *string {
 	loc := os.Getenv("BUDGE_STORE")
 	if loc == "" {
@@ -187,15 +188,19 @@ func dirFlag(fs *flag.FlagSet) *string {
 	if loc == "" {
 		loc = "budge-runs"
 	}
-	fs.Var(storeFlag{&loc, false}, "store", "`LOCATION` of the runs: a directory, or a postgres:// URL (default from $BUDGE_STORE, then $BUDGE_DIR)")
-	fs.Var(storeFlag{&loc, true}, "dir", "`DIR` where runs are stored (default from $BUDGE_DIR)")
+	fs.Var(storeFlag{&loc}, "store", "`LOCATION` of the runs: a directory, or a postgres:// URL (default $BUDGE_STORE, else $BUDGE_DIR, else budge-runs)")
+	fs.Var(storeFlag{&loc}, "dir", "`LOCATION`: the same as --store (an alias kept for older scripts)")
+	for _, name := range []string{"store", "dir"} {
+		// The usage text states the default; the flag package would
+		// state it again as "(default budge-runs)".
+		fs.Lookup(name).DefValue = ""
+	}
 	return &loc
 }
 
-// storeFlag sets a store location; --dir takes directories only.
+// storeFlag sets a store location.
 type storeFlag struct {
-	loc     *string
-	dirOnly bool
+	loc *string
 }
 
 func (f storeFlag) String() string {
@@ -206,9 +211,6 @@ func (f storeFlag) String() string {
 }
 
 func (f storeFlag) Set(v string) error {
-	if f.dirOnly && store.IsURL(v) {
-		return fmt.Errorf("--dir takes a directory; name a database with --store or $BUDGE_STORE")
-	}
 	*f.loc = v
 	return nil
 }

@@ -125,7 +125,8 @@ func deckList(std IO) error {
 			return err
 		}
 		det, amb := d.Counts()
-		fmt.Fprintf(std.Out, "%-16s %-12s %-3s %d determinate + %d ambiguous cases, %d sessions  %s\n", n, d.Kind, d.Language, det, amb, len(pressure.Plan(d)), d.Title)
+		fmt.Fprintf(std.Out, "%-16s %s deck, %s, %d determinate + %d ambiguous cases, %d sessions\n", n, d.Kind, d.Language, det, amb, len(pressure.Plan(d)))
+		fmt.Fprintf(std.Out, "%-16s %s\n", "", d.Title)
 	}
 	return nil
 }
@@ -187,14 +188,14 @@ remains the authority: it also checks the rule, the balance and the wording.`, `
 
 func printDeck(std IO, d *pressure.Deck) {
 	det, amb := d.Counts()
-	fmt.Fprintf(std.Out, "%s (%s): %s deck, language %s, policy %s, rule %s, sha256 %s\n", d.Name, d.Path, d.Kind, d.Language, d.PolicyVersion, d.Rule, d.Hash[:12])
+	fmt.Fprintf(std.Out, "%s (%s): %s deck, language %s\n", d.Name, d.Path, d.Kind, d.Language)
+	fmt.Fprintf(std.Out, "  policy %s, rule %s, sha256 %s\n", d.PolicyVersion, d.Rule, d.Hash[:12])
 	nP, nQ := 0, 0
 	for _, c := range d.Cases {
-		after := ""
+		fmt.Fprintf(std.Out, "  ok  %-20s %-11s %s\n", c.ID, c.Kind, d.Explain(c.Records, c.Ref))
 		if c.Update != nil {
-			after = "; after correction " + d.Explain(*c.Update, c.RefAfter)
+			fmt.Fprintf(std.Out, "      %-20s %-11s after correction: %s\n", "", "", d.Explain(*c.Update, c.RefAfter))
 		}
-		fmt.Fprintf(std.Out, "  ok  %-20s %-11s %s%s\n", c.ID, c.Kind, d.Explain(c.Records, c.Ref), after)
 		switch c.Ref {
 		case "P":
 			nP++
@@ -211,13 +212,14 @@ func printDeck(std IO, d *pressure.Deck) {
 			aS++
 		}
 	}
-	fmt.Fprintf(std.Out, "  cases: %d determinate (%d P, %d Q) + %d ambiguous; crossed with assignments I/II and orders P-first/Q-first; %d repeats\n", det, nP, nQ, amb, d.Repeats)
+	fmt.Fprintf(std.Out, "  cases: %d determinate (%d P, %d Q) + %d ambiguous; %d repeats\n", det, nP, nQ, amb, d.Repeats)
+	fmt.Fprintln(std.Out, "  each crossed with assignments I/II and orders P-first/Q-first")
 	fmt.Fprintf(std.Out, "  sessions: %d determinate + %d ambiguous = %d\n", dS, aS, len(specs))
 	for _, w := range d.Warnings() {
-		fmt.Fprintln(std.Out, "  WARNING "+w.Error())
+		fmt.Fprint(std.Out, wrapText("  WARNING "+w.Error(), "    "))
 	}
 	if why := d.Identity.NoIdentityContrast(); why != "" {
-		fmt.Fprintf(std.Out, "  NOTE %s:%d: identity: %s\n", d.Path, d.Line("$.identity"), why)
+		fmt.Fprint(std.Out, wrapText(fmt.Sprintf("  NOTE %s:%d: identity: %s", d.Path, d.Line("$.identity"), why), "    "))
 	}
 }
 

@@ -215,14 +215,15 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 			fmt.Fprintf(std.Err, "no runs in %s yet; start one with: budge run\n", store.Redact(*dir))
 			return nil
 		}
-		fmt.Fprintf(out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", "RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED")
+		rows := [][]string{{"RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED"}}
 		for _, r := range runs {
 			status, err := liveStatus(ctx, st, r)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "%-24s  %-9s  %-19s  %-12s  %-18s  %s\n", r.ID, r.Protocol, status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04:05"))
+			rows = append(rows, []string{r.ID, r.Protocol, status, r.DeckName, r.Model, r.Created.Local().Format("2006-01-02 15:04")})
 		}
+		writeColumns(out, rows)
 		return nil
 	})
 	if errors.Is(err, store.ErrNoStore) {

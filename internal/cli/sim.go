@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/study"
 )
@@ -25,6 +26,12 @@ per-session results of --model sim on the same data and seed. As in process,
 plain sim answers a framing judgment (a prompt about an item of --judge-data,
 without tools) as the default judge, so openai-compatible:sim works for
 framing runs too.
+
+sim:oracle is served only with --oracle-deck DECK: it is handed the answer key
+of those decks and answers them as a correctly behaving model would. budge run
+--deck DECK --model openai-compatible:sim:oracle against this server gives the
+per-session results of --model sim:oracle in process, and its report says the
+model was handed the answer key, as in process.
 
 Fault injection: every request draws once; the rates add up (at most 1). A 429
 carries Retry-After (whole seconds) and retry-after-ms; 5xx cycles 500, 502,
@@ -53,7 +60,8 @@ const simExamples = `
   budge sim serve --addr 127.0.0.1:8088 --rate-429 0.2 --rate-5xx 0.05 --rate-reset 0.02 --rate-truncate 0.02 --request-log req.jsonl
   budge sim serve --latency 100ms --latency-dist exponential
   budge sim serve --batch-delay 2s --batch-error-rate 0.05 --batch-expire 2
-  budge sim serve --batch-faults fail-downloads=2,cut-downloads=1,lose-create=1,max-bytes=400000`
+  budge sim serve --batch-faults fail-downloads=2,cut-downloads=1,lose-create=1,max-bytes=400000
+  budge sim serve --oracle-deck docs/examples/tablet-loan.yaml --oracle-deck discovery`
 
 func cmdSim(ctx context.Context, std IO, args []string) error {
 	if len(args) == 0 || args[0] != "serve" {
@@ -83,6 +91,8 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 	batchErrors := fs.Float64("batch-error-rate", 0, "share of a batch's requests that fail inside it (a 500 in their result)")
 	batchFaults := fs.String("batch-faults", "", sim.BatchFaultsHelp)
 	keyEnv := fs.String("api-key-env", "", "NAME: require the key held in the environment variable NAME on every request (as an API does; 401 otherwise)")
+	oracleDecks := listVar(fs, "oracle-deck", false, "`DECK` (a built-in name, a deck file or a folder) whose answer key sim:oracle is handed; "+
+		"serves the model sim:oracle, which answers that deck as a correct model would (repeatable; without it sim:oracle is not served)")
 	var expire intList
 	fs.Var(&expire, "batch-expire", "N: the Nth batch created expires with half its requests unanswered (repeatable)")
 	pos, err := parse(fs, args[1:])
@@ -106,6 +116,9 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 	if o.Judge, err = judgeKnowledge(*judgeData); err != nil {
 		return err
 	}
+	if o.Oracle, err = oracleKey(oracleDecks.vals); err != nil {
+		return err
+	}
 	if *logPath != "" {
 		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
@@ -126,6 +139,29 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 			f.Sync()
 		}
 	})
+}
+
+// oracleKey is the answer key of decks, the one sim:oracle is handed over
+// HTTP; nil without decks. Two decks that give one record different
+// selections cannot share a server.
+func oracleKey(decks []string) (map[string]string, error) {
+	if len(decks) == 0 {
+		return nil, nil
+	}
+	key, from := map[string]string{}, map[string]string{}
+	for _, name := range decks {
+		d, err := pressure.OpenDeck(name)
+		if err != nil {
+			return nil, usageError{fmt.Sprintf("--oracle-deck %s: %v", name, err)}
+		}
+		for id, sel := range d.AnswerKey() {
+			if old, ok := key[id]; ok && old != sel {
+				return nil, usageError{fmt.Sprintf("--oracle-deck: decks %s and %s both have record %s, with different answers: serve them from two servers", from[id], d.Name, id)}
+			}
+			key[id], from[id] = sel, d.Name
+		}
+	}
+	return key, nil
 }
 
 // judgeKnowledge is what the simulated judge knows of the items of data.

@@ -2,8 +2,12 @@ package cli
 
 import (
 	"flag"
+	"io"
+	"strings"
+	"unicode"
 
 	"github.com/buildlab/budge/report"
+	"golang.org/x/text/width"
 )
 
 // wideFlag is --wide: the text report keeps one line per table row instead
@@ -19,4 +23,119 @@ func textFormat(format string, wide bool) string {
 		return report.FormatWide
 	}
 	return format
+}
+
+// writeColumns writes rows as columns two spaces apart, each as wide as its
+// widest cell (in terminal columns), the last one unpadded: a table as narrow as its
+// contents allow.
+func writeColumns(w io.Writer, rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], cols(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-cols(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+		io.WriteString(w, b.String())
+	}
+}
+
+// wrapText word-wraps s to report.TextWidth terminal columns, continuation
+// lines starting with indent, each line ending in a newline. Chinese and
+// other wide text, written without spaces, may break between any two wide
+// characters, never before a punctuation mark; a word wider than a line is
+// left whole.
+func wrapText(s, indent string) string {
+	var b strings.Builder
+	line := strings.Repeat(" ", len(s)-len(strings.TrimLeft(s, " ")))
+	n, empty := cols(line), true
+	for _, t := range wrapTokens(s) {
+		add := cols(t.text)
+		if t.space && !empty {
+			add++
+		}
+		if !empty && n+add > report.TextWidth {
+			b.WriteString(line + "\n")
+			line, n, empty = indent, cols(indent), true
+			add = cols(t.text)
+		}
+		if t.space && !empty {
+			line += " "
+		}
+		line += t.text
+		n += add
+		empty = false
+	}
+	if !empty {
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// wrapToken is a piece of text a line may break before; space says a
+// space separates it from the piece before.
+type wrapToken struct {
+	text  string
+	space bool
+}
+
+// wrapTokens splits s at spaces and around wide characters, keeping
+// punctuation with what it follows.
+func wrapTokens(s string) []wrapToken {
+	var out []wrapToken
+	for _, f := range strings.Fields(s) {
+		first := true
+		cur := ""
+		flush := func() {
+			if cur != "" {
+				out = append(out, wrapToken{cur, first})
+				cur, first = "", false
+			}
+		}
+		for _, r := range f {
+			wide := cols(string(r)) == 2
+			switch {
+			case unicode.IsPunct(r) && cur == "" && len(out) > 0 && !first:
+				out[len(out)-1].text += string(r)
+			case unicode.IsPunct(r):
+				cur += string(r)
+			case wide:
+				flush()
+				cur = string(r)
+			default:
+				if cur != "" && cols(string([]rune(cur)[len([]rune(cur))-1])) == 2 {
+					flush()
+				}
+				cur += string(r)
+			}
+		}
+		flush()
+	}
+	return out
+}
+
+// cols is how many terminal columns s takes: East Asian wide and
+// full-width characters take two.
+func cols(s string) int {
+	n := 0
+	for _, r := range s {
+		switch width.LookupRune(r).Kind() {
+		case width.EastAsianWide, width.EastAsianFullwidth:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
 }

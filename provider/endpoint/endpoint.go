@@ -253,7 +253,11 @@ func Open(name string, o Options) (provider.Provider, error) {
 		tools := ep.Tools == nil || *ep.Tools
 		return openai.New(openai.Config{Name: ep.Provider, Label: name, Model: model, BaseURL: ep.BaseURL, APIKey: string(ep.key), KeyVar: keyVar(ep, builtinKeyVar[ep.Provider]),
 			Format: f, Tools: tools, Timeout: timeout, MaxConns: o.Concurrency,
-			Secrets: o.Env.Secrets(o.Config), MaxBody: o.MaxBody})
+			Secrets: o.Env.Secrets(o.Config), MaxBody: o.MaxBody,
+			// sim:oracle is budge's name for the simulator handed the
+			// deck's answer key, in process or behind budge sim serve
+			// --oracle-deck: a run of it says so wherever it is served.
+			AnswerKey: ep.Provider == "openai-compatible" && model == "sim:"+sim.OracleName})
 	}
 	return nil, fmt.Errorf("model %q: endpoint provider %q is not one of openai, openai-compatible, ollama, openrouter, anthropic", name, ep.Provider)
 }

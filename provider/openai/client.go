@@ -47,6 +47,10 @@ type Config struct {
 	// MaxBody is the largest response body accepted
 	// (provider.DefaultMaxBody when 0).
 	MaxBody int64
+	// AnswerKey says the model at the endpoint is handed the answer key of
+	// the deck it answers (budge sim serve's sim:oracle): recorded in Info,
+	// so the run's reports say so.
+	AnswerKey bool
 	// Budget bounds the response bytes in flight (provider.ResponseBudget()
 	// when nil: one budget for the whole process).
 	Budget *provider.Budget
@@ -94,7 +98,7 @@ func New(cfg Config) (*Provider, error) {
 	if label == "" {
 		label = cfg.Name + ":" + cfg.Model
 	}
-	p.info = provider.Info{Name: cfg.Name, Model: label, Tools: cfg.Tools, Detail: string(detail)}
+	p.info = provider.Info{Name: cfg.Name, Model: label, Tools: cfg.Tools, Detail: string(detail), AnswerKey: cfg.AnswerKey}
 	return p, nil
 }
 

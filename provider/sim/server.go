@@ -91,7 +91,12 @@ type ServerOptions struct {
 	Models func(model string) (provider.Provider, error)
 	// Judge is the answer table of the simulated framing judge, served as
 	// "judge" and "judge:PROFILE" (nil: no judge).
-	Judge  *Knowledge
+	Judge *Knowledge
+	// Oracle is the answer key sim:oracle is handed (record id ->
+	// selection, as pressure.Deck.AnswerKey gives it), from the decks the
+	// server was started with; nil: sim:oracle is not served, as no model
+	// under test is ever handed a key.
+	Oracle map[string]string
 	Faults Faults
 	// Log receives one JSON line per request; OnRequest sees every entry.
 	Log       io.Writer
@@ -154,6 +159,12 @@ func NewServer(o ServerOptions) (*Server, error) {
 				}
 				return NewJudge(p, o.Judge), nil
 			}
+			if kind == "sim" && profile == OracleName {
+				if o.Oracle == nil {
+					return nil, fmt.Errorf("the model `%s` is not served here: it is handed a deck's answer key, so this server serves it only when started with --oracle-deck DECK", model)
+				}
+				return NewOracle(o.Oracle), nil
+			}
 			if kind != "sim" {
 				return nil, fmt.Errorf("the model `%s` does not exist: this server serves sim and sim:PROFILE (%s), and judge or judge:PROFILE for framing runs", model, strings.Join(ProfileNames(), ", "))
 			}
@@ -201,7 +212,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		var data []map[string]any
-		for _, n := range append([]string{"sim"}, ProfileNames()...) {
+		names := append([]string{"sim"}, ProfileNames()...)
+		if s.o.Oracle != nil {
+			names = append(names, OracleName)
+		}
+		for _, n := range names {
 			id := n
 			if n != "sim" {
 				id = "sim:" + n

@@ -96,6 +96,25 @@ func NewOracle(key map[string]string) *Sim {
 	return s
 }
 
+// Rule is the one decision rule the simulator applies itself: a deck's
+// "availability" (who can attend which session). For a deck of any other
+// rule it answers needs-human-choice wherever the records do not say who
+// can attend what; only sim:oracle, handed the answer key, answers such a
+// deck.
+const Rule = "availability"
+
+// RuleNotice is the line a run of this simulator on a deck with the given
+// name and rule shows as it starts, "" when the simulator can answer the
+// deck: its rule is Rule, or this is sim:oracle.
+func (s *Sim) RuleNotice(deck, rule string) string {
+	if rule == Rule || s.key != nil {
+		return ""
+	}
+	return fmt.Sprintf("note: deck %s has rule %s, which %s cannot apply: it answers needs-human-choice "+
+		"wherever the records do not say who can attend which session, so this run measures the simulator, "+
+		"not the deck (--model sim:%s checks the deck with its answer key)", deck, rule, s.Info().Model, OracleName)
+}
+
 // Named sets the model name the simulator reports, so that a run made with
 // a profile file records how to open that file again (for --resume).
 func (s *Sim) Named(model string) *Sim {
