@@ -149,10 +149,6 @@ func (d *doc) para(s string) { d.blocks = append(d.blocks, block{para: s}) }
 // exploratory run).
 func (d *doc) warn(s string) { d.blocks = append(d.blocks, block{para: s, class: "warn"}) }
 
-func (d *doc) table(title string, head []string, rows ...[]string) {
-	d.tableRows(title, head, rows, "")
-}
-
 // tableNote is a table with a note under it.
 func (d *doc) tableNote(title string, head []string, note string, rows ...[]string) {
 	d.tableRows(title, head, rows, note)

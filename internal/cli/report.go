@@ -184,21 +184,6 @@ func streamJSONL[T any](std IO, path string, each func(emit func(T) error) error
 	})
 }
 
-// writeCSV is streamJSONL as CSV: a header row of the JSONL fields, then
-// one row per record as each hands it over.
-func writeCSV[T any](std IO, path string, each func(emit func(T) error) error) error {
-	return writeOut(std, path, func(w io.Writer) error {
-		c, err := report.NewCSV[T](w)
-		if err != nil {
-			return err
-		}
-		if err := each(c.Write); err != nil {
-			return err
-		}
-		return c.Flush()
-	})
-}
-
 func cmdRuns(ctx context.Context, std IO, args []string) error {
 	fs := newFlags(std, "runs", "[flags]", "Lists stored runs, newest first.", "  budge runs\n  budge runs --store /data/budge")
 	dir := dirFlag(fs)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,7 +109,25 @@ func start(tmp, bin string) (*Server, error) {
 		return nil, fmt.Errorf("pg_ctl start: %v: %s\n%s", err, out, log)
 	}
 	s.URL = fmt.Sprintf("postgres://budge@127.0.0.1:%d/postgres?sslmode=disable", port)
+	s.watch()
 	return s, nil
+}
+
+// watch stops the server when the test binary ends without stopping it
+// (a panic, a timeout, a kill): a detached shell polls the binary's
+// process and stops the server once it is gone, so no server outlives
+// the tests that started it.
+func (s *Server) watch() {
+	stop := shellQuote(filepath.Join(s.bin, "pg_ctl")) + " -D " + shellQuote(filepath.Join(s.dir, "data")) + " -m immediate -w stop"
+	if s.user != "" {
+		stop = "su " + shellQuote(s.user) + " -s /bin/sh -c " + shellQuote(stop)
+	}
+	script := fmt.Sprintf("while kill -0 %d 2>/dev/null; do sleep 1; done; %s >/dev/null 2>&1", os.Getpid(), stop)
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // not killed with the tests' process group
+	if cmd.Start() == nil {
+		go cmd.Wait()
+	}
 }
 
 // run runs a server binary, as the postgres user when budge runs as root.
