@@ -195,6 +195,9 @@ func anySet(fs *flag.FlagSet, names ...string) bool {
 // unmeasured is the invalid-result exit for a run that measured nothing
 // it can stand behind.
 func unmeasured(res study.Result) error {
+	if res == nil {
+		return nil // stored to be run by workers (--detach)
+	}
 	if v := res.Verdict(); v.Unmeasured != "" {
 		return codedError{ExitUnmeasured, errors.New(v.Unmeasured)}
 	}

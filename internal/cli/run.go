@@ -104,7 +104,7 @@ func cmdRun(ctx context.Context, std IO, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *failOnBlock && res.Verdict().Investigate {
+	if *failOnBlock && res != nil && res.Verdict().Investigate {
 		return codedError{ExitBlocked, fmt.Errorf("decision: investigate (--fail-on-block)")}
 	}
 	return nil
