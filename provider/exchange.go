@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -291,4 +292,24 @@ func (a API) Call(ctx context.Context, send func(ctx context.Context, x *Exchang
 	}
 	a.Redact.Response(resp)
 	return resp, nil
+}
+
+// Fetch makes one request that is not a chat call (a batch API's) as
+// Call makes chat calls, with the same middleware, limits and redaction,
+// under a 5-minute bound, and decodes its 2xx body into out; what names
+// the API in a decoding error. send makes the request with the exchange
+// recorder x installed.
+func (a API) Fetch(ctx context.Context, what string, out any, send func(ctx context.Context, x *Exchange) error) error {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	x := Exchange{MaxBody: a.MaxBody, Budget: a.Budget}
+	defer x.Release()
+	sdkErr := send(cctx, &x)
+	if e := x.Failure(ctx, sdkErr, a.ErrorBody); e != nil {
+		return a.Redact.Error(e)
+	}
+	if err := json.Unmarshal(x.Body, out); err != nil {
+		return &Error{Kind: Malformed, Status: x.Status, Msg: what + " answer: " + err.Error()}
+	}
+	return nil
 }
