@@ -50,12 +50,13 @@ type TooLargeError struct {
 
 func (e *TooLargeError) Error() string {
 	if e.Length >= 0 {
-		return fmt.Sprintf("response body of %s is over the %s limit", size(e.Length), size(e.Limit))
+		return fmt.Sprintf("response body of %s is over the %s limit", ByteSize(e.Length), ByteSize(e.Limit))
 	}
-	return fmt.Sprintf("response body is over the %s limit", size(e.Limit))
+	return fmt.Sprintf("response body is over the %s limit", ByteSize(e.Limit))
 }
 
-func size(n int64) string {
+// ByteSize writes n bytes for a reader: 512 bytes, 3.4 MiB.
+func ByteSize(n int64) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
@@ -312,4 +313,19 @@ func (a API) Fetch(ctx context.Context, what string, out any, send func(ctx cont
 		return &Error{Kind: Malformed, Status: x.Status, Msg: what + " answer: " + err.Error()}
 	}
 	return nil
+}
+
+// Sleep waits d, or until ctx ends (its error then).
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -70,7 +70,7 @@ func (e *endpoint) Chat(ctx context.Context, req *chat.Request) (*chat.Response,
 		e.refused = append(e.refused, now)
 	}
 	e.mu.Unlock()
-	if err := sleepCtx(ctx, e.latency); err != nil {
+	if err := provider.Sleep(ctx, e.latency); err != nil {
 		return nil, provider.ClassifyTransport(ctx, err)
 	}
 	if down {
