@@ -556,6 +556,13 @@ func (s *Server) advance(sb *simBatch) {
 	if expire {
 		sb.status = "expired"
 	}
+	s.settle(sb, &out, &errs, false)
+}
+
+// settle stores an ended batch's results: an Anthropic batch's in the
+// batch, an OpenAI batch's as its output and error files (the error file
+// even when empty if always).
+func (s *Server) settle(sb *simBatch, out, errs *bytes.Buffer, always bool) {
 	if sb.style == "anthropic" {
 		sb.status = "ended"
 		sb.results = out.Bytes()
@@ -563,17 +570,17 @@ func (s *Server) advance(sb *simBatch) {
 	}
 	b := s.bt()
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if out.Len() > 0 {
 		b.n++
 		sb.output = fmt.Sprintf("file-sim%06d", b.n)
 		b.files[sb.output] = out.Bytes()
 	}
-	if errs.Len() > 0 {
+	if errs.Len() > 0 || always {
 		b.n++
 		sb.errors = fmt.Sprintf("file-sim%06d", b.n)
 		b.files[sb.errors] = errs.Bytes()
 	}
-	b.mu.Unlock()
 }
 
 // cancel ends an open batch as cancelled, with no request answered.
@@ -594,22 +601,7 @@ func (s *Server) cancel(sb *simBatch) {
 		s.batchLine(sb, &out, &errs, line, "cancelled")
 	}
 	sb.status, sb.ended = "cancelled", time.Now()
-	if sb.style == "anthropic" {
-		sb.status = "ended"
-		sb.results = out.Bytes()
-		return
-	}
-	b := s.bt()
-	b.mu.Lock()
-	if out.Len() > 0 {
-		b.n++
-		sb.output = fmt.Sprintf("file-sim%06d", b.n)
-		b.files[sb.output] = out.Bytes()
-	}
-	b.n++
-	sb.errors = fmt.Sprintf("file-sim%06d", b.n)
-	b.files[sb.errors] = errs.Bytes()
-	b.mu.Unlock()
+	s.settle(sb, &out, &errs, true)
 }
 
 // batchLine answers one request line into the batch's results; every
