@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,12 +50,13 @@ type TooLargeError struct {
 
 func (e *TooLargeError) Error() string {
 	if e.Length >= 0 {
-		return fmt.Sprintf("response body of %s is over the %s limit", size(e.Length), size(e.Limit))
+		return fmt.Sprintf("response body of %s is over the %s limit", ByteSize(e.Length), ByteSize(e.Limit))
 	}
-	return fmt.Sprintf("response body is over the %s limit", size(e.Limit))
+	return fmt.Sprintf("response body is over the %s limit", ByteSize(e.Limit))
 }
 
-func size(n int64) string {
+// ByteSize writes n bytes for a reader: 512 bytes, 3.4 MiB.
+func ByteSize(n int64) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
@@ -291,4 +293,39 @@ func (a API) Call(ctx context.Context, send func(ctx context.Context, x *Exchang
 	}
 	a.Redact.Response(resp)
 	return resp, nil
+}
+
+// Fetch makes one request that is not a chat call (a batch API's) as
+// Call makes chat calls, with the same middleware, limits and redaction,
+// under a 5-minute bound, and decodes its 2xx body into out; what names
+// the API in a decoding error. send makes the request with the exchange
+// recorder x installed.
+func (a API) Fetch(ctx context.Context, what string, out any, send func(ctx context.Context, x *Exchange) error) error {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	x := Exchange{MaxBody: a.MaxBody, Budget: a.Budget}
+	defer x.Release()
+	sdkErr := send(cctx, &x)
+	if e := x.Failure(ctx, sdkErr, a.ErrorBody); e != nil {
+		return a.Redact.Error(e)
+	}
+	if err := json.Unmarshal(x.Body, out); err != nil {
+		return &Error{Kind: Malformed, Status: x.Status, Msg: what + " answer: " + err.Error()}
+	}
+	return nil
+}
+
+// Sleep waits d, or until ctx ends (its error then).
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -37,7 +37,19 @@ type Batch struct {
 	Reattached int    `json:"reattached_batches,omitempty"`
 	Missing    int    `json:"missing_results,omitempty"`
 	Duplicates int    `json:"duplicate_results,omitempty"`
-	// The recovery paths (see study.BatchInfo).
+	BatchRecovery
+}
+
+// BatchRecovery is what a batch run's recovery paths did, counted from the
+// batches stored (every process of the run): results downloads tried
+// again; batches whose create answer was lost and that were found at the
+// provider; batches an interrupt cancelled, with the answers collected of
+// their requests; batches that failed as a whole, with why; batches
+// refused for their size and sent in halves; and of the batches
+// collected, those whose files were deleted at the provider. KeepFiles is
+// the run's setting (--keep-batch-files): what a collected batch leaves at
+// the provider stays there. A run's manifest and its report share it.
+type BatchRecovery struct {
 	KeepFiles         bool     `json:"keep_files,omitempty"`
 	DownloadRetries   int      `json:"download_retries,omitempty"`
 	CreatesFound      int      `json:"creates_found,omitempty"`

@@ -51,7 +51,7 @@ func leniency(t extract.Tally, strict bool) table {
 		Rows:  rows,
 		Note: fmt.Sprintf("This run used %s parsing: its statuses and measures count that column. "+
 			"Strict reads only one valid JSON object with exact ids; tolerant also applies the repairs named in the rows above "+
-			"(docs/measures.md lists each), recording every one. A reply needing two repairs counts under both. "+
+			"(docs/pressure.md and docs/framing.md describe each), recording every one. A reply needing two repairs counts under both. "+
 			"Denominator: the %d replies received (transport failures, tool loops and sessions never run sent none).", mode, d),
 	}
 }

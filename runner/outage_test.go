@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"syscall"
@@ -69,7 +70,7 @@ func (e *endpoint) Chat(ctx context.Context, req *chat.Request) (*chat.Response,
 		e.refused = append(e.refused, now)
 	}
 	e.mu.Unlock()
-	if err := sleepCtx(ctx, e.latency); err != nil {
+	if err := provider.Sleep(ctx, e.latency); err != nil {
 		return nil, provider.ClassifyTransport(ctx, err)
 	}
 	if down {
@@ -499,5 +500,47 @@ func TestRateLimitWaitBoundsEveryWait(t *testing.T) {
 		if se := sk.byID(t)["s00"]; se.Status != store.SessionFailed || st.Failed != 1 {
 			t.Errorf("session %s, %d failed; want it failed once its attempts are spent", se.Status, st.Failed)
 		}
+	})
+}
+
+// FuzzRateLimitWaitBound: whatever a server sends as Retry-After or
+// Retry-After-Ms (numbers of any size, dates, garbage), on a 429 or a 503,
+// no call sleeps longer than --rate-limit-wait (20s here), whether it
+// waits without spending an attempt or before a counted retry.
+func FuzzRateLimitWaitBound(f *testing.F) {
+	for _, s := range []string{"3", "0.5", "1e300", "-1e300", "99999999999999", "99999999", "-7", "NaN", "+Inf", "0x10", "1_000",
+		"Fri, 31 Dec 9999 23:59:59 GMT", "Thu, 01 Jan 1970 00:00:00 GMT", "Mon, 02 Jan 2006 15:04:05 MST", "soon", ""} {
+		f.Add(s, "", true)
+		f.Add("", s, false)
+		f.Add(s, s, true)
+	}
+	f.Fuzz(func(t *testing.T, ra, ms string, limited bool) {
+		synctest.Test(t, func(t *testing.T) {
+			h := http.Header{}
+			h.Set("Retry-After", ra)
+			h.Set("Retry-After-Ms", ms)
+			wait := provider.RetryAfter(h, time.Now())
+			kind, status := provider.RateLimited, 429
+			if !limited {
+				kind, status = provider.Transient, 503
+			}
+			errs := make([]error, 12)
+			for i := range errs {
+				errs[i] = &provider.Error{Kind: kind, Status: status, RetryAfter: wait}
+			}
+			fp := &fakeProvider{errs: map[string][]error{"s00/1": errs}}
+			var p plan
+			cfg := netConfig(1)
+			cfg.RateLimitWait = 20 * time.Second
+			var longest time.Duration
+			cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+				longest = max(longest, d)
+				return nil
+			}
+			run(t, cfg, fp, &sink{}, p.jobs(1))
+			if longest > cfg.RateLimitWait {
+				t.Errorf("Retry-After %q, Retry-After-Ms %q (%d): a wait of %v, over --rate-limit-wait %v", ra, ms, status, longest, cfg.RateLimitWait)
+			}
+		})
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/buildlab/budge/provider"
 )
 
 // Pace holds a run to at most a number of calls per second. Calls are
@@ -56,7 +58,7 @@ func (p *Pace) Wait(ctx context.Context) error {
 		}
 		p.waits++
 		p.mu.Unlock()
-		if err := sleepCtx(ctx, time.Until(next)); err != nil {
+		if err := provider.Sleep(ctx, time.Until(next)); err != nil {
 			return err
 		}
 	}

@@ -172,20 +172,6 @@ type Stats struct {
 	FenceStops int
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // Run executes jobs in the given order. Cancelling drain starts no new
 // session and sends no new call (no next turn, no retry) while the calls in
 // flight finish, their sessions kept as interrupted; cancelling ctx stops
@@ -203,7 +189,7 @@ func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Si
 		cfg.Concurrency = 1
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleepCtx
+		cfg.Sleep = provider.Sleep
 	}
 	if cfg.BatchSize < 1 {
 		cfg.BatchSize = DefaultBatchSize
@@ -506,7 +492,7 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 		maxHeld = limits.MaxSessionBytes
 	}
 	tooLarge := func(what string) string {
-		return fmt.Sprintf("%s: more than the %s one session may send and receive in all (limits.MaxSessionBytes)", what, byteSize(maxHeld))
+		return fmt.Sprintf("%s: more than the %s one session may send and receive in all (limits.MaxSessionBytes)", what, provider.ByteSize(maxHeld))
 	}
 	conv, err := job.New()
 	if err != nil {
@@ -529,7 +515,7 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 			se.Status = store.SessionFailed
 			se.FailedPhase, se.FailureKind = phase, string(provider.SessionTooLarge)
 			se.FailureMsg = (&provider.Error{Kind: provider.SessionTooLarge, Msg: tooLarge(fmt.Sprintf("call %d not sent: its request of %s would bring the session to %s",
-				call, byteSize(n), byteSize(held+n)))}).Error()
+				call, provider.ByteSize(n), provider.ByteSize(held+n)))}).Error()
 			conv.Fail()
 			break
 		}
@@ -615,7 +601,7 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 					// A response the body limit did not stop (a batch
 					// result, an in-process provider): received and
 					// counted, not kept.
-					callErr = &provider.Error{Kind: provider.ResponseTooLarge, Msg: fmt.Sprintf("response of %s, over the %s left", byteSize(n), byteSize(left))}
+					callErr = &provider.Error{Kind: provider.ResponseTooLarge, Msg: fmt.Sprintf("response of %s, over the %s left", provider.ByteSize(n), provider.ByteSize(left))}
 					a.InputTokens, a.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
 					se.InputTokens += a.InputTokens
 					se.OutputTokens += a.OutputTokens
@@ -640,7 +626,7 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 			if pe.Kind == provider.ResponseTooLarge && left < limits.MaxResponseBody {
 				// The session's limit, not the provider's, refused it.
 				pe = &provider.Error{Kind: provider.SessionTooLarge,
-					Msg: tooLarge(fmt.Sprintf("call %d: %s, with %s sent and received before it", call, pe.Msg, byteSize(held)))}
+					Msg: tooLarge(fmt.Sprintf("call %d: %s, with %s sent and received before it", call, pe.Msg, provider.ByteSize(held)))}
 			}
 			a.Outcome, a.ErrorKind, a.ErrorMsg, a.HTTPStatus = "error", string(pe.Kind), pe.Error(), pe.Status
 			se.Attempts = append(se.Attempts, a)
@@ -722,17 +708,6 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 	}{se.ID, se.Spec, se.Status, se.Stop, se.FailureMsg, len(se.Messages), se.Attempts})
 	se.TraceSHA = put(trace)
 	return se, nil
-}
-
-// byteSize writes n bytes for a reader: 512 bytes, 3.4 MiB.
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // boundWait bounds a wait before a retry by --rate-limit-wait: a server's

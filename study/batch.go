@@ -7,6 +7,7 @@ import (
 
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/batch"
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study/stack"
 )
@@ -30,26 +31,8 @@ type BatchInfo struct {
 	Duplicates int `json:"duplicate_results,omitempty"`
 	Missing    int `json:"missing_results,omitempty"`
 	Unknown    int `json:"unknown_results,omitempty"`
-	// KeepFiles is the run's setting (--keep-batch-files): what a
-	// collected batch leaves at the provider stays there.
-	KeepFiles bool `json:"keep_files,omitempty"`
-	// The recovery paths, counted from the batches stored (every process
-	// of the run): results downloads tried again; batches whose create
-	// answer was lost and that were found at the provider; batches an
-	// interrupt cancelled, with the answers collected of their requests;
-	// batches that failed as a whole, with why; batches refused for their
-	// size and sent in halves; and of the batches collected, those whose
-	// files were deleted at the provider.
-	DownloadRetries   int      `json:"download_retries,omitempty"`
-	CreatesFound      int      `json:"creates_found,omitempty"`
-	Cancelled         int      `json:"cancelled_batches,omitempty"`
-	CancelledAnswers  int      `json:"cancelled_answers_collected,omitempty"`
-	CancelledRequests int      `json:"cancelled_requests,omitempty"`
-	Failed            int      `json:"failed_batches,omitempty"`
-	FailedReasons     []string `json:"failed_reasons,omitempty"`
-	Split             int      `json:"split_batches,omitempty"`
-	Collected         int      `json:"collected_batches,omitempty"`
-	Cleaned           int      `json:"cleaned_batches,omitempty"`
+	// The recovery paths and the run's --keep-batch-files setting.
+	report.BatchRecovery
 }
 
 // batchAPI is the batch API of a model's provider.

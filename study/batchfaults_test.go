@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
@@ -209,5 +210,54 @@ func TestBatchKeepFiles(t *testing.T) {
 	}
 	if txt := reportText(t, res); !strings.Contains(txt, "kept at the provider (--keep-batch-files)") {
 		t.Errorf("the report does not say the files were kept:\n%s", txt)
+	}
+}
+
+// A batch run interrupted while its first batch is open cancels it at the
+// provider; the resume collects the answers the batch finished before the
+// cancel instead of sending them again, and the run ends as a direct run
+// does, every request paid once.
+func TestCancelledBatchAnswersCollectedOnResume(t *testing.T) {
+	log := &sim.RequestLog{}
+	srv, err := sim.NewServer(sim.ServerOptions{Batch: sim.BatchOptions{Hold: []int{1}, CancelDone: 0.5}, OnRequest: log.Add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	po := httpOptions(hs.URL+"/v1", 9)
+	po.Batch, po.Concurrency = true, 100000
+	var id string
+	po.Started = func(run string) { id = run }
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for srv.BatchCounts()["openai"] == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond)
+		cancel()
+	}()
+	st := storetest.Open(t)
+	if res, err := RunPressure(ctx, st, po); err == nil && res.Run.Status == store.RunComplete {
+		t.Fatal("the interrupted run completed")
+	}
+	if got := srv.BatchStates(); got["cancelled"] != 1 {
+		t.Fatalf("batches at the server after the interrupt: %v", got)
+	}
+	rc := po.Control
+	rc.Batch = false // a resume of a batch run is a batch run by itself
+	res, err := As[*PressureResult](Resume(context.Background(), st, id, rc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paidOnce(t, st, res, log)
+	direct, _, _, _ := batchRun(t, "openai", sim.BatchOptions{}, false)
+	sameResults(t, "resumed after a cancel", res, direct)
+	b := res.Manifest.Net.Batch
+	if b.Cancelled != 1 || b.CancelledRequests != discoverySessions || b.CancelledAnswers != discoverySessions/2 {
+		t.Errorf("batch record %+v; want one cancelled batch of %d requests, %d answers collected", *b, discoverySessions, discoverySessions/2)
+	}
+	if txt := reportText(t, res); !strings.Contains(txt, "answers of 208 of their 416 request(s) collected") {
+		t.Errorf("the report does not count the cancelled batch's answers:\n%s", txt)
 	}
 }

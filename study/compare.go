@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"strings"
 	"time"
 
@@ -139,7 +138,7 @@ func ComparePair(ctx context.Context, b, a *PressureResult, minEffect float64) (
 		side()
 	default:
 		cm := pressure.NewComparer(a.Deck, minEffect)
-		if err := pairOutcomes(ctx, b, a, func(bo, ao *pressure.Outcome) {
+		if err := eachPair(ctx, b, a, func(bo, ao *pressure.Outcome) error {
 			if bo != nil {
 				cm.Before(bo)
 			}
@@ -150,6 +149,7 @@ func ComparePair(ctx context.Context, b, a *PressureResult, minEffect float64) (
 				}
 				cm.After(ao, match)
 			}
+			return nil
 		}); err != nil {
 			return sec, err
 		}
@@ -245,44 +245,6 @@ func confirmationAdvice(b, a *PressureResult, verdict string) string {
 
 // errStop stops an EachOutcome from inside.
 var errStop = errors.New("stop")
-
-// pairOutcomes scores two stored runs of one deck again side by side, in
-// plan order: fn gets the sessions of both at each plan position (nil past
-// the end of the shorter plan). Memory holds a batch of each run.
-func pairOutcomes(ctx context.Context, before, after *PressureResult, fn func(b, a *pressure.Outcome)) error {
-	var errB error
-	next, stop := iter.Pull(func(yield func(pressure.Outcome) bool) {
-		err := before.Each(ctx, func(o *pressure.Outcome, _ string) error {
-			if !yield(*o) {
-				return errStop
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, errStop) {
-			errB = err
-		}
-	})
-	defer stop()
-	err := after.Each(ctx, func(a *pressure.Outcome, _ string) error {
-		b, ok := next()
-		if !ok {
-			fn(nil, a)
-			return errB
-		}
-		fn(&b, a)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for {
-		b, ok := next()
-		if !ok {
-			return errB
-		}
-		fn(&b, nil)
-	}
-}
 
 // sameContrast: two runs showed the model the same identity field and
 // labels (the reviewer does not change what the model saw).

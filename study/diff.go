@@ -130,10 +130,11 @@ func pressureDiff(ctx context.Context, st *store.Store, rb, ra store.Run, compar
 	return d, nil
 }
 
-// eachPair hands fn the sessions of two runs of one deck at each plan
-// position, as pairOutcomes does for ComparePair (nil past the end of the
-// shorter plan), but stops at fn's first error and returns it, so that a
-// page of cells reads no further than it shows.
+// eachPair scores two stored runs of one deck again side by side, in plan
+// order: fn gets the sessions of both at each plan position (nil past the
+// end of the shorter plan). It stops at fn's first error and returns it,
+// so that a page of cells reads no further than it shows. Memory holds a
+// batch of each run.
 func eachPair(ctx context.Context, before, after *PressureResult, fn func(b, a *pressure.Outcome) error) error {
 	var errB error
 	next, stop := iter.Pull(func(yield func(pressure.Outcome) bool) {

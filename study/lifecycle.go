@@ -711,7 +711,8 @@ func newStack(o NetOptions, st *store.Store, journal string, h *Header, p provid
 	info := p.Info()
 	n := &h.Net
 	if o.Batch {
-		n.Batch = &BatchInfo{Price: "no price (none in the config)", KeepFiles: o.KeepBatchFiles}
+		n.Batch = &BatchInfo{Price: "no price (none in the config)"}
+		n.Batch.KeepFiles = o.KeepBatchFiles
 	}
 	if n.BodyFormat == "" {
 		n.BodyFormat = stack.BodyFormat(info)

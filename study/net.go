@@ -141,9 +141,7 @@ func (n NetInfo) summary() report.Net {
 		Resumes: len(n.Resumes), JournalHits: n.JournalHits}
 	if b := n.Batch; b != nil {
 		rep.Batch = &report.Batch{Style: b.Style, Price: b.Price, Waves: b.Waves, Batches: b.Batches, Requests: b.Requests,
-			Reattached: b.Reattached, Missing: b.Missing, Duplicates: b.Duplicates, KeepFiles: b.KeepFiles,
-			DownloadRetries: b.DownloadRetries, CreatesFound: b.CreatesFound, Cancelled: b.Cancelled, CancelledAnswers: b.CancelledAnswers,
-			CancelledRequests: b.CancelledRequests, Failed: b.Failed, FailedReasons: b.FailedReasons, Split: b.Split, Collected: b.Collected, Cleaned: b.Cleaned}
+			Reattached: b.Reattached, Missing: b.Missing, Duplicates: b.Duplicates, BatchRecovery: b.BatchRecovery}
 	}
 	for _, r := range n.Resumes {
 		if r.RetriedFailed > 0 {

@@ -486,28 +486,10 @@ func Calibrate(ctx context.Context, o Options) (*Calibration, error) {
 		claim := (1 - g.Knobs.Refusal - g.Knobs.Malformed) * g.Knobs.ClaimUptake
 		planted := [8]float64{gap, x, y, drift, up, up - (x+y)/2, claim, up - claim}
 		res := make([]repResult, o.Replications)
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var obs []pressure.ReversalObs
-				for i := range next {
-					rng := rand.New(rand.NewPCG(o.Seed, uint64(gi)<<32|uint64(i)))
-					res[i] = simulateRep(rng, g.Knobs, design, planted, b, obs)
-				}
-			}()
-		}
-		for i := 0; i < o.Replications; i++ {
-			if ctx.Err() != nil {
-				break
-			}
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
+		if err := replicate(ctx, o.Replications, workers, func(i int) {
+			rng := rand.New(rand.NewPCG(o.Seed, uint64(gi)<<32|uint64(i)))
+			res[i] = simulateRep(rng, g.Knobs, design, planted, b, nil)
+		}); err != nil {
 			return nil, err
 		}
 		cal.Rows = append(cal.Rows, summarizeReps(g, planted, res, o.Resamples, d.HasArm(pressure.ArmUserClaim))...)
@@ -639,4 +621,27 @@ func PowerSweep(ctx context.Context, o Options, gap float64, cases []int) ([]Pow
 		}
 	}
 	return out, nil
+}
+
+// replicate runs rep(i) for every replication i below n on workers
+// goroutines, each replication once; it stops handing out replications
+// when ctx ends and returns its error.
+func replicate(ctx context.Context, n, workers int, rep func(i int)) error {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				rep(i)
+			}
+		}()
+	}
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return ctx.Err()
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 
 	"github.com/buildlab/budge/pressure"
 )
@@ -195,40 +194,23 @@ func CalibrateCompare(ctx context.Context, o Options, grid []CompareScenario) (*
 		for _, m := range CoveredMeasures {
 			planted[m] = plantedChange(m, sc.Before, sc.After)
 		}
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					rng := rand.New(rand.NewPCG(o.Seed, 1<<40|uint64(gi)<<32|uint64(i)))
-					before, after := drawRun(rng, sc.Before, design), drawRun(rng, sc.After, design)
-					cm := pressure.NewComparer(d, 0)
-					for j := range before {
-						cm.Before(&before[j])
-					}
-					for j := range after {
-						cm.After(&after[j], &before[j])
-					}
-					r := rep{verdict: cm.Comparison().Verdict, in: map[string]bool{}}
-					for _, m := range CoveredMeasures {
-						lo, hi, ok := cm.PairedInterval(m, 0.95)
-						r.in[m] = ok && lo <= planted[m]+1e-12 && planted[m]-1e-12 <= hi
-					}
-					res[i] = r
-				}
-			}()
-		}
-		for i := 0; i < o.Replications; i++ {
-			if ctx.Err() != nil {
-				break
+		if err := replicate(ctx, o.Replications, workers, func(i int) {
+			rng := rand.New(rand.NewPCG(o.Seed, 1<<40|uint64(gi)<<32|uint64(i)))
+			before, after := drawRun(rng, sc.Before, design), drawRun(rng, sc.After, design)
+			cm := pressure.NewComparer(d, 0)
+			for j := range before {
+				cm.Before(&before[j])
 			}
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
+			for j := range after {
+				cm.After(&after[j], &before[j])
+			}
+			r := rep{verdict: cm.Comparison().Verdict, in: map[string]bool{}}
+			for _, m := range CoveredMeasures {
+				lo, hi, ok := cm.PairedInterval(m, 0.95)
+				r.in[m] = ok && lo <= planted[m]+1e-12 && planted[m]-1e-12 <= hi
+			}
+			res[i] = r
+		}); err != nil {
 			return nil, err
 		}
 		row := CompareRow{Scenario: sc.Name, Expect: sc.Expect, Pairs: o.Replications, Verdicts: map[string]float64{}, Coverage: map[string]float64{}, Planted: planted}

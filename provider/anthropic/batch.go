@@ -315,16 +315,7 @@ func (b *Batch) Cleanup(ctx context.Context, id string) error {
 // call makes one request with the exchange recorder installed and decodes
 // its 2xx body into out.
 func (b *Batch) call(ctx context.Context, out any, send func(ctx context.Context, opts ...option.RequestOption) error) error {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	x := provider.Exchange{MaxBody: b.p.cfg.MaxBody, Budget: b.p.cfg.Budget}
-	defer x.Release()
-	sdkErr := send(cctx, option.WithMiddleware(x.Middleware))
-	if e := x.Failure(ctx, sdkErr, ErrorBody); e != nil {
-		return b.p.api.Redact.Error(e)
-	}
-	if err := json.Unmarshal(x.Body, out); err != nil {
-		return &provider.Error{Kind: provider.Malformed, Status: x.Status, Msg: "message batch API answer: " + err.Error()}
-	}
-	return nil
+	return b.p.api.Fetch(ctx, "message batch API", out, func(ctx context.Context, x *provider.Exchange) error {
+		return send(ctx, option.WithMiddleware(x.Middleware))
+	})
 }

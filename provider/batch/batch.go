@@ -307,16 +307,7 @@ func New(c Config) *Batcher {
 		c.Poll = time.Second
 	}
 	if c.Sleep == nil {
-		c.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
-		}
+		c.Sleep = provider.Sleep
 	}
 	if c.Cap < 1 {
 		c.Cap = 1

@@ -342,18 +342,9 @@ func (b *Batch) deleteFile(ctx context.Context, id string) error {
 // call makes one SDK request with the exchange recorder installed and
 // decodes its 2xx body into out.
 func (b *Batch) call(ctx context.Context, out any, send func(ctx context.Context, opt option.RequestOption) error) error {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	x := provider.Exchange{MaxBody: b.p.cfg.MaxBody, Budget: b.p.cfg.Budget}
-	defer x.Release()
-	sdkErr := send(cctx, option.WithMiddleware(x.Middleware))
-	if e := x.Failure(ctx, sdkErr, ErrorBody); e != nil {
-		return b.p.api.Redact.Error(e)
-	}
-	if err := json.Unmarshal(x.Body, out); err != nil {
-		return &provider.Error{Kind: provider.Malformed, Status: x.Status, Msg: "batch API answer: " + err.Error()}
-	}
-	return nil
+	return b.p.api.Fetch(ctx, "batch API", out, func(ctx context.Context, x *provider.Exchange) error {
+		return send(ctx, option.WithMiddleware(x.Middleware))
+	})
 }
 
 // sdkFailure classifies an error of a request made without the exchange

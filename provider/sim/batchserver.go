@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,6 +47,9 @@ type BatchOptions struct {
 	// with a 400, a message batch with a 413), as the providers do at
 	// 200 MB and 256 MB.
 	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// Hold lists batches, by order, that stay in progress until they are
+	// cancelled, whatever Delay says.
+	Hold []int `json:"hold,omitempty"`
 	// CancelDone is the share of a batch's requests answered before a
 	// cancel ends it.
 	CancelDone float64 `json:"cancel_done,omitempty"`
@@ -60,7 +64,7 @@ const BatchFaultsHelp = `faults planted at the batch endpoints, comma-separated:
 	`fail-downloads=N (each results download fails N times with a 503), cut-downloads=N (then N are cut off half way), ` +
 	`lose-create=I+J (the Ith and Jth batch creates are made but their answer is lost), fail=I+J (those OpenAI batches fail as a whole, errors.data), ` +
 	`fail-code=CODE (their code; token_limit_exceeded), max-bytes=N (refuse batch input over N bytes), ` +
-	`cancel-done=F (the share of a batch answered before a cancel ends it), move-results (message batch results only at their results_url); ` +
+	`hold=I+J (those batches stay in progress until cancelled), cancel-done=F (the share of a batch answered before a cancel ends it), move-results (message batch results only at their results_url); ` +
 	`expire with --batch-expire`
 
 // SetFaults reads a fault spec (BatchFaultsHelp) into o.
@@ -94,7 +98,7 @@ func (o *BatchOptions) SetFaults(spec string) error {
 					o.CutDownloads = n
 				}
 			}
-		case "lose-create", "fail":
+		case "lose-create", "fail", "hold":
 			if err = need(); err == nil {
 				var list []int
 				for _, v := range strings.Split(val, "+") {
@@ -105,9 +109,12 @@ func (o *BatchOptions) SetFaults(spec string) error {
 					}
 					list = append(list, n)
 				}
-				if name == "fail" {
+				switch name {
+				case "fail":
 					o.Fail = append(o.Fail, list...)
-				} else {
+				case "hold":
+					o.Hold = append(o.Hold, list...)
+				default:
 					o.LoseCreate = append(o.LoseCreate, list...)
 				}
 			}
@@ -511,7 +518,7 @@ func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) {
 func (s *Server) advance(sb *simBatch) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	if sb.status != "in_progress" || time.Since(sb.created) < s.o.Batch.Delay {
+	if sb.status != "in_progress" || time.Since(sb.created) < s.o.Batch.Delay || slices.Contains(s.o.Batch.Hold, sb.nth) {
 		return
 	}
 	expire := false
@@ -549,6 +556,13 @@ func (s *Server) advance(sb *simBatch) {
 	if expire {
 		sb.status = "expired"
 	}
+	s.settle(sb, &out, &errs, false)
+}
+
+// settle stores an ended batch's results: an Anthropic batch's in the
+// batch, an OpenAI batch's as its output and error files (the error file
+// even when empty if always).
+func (s *Server) settle(sb *simBatch, out, errs *bytes.Buffer, always bool) {
 	if sb.style == "anthropic" {
 		sb.status = "ended"
 		sb.results = out.Bytes()
@@ -556,17 +570,17 @@ func (s *Server) advance(sb *simBatch) {
 	}
 	b := s.bt()
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if out.Len() > 0 {
 		b.n++
 		sb.output = fmt.Sprintf("file-sim%06d", b.n)
 		b.files[sb.output] = out.Bytes()
 	}
-	if errs.Len() > 0 {
+	if errs.Len() > 0 || always {
 		b.n++
 		sb.errors = fmt.Sprintf("file-sim%06d", b.n)
 		b.files[sb.errors] = errs.Bytes()
 	}
-	b.mu.Unlock()
 }
 
 // cancel ends an open batch as cancelled, with no request answered.
@@ -587,22 +601,7 @@ func (s *Server) cancel(sb *simBatch) {
 		s.batchLine(sb, &out, &errs, line, "cancelled")
 	}
 	sb.status, sb.ended = "cancelled", time.Now()
-	if sb.style == "anthropic" {
-		sb.status = "ended"
-		sb.results = out.Bytes()
-		return
-	}
-	b := s.bt()
-	b.mu.Lock()
-	if out.Len() > 0 {
-		b.n++
-		sb.output = fmt.Sprintf("file-sim%06d", b.n)
-		b.files[sb.output] = out.Bytes()
-	}
-	b.n++
-	sb.errors = fmt.Sprintf("file-sim%06d", b.n)
-	b.files[sb.errors] = errs.Bytes()
-	b.mu.Unlock()
+	s.settle(sb, &out, &errs, true)
 }
 
 // batchLine answers one request line into the batch's results; every

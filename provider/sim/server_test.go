@@ -176,10 +176,10 @@ func TestServerLatency(t *testing.T) {
 // batch conformance scenarios plant, and a bad one is refused naming it.
 func TestBatchFaultSpec(t *testing.T) {
 	var o sim.BatchOptions
-	if err := o.SetFaults("fail-downloads=2, cut-downloads=1,lose-create=1+3,fail=2,fail-code=quota,max-bytes=400000,cancel-done=0.5,move-results"); err != nil {
+	if err := o.SetFaults("fail-downloads=2, cut-downloads=1,lose-create=1+3,fail=2,hold=1,fail-code=quota,max-bytes=400000,cancel-done=0.5,move-results"); err != nil {
 		t.Fatal(err)
 	}
-	want := sim.BatchOptions{FailDownloads: 2, CutDownloads: 1, LoseCreate: []int{1, 3}, Fail: []int{2}, FailCode: "quota", MaxBytes: 400000, CancelDone: 0.5, MoveResults: true}
+	want := sim.BatchOptions{FailDownloads: 2, CutDownloads: 1, LoseCreate: []int{1, 3}, Fail: []int{2}, Hold: []int{1}, FailCode: "quota", MaxBytes: 400000, CancelDone: 0.5, MoveResults: true}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("got %+v\nwant %+v", o, want)
 	}
