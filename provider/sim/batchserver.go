@@ -310,18 +310,6 @@ func (s *Server) download(w http.ResponseWriter, ctype, key string, data []byte)
 	w.Write(data)
 }
 
-// Downloads says how often results were downloaded, whole or not.
-func (s *Server) Downloads() int {
-	b := s.bt()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for _, d := range b.downloads {
-		n += d
-	}
-	return n
-}
-
 // Deleted says how many files and message batches were deleted.
 func (s *Server) Deleted() int {
 	b := s.bt()
