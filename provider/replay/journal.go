@@ -26,6 +26,13 @@ import (
 // The files earlier processes left are read once, when the journal opens:
 // their keys are indexed and an answer is read back only when asked for.
 // A line cut short by a kill is ignored.
+//
+// Answers are written in groups, with the promise of one write each: an
+// answer is in the file (the operating system's, not yet the disk's)
+// before the call that brought it returns. While one group is being
+// written, the answers that arrive wait and go together in the next write,
+// so a busy run makes one write per group rather than one per answer, and
+// a quiet one waits for nothing.
 type Journal struct {
 	dir   string
 	inner provider.Provider
@@ -33,11 +40,20 @@ type Journal struct {
 	mu  sync.Mutex
 	own *os.File // this process's file, made at its first answer
 	// ownAt is the own file's place in files once an entry of its own was
-	// indexed (-1 before), ownOff the length written to it.
-	ownAt  int
-	ownOff int64
-	index  map[[32]byte]entryAt
-	files  []*os.File // earlier processes' files, by entryAt.file
+	// indexed (-1 before).
+	ownAt int
+	index map[[32]byte]entryAt
+	files []*os.File // earlier processes' files, by entryAt.file
+	// Group writing: pending holds the lines of the next group (number
+	// next); written is how many groups are written; writing says one is
+	// being written; queued is the own file's length once pending is
+	// written; spare is a written group's buffer, kept for reuse.
+	pending, spare []byte
+	next, written  uint64
+	writing        bool
+	queued         int64
+	wrote          *sync.Cond
+	writeErr       error
 
 	hits, misses atomic.Int64
 }
@@ -64,6 +80,7 @@ func OpenJournal(dir string, inner provider.Provider) (*Journal, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	j := &Journal{dir: dir, inner: inner, index: map[[32]byte]entryAt{}, ownAt: -1}
+	j.wrote = sync.NewCond(&j.mu)
 	names, err := filepath.Glob(filepath.Join(dir, "*"+journalSuffix))
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -188,8 +205,10 @@ func (j *Journal) recorded(key [32]byte) (*chat.Response, bool) {
 	return &e.Response, true
 }
 
-// append writes one line, key and entry, to this process's file with one
-// write: a kill leaves whole lines and at most one cut short.
+// append writes one line, key and entry, to this process's file, with
+// the lines other calls appended meanwhile, in one write (a kill leaves
+// whole lines and at most one cut short); it returns once its line is
+// written.
 func (j *Journal) append(key [32]byte, entry []byte, index bool) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -202,12 +221,36 @@ func (j *Journal) append(key [32]byte, entry []byte, index bool) error {
 		}
 		j.own = f
 	}
-	line := make([]byte, 0, keyWidth+2+len(entry))
-	line = hex.AppendEncode(line, key[:])
-	line = append(append(append(line, '\t'), entry...), '\n')
-	n, err := j.own.Write(line)
-	off := j.ownOff
-	j.ownOff += int64(n)
+	off := j.queued
+	j.pending = hex.AppendEncode(j.pending, key[:])
+	j.pending = append(append(append(j.pending, '\t'), entry...), '\n')
+	j.queued += int64(keyWidth + 2 + len(entry))
+	group := j.next
+	var err error
+	for j.written <= group {
+		if j.writing {
+			j.wrote.Wait()
+			continue
+		}
+		// Write the group gathered so far, this line's among them.
+		buf := j.pending
+		j.pending, j.spare = j.spare[:0], nil
+		j.next++
+		upto := j.next
+		j.writing = true
+		f := j.own
+		j.mu.Unlock()
+		_, werr := f.Write(buf)
+		j.mu.Lock()
+		j.writing = false
+		j.written = upto
+		j.writeErr = werr
+		if cap(buf) <= 1<<20 {
+			j.spare = buf // a group of large answers is not kept
+		}
+		j.wrote.Broadcast()
+	}
+	err = j.writeErr
 	if err != nil || !index {
 		return err
 	}
@@ -227,6 +270,9 @@ func (j *Journal) append(key [32]byte, entry []byte, index bool) error {
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for j.writing {
+		j.wrote.Wait()
+	}
 	for _, f := range j.files {
 		f.Close()
 	}

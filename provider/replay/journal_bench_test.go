@@ -1,0 +1,64 @@
+package replay
+
+import (
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// BenchmarkJournalAppend records answers of about 2 KB from 256 calls at
+// once, as a run at --concurrency 256 does: "grouped" is the journal,
+// "one-write-each" the same lines written one write each under the lock
+// (the journal before group writing). writes/op is the writes per answer;
+// compare the two with benchstat, or read the ns/op ratio.
+func BenchmarkJournalAppend(b *testing.B) {
+	entry := []byte(`{"response":{"message":{"role":"assistant","content":"` + strings.Repeat("x", 2000) + `"}}}`)
+	b.Run("one-write-each", func(b *testing.B) {
+		f, err := os.Create(filepath.Join(b.TempDir(), "j"+journalSuffix))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		var mu sync.Mutex
+		b.SetParallelism(128) // 256 goroutines on 2 cores
+		b.SetBytes(int64(len(entry)))
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			var key [32]byte
+			for pb.Next() {
+				mu.Lock()
+				line := make([]byte, 0, keyWidth+2+len(entry))
+				line = hex.AppendEncode(line, key[:])
+				line = append(append(append(line, '\t'), entry...), '\n')
+				f.Write(line)
+				mu.Unlock()
+			}
+		})
+		b.ReportMetric(1, "writes/op")
+	})
+	b.Run("grouped", func(b *testing.B) {
+		j, err := OpenJournal(b.TempDir(), &counting{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer j.Close()
+		b.SetParallelism(128)
+		b.SetBytes(int64(len(entry)))
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			var key [32]byte
+			for pb.Next() {
+				if err := j.append(key, entry, false); err != nil {
+					b.Error(err)
+				}
+			}
+		})
+		b.StopTimer()
+		j.mu.Lock()
+		b.ReportMetric(float64(j.written)/float64(b.N), "writes/op")
+		j.mu.Unlock()
+	})
+}
