@@ -71,6 +71,16 @@ func TestViewerShowsJudgeRuns(t *testing.T) {
 	if !strings.Contains(page, jr.Judgments[0].Task) && len(jr.Judgments) <= 50 {
 		t.Errorf("judge run table does not name task %s", jr.Judgments[0].Task)
 	}
+	// The table is laid out for judgments, not pressure sessions: a code
+	// column, and none of the pressure protocol's columns or filters.
+	if !strings.Contains(page, ">code</a>") || !strings.Contains(page, ">"+jr.Judgments[0].Code+"<") {
+		t.Errorf("judge run table has no code column with the judge's codes")
+	}
+	for _, pressureOnly := range []string{"pressure favours", "correction applied", `name="assignment"`, ">pair</th>"} {
+		if strings.Contains(page, pressureOnly) {
+			t.Errorf("judge run table shows the pressure layout's %q", pressureOnly)
+		}
+	}
 	rep := c.get("/runs/"+id+"/report", 200)
 	if !strings.Contains(rep, "order-swap agreement") {
 		t.Errorf("judge report page lacks the audit:\n%s", rep[:min(len(rep), 600)])

@@ -71,6 +71,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 type tableData struct {
 	Run      store.Run
 	Framing  bool
+	Judge    bool // a judge run: one row per judgment
 	H        *headline
 	Q        url.Values // the request's filters, for the form
 	Rows     []tableRow
@@ -162,6 +163,8 @@ var (
 	framingColumns = [][2]string{{"session", "session"}, {"item", "item"}, {"case", "arm"}, {"branch", "condition"},
 		{"first", "first answer"}, {"final", "after challenge"}, {"reversal", "flipped"},
 		{"review", "review"}, {"status", "status"}, {"attempts", "attempts"}}
+	judgeColumns = [][2]string{{"session", "judgment"}, {"case", "task"}, {"branch", "group"}, {"order", "order · repeat"},
+		{"first", "code"}, {"status", "status"}, {"attempts", "attempts"}}
 )
 
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run) error {
@@ -177,10 +180,10 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 	if err != nil {
 		return err
 	}
-	// A judge run's table shows each judgment in the pressure layout: the
-	// task as the case, its group as the branch, order and repeat.
+	// A judge run's table shows one row per judgment: its task, its group,
+	// order and repeat, and the code the judge gave.
 	judgeRun := run.Protocol == "judge"
-	d := tableData{Run: run, Framing: !study.KindOf(run).Deck && !judgeRun, H: h, Q: url.Values{}}
+	d := tableData{Run: run, Framing: !study.KindOf(run).Deck && !judgeRun, Judge: judgeRun, H: h, Q: url.Values{}}
 	for _, k := range valueFilters {
 		d.Q.Set(k, q.Get(k))
 	}
@@ -247,8 +250,11 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 		d.First = with(q)
 	}
 	cols := pressureColumns
-	if d.Framing {
+	switch {
+	case d.Framing:
 		cols = framingColumns
+	case d.Judge:
+		cols = judgeColumns
 	}
 	for _, c := range cols {
 		hd := tableHead{Label: c[1], URL: with(q, "sort", c[0], "desc", "")}
