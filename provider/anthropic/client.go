@@ -105,7 +105,13 @@ func (p *Provider) Chat(ctx context.Context, req *chat.Request) (*chat.Response,
 	if err != nil {
 		return nil, &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
 	}
-	return p.api.Call(ctx, func(ctx context.Context, x *provider.Exchange) error {
+	return p.api.Call(ctx, p.send(params, extra))
+}
+
+// send is a Messages request of params (with the extra body fields) made
+// through an exchange recorder.
+func (p *Provider) send(params an.MessageNewParams, extra map[string]any) func(ctx context.Context, x *provider.Exchange) error {
+	return func(ctx context.Context, x *provider.Exchange) error {
 		var raw []byte
 		opts := []option.RequestOption{option.WithMiddleware(x.Middleware), option.WithResponseBodyInto(&raw)}
 		for k, v := range extra {
@@ -113,7 +119,7 @@ func (p *Provider) Chat(ctx context.Context, req *chat.Request) (*chat.Response,
 		}
 		_, err := p.svc.New(ctx, params, opts...)
 		return err
-	})
+	}
 }
 
 // Preflight asks the endpoint about the model before a run: the model's
@@ -145,15 +151,7 @@ func (p *Provider) Preflight(ctx context.Context) error {
 			if err != nil {
 				return provider.Answer{Err: &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}}
 			}
-			a := p.api.Probe(ctx, func(ctx context.Context, x *provider.Exchange) error {
-				var raw []byte
-				opts := []option.RequestOption{option.WithMiddleware(x.Middleware), option.WithResponseBodyInto(&raw)}
-				for k, v := range extra {
-					opts = append(opts, option.WithJSONSet(k, v))
-				}
-				_, err := p.svc.New(ctx, params, opts...)
-				return err
-			})
+			a := p.api.Probe(ctx, p.send(params, extra))
 			if a.Err == nil {
 				if _, err := Decode(a.Body); err != nil {
 					a.Err = &provider.Error{Kind: provider.Malformed, Status: a.Status, Msg: err.Error()}
