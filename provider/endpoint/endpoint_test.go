@@ -10,7 +10,7 @@ import (
 )
 
 func env() Env {
-	return Env{OpenAIKey: "sk-openai-key-123456", AnthropicKey: "sk-ant-key-123456", OllamaHost: "",
+	return Env{OpenAIKey: "openai-test-credential-123456", AnthropicKey: "anthropic-test-credential-123456", OllamaHost: "",
 		Lookup: func(n string) Secret {
 			if n == "VLLM_KEY" {
 				return "vllm-secret-123456"

@@ -55,7 +55,7 @@ func TestConfigErrorsHideKeys(t *testing.T) {
 func TestEnvSecrets(t *testing.T) {
 	c := &Config{Endpoints: map[string]Endpoint{"vllm": {Provider: "openai-compatible", APIKeyEnv: "VLLM_KEY"}}}
 	got := strings.Join(env().Secrets(c), " ")
-	for _, k := range []string{"sk-openai-key-123456", "sk-ant-key-123456", "vllm-secret-123456"} {
+	for _, k := range []string{"openai-test-credential-123456", "anthropic-test-credential-123456", "vllm-secret-123456"} {
 		if !strings.Contains(got, k) {
 			t.Errorf("Secrets lacks %s", k)
 		}

@@ -39,7 +39,7 @@ func TestPreflight(t *testing.T) {
 		{"model not found", "my-chat-model", reply{200, "application/json", list},
 			reply{404, "application/json", `{"error":{"message":"The model my-chat-model does not exist","type":"invalid_request_error","code":"model_not_found"}}`}, 2, true,
 			[]string{`the model "my-chat-model" does not exist`, "The model my-chat-model does not exist", "the server lists: served-model"}},
-		{"key refused", "served-model", reply{401, "application/json", `{"error":{"message":"Incorrect API key provided: sk-test-0123456789abcdef","code":"invalid_api_key"}}`}, reply{}, 1, true,
+		{"key refused", "served-model", reply{401, "application/json", `{"error":{"message":"Incorrect API key provided: test-credential-0123456789abcdef","code":"invalid_api_key"}}`}, reply{}, 1, true,
 			[]string{"refused the key", "Incorrect API key provided", "check the key in KEY_VAR"}},
 		{"listing not shaped, answers", "m", reply{200, "application/json", ok}, reply{200, "application/json", ok}, 2, false, nil},
 		{"listing not shaped, chat not either", "m", reply{200, "application/json", `{"hello":1}`}, reply{200, "application/json", `{"hello":1}`}, 2, true,
@@ -65,7 +65,7 @@ func TestPreflight(t *testing.T) {
 				io.WriteString(w, rep.body)
 			}))
 			defer srv.Close()
-			p, err := New(Config{Name: "openai-compatible", Model: c.model, BaseURL: srv.URL + "/v1", APIKey: "sk-test-0123456789abcdef", KeyVar: "KEY_VAR"})
+			p, err := New(Config{Name: "openai-compatible", Model: c.model, BaseURL: srv.URL + "/v1", APIKey: "test-credential-0123456789abcdef", KeyVar: "KEY_VAR"})
 			if err != nil {
 				t.Fatal(err)
 			}
