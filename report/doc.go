@@ -195,7 +195,7 @@ func (d *doc) text(w io.Writer, wide bool) error {
 	}
 	title := plain(d.title)
 	put(title, "", "")
-	bw.WriteString(strings.Repeat("=", min(width, cols(title))) + "\n")
+	bw.WriteString(strings.Repeat("=", min(width, Columns(title))) + "\n")
 	for _, b := range d.blocks {
 		switch {
 		case b.figure != "":
@@ -235,7 +235,7 @@ func tableLines(head []string, rows [][]string, width int) ([]string, bool) {
 	all := append([][]string{head}, rows...)
 	for _, r := range all {
 		for i, c := range r {
-			if n := cols(plain(c)); i < len(widths) && n > widths[i] {
+			if n := Columns(plain(c)); i < len(widths) && n > widths[i] {
 				widths[i] = n
 			}
 		}
@@ -249,11 +249,11 @@ func tableLines(head []string, rows [][]string, width int) ([]string, bool) {
 			c = plain(c)
 			line.WriteString(c)
 			if i < len(r)-1 && i < len(widths) {
-				line.WriteString(strings.Repeat(" ", max(0, widths[i]-cols(c))+2))
+				line.WriteString(strings.Repeat(" ", max(0, widths[i]-Columns(c))+2))
 			}
 		}
 		s := strings.TrimRight(line.String(), " ")
-		if cols(s) > width {
+		if Columns(s) > width {
 			ok = false
 		}
 		out = append(out, s)
@@ -272,7 +272,7 @@ func hangingLines(head []string, rows [][]string, width int) ([]string, bool) {
 	all := append([][]string{head}, rows...)
 	for _, r := range all {
 		for i := 0; i < n-1 && i < len(r); i++ {
-			widths[i] = max(widths[i], cols(plain(r[i])))
+			widths[i] = max(widths[i], Columns(plain(r[i])))
 		}
 	}
 	lead := 2
@@ -292,7 +292,7 @@ func hangingLines(head []string, rows [][]string, width int) ([]string, bool) {
 			if i < len(r) {
 				c = plain(r[i])
 			}
-			b.WriteString(c + strings.Repeat(" ", widths[i]-cols(c)+2))
+			b.WriteString(c + strings.Repeat(" ", widths[i]-Columns(c)+2))
 		}
 		last := ""
 		if len(r) >= n {
@@ -324,7 +324,7 @@ func recordLines(head []string, rows [][]string, width int) []string {
 			f := strings.Join(strings.Fields(plain(head[i])+": "+plain(r[i])), " ")
 			switch {
 			case line == "":
-			case cols(line)+3+cols(f) <= width:
+			case Columns(line)+3+Columns(f) <= width:
 				line += " · " + f
 				continue
 			default:
@@ -347,7 +347,7 @@ func recordLines(head []string, rows [][]string, width int) []string {
 // than a line is wrapped at spaces.
 func wrapParts(s string, width int, first, rest string) []string {
 	parts := strings.Split(s, " · ")
-	if len(parts) == 1 || cols(first+s) <= width {
+	if len(parts) == 1 || Columns(first+s) <= width {
 		return wrap(s, width, first, rest)
 	}
 	var out []string
@@ -355,7 +355,7 @@ func wrapParts(s string, width int, first, rest string) []string {
 	for _, p := range parts {
 		switch {
 		case line == "":
-		case cols(line)+3+cols(p) <= width:
+		case Columns(line)+3+Columns(p) <= width:
 			line += " · " + p
 			continue
 		default:
@@ -385,8 +385,8 @@ func wrap(s string, width int, first, rest string) []string {
 		empty := true
 		for _, word := range strings.Fields(para) {
 			for {
-				n := cols(line)
-				wn := cols(word)
+				n := Columns(line)
+				wn := Columns(word)
 				sep := 1
 				if empty {
 					sep = 0
@@ -406,7 +406,7 @@ func wrap(s string, width int, first, rest string) []string {
 				}
 				// A word wider than a line (or text written without spaces,
 				// such as Chinese): cut it at the line's width.
-				head, tail := cutCols(word, max(1, width-cols(indent)))
+				head, tail := cutCols(word, max(1, width-Columns(indent)))
 				out = append(out, line+head)
 				word = tail
 				line, indent = rest, rest
@@ -622,9 +622,9 @@ func render(w io.Writer, format string, v any, escapeHTML bool, d func() *doc) e
 	return fmt.Errorf("unknown report format %q (use %s)", format, strings.Join(Formats, ", "))
 }
 
-// cols is how many terminal columns s takes: East Asian wide and
+// Columns is how many terminal columns s takes: East Asian wide and
 // full-width characters (Chinese among them) take two, others one.
-func cols(s string) int {
+func Columns(s string) int {
 	n := 0
 	for _, r := range s {
 		n += runeCols(r)

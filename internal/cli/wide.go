@@ -7,7 +7,6 @@ import (
 	"unicode"
 
 	"github.com/buildlab/budge/report"
-	"golang.org/x/text/width"
 )
 
 // wideFlag is --wide: the text report keeps one line per table row instead
@@ -35,7 +34,7 @@ func writeColumns(w io.Writer, rows [][]string) {
 			if i >= len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[i] = max(widths[i], cols(c))
+			widths[i] = max(widths[i], report.Columns(c))
 		}
 	}
 	for _, r := range rows {
@@ -43,7 +42,7 @@ func writeColumns(w io.Writer, rows [][]string) {
 		for i, c := range r {
 			b.WriteString(c)
 			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-cols(c)+2))
+				b.WriteString(strings.Repeat(" ", widths[i]-report.Columns(c)+2))
 			}
 		}
 		b.WriteByte('\n')
@@ -59,16 +58,16 @@ func writeColumns(w io.Writer, rows [][]string) {
 func wrapText(s, indent string) string {
 	var b strings.Builder
 	line := strings.Repeat(" ", len(s)-len(strings.TrimLeft(s, " ")))
-	n, empty := cols(line), true
+	n, empty := report.Columns(line), true
 	for _, t := range wrapTokens(s) {
-		add := cols(t.text)
+		add := report.Columns(t.text)
 		if t.space && !empty {
 			add++
 		}
 		if !empty && n+add > report.TextWidth {
 			b.WriteString(line + "\n")
-			line, n, empty = indent, cols(indent), true
-			add = cols(t.text)
+			line, n, empty = indent, report.Columns(indent), true
+			add = report.Columns(t.text)
 		}
 		if t.space && !empty {
 			line += " "
@@ -104,7 +103,7 @@ func wrapTokens(s string) []wrapToken {
 			}
 		}
 		for _, r := range f {
-			wide := cols(string(r)) == 2
+			wide := report.Columns(string(r)) == 2
 			switch {
 			case unicode.IsPunct(r) && cur == "" && len(out) > 0 && !first:
 				out[len(out)-1].text += string(r)
@@ -114,7 +113,7 @@ func wrapTokens(s string) []wrapToken {
 				flush()
 				cur = string(r)
 			default:
-				if cur != "" && cols(string([]rune(cur)[len([]rune(cur))-1])) == 2 {
+				if cur != "" && report.Columns(string([]rune(cur)[len([]rune(cur))-1])) == 2 {
 					flush()
 				}
 				cur += string(r)
@@ -123,19 +122,4 @@ func wrapTokens(s string) []wrapToken {
 		flush()
 	}
 	return out
-}
-
-// cols is how many terminal columns s takes: East Asian wide and
-// full-width characters take two.
-func cols(s string) int {
-	n := 0
-	for _, r := range s {
-		switch width.LookupRune(r).Kind() {
-		case width.EastAsianWide, width.EastAsianFullwidth:
-			n += 2
-		default:
-			n++
-		}
-	}
-	return n
 }

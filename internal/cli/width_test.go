@@ -31,7 +31,7 @@ func TestListingsFitInTheTerminal(t *testing.T) {
 			t.Fatalf("budge %s: exit %d\n%s", strings.Join(p, " "), code, errs)
 		}
 		for i, l := range strings.Split(out, "\n") {
-			if c := cols(l); c > report.TextWidth {
+			if c := report.Columns(l); c > report.TextWidth {
 				t.Errorf("budge %s: line %d is %d columns:\n%s", strings.Join(p, " "), i+1, c, l)
 			}
 		}
@@ -46,8 +46,8 @@ func TestWrapText(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), got)
 	}
 	for i, l := range lines {
-		if cols(l) > report.TextWidth {
-			t.Errorf("line %d is %d columns: %s", i+1, cols(l), l)
+		if report.Columns(l) > report.TextWidth {
+			t.Errorf("line %d is %d columns: %s", i+1, report.Columns(l), l)
 		}
 		if i > 0 && (!strings.HasPrefix(l, "    ") || strings.HasPrefix(l, "     ")) {
 			t.Errorf("line %d is not indented by 4: %q", i+1, l)
