@@ -163,24 +163,15 @@ func exportLog(ctx context.Context, std IO, loc string, pos []string, out string
 // writeJSONL writes one JSON line per record, to stdout or atomically to a
 // file.
 func writeJSONL[T any](std IO, path string, recs iter.Seq[T]) error {
-	return streamJSONL(std, path, func(emit func(T) error) error {
+	return writeOut(std, path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
 		for r := range recs {
-			if err := emit(r); err != nil {
+			if err := enc.Encode(r); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
-}
-
-// streamJSONL is writeJSONL for records that each hands over one at a
-// time; an error from each (a record that could not be read or written)
-// fails the output.
-func streamJSONL[T any](std IO, path string, each func(emit func(T) error) error) error {
-	return writeOut(std, path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		return each(func(r T) error { return enc.Encode(r) })
 	})
 }
 
