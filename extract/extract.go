@@ -428,25 +428,13 @@ func canonical(obj map[string]json.RawMessage, o Options) (json.RawMessage, []st
 func braceSpans(s string) [][2]int {
 	var spans [][2]int
 	depth, start := 0, -1
-	inStr, esc := false, false
+	var str jsonString
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if depth > 0 && inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
+		if depth > 0 && str.holds(c) {
 			continue
 		}
 		switch c {
-		case '"':
-			if depth > 0 {
-				inStr = true
-			}
 		case '{':
 			if depth == 0 {
 				start = i

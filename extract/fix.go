@@ -66,27 +66,38 @@ func asciiPunct(s string) string {
 	return b.String()
 }
 
+// jsonString follows JSON text byte by byte through its strings.
+type jsonString struct{ in, esc bool }
+
+// holds reports whether byte c, the next of the text, belongs to a string
+// (its closing quote included); an opening quote starts one and is not
+// held.
+func (j *jsonString) holds(c byte) bool {
+	if !j.in {
+		j.in = c == '"'
+		return false
+	}
+	switch {
+	case j.esc:
+		j.esc = false
+	case c == '\\':
+		j.esc = true
+	case c == '"':
+		j.in = false
+	}
+	return true
+}
+
 // dropTrailingCommas removes a comma (and the space after it) that stands
 // before a closing } or ] outside JSON strings.
 func dropTrailingCommas(s string) string {
 	var b strings.Builder
-	in, esc := false, false
+	var str jsonString
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if in {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				in = false
-			}
+		if str.holds(c) {
 			b.WriteByte(c)
 			continue
-		}
-		if c == '"' {
-			in = true
 		}
 		if c == ',' {
 			j := i + 1
