@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/judge"
-	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
@@ -32,23 +30,7 @@ func TestViewerShowsJudgeRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
-		res, err := study.Load(ctx, st, id)
-		if err != nil {
-			return nil, err
-		}
-		switch r := res.(type) {
-		case *study.JudgeResult:
-			var b strings.Builder
-			err := judge.Render(&b, "html", r.RenderHeader(), r.Audit)
-			return &web.Scored{Page: b.String()}, err
-		case *study.FramingResult:
-			rep := r.Report()
-			return &web.Scored{Framing: &rep}, nil
-		}
-		t.Fatalf("run %s: unexpected kind", id)
-		return nil, nil
-	}})
+	srv, err := web.New(st, web.Options{LoadReport: loadScored})
 	if err != nil {
 		t.Fatal(err)
 	}

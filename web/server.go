@@ -53,13 +53,8 @@ type Options struct {
 	// LoadReport builds a run's report with its extras (the whole run is
 	// scored). It is a function so web does not depend on how runs are
 	// scored; nil disables the report and the review's sampling.
-	LoadReport func(ctx context.Context, st *store.Store, runID string) (*Scored, error)
+	LoadReport func(ctx context.Context, st *store.Store, runID string) (*study.View, error)
 }
-
-// Scored is a scored run as the viewer shows it (study.View): a pressure
-// run's report and its sessions scored again one at a time when a page
-// needs them (never all in memory), a framing report, or a whole page.
-type Scored = study.View
 
 // Server serves the viewer.
 type Server struct {

@@ -175,7 +175,7 @@ func TestRunningRunScoredOnRequest(t *testing.T) {
 func TestReportKeptUntilTheRunChanges(t *testing.T) {
 	st, id := simRun(t)
 	calls := 0
-	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
+	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*study.View, error) {
 		calls++
 		return loadScored(ctx, st, id)
 	}})

@@ -25,12 +25,12 @@ import (
 )
 
 // loadScored is what the CLI passes as Options.LoadReport.
-func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
-	res, err := study.LoadPressure(ctx, st, id)
+func loadScored(ctx context.Context, st *store.Store, id string) (*study.View, error) {
+	res, err := study.Load(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
-	return &web.Scored{Report: res.Report(), Outcomes: res.Stream(ctx), Only: res.StreamOf}, nil
+	return res.View(ctx)
 }
 
 // simRun stores the default simulator run (seed 11) in a fresh store.
@@ -567,14 +567,7 @@ func framingViewer(t *testing.T) (*client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
-		r, err := study.LoadFraming(ctx, st, id)
-		if err != nil {
-			return nil, err
-		}
-		rep := r.Report()
-		return &web.Scored{Framing: &rep}, nil
-	}})
+	srv, err := web.New(st, web.Options{LoadReport: loadScored})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,7 +152,7 @@ func serve(ctx context.Context, hs *http.Server, ln net.Listener) error {
 // loadScored scores a whole stored run for the viewer's report and
 // sampling; its sessions are scored again from the store when they are
 // needed.
-func loadScored(ctx context.Context, st *store.Store, id string) (*web.Scored, error) {
+func loadScored(ctx context.Context, st *store.Store, id string) (*study.View, error) {
 	res, err := study.Load(ctx, st, id)
 	if err != nil {
 		return nil, err
