@@ -162,5 +162,3 @@ func (c *Counts) Part(name string, num, den int) Part {
 	return Part{Name: name, Num: c.Total(num), Den: int(c.Total(den))}
 }
 
-// Ptr returns a pointer to v.
-func Ptr(v float64) *float64 { return &v }

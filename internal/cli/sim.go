@@ -133,12 +133,16 @@ func cmdSim(ctx context.Context, std IO, args []string) error {
 	}
 	ctx, stop := serverInterrupts(ctx, std)
 	defer stop()
-	return srv.Serve(ctx, *addr, func(a net.Addr) {
+	err = srv.Serve(ctx, *addr, func(a net.Addr) {
 		fmt.Fprintf(std.Out, "listening on http://%s/v1\n", a)
 		if f, ok := std.Out.(*os.File); ok {
 			f.Sync()
 		}
 	})
+	if err == nil {
+		fmt.Fprintln(std.Err, srv.Summary())
+	}
+	return err
 }
 
 // oracleKey is the answer key of decks, the one sim:oracle is handed over

@@ -210,6 +210,11 @@ func TestBatchPaysOnce(t *testing.T) {
 				if tc.check != nil {
 					tc.check(t, r, st, notes)
 				}
+				// The server's shutdown summary tallies the same batches.
+				if n := r.srv.BatchCounts()[style]; !strings.Contains(r.srv.Summary(), fmt.Sprintf("batches by style: %s %d;", style, n)) ||
+					!strings.Contains(r.srv.Summary(), fmt.Sprintf("deleted: %d", r.srv.Deleted())) {
+					t.Errorf("summary %q does not tally %d %s batches and %d deletions", r.srv.Summary(), n, style, r.srv.Deleted())
+				}
 				t.Logf("%d paid for %d sessions; %d batches; stats %+v", total, sessions, r.srv.BatchCounts()[style], st)
 			})
 		}

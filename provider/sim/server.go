@@ -166,7 +166,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 				return NewOracle(o.Oracle), nil
 			}
 			if kind != "sim" {
-				return nil, fmt.Errorf("the model `%s` does not exist: this server serves sim and sim:PROFILE (%s), and judge or judge:PROFILE for framing runs", model, strings.Join(ProfileNames(), ", "))
+				return nil, fmt.Errorf("the model `%s` does not exist: this server serves sim and sim:PROFILE (%s), and judge or judge:PROFILE (%s) for framing runs", model, strings.Join(ProfileNames(), ", "), strings.Join(FramingProfileNames(), ", "))
 			}
 			p, err := LookupProfile(profile)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -150,6 +151,11 @@ func TestServerFaults(t *testing.T) {
 	f := s.FaultCounts()
 	if f["429"] < 90 || f["429"] > 150 || f["5xx"] < 20 || f["5xx"] > 60 {
 		t.Errorf("fault counts %v for rates 0.3 and 0.1 of 400", f)
+	}
+	// The operator's summary at shutdown says the same counts.
+	want := fmt.Sprintf("served 400 chat requests; faults planted: 429 %d, 5xx %d", f["429"], f["5xx"])
+	if got := s.Summary(); got != want {
+		t.Errorf("summary %q, want %q", got, want)
 	}
 }
 
