@@ -809,6 +809,38 @@ func (s *Store) ReopenCells(ctx context.Context, runID string, ids []string) err
 	return s.fail(err)
 }
 
+// ReopenClaimed opens again the claimed cells of a run whose one writer
+// holds its lease (a local store): whoever claimed them is gone. No lost
+// incarnation is recorded; each cell's claims are set to the incarnations
+// the store has attempts of (incarnations, by session id), so the next
+// claim runs the session as the incarnation after them.
+func (s *Store) ReopenClaimed(ctx context.Context, runID string, incarnations map[string]int) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id FROM cells WHERE run_id = ? AND state = ?`, runID, CellClaimed)
+	if err != nil {
+		return s.fail(err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return s.fail(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.fail(err)
+	}
+	for _, id := range ids {
+		if _, err := s.db.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', holder = '', lease_until = 0, lost_holder = '', claims = ? WHERE run_id = ? AND session_id = ?`,
+			CellOpen, incarnations[id], runID, id); err != nil {
+			return s.fail(err)
+		}
+	}
+	return nil
+}
+
 // ReleaseDead gives back, at once, the cells held by workers of the run
 // that ran on this host and no longer exist (killed, or the machine
 // rebooted under a new process): no need to wait for their lease to run

@@ -50,7 +50,7 @@ func TestPlantedDDSIsRecovered(t *testing.T) {
 		}
 		o := DefaultFramingOptions()
 		o.Data, o.Model, o.Concurrency = data, c.model, 4
-		res, err := RunFraming(context.Background(), st, o)
+		res, err := As[*FramingResult](Start(context.Background(), st, o))
 		st.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -81,7 +81,7 @@ func TestFramingRunReloadsIdentically(t *testing.T) {
 		o.Design.Mitigations = append(o.Design.Mitigations, mi)
 	}
 	o.Design.Challenges, _ = framing.ParseChallenges([]string{"all"}, "")
-	res, err := RunFraming(context.Background(), st, o)
+	res, err := As[*FramingResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestBadDataWritesNothing(t *testing.T) {
 	defer st.Close()
 	o := DefaultFramingOptions()
 	o.Data = bad
-	_, err = RunFraming(context.Background(), st, o)
+	_, err = As[*FramingResult](Start(context.Background(), st, o))
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("error %v, want invalid input", err)
 	}
@@ -177,7 +177,7 @@ func TestTransportFailuresAreVisible(t *testing.T) {
 	o := DefaultFramingOptions()
 	o.Model = "sim:" + prof
 	o.Retry.MaxAttempts = 1
-	res, err := RunFraming(context.Background(), st, o)
+	res, err := As[*FramingResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

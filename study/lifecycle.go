@@ -441,7 +441,7 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 		}
 		defer s.Batch.Wait()
 	}
-	stats, runErr := runner.RunSeq(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: c.Concurrency, Retry: h.Retry,
+	stats, runErr := runner.Run(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: c.Concurrency, Retry: h.Retry,
 		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait, Notice: c.Notice,
 		Fence: fence(ctx, sink)}), s.Provider, sink, n, jobs)
 	if log != nil {

@@ -189,8 +189,13 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 		return nil, err
 	}
 	if !st.Shared() {
-		// A local store's log is a file a kill may have cut: mended before
-		// more is appended.
+		// Under the lease no other process works on the run: the sessions
+		// a killed one held run again as the incarnation after what it
+		// stored, and its log, a file the kill may have cut, is mended
+		// before more is appended.
+		if err := st.ReopenClaimed(ctx, run.ID, todo.incarnations); err != nil {
+			return nil, err
+		}
 		if err := repairLog(ctx, st, run.ID); err != nil {
 			return nil, err
 		}

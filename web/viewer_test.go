@@ -117,7 +117,7 @@ func TestViewerOnPostgres(t *testing.T) {
 	st := storetest.OpenPostgres(t)
 	o := study.DefaultPressureOptions()
 	o.Seed = 11
-	res, err := study.RunPressure(context.Background(), st, o)
+	res, err := study.As[*study.PressureResult](study.Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
