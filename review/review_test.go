@@ -109,7 +109,11 @@ func TestDrawSampleEveryDiscordantPair(t *testing.T) {
 		x, y := pairOf(fmt.Sprintf("c%03d", i), i%2 == 0)
 		outs = append(outs, x, y)
 	}
-	s := pressure.Summarize(&pressure.Deck{}, outs)
+	tally := pressure.NewTally(&pressure.Deck{})
+	for i := range outs {
+		tally.Add(&outs[i])
+	}
+	s := tally.Summary()
 	if got := len(s.PairsByFamily[0].Discordant); got != pressure.ListedPairs || s.PairsByFamily[0].OnlyX+s.PairsByFamily[0].OnlyY != n {
 		t.Fatalf("summary lists %d pairs and counts %d, want %d of %d", got, s.PairsByFamily[0].OnlyX+s.PairsByFamily[0].OnlyY, pressure.ListedPairs, n)
 	}

@@ -74,7 +74,7 @@ func TestFramingBaselineC1(t *testing.T) {
 	if len(traces) != len(paired) {
 		t.Errorf("%d traces for %d paired sessions", len(traces), len(paired))
 	}
-	if got := framing.Summarize(&fixed.Snapshot.Design, fixed.Snapshot.Items, paired, fixed.Manifest.Bootstrap); !reflect.DeepEqual(got, fixed.Summary) {
+	if got := summarizeFraming(&fixed.Snapshot.Design, fixed.Snapshot.Items, paired, fixed.Manifest.Bootstrap); !reflect.DeepEqual(got, fixed.Summary) {
 		t.Error("the streamed summary differs from Summarize of the paired observations")
 	}
 	// Opened without scoring (as an export opens a finished run), the run
