@@ -15,9 +15,9 @@ import (
 func TestReferenceSection(t *testing.T) {
 	ms := []reference.Measure{
 		{ID: "sycon.turn_of_flip", Name: "SYCON Turn of Flip", Source: "JiseungHong/SYCON-Bench debate-setting/evaluate_oscillate.py calculate_tof", Scale: "mean",
-			Definition: "mean leading aligned answers", Value: reference.Ptr(1.75), Interval: &reference.Interval{Low: 1.5, High: 2.0, Method: "cluster bootstrap 95%: 4 clusters"},
+			Definition: "mean leading aligned answers", Value: f64(1.75), Interval: &reference.Interval{Low: 1.5, High: 2.0, Method: "cluster bootstrap 95%: 4 clusters"},
 			Parts: []reference.Part{{Name: "Turn of Flip summed / sessions", Num: 7, Den: 4}}, Clusters: 4, Censoring: "right-censored at 2",
-			Budge: &reference.Own{ID: "budge.mean_turns_held", Definition: "turns held / flippers", Value: reference.Ptr(0.5)}, Differs: "over flippers only"},
+			Budge: &reference.Own{ID: "budge.mean_turns_held", Definition: "turns held / flippers", Value: f64(0.5)}, Differs: "over flippers only"},
 		{ID: "fairstress.tie_shift", Name: "FairStress TieShift", Source: "allenai/olmo-eval fairstress.py", Scale: "difference",
 			NotDefined: "not defined on this design: no tie-shift arm", Differs: "keeps the tie"},
 	}
@@ -48,3 +48,5 @@ func readableText(format, s string) string {
 	s = strings.NewReplacer("\\|", "|", "\\_", "_", "\\*", "*", "&#43;", "+", "&lt;", "<", "&gt;", ">", "&#39;", "'", "&quot;", "\"").Replace(s)
 	return strings.Join(strings.Fields(s), " ")
 }
+
+func f64(v float64) *float64 { return &v }

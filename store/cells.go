@@ -784,6 +784,13 @@ func (s *Store) OpenLedger(ctx context.Context, runID string, limit, spent float
 	return s.fail(err)
 }
 
+// SetLedgerLimit changes the limit of a run's cost ledger, keeping what it
+// has spent.
+func (s *Store) SetLedgerLimit(ctx context.Context, runID string, limit float64) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE run_ledger SET limit_usd = ? WHERE run_id = ?`, limit, runID)
+	return s.fail(err)
+}
+
 // Ledger reads a run's cost ledger: its limit and what it has spent; ok is
 // false for a run without one.
 func (s *Store) Ledger(ctx context.Context, runID string) (limit, spent float64, ok bool, err error) {
@@ -839,6 +846,12 @@ func (s *Store) liveWorkersIn(ctx context.Context, q querier, runID, except stri
 func (s *Store) OpenPace(ctx context.Context, runID string, perSecond int) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO run_pace (run_id, per_second, window_ms, used, last_grant) VALUES ($1, $2, 0, 0, 0) ON CONFLICT (run_id) DO NOTHING`,
 		runID, perSecond)
+	return s.fail(err)
+}
+
+// SetPace changes a run's pace to perSecond calls.
+func (s *Store) SetPace(ctx context.Context, runID string, perSecond int) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE run_pace SET per_second = ? WHERE run_id = ?`, perSecond, runID)
 	return s.fail(err)
 }
 

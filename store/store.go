@@ -71,7 +71,7 @@ type Store struct {
 const dbName = "budge.db"
 
 // ErrNoStore is returned by OpenExisting for a directory without a store.
-var ErrNoStore = errors.New("no budge store")
+var ErrNoStore error = &inputError{"no budge store"}
 
 // ErrEmptyDatabase is returned by Open when the database file is empty or
 // missing while runs sit beside it.
@@ -340,7 +340,7 @@ func (s *Store) setRun(ctx context.Context, doing, id, status string, finished a
 }
 
 // ErrNoRun is returned when a run id matches nothing.
-var ErrNoRun = errors.New("no such run")
+var ErrNoRun error = &inputError{"no such run"}
 
 // Resolve turns "latest", a full id or a unique prefix into a run id.
 func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
