@@ -787,7 +787,7 @@ func (s *Store) OpenLedger(ctx context.Context, runID string, limit, spent float
 // SetLedgerLimit changes the limit of a run's cost ledger, keeping what it
 // has spent.
 func (s *Store) SetLedgerLimit(ctx context.Context, runID string, limit float64) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE run_ledger SET limit_usd = ? WHERE run_id = ?`, limit, runID)
+	_, err := s.db.ExecContext(ctx, `UPDATE run_ledger SET limit_usd = $1 WHERE run_id = $2`, limit, runID)
 	return s.fail(err)
 }
 
@@ -851,7 +851,7 @@ func (s *Store) OpenPace(ctx context.Context, runID string, perSecond int) error
 
 // SetPace changes a run's pace to perSecond calls.
 func (s *Store) SetPace(ctx context.Context, runID string, perSecond int) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE run_pace SET per_second = ? WHERE run_id = ?`, perSecond, runID)
+	_, err := s.db.ExecContext(ctx, `UPDATE run_pace SET per_second = $1 WHERE run_id = $2`, perSecond, runID)
 	return s.fail(err)
 }
 
