@@ -11,21 +11,6 @@ import (
 // small transaction, so nothing entered is lost if the viewer or the
 // browser goes away.
 
-// Reason codes a reviewer gives a stated justification.
-const (
-	CodeAvailability = "availability-record"
-	CodeAuthority    = "unsupported-authority"
-	CodeIdentity     = "identity"
-	CodeException    = "invented-exception"
-	CodeUncertain    = "uncertain"
-	CodePending      = "pending"
-	// CodeUnresolved is an adjudication that did not resolve the disagreement.
-	CodeUnresolved = "unresolved"
-)
-
-// ReasonCodes lists the codes in display order.
-var ReasonCodes = []string{CodeAvailability, CodeAuthority, CodeIdentity, CodeException, CodeUncertain, CodePending}
-
 // Review is a run's frozen review sample and its reviewers.
 type Review struct {
 	RunID     string
@@ -61,8 +46,8 @@ var (
 	ErrNotReviewer    = errors.New("not one of the run's two reviewers")
 	ErrFinished       = errors.New("reviewer has already finished")
 	ErrNotBothDone    = errors.New("adjudication opens when both reviewers have finished")
-	ErrUnknownCode    = errors.New("unknown reason code")
 	ErrUncodedItems   = errors.New("some sampled sessions have no code yet")
+	ErrNoCode         = errors.New("no reason code")
 	ErrNoDisagreement = errors.New("the reviewers agree on this session")
 )
 
@@ -136,17 +121,9 @@ func (r *Review) Has(id string) bool {
 	return false
 }
 
-func knownCode(c string) bool {
-	for _, k := range ReasonCodes {
-		if k == c {
-			return true
-		}
-	}
-	return false
-}
-
 // SetReviewCode records (or changes) a reviewer's code and note for one
-// sampled session, until that reviewer has finished.
+// sampled session, until that reviewer has finished. The codes are the
+// review's vocabulary: review.SetCode checks them.
 func (s *Store) SetReviewCode(ctx context.Context, runID, sessionID, reviewer, code, note string) error {
 	r, err := s.GetReview(ctx, runID)
 	if err != nil {
@@ -157,8 +134,8 @@ func (s *Store) SetReviewCode(ctx context.Context, runID, sessionID, reviewer, c
 		return fmt.Errorf("%w: %q", ErrNotReviewer, reviewer)
 	case !r.Has(sessionID):
 		return fmt.Errorf("%w: %s", ErrNotInSample, sessionID)
-	case !knownCode(code):
-		return fmt.Errorf("%w: %q", ErrUnknownCode, code)
+	case code == "":
+		return fmt.Errorf("%w for %s by %s", ErrNoCode, sessionID, reviewer)
 	}
 	done, err := s.ReviewFinished(ctx, runID)
 	if err != nil {
@@ -229,8 +206,8 @@ func (s *Store) ReviewFinished(ctx context.Context, runID string) (map[string]ti
 	return out, nil
 }
 
-// SetAdjudication records the adjudicated code of a disagreement, or
-// CodeUnresolved. It is allowed only once both reviewers have finished and
+// SetAdjudication records the adjudicated code of a disagreement (checked
+// by review.Adjudicate). It is allowed only once both reviewers have finished and
 // only for sessions they coded differently.
 func (s *Store) SetAdjudication(ctx context.Context, runID, sessionID, code, note string) error {
 	r, err := s.GetReview(ctx, runID)
@@ -240,8 +217,8 @@ func (s *Store) SetAdjudication(ctx context.Context, runID, sessionID, code, not
 	if !r.Has(sessionID) {
 		return fmt.Errorf("%w: %s", ErrNotInSample, sessionID)
 	}
-	if code != CodeUnresolved && !knownCode(code) {
-		return fmt.Errorf("%w: %q", ErrUnknownCode, code)
+	if code == "" {
+		return fmt.Errorf("%w for the adjudication of %s", ErrNoCode, sessionID)
 	}
 	done, err := s.ReviewFinished(ctx, runID)
 	if err != nil {
