@@ -27,6 +27,13 @@ type doc struct {
 	blocks []block
 	// link, when set, turns the counts of tables into links (HTML only).
 	link Linker
+	// compact is the layout of a short document (a judge's audit): in text
+	// no rule under the title and no wrapping, each table row on one line
+	// (its first cell padded, its second, then the others named by their
+	// column in parentheses); in Markdown, titled mdTitle, its lines are
+	// list items. HTML is the same for every document.
+	compact bool
+	mdTitle string
 }
 
 type block struct {
@@ -183,6 +190,9 @@ const FormatWide = "text-wide"
 
 func (d *doc) text(w io.Writer, wide bool) error {
 	d = d.terminalSafe()
+	if d.compact {
+		return d.compactText(w)
+	}
 	bw := bufio.NewWriter(w)
 	width := TextWidth
 	if wide {
@@ -419,6 +429,9 @@ func wrap(s string, width int, first, rest string) []string {
 
 func (d *doc) markdown(w io.Writer) error {
 	d = d.terminalSafe()
+	if d.compact {
+		return d.compactMarkdown(w)
+	}
 	bw := bufio.NewWriter(w)
 	bw.WriteString("# " + mdEscape(d.title) + "\n\n")
 	for _, b := range d.blocks {
@@ -443,6 +456,77 @@ func (d *doc) markdown(w io.Writer) error {
 				bw.WriteString(mdEscape(l) + "\n")
 			}
 			bw.WriteString("\n")
+		}
+	}
+	return bw.Flush()
+}
+
+// compactText is a compact document's text (see doc.compact).
+func (d *doc) compactText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(plain(d.title) + "\n")
+	for _, b := range d.blocks {
+		if b.figure != "" {
+			continue
+		}
+		if b.title != "" {
+			bw.WriteString("\n" + plain(b.title) + "\n")
+		}
+		switch {
+		case b.para != "":
+			bw.WriteString("  " + plain(b.para) + "\n")
+		case b.head != nil:
+			for _, r := range b.rows {
+				cell := func(i int) string {
+					if i < len(r) {
+						return plain(r[i])
+					}
+					return ""
+				}
+				var named []string
+				for i := 2; i < len(b.head); i++ {
+					named = append(named, plain(b.head[i])+" "+cell(i))
+				}
+				fmt.Fprintf(bw, "  %-28s %s  (%s)\n", cell(0), cell(1), strings.Join(named, ", "))
+			}
+			if b.note != "" {
+				bw.WriteString("  " + plain(b.note) + "\n")
+			}
+		default:
+			for _, l := range b.lines {
+				bw.WriteString("  " + plain(l) + "\n")
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// compactMarkdown is a compact document's Markdown (see doc.compact).
+func (d *doc) compactMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("# " + plain(d.mdTitle) + "\n\n")
+	for _, b := range d.blocks {
+		if b.figure != "" {
+			continue
+		}
+		if b.title != "" {
+			bw.WriteString("\n## " + plain(b.title) + "\n\n")
+		}
+		switch {
+		case b.para != "":
+			bw.WriteString(plain(b.para) + "\n")
+		case b.head != nil:
+			bw.WriteString("| " + plain(strings.Join(b.head, " | ")) + " |\n|" + strings.Repeat("---|", len(b.head)) + "\n")
+			for _, r := range b.rows {
+				bw.WriteString("| " + plain(strings.Join(r, " | ")) + " |\n")
+			}
+			if b.note != "" {
+				bw.WriteString("\n" + plain(b.note) + "\n")
+			}
+		default:
+			for _, l := range b.lines {
+				bw.WriteString("- " + plain(l) + "\n")
+			}
 		}
 	}
 	return bw.Flush()
@@ -527,7 +611,10 @@ func (d *doc) html(w io.Writer, footer string) error {
 				bw.WriteString(`<p class="note">` + htmlText(b.note) + "</p>\n")
 			}
 		default:
-			bw.WriteString("<section" + htmlAttrs(b, "") + "><h2>" + htmlText(b.title) + "</h2>\n")
+			bw.WriteString("<section" + htmlAttrs(b, "") + ">")
+			if b.title != "" {
+				bw.WriteString("<h2>" + htmlText(b.title) + "</h2>\n")
+			}
 			inList := false
 			for i, l := range b.lines {
 				id := ""
@@ -659,7 +746,7 @@ func cutCols(s string, n int) (head, tail string) {
 // clear its screen or reorder what is shown. Line breaks and tabs stay.
 func (d *doc) terminalSafe() *doc {
 	c := *d
-	c.title = TerminalSafe(d.title)
+	c.title, c.mdTitle = TerminalSafe(d.title), TerminalSafe(d.mdTitle)
 	c.blocks = make([]block, len(d.blocks))
 	for i, b := range d.blocks {
 		b.title, b.para, b.note = TerminalSafe(b.title), TerminalSafe(b.para), TerminalSafe(b.note)

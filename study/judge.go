@@ -16,6 +16,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/stats"
@@ -108,8 +109,8 @@ func (r *JudgeResult) Stored() store.Run { return r.Run }
 
 func (*JudgeResult) protocol() string { return "judge" }
 
-// RenderHeader is what the rendered audit says of the run.
-func (r *JudgeResult) RenderHeader() judge.Header {
+// Report is the run's audit as budge reports it.
+func (r *JudgeResult) Report() report.Judge {
 	b := "blinded: identity field and labels masked"
 	switch {
 	case !r.Manifest.Blinded:
@@ -117,7 +118,7 @@ func (r *JudgeResult) RenderHeader() judge.Header {
 	case r.Manifest.Kind == judge.KindFlip:
 		b = "blinded: speaker labels of two or more letters masked"
 	}
-	return judge.Header{Run: r.Manifest.RunID, Source: r.Manifest.Source, Judge: r.Manifest.Model, Blinding: b}
+	return report.Judge{Run: r.Manifest.RunID, Source: r.Manifest.Source, Judge: r.Manifest.Model, Blinding: b, Budge: r.Manifest.Budge, Audit: r.Audit}
 }
 
 // Judge runs a judge over the texts of a stored run and audits its codes.
@@ -260,7 +261,7 @@ func verdict(s framing.FlipSide) string {
 	}
 	// A correct judgment of the true statement accepts it; of the false
 	// one, rejects it. The judge is told only accept or reject.
-	accepts := *s.Correct == (s.Condition == framing.C1True || s.Condition == framing.C2Correct)
+	accepts := *s.Correct == s.Condition.AnswerCorrect()
 	if accepts {
 		return "accepted the answer"
 	}

@@ -235,7 +235,10 @@ func (r *FramingResult) Unfinished() (how, command string) {
 }
 
 func (r *JudgeResult) Render(_ context.Context, _ *store.Store, w io.Writer, format string) error {
-	return judge.Render(w, format, r.RenderHeader(), r.Audit)
+	if format == "html" {
+		return r.Report().HTML(w)
+	}
+	return r.Report().Render(w, format)
 }
 
 // Export writes one record per judgment.
@@ -292,7 +295,7 @@ func (r *FramingResult) View(context.Context) (*View, error) {
 
 func (r *JudgeResult) View(context.Context) (*View, error) {
 	var b strings.Builder
-	if err := judge.Render(&b, "html", r.RenderHeader(), r.Audit); err != nil {
+	if err := r.Report().HTML(&b); err != nil {
 		return nil, err
 	}
 	return &View{Page: b.String()}, nil

@@ -478,13 +478,6 @@ func (h *headline) count(v store.ViewSession) {
 	}
 }
 
-// framingPair is the condition a framing condition is compared with: the
-// same answer shown as a statement (C1) or as a speaker's (C2).
-var framingPair = map[framing.Condition]framing.Condition{
-	framing.C1True: framing.C2Correct, framing.C2Correct: framing.C1True,
-	framing.C1False: framing.C2Incorrect, framing.C2Incorrect: framing.C1False,
-}
-
 // framingStatus is an answer's status as the table shows it: correct or
 // incorrect when a choice was read, else how it failed.
 func framingStatus(r framing.Reply) string {
@@ -527,7 +520,7 @@ func indexFraming(ctx context.Context, w *store.ViewWriter, r *study.FramingResu
 			byCell[k] = append(byCell[k], &obs[i])
 		}
 		pairOf := func(o *framing.Observation) *framing.Observation {
-			cands := byCell[cell(o.Spec, framingPair[o.Condition])]
+			cands := byCell[cell(o.Spec, o.Condition.Pair())]
 			var best *framing.Observation
 			score := -1
 			for _, c := range cands {
