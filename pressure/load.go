@@ -60,6 +60,10 @@ func (ps Problems) Error() string {
 	return strings.Join(s, "\n")
 }
 
+// InvalidInput marks deck problems as the user's input, which the command
+// line maps to its exit code.
+func (Problems) InvalidInput() bool { return true }
+
 // BuiltinDecks lists the names of the embedded decks.
 func BuiltinDecks() []string {
 	ents, _ := builtin.ReadDir("decks")

@@ -161,4 +161,3 @@ func Ratio(num, den float64) (float64, bool) {
 func (c *Counts) Part(name string, num, den int) Part {
 	return Part{Name: name, Num: c.Total(num), Den: int(c.Total(den))}
 }
-

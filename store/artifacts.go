@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Blob is an artifact as stored: compressed when that saves space.
@@ -87,22 +88,59 @@ func (s *Store) Artifact(ctx context.Context, runID, sha string) ([]byte, error)
 	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("store: %q is not a sha256", sha)
 	}
-	if s.artifactsInDB() {
-		return s.blobArtifact(ctx, runID, sha)
-	}
-	e, ok, err := queryOne(ctx, s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = ? AND sha256 = ?`, runID, sha)
+	return s.arts.get(ctx, runID, sha)
+}
+
+// artifactStore keeps the bytes of artifacts, which the artifacts table
+// indexes by run and sha256. A store has one, chosen when it is opened:
+// pack files beside the database (packFiles, SQLite) or a table of the
+// database (blobTable, PostgreSQL).
+type artifactStore interface {
+	// put stores the sessions' artifacts that the run does not have yet
+	// and indexes them in tx.
+	put(ctx context.Context, tx *txn, runID string, sessions []Session) error
+	// get reads one artifact of a run and verifies its hash.
+	get(ctx context.Context, runID, sha string) ([]byte, error)
+	// verify checks every artifact of a run against its hash: the damaged
+	// ones (up to keep), how many are damaged, and how many there are.
+	verify(ctx context.Context, runID string, keep int) (damaged []error, n, total int, err error)
+	// close releases what the store holds open.
+	close() error
+}
+
+// packFiles keeps each run's artifacts in a pack file in its directory.
+type packFiles struct {
+	s *Store
+
+	mu    sync.Mutex
+	packs map[string]*pack // open pack files by run id (only the writer uses them)
+}
+
+func (a *packFiles) get(ctx context.Context, runID, sha string) ([]byte, error) {
+	e, ok, err := queryOne(ctx, a.s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = ? AND sha256 = ?`, runID, sha)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, fmt.Errorf("store: run %s has no artifact %s", runID, sha)
 	}
-	f, err := os.Open(filepath.Join(s.RunDir(runID), e.pack))
+	f, err := os.Open(filepath.Join(a.s.RunDir(runID), e.pack))
 	if err != nil {
 		return nil, fmt.Errorf("store: artifact %s: %w", sha, err)
 	}
 	defer f.Close()
-	return s.readArtifact(f, runID, e)
+	return readArtifact(f, runID, e)
+}
+
+func (a *packFiles) close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for _, p := range a.packs {
+		errs = append(errs, p.f.Close())
+	}
+	a.packs = map[string]*pack{}
+	return errors.Join(errs...)
 }
 
 // ErrArtifactCorrupt is matched (errors.Is) by every *ArtifactError.
@@ -135,7 +173,7 @@ func (e *ArtifactError) Is(target error) bool { return target == ErrArtifactCorr
 
 // readArtifact reads one indexed artifact from its open pack and verifies
 // its hash.
-func (s *Store) readArtifact(f *os.File, runID string, e packEntry) ([]byte, error) {
+func readArtifact(f *os.File, runID string, e packEntry) ([]byte, error) {
 	bad := func(err error) error {
 		return &ArtifactError{RunID: runID, SHA: e.sha, Pack: f.Name(), Offset: e.offset, Length: e.length, Err: err}
 	}
@@ -163,18 +201,17 @@ func (s *Store) readArtifact(f *os.File, runID string, e packEntry) ([]byte, err
 // *ArtifactErrors (errors.Is ErrArtifactCorrupt).
 func (s *Store) VerifyArtifacts(ctx context.Context, runID string) error {
 	const shown = 10
-	if s.artifactsInDB() {
-		errs, damaged, total, err := s.verifyBlobs(ctx, runID, shown)
-		if err != nil {
-			return err
-		}
-		if damaged > shown {
-			errs = append(errs, fmt.Errorf("store: run %s: %d more artifacts are damaged (%d of %d in all)", runID, damaged-shown, damaged, total))
-		}
-		return errors.Join(errs...)
+	errs, damaged, total, err := s.arts.verify(ctx, runID, shown)
+	if err != nil {
+		return err
 	}
-	var errs []error
-	damaged, total := 0, 0
+	if damaged > shown {
+		errs = append(errs, fmt.Errorf("store: run %s: %d more artifacts are damaged (%d of %d in all)", runID, damaged-shown, damaged, total))
+	}
+	return errors.Join(errs...)
+}
+
+func (a *packFiles) verify(ctx context.Context, runID string, keep int) (errs []error, damaged, total int, err error) {
 	files := map[string]*os.File{}
 	defer func() {
 		for _, f := range files {
@@ -185,7 +222,7 @@ func (s *Store) VerifyArtifacts(ctx context.Context, runID string) error {
 	// hold millions. fatal stops the checks at the first error that is not
 	// a damaged artifact.
 	var fatal error
-	err := queryEach(ctx, s.db, scanArtifact, func(e packEntry) {
+	err = queryEach(ctx, a.s.db, scanArtifact, func(e packEntry) {
 		if fatal != nil {
 			return
 		}
@@ -196,32 +233,26 @@ func (s *Store) VerifyArtifacts(ctx context.Context, runID string) error {
 		f := files[e.pack]
 		if f == nil {
 			var err error
-			if f, err = os.Open(filepath.Join(s.RunDir(runID), e.pack)); err != nil {
+			if f, err = os.Open(filepath.Join(a.s.RunDir(runID), e.pack)); err != nil {
 				fatal = fmt.Errorf("store: run %s: verifying artifacts: %w", runID, err)
 				return
 			}
 			files[e.pack] = f
 		}
-		if _, err := s.readArtifact(f, runID, e); err != nil {
+		if _, err := readArtifact(f, runID, e); err != nil {
 			if !errors.Is(err, ErrArtifactCorrupt) {
 				fatal = err
 				return
 			}
-			if damaged++; damaged <= shown {
+			if damaged++; damaged <= keep {
 				errs = append(errs, err)
 			}
 		}
 	}, inPackOrder, runID)
-	if err != nil {
-		return err
+	if err == nil {
+		err = fatal
 	}
-	if fatal != nil {
-		return fatal
-	}
-	if damaged > shown {
-		errs = append(errs, fmt.Errorf("store: run %s: %d more artifacts are damaged (%d of %d in all)", runID, damaged-shown, damaged, total))
-	}
-	return errors.Join(errs...)
+	return errs, damaged, total, err
 }
 
 // inPackOrder is a run's artifacts in the order its packs hold them, read
@@ -242,11 +273,12 @@ type packEntry struct {
 	offset, length      int64
 }
 
-func (s *Store) openPack(ctx context.Context, runID string) (*pack, error) {
-	if p := s.packs[runID]; p != nil {
+// openPack opens the run's pack for appending, once; the caller holds a.mu.
+func (a *packFiles) openPack(runID string) (*pack, error) {
+	if p := a.packs[runID]; p != nil {
 		return p, nil
 	}
-	f, err := os.OpenFile(filepath.Join(s.RunDir(runID), packName), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(filepath.Join(a.s.RunDir(runID), packName), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store: pack: %w", err)
 	}
@@ -256,11 +288,11 @@ func (s *Store) openPack(ctx context.Context, runID string) (*pack, error) {
 		return nil, fmt.Errorf("store: pack: %w", err)
 	}
 	p := &pack{f: f, size: fi.Size()}
-	s.packs[runID] = p
+	a.packs[runID] = p
 	return p, nil
 }
 
-// appendArtifacts writes the sessions' new artifacts to the run's pack in
+// put writes the sessions' new artifacts to the run's pack in
 // one write and indexes them in tx. Which artifacts the run has already is
 // asked of its index, for this batch's only: a set of every artifact
 // written grew by about a kilobyte a session.
@@ -271,8 +303,11 @@ func (s *Store) openPack(ctx context.Context, runID string) (*pack, error) {
 // batch first read every page twice on a large run (the batch's hashes,
 // scattered over the index, pushed each other's pages out of the cache),
 // and on the pool's other connection.
-func (s *Store) appendArtifacts(ctx context.Context, tx *txn, runID string, sessions []Session) error {
-	p, err := s.openPack(ctx, runID)
+func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []Session) error {
+	s := a.s
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p, err := a.openPack(runID)
 	if err != nil {
 		return err
 	}

@@ -549,7 +549,7 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	if err := s.execBulk(ctx, tx, lost); err != nil {
 		return nil, err
 	}
-	if err := s.logInTx(ctx, tx, w.runID, lines); err != nil {
+	if err := s.logs.appendTx(ctx, tx, w.runID, lines); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -595,20 +595,7 @@ func (w *Worker) WriteSessions(ctx context.Context, runID string, sessions []Ses
 // interleaved within a session, and a killed worker leaves nothing to
 // repair. On SQLite, where one worker at a time holds the run, the run's
 // log file is written as by any run.
-func (w *Worker) Logs() bool { return w.s.db.d.postgres() }
-
-// logInTx appends lines to the run's log as part of tx: the chunk number is
-// taken under a lock on the run's log that tx holds until it ends, so
-// chunks follow the order of commits.
-func (s *Store) logInTx(ctx context.Context, tx *txn, runID string, lines []byte) error {
-	if len(lines) == 0 {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "budge-log/"+runID); err != nil {
-		return s.fail(err)
-	}
-	return s.appendChunk(ctx, tx, runID, lines)
-}
+func (w *Worker) Logs() bool { return w.s.logs.inTx() }
 
 // guard keeps, of sessions, those whose cells the worker holds, and moves
 // those cells on: done, or open again for an interrupted session. A
@@ -868,6 +855,13 @@ func (s *Store) OpenLedger(ctx context.Context, runID string, limit, spent float
 	return s.fail(err)
 }
 
+// SetLedgerLimit changes the limit of a run's cost ledger, keeping what it
+// has spent.
+func (s *Store) SetLedgerLimit(ctx context.Context, runID string, limit float64) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE run_ledger SET limit_usd = ? WHERE run_id = ?`, limit, runID)
+	return s.fail(err)
+}
+
 // Ledger reads a run's cost ledger: its limit and what it has spent; ok is
 // false for a run without one.
 func (s *Store) Ledger(ctx context.Context, runID string) (limit, spent float64, ok bool, err error) {
@@ -923,6 +917,12 @@ func (s *Store) liveWorkersIn(ctx context.Context, q querier, runID, except stri
 func (s *Store) OpenPace(ctx context.Context, runID string, perSecond int) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO run_pace (run_id, per_second, window_ms, used, last_grant) VALUES (?, ?, 0, 0, 0) ON CONFLICT (run_id) DO NOTHING`,
 		runID, perSecond)
+	return s.fail(err)
+}
+
+// SetPace changes a run's pace to perSecond calls.
+func (s *Store) SetPace(ctx context.Context, runID string, perSecond int) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE run_pace SET per_second = ? WHERE run_id = ?`, perSecond, runID)
 	return s.fail(err)
 }
 

@@ -6,11 +6,9 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -125,13 +123,13 @@ func openURL(ctx context.Context, rawURL, where, cacheDir string, existing, read
 			db.Close()
 			return nil, err
 		}
-		return newStore(cacheDir, where, db), nil
+		return newStore(cacheDir, where, db, false), nil
 	}
 	if err := migrate(ctx, db, where); err != nil {
 		db.Close()
 		return nil, err
 	}
-	return newStore(cacheDir, where, db), nil
+	return newStore(cacheDir, where, db, false), nil
 }
 
 // defaultCacheDir is this machine's cache of the database at u: one
@@ -224,110 +222,6 @@ func redactErr(err error, loc string) error {
 // RedactError takes the password of a store location out of an error's
 // text, for callers that print errors that may quote the location.
 func RedactError(err error, loc string) error { return redactErr(err, loc) }
-
-// artifactsInDB reports whether the store keeps artifact bytes in the
-// database (PostgreSQL) rather than in pack files (SQLite).
-func (s *Store) artifactsInDB() bool { return s.db.d.postgres() }
-
-// inDatabase is the pack name of an artifact whose bytes are in the
-// artifact_blobs table.
-const inDatabase = ""
-
-// dbArtifacts returns the index entries and the blobs of the sessions'
-// artifacts, each once, for a store that keeps them in the database.
-func dbArtifacts(runID string, sessions []Session) (*bulk, *bulk) {
-	idx := artifactBulk("ON CONFLICT (run_id, sha256) DO NOTHING")
-	blobs := newBulk("artifact_blobs", "ON CONFLICT (sha256) DO NOTHING", "sha256", "encoding", "data")
-	all := map[string]Blob{}
-	for _, se := range sessions {
-		maps.Copy(all, se.Artifacts)
-	}
-	// Rows go in in the order of their hashes: workers storing the same
-	// artifacts at once then take the unique-index locks in one order, and
-	// never wait on each other in a cycle (a deadlock PostgreSQL would
-	// break by failing one of the writes).
-	for _, sha := range slices.Sorted(maps.Keys(all)) {
-		b := all[sha]
-		idx.add(runID, sha, inDatabase, 0, len(b.Data), b.Encoding)
-		blobs.add(sha, b.Encoding, b.Data)
-	}
-	return idx, blobs
-}
-
-// blobCols read an artifact stored in the database with its bytes.
-const blobCols = `a.run_id, a.sha256, a.pack, a.pack_offset, a.length, a.encoding, b.encoding, b.data`
-
-type blobEntry struct {
-	packEntry
-	runID string
-	data  []byte
-}
-
-func scanBlob(sc rowScanner) (blobEntry, error) {
-	var e blobEntry
-	var enc string
-	if err := sc.Scan(&e.runID, &e.sha, &e.pack, &e.offset, &e.length, &e.encoding, &enc, &e.data); err != nil {
-		return e, err
-	}
-	e.encoding = enc
-	p := parser{table: "artifacts", row: "run " + e.runID + ", artifact " + e.sha}
-	if e.pack != inDatabase {
-		p.fail("pack", fmt.Errorf("%q on a store that keeps artifacts in the database", e.pack))
-	}
-	return e, p.err
-}
-
-// checkBlob decodes an artifact's bytes from the database and verifies
-// their hash.
-func checkBlob(e blobEntry) ([]byte, error) {
-	bad := func(err error) error {
-		return &ArtifactError{RunID: e.runID, SHA: e.sha, Pack: inDatabase, Length: int64(len(e.data)), Err: err}
-	}
-	body, err := unpack(e.encoding, e.data)
-	if err != nil {
-		return nil, bad(fmt.Errorf("do not decode: %w", err))
-	}
-	if got := ArtifactID(body); got != e.sha {
-		return nil, bad(fmt.Errorf("hash to sha256:%s (hash mismatch)", got))
-	}
-	return body, nil
-}
-
-// blobArtifact reads one artifact of a run from the database.
-func (s *Store) blobArtifact(ctx context.Context, runID, sha string) ([]byte, error) {
-	e, ok, err := queryOne(ctx, s.db, scanBlob, `SELECT `+blobCols+` FROM artifacts a JOIN artifact_blobs b ON b.sha256 = a.sha256
-		WHERE a.run_id = ? AND a.sha256 = ?`, runID, sha)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("store: run %s has no artifact %s", runID, sha)
-	}
-	return checkBlob(e)
-}
-
-// verifyBlobs checks every artifact of a run kept in the database, reading
-// them one row at a time; it returns the damaged ones and how many there
-// are in all.
-func (s *Store) verifyBlobs(ctx context.Context, runID string, keep int) (damaged []error, n, total int, err error) {
-	err = queryEach(ctx, s.db, scanBlob, func(e blobEntry) {
-		total++
-		if _, err := checkBlob(e); err != nil {
-			if n++; n <= keep {
-				damaged = append(damaged, err)
-			}
-		}
-	}, `SELECT `+blobCols+` FROM artifacts a JOIN artifact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = ? ORDER BY a.sha256`, runID)
-	if err == nil {
-		var indexed int
-		if err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts WHERE run_id = ?`, runID).Scan(&indexed); err == nil && indexed != total {
-			damaged = append(damaged, &ArtifactError{RunID: runID, Pack: inDatabase,
-				Err: fmt.Errorf("are missing: %d artifacts are indexed and %d have bytes", indexed, total)})
-			n++
-		}
-	}
-	return damaged, n, total, err
-}
 
 // LocalDir is the directory on this machine of the store at loc: the
 // directory itself for a SQLite store, the default cache directory for a

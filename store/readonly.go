@@ -98,7 +98,7 @@ func openReadOnly(dir, path, tmp string, immutable bool) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: viewer index tables: %w", err)
 	}
-	st := newStore(dir, dir, db)
+	st := newStore(dir, dir, db, true)
 	st.readOnly = true
 	return st, nil
 }

@@ -2,9 +2,7 @@ package store
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -87,8 +85,6 @@ func appendRecord(b []byte, rec any) []byte {
 	return append(append(b, line...), '\n')
 }
 
-func (s *Store) logPath(runID string) string { return filepath.Join(s.RunDir(runID), "log.jsonl") }
-
 // Log appends JSON lines to a run's log. Each record is written whole.
 type Log struct {
 	f io.WriteCloser // log.jsonl, or the run's rows of run_logs
@@ -97,18 +93,58 @@ type Log struct {
 
 // OpenLog opens the run's log for appending.
 func (s *Store) OpenLog(runID string) (*Log, error) {
-	if s.db.d.postgres() {
-		if _, err := s.GetRun(context.Background(), runID); err != nil {
-			return nil, fmt.Errorf("store: log: %w", err)
-		}
-		f := &dbLog{s: s, runID: runID}
-		return &Log{f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+	f, err := s.logs.open(runID)
+	if err != nil {
+		return nil, err
 	}
-	f, err := os.OpenFile(s.logPath(runID), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	return &Log{f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+}
+
+// logStore keeps run logs and manifests. A store has one, chosen when it
+// is opened: log.jsonl and manifest.json in each run's directory
+// (fileLogs, SQLite), or the run_logs table, the manifest being in the
+// runs table already (dbLogs, PostgreSQL).
+type logStore interface {
+	// open opens a run's log for appending.
+	open(runID string) (io.WriteCloser, error)
+	// repair is RepairLog.
+	repair(ctx context.Context, runID string) (*Logged, error)
+	// copyTo writes a run's log, as stored, to w.
+	copyTo(ctx context.Context, runID string, w io.Writer) error
+	// inTx says whether workers append the log in the transactions that
+	// store their sessions (appendTx), rather than through open.
+	inTx() bool
+	// appendTx appends lines to a run's log as part of tx.
+	appendTx(ctx context.Context, tx *txn, runID string, lines []byte) error
+	// manifest keeps a finished run's manifest beside its log.
+	manifest(runID string, manifest []byte) error
+}
+
+// fileLogs keeps a run's log in log.jsonl, and its manifest in
+// manifest.json, in the run's directory.
+type fileLogs struct{ s *Store }
+
+func (l fileLogs) path(runID string) string { return filepath.Join(l.s.RunDir(runID), "log.jsonl") }
+
+func (l fileLogs) open(runID string) (io.WriteCloser, error) {
+	f, err := os.OpenFile(l.path(runID), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store: log: %w", err)
 	}
-	return &Log{f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+	return f, nil
+}
+
+func (l fileLogs) inTx() bool { return false }
+
+func (l fileLogs) appendTx(ctx context.Context, tx *txn, runID string, lines []byte) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("store: log of run %s: a log file is not written in a transaction", runID)
+}
+
+func (l fileLogs) manifest(runID string, manifest []byte) error {
+	return writeFile(filepath.Join(l.s.RunDir(runID), "manifest.json"), append(manifest, '\n'), 0o600)
 }
 
 // Write appends one record.
@@ -162,10 +198,11 @@ func (s *Store) AppendLog(runID string, lines []byte) error {
 // resumed run can add, once, the records of sessions the database has and
 // the log lost.
 func (s *Store) RepairLog(runID string) (*Logged, error) {
-	if s.db.d.postgres() {
-		return s.repairDBLog(context.Background(), runID)
-	}
-	f, err := os.OpenFile(s.logPath(runID), os.O_RDWR, 0o600)
+	return s.logs.repair(context.Background(), runID)
+}
+
+func (l fileLogs) repair(ctx context.Context, runID string) (*Logged, error) {
+	f, err := os.OpenFile(l.path(runID), os.O_RDWR, 0o600)
 	if os.IsNotExist(err) {
 		return &Logged{}, nil
 	}
@@ -246,178 +283,20 @@ func (s *Store) WriteLog(ctx context.Context, runID string, w io.Writer) error {
 	if _, err := s.GetRun(ctx, runID); err != nil {
 		return err
 	}
-	if !s.db.d.postgres() {
-		f, err := os.Open(s.logPath(runID))
-		if os.IsNotExist(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("store: log: %w", err)
-		}
-		defer f.Close()
-		if _, err := io.Copy(w, f); err != nil {
-			return fmt.Errorf("store: log: %w", err)
-		}
+	return s.logs.copyTo(ctx, runID, w)
+}
+
+func (l fileLogs) copyTo(ctx context.Context, runID string, w io.Writer) error {
+	f, err := os.Open(l.path(runID))
+	if os.IsNotExist(err) {
 		return nil
 	}
-	var werr error
-	err := queryEach(ctx, s.db, scanString, func(lines string) {
-		if werr == nil {
-			_, werr = io.WriteString(w, lines)
-		}
-	}, `SELECT lines FROM run_logs WHERE run_id = ? ORDER BY chunk`, runID)
 	if err != nil {
-		return err
+		return fmt.Errorf("store: log: %w", err)
 	}
-	return werr
-}
-
-// dbLog appends a run's log to the database: each write of whole lines is
-// one row (a chunk) of run_logs, numbered after the run's last. Workers of
-// one run log in the transactions that store their sessions (Worker.Logs);
-// appendChunk takes the next number again when another writer took it.
-type dbLog struct {
-	s       *Store
-	runID   string
-	pending []byte // the start of a line not yet ended
-}
-
-func (l *dbLog) Write(p []byte) (int, error) {
-	l.pending = append(l.pending, p...)
-	end := bytes.LastIndexByte(l.pending, '\n') + 1
-	if end == 0 {
-		return len(p), nil
-	}
-	if err := l.s.appendChunk(context.Background(), l.s.db, l.runID, l.pending[:end]); err != nil {
-		l.pending = l.pending[:len(l.pending)-len(p)]
-		return 0, err
-	}
-	l.pending = append(l.pending[:0], l.pending[end:]...)
-	return len(p), nil
-}
-
-// Close writes what is left, a line cut short included (as a file would
-// hold it, for RepairLog to remove).
-func (l *dbLog) Close() error {
-	if len(l.pending) == 0 {
-		return nil
-	}
-	err := l.s.appendChunk(context.Background(), l.s.db, l.runID, l.pending)
-	l.pending = nil
-	return err
-}
-
-// appendChunk appends lines as the run's next chunk. Workers of one run
-// append at the same time: one that loses the race for a chunk number
-// tries the next.
-func (s *Store) appendChunk(ctx context.Context, q execQuerier, runID string, lines []byte) error {
-	var err error
-	for try := 0; try < 50; try++ {
-		_, err = q.ExecContext(ctx, `INSERT INTO run_logs (run_id, chunk, lines)
-		SELECT ?, COALESCE(MAX(chunk), 0) + 1, ? FROM run_logs WHERE run_id = ?`, runID, string(lines), runID)
-		if err == nil || !isConstraint(err) {
-			break
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("store: log of run %s: %w", runID, err)
+	defer f.Close()
+	if _, err := io.Copy(w, f); err != nil {
+		return fmt.Errorf("store: log: %w", err)
 	}
 	return nil
 }
-
-// repairDBLog is RepairLog for a log in the database. The chunks are read
-// one at a time, so memory does not grow with the log; the chunk in which
-// the last whole session group ends is cut there, and the chunks after it
-// are deleted.
-func (s *Store) repairDBLog(ctx context.Context, runID string) (*Logged, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT chunk, lines FROM run_logs WHERE run_id = ? ORDER BY chunk`, runID)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	r := &chunkReader{rows: rows}
-	logged, good, err := scanLog(r)
-	rest := r.more()
-	rows.Close()
-	if err == nil {
-		err = r.err
-	}
-	if err != nil || (good == r.off && !rest) {
-		return logged, s.fail(err)
-	}
-	// The chunk the good part ends in is cut, and every later one goes.
-	var keep chunkSpan
-	for _, c := range r.spans {
-		if c.start < good {
-			keep = c
-		}
-	}
-	if good > keep.start {
-		// The chunk is read again: the reader keeps no text behind it.
-		var lines string
-		if err := tx.QueryRowContext(ctx, `SELECT lines FROM run_logs WHERE run_id = ? AND chunk = ?`, runID, keep.chunk).Scan(&lines); err != nil {
-			return nil, s.fail(err)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ? AND chunk >= ?`, runID, keep.chunk); err != nil {
-			return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_logs (run_id, chunk, lines) VALUES (?, ?, ?)`,
-			runID, keep.chunk, lines[:good-keep.start]); err != nil {
-			return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
-		}
-	} else if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ? AND chunk >= ?`, runID, keep.chunk); err != nil {
-		return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
-	}
-	return logged, s.fail(tx.Commit())
-}
-
-// chunkSpan is where a chunk of a log in the database starts in the log.
-type chunkSpan struct {
-	chunk int64
-	start int64
-}
-
-// chunkReader reads a run's log chunks as one stream, noting where each
-// starts; it keeps the text of the chunk it reads only.
-type chunkReader struct {
-	rows  *sql.Rows
-	cur   string
-	off   int64 // the length of the chunks read
-	spans []chunkSpan
-	err   error
-}
-
-func (r *chunkReader) Read(p []byte) (int, error) {
-	for r.cur == "" {
-		if !r.next() {
-			return 0, io.EOF
-		}
-	}
-	n := copy(p, r.cur)
-	r.cur = r.cur[n:]
-	return n, nil
-}
-
-// next reads the next chunk, and says whether there was one.
-func (r *chunkReader) next() bool {
-	if r.err != nil || !r.rows.Next() {
-		if r.err == nil {
-			r.err = r.rows.Err()
-		}
-		return false
-	}
-	c := chunkSpan{start: r.off}
-	if r.err = r.rows.Scan(&c.chunk, &r.cur); r.err != nil {
-		return false
-	}
-	r.spans = append(r.spans, c)
-	r.off += int64(len(r.cur))
-	return true
-}
-
-// more reports whether the log goes on after what the scan read.
-func (r *chunkReader) more() bool { return r.cur != "" || r.next() }

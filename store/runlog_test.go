@@ -81,8 +81,8 @@ func TestParseLogLine(t *testing.T) {
 // flushes can be.
 func setLog(t *testing.T, s *Store, runID, content string) {
 	t.Helper()
-	if !s.db.d.postgres() {
-		if err := os.WriteFile(s.logPath(runID), []byte(content), 0o600); err != nil {
+	if l, ok := s.logs.(fileLogs); ok {
+		if err := os.WriteFile(l.path(runID), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return

@@ -81,32 +81,17 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 	}
 	if len(sess.args)+len(atts.args) > 0 {
 		// Only sessions and attempts refer to artifacts.
-		if err := s.storeArtifacts(ctx, tx, runID, sessions); err != nil {
+		if err := s.arts.put(ctx, tx, runID, sessions); err != nil {
 			return err
 		}
 	}
-	if err := s.logInTx(ctx, tx, runID, lines); err != nil {
+	if err := s.logs.appendTx(ctx, tx, runID, lines); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return s.named(fmt.Errorf("store: commit: %w", err))
 	}
 	s.checkpointSoon()
-	return nil
-}
-
-// storeArtifacts stores the sessions' new artifacts where the store keeps
-// them and indexes them in tx.
-func (s *Store) storeArtifacts(ctx context.Context, tx *txn, runID string, sessions []Session) error {
-	if !s.artifactsInDB() {
-		return s.appendArtifacts(ctx, tx, runID, sessions)
-	}
-	arts, blobs := dbArtifacts(runID, sessions)
-	for _, b := range []*bulk{blobs, arts} {
-		if err := s.execBulk(ctx, tx, b); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

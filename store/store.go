@@ -43,7 +43,8 @@ type Store struct {
 	// without its password.
 	where string
 	db    *database
-	packs map[string]*pack // open pack files by run id (only the writer uses them)
+	arts  artifactStore // where artifacts' bytes are kept
+	logs  logStore      // where run logs are kept
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared bulk inserts
@@ -70,7 +71,7 @@ type Store struct {
 const dbName = "budge.db"
 
 // ErrNoStore is returned by OpenExisting for a directory without a store.
-var ErrNoStore = errors.New("no budge store")
+var ErrNoStore error = &inputError{"no budge store"}
 
 // ErrEmptyDatabase is returned by Open when the database file is empty or
 // missing while runs sit beside it.
@@ -153,11 +154,19 @@ func open(dir string, cacheKB int) (*Store, error) {
 		}
 		return nil, err
 	}
-	return newStore(dir, dir, db), nil
+	return newStore(dir, dir, db, true), nil
 }
 
-func newStore(dir, where string, db *database) *Store {
-	return &Store{Dir: dir, where: where, db: db, packs: map[string]*pack{}, stmts: map[string]*sql.Stmt{}}
+// newStore is a store on db whose artifacts and logs are kept in files
+// (a SQLite store) or in the database (files false, PostgreSQL).
+func newStore(dir, where string, db *database, files bool) *Store {
+	s := &Store{Dir: dir, where: where, db: db, stmts: map[string]*sql.Stmt{}}
+	if files {
+		s.arts, s.logs = &packFiles{s: s, packs: map[string]*pack{}}, fileLogs{s}
+	} else {
+		s.arts, s.logs = blobTable{s}, dbLogs{s}
+	}
+	return s
 }
 
 // migrateRetrying is migrate, tried again while SQLite reports the new
@@ -219,10 +228,7 @@ func checkNotEmptied(dir, path string) error {
 func (s *Store) Close() error {
 	s.stopCheckpoints()
 	var errs []error
-	for _, p := range s.packs {
-		errs = append(errs, p.f.Close())
-	}
-	s.packs = map[string]*pack{}
+	errs = append(errs, s.arts.close())
 	for _, st := range s.stmts {
 		errs = append(errs, st.Close())
 	}
@@ -315,10 +321,7 @@ func (s *Store) FinishRun(ctx context.Context, id, status string, manifest json.
 	if err := s.setRun(ctx, "finishing", id, status, ts(time.Now()), manifest); err != nil {
 		return err
 	}
-	if s.db.d.postgres() {
-		return nil
-	}
-	return writeFile(filepath.Join(s.RunDir(id), "manifest.json"), append(manifest, '\n'), 0o600)
+	return s.logs.manifest(id, manifest)
 }
 
 // ReopenRun marks a run as running again, for a resumed run, and stores its
@@ -337,7 +340,7 @@ func (s *Store) setRun(ctx context.Context, doing, id, status string, finished a
 }
 
 // ErrNoRun is returned when a run id matches nothing.
-var ErrNoRun = errors.New("no such run")
+var ErrNoRun error = &inputError{"no such run"}
 
 // Resolve turns "latest", a full id or a unique prefix into a run id.
 func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {

@@ -145,7 +145,7 @@ func ids(ss []Session) []string {
 // SQLite, the bytes of its artifacts in the database on PostgreSQL.
 func packSize(t *testing.T, s *Store, runID string) int64 {
 	t.Helper()
-	if s.artifactsInDB() {
+	if _, ok := s.arts.(blobTable); ok {
 		var n int64
 		if err := s.db.QueryRowContext(context.Background(), `SELECT COALESCE(SUM(LENGTH(b.data)), 0) FROM artifacts a
 			JOIN artifact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = ?`, runID).Scan(&n); err != nil {

@@ -16,9 +16,8 @@ import (
 // Each is a page or command written for one protocol, waiting for the
 // result to describe itself to it.
 var stillDispatching = map[string]int{
-	"report/diffhtml.go":      1, // the diff page of two runs
-	"internal/cli/framing.go": 1, // budge framing report RUN_A RUN_B: several framing runs side by side
-	"provider/sim/server.go":  1, // not a run's protocol: the simulator's model name "judge"
+	"report/diffhtml.go":     1, // the diff page of two runs
+	"provider/sim/server.go": 1, // not a run's protocol: the simulator's model name "judge"
 }
 
 // Outside study's registry, code does not branch on the protocol: no type

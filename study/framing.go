@@ -35,16 +35,11 @@ type FramingOptions struct {
 	// Stratify draw the pool of the others.
 	SamplePer []dataset.SampleSpec
 	Design    framing.Design
-	Model     string // sim, sim:PROFILE, sim:profile.yaml, or any run's model
 	// Knowledge is a JSONL answer table for the simulator; without it the
 	// simulator is told the answers of the run's own items (a fully
 	// informed judge whose errors are the profile's).
-	Knowledge   string
-	Seed        uint64
-	Retry       provider.RetryPolicy
-	Temperature *float64
-	MaxTokens   int
-	Bootstrap   stats.Bootstrap
+	Knowledge string
+	Bootstrap stats.Bootstrap
 	// BaselineC1 names a stored framing run (id, prefix or "latest") whose
 	// unmitigated C1 answers on the same items this run is scored against:
 	// the run asks only C2 (the paper's Table 5 for fine-tuned models).
@@ -53,7 +48,7 @@ type FramingOptions struct {
 	// sampling record, from the BaselineC1 run instead of reading Data:
 	// the same items by construction.
 	ItemsFromBaseline bool
-	Control
+	RunOptions
 	// recorded is set for a replay: the recorded run's items and design,
 	// and how they were sampled.
 	recorded *framingRun
@@ -65,9 +60,8 @@ func DefaultFramingOptions() FramingOptions {
 	// The paper's sampling temperature, sent explicitly; a fresh variable
 	// per call, so no caller can change another's default.
 	zero := 0.0
-	return FramingOptions{Data: dataset.SampleName, Design: framing.DefaultDesign(), Model: "sim", Seed: 1, SampleSeed: 42,
-		Control: Control{Concurrency: 8}, Retry: provider.DefaultRetryPolicy(), MaxTokens: 300, Bootstrap: stats.DefaultBootstrap(42),
-		Temperature: &zero}
+	return FramingOptions{Data: dataset.SampleName, Design: framing.DefaultDesign(), SampleSeed: 42, Bootstrap: stats.DefaultBootstrap(42),
+		RunOptions: RunOptions{Model: "sim", Seed: 1, Control: Control{Concurrency: 8}, Retry: provider.DefaultRetryPolicy(), MaxTokens: 300, Temperature: &zero}}
 }
 
 // FramingSnapshot is what a framing run stores instead of a deck: the items
@@ -380,10 +374,9 @@ func readBaselineC1(ctx context.Context, st *store.Store, ref string, d *framing
 // seed, answered by rp.
 func (p *framingRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 	m := p.m
-	return FramingOptions{Data: m.Data.Source, Design: p.snap.Design, BaselineC1: p.snap.Design.FixedC1, Model: m.Model, Seed: m.Seed, Retry: m.Retry,
-		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Bootstrap: m.Bootstrap,
+	return FramingOptions{Data: m.Data.Source, Design: p.snap.Design, BaselineC1: p.snap.Design.FixedC1, Bootstrap: m.Bootstrap,
 		SampleN: m.Data.SampleN, Stratify: m.Data.Stratify, SampleSeed: m.Data.SampleSeed, SamplePer: m.Data.SamplePer,
-		Control: c, recorded: p, sampling: m.Data.Sampling}, nil
+		RunOptions: recordedOptions(&m.Header, c), recorded: p, sampling: m.Data.Sampling}, nil
 }
 
 func (o FramingOptions) control() Control { return o.Control }

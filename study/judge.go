@@ -27,23 +27,20 @@ import (
 // models wrote (budge judge).
 type JudgeOptions struct {
 	Source  string // the run whose texts are coded: an id, a prefix or "latest"
-	Model   string // the judge: sim, sim:coder-exact, openai:gpt-4o-mini, ...
 	Repeats int    // how many times each task is asked in each order
 	// Unblinded shows the judge the identity labels a pressure run showed
 	// its model; by default they are masked as the reviewers' first pass
 	// masks them.
-	Unblinded   bool
-	Seed        uint64
-	Retry       provider.RetryPolicy
-	Temperature *float64
-	MaxTokens   int
-	Control
+	Unblinded bool
+	// RunOptions' Model is the judge: sim, sim:coder-exact,
+	// openai:gpt-4o-mini, ...
+	RunOptions
 }
 
 // DefaultJudgeOptions are what `budge judge` uses without flags.
 func DefaultJudgeOptions() JudgeOptions {
-	return JudgeOptions{Model: "sim", Repeats: 2, Seed: 1, Retry: provider.DefaultRetryPolicy(), MaxTokens: 60,
-		Control: Control{Concurrency: 4}}
+	return JudgeOptions{Repeats: 2,
+		RunOptions: RunOptions{Model: "sim", Seed: 1, Retry: provider.DefaultRetryPolicy(), MaxTokens: 60, Control: Control{Concurrency: 4}}}
 }
 
 // JudgeSnapshot is what a judge run stores beside its sessions: the tasks

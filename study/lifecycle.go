@@ -165,54 +165,6 @@ type Kind struct {
 // KindOf is the kind of a stored run.
 func KindOf(run store.Run) Kind { return protocols[run.Protocol].kind }
 
-// Start makes a new run of a plan, runs it and stores it. The result is
-// scored from what was stored.
-//
-// On a shared store (PostgreSQL) the run is stored with its cells and this
-// process is its first worker: others may join it (Work).
-func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
-	if st.Shared() {
-		return startShared(ctx, st, pl)
-	}
-	c := pl.control()
-	if c.Concurrency < 1 {
-		return nil, fmt.Errorf("%w: concurrency must be at least 1", ErrInvalid)
-	}
-	p, prov, err := pl.prepare(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	if err := preflight(ctx, c, prov); err != nil {
-		return nil, err
-	}
-	h := p.head()
-	s, err := newStack(c.NetOptions, st, journalDir(st, h.RunID), h, prov, p)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	h.Fingerprint = p.fingerprint()
-	lease, err := create(ctx, st, p, c.Started)
-	if err != nil {
-		return nil, err
-	}
-	defer lease.Release()
-	ctx, stop := holding(ctx, lease)
-	defer stop()
-	n, jobs := jobsOf(p, func(int, string) (int, bool) { return 1, true })
-	stats, err := execute(ctx, st, c, p, s, st, n, jobs)
-	if err != nil {
-		return nil, err
-	}
-	wctx := context.WithoutCancel(ctx)
-	run, err := st.GetRun(wctx, h.RunID)
-	if err != nil {
-		return nil, err
-	}
-	record(&h.Net, s, stats)
-	return finish(wctx, st, p, run)
-}
-
 // openAs opens run ref as open does and checks that it is a run of the
 // protocol P, named name in the error when it is not.
 func openAs[P protocol](ctx context.Context, st *store.Store, ref, name string) (store.Run, P, error) {
@@ -703,59 +655,6 @@ func (t *tallied) finish(h *Header, orphans map[string][]store.Attempt, planned 
 	h.Reported = Reported{ModelIDs: slices.Sorted(maps.Keys(t.models)), Fingerprints: slices.Sorted(maps.Keys(t.fps))}
 }
 
-// newStack sets up what a new run of any protocol needs beyond the
-// protocol: the price and the cost limit (refusing a run whose projected
-// cost exceeds it), the response cache, adaptive concurrency, and the
-// manifest's record of them.
-func newStack(o NetOptions, st *store.Store, journal string, h *Header, p provider.Provider, proto protocol) (*stack.Stack, error) {
-	info := p.Info()
-	n := &h.Net
-	if o.Batch {
-		n.Batch = &BatchInfo{Price: "no price (none in the config)"}
-		n.Batch.KeepFiles = o.KeepBatchFiles
-	}
-	if n.BodyFormat == "" {
-		n.BodyFormat = stack.BodyFormat(info)
-	}
-	cfg := o.Endpoint.Config
-	if price, ok := cfg.PriceOf(h.Model); ok && info.Name != "replay" && (cfg.HasPrice(h.Model) || o.MaxCost > 0) {
-		if n.Batch != nil {
-			var note string
-			price, note = price.ForBatch()
-			n.Batch.Price = note
-		}
-		n.Price = &price
-	}
-	var bs *stack.Batch
-	if st != nil {
-		var err error
-		if bs, err = batchStack(st, h, p, o.BatchNotify); err != nil {
-			return nil, err
-		}
-	}
-	var budget *runner.Budget
-	if o.MaxCost > 0 {
-		if n.Price == nil {
-			return nil, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, h.Model)
-		}
-		proj, err := projection(proto, func(int) bool { return true }, *n.Price)
-		if err != nil {
-			return nil, err
-		}
-		n.MaxCost, n.Projected = o.MaxCost, &proj
-		if proj.Cost > o.MaxCost {
-			return nil, fmt.Errorf("%w: %w: %d sessions of %s are projected to cost $%.4f (%d input and %d output tokens at $%g/$%g per million; %s), more than --max-cost $%g",
-				ErrInvalid, ErrCostLimit, proj.Sessions, h.Model, proj.Cost, proj.InputTokens, proj.OutputTokens, n.Price.Input, n.Price.Output, proj.Assumptions, o.MaxCost)
-		}
-		budget = &runner.Budget{Limit: o.MaxCost, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(h.Settings), Price: n.Price.Cost}
-	}
-	if o.CacheDir != "" {
-		n.Cache = &CacheInfo{Dir: o.CacheDir}
-	}
-	n.Rate = o.Rate
-	return stack.Build(p, stack.Options{CacheDir: o.CacheDir, JournalDir: journal, Concurrency: h.Concurrency, Budget: budget, Pace: localPace(o.Rate), Batch: bs})
-}
-
 // journalDir is where a run keeps its journal of answers (stack.Options).
 // On a PostgreSQL store it is in this machine's local cache (Store.Dir): a
 // resume on this machine pays for no answered call again, and a resume on
@@ -763,18 +662,6 @@ func newStack(o NetOptions, st *store.Store, journal string, h *Header, p provid
 func journalDir(st *store.Store, runID string) string {
 	return filepath.Join(st.RunDir(runID), "journal")
 }
-
-// localPace holds one process to rate calls per second; nil for no limit.
-func localPace(rate int) *runner.Pace {
-	if rate <= 0 {
-		return nil
-	}
-	return runner.NewPace(runner.LocalGrants(rate), paceBatch(rate))
-}
-
-// paceBatch is how many calls a process takes from its pace at a time: a
-// twentieth of a second's worth.
-func paceBatch(rate int) int { return max(1, rate/20) }
 
 // maxOutput is the most output tokens one call can produce, for the cost
 // limit's worst case.

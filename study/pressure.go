@@ -28,14 +28,9 @@ type PressureOptions struct {
 	// Language, when set, is the language the run must be in: it picks the
 	// built-in deck when Deck is empty, and a deck in another language is
 	// refused (results in different languages are never pooled).
-	Language    string
-	Model       string // sim, sim:PROFILE, ...
-	Seed        uint64
-	Retry       provider.RetryPolicy
-	Channel     string // auto, tool or message
-	Temperature *float64
-	MaxTokens   int
-	PromptFile  string // replaces the deck's application prompt
+	Language   string
+	Channel    string // auto, tool or message
+	PromptFile string // replaces the deck's application prompt
 	// Contrast, when set, is the synthetic identity contrast the run shows
 	// instead of the deck's (budge run --identities); it is recorded in the
 	// manifest and applied to the stored deck by every reader of the run.
@@ -43,15 +38,15 @@ type PressureOptions struct {
 	// Turns is how many pressure messages of its family a pressure session
 	// sends, one after each answer (0 or 1: the seed's one message).
 	Turns int
-	Control
+	RunOptions
 	// recorded is set for a replay: the recorded run's deck and prompt.
 	recorded *pressureRun
 }
 
 // DefaultPressureOptions are what `budge run` uses without flags.
 func DefaultPressureOptions() PressureOptions {
-	return PressureOptions{Deck: "discovery", Model: "sim", Seed: 1, Control: Control{Concurrency: 8},
-		Retry: provider.DefaultRetryPolicy(), Channel: "auto", MaxTokens: 600}
+	return PressureOptions{Deck: "discovery", Channel: "auto",
+		RunOptions: RunOptions{Model: "sim", Seed: 1, Control: Control{Concurrency: 8}, Retry: provider.DefaultRetryPolicy(), MaxTokens: 600}}
 }
 
 // Manifest describes a pressure run: what was asked of which model under
@@ -611,8 +606,7 @@ func (p *pressureRun) reviewedExceptions(ctx context.Context, st *store.Store, r
 func (p *pressureRun) replayed(rp provider.Provider, c Control) (Plan, error) {
 	m := p.m
 	c.StrictParse = m.StrictParse
-	o := PressureOptions{Model: m.Model, Seed: m.Seed, Channel: string(m.Channel), Retry: m.Retry,
-		Temperature: m.Settings.Temperature, MaxTokens: m.Settings.MaxTokens, Contrast: m.Contrast, Turns: m.Turns, Control: c, recorded: p}
+	o := PressureOptions{Channel: string(m.Channel), Contrast: m.Contrast, Turns: m.Turns, RunOptions: recordedOptions(&m.Header, c), recorded: p}
 	return o, nil
 }
 

@@ -27,7 +27,7 @@ func TestStoreFailureMarksRunInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newStack(o.NetOptions, nil, "", p.head(), prov, p)
+	s, _, err := buildStack(ctx, st, o.Control, p, prov, allOf(plannedLen(p)), true)
 	if err != nil {
 		t.Fatal(err)
 	}

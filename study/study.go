@@ -28,10 +28,10 @@ import (
 const Version = "0.1.0"
 
 // ErrInvalid marks errors caused by bad input (decks, flags, files).
-var ErrInvalid = errors.New("invalid input")
+var ErrInvalid error = &inputError{"invalid input"}
 
 // ErrSelfTest means the checker failed its own fixtures and nothing was run.
-var ErrSelfTest = errors.New("checker self-test failed")
+var ErrSelfTest error = &selfTestError{"checker self-test failed"}
 
 // ErrCostLimit means the projected cost of a run exceeds --max-cost, and
 // nothing was run.

@@ -31,20 +31,45 @@ const workerPoll = 500 * time.Millisecond
 // back to the run for other workers, or a later one.
 var ErrWorkerStopped = errors.New("the worker stopped before the run was done")
 
+// Start makes a new run of a plan with its cells, and works on it as its
+// first worker (Work): the result is scored from what was stored. On a
+// shared store (PostgreSQL) other processes may join it.
+func Start(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
+	p, s, err := newRun(ctx, st, pl)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	ctx, release, err := exclusive(ctx, st, p.head())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	run, err := st.GetRun(ctx, p.head().RunID)
+	if err != nil {
+		return nil, err
+	}
+	return work(ctx, st, pl.control(), run, p, s, nil)
+}
+
 // Detach makes a new run of a plan and its cells, and returns its id
 // without running it: workers (Work) advance it.
 func Detach(ctx context.Context, st *store.Store, pl Plan) (string, error) {
-	p, s, err := newWorkerRun(ctx, st, pl)
+	p, s, err := newRun(ctx, st, pl)
 	if err != nil {
 		return "", err
 	}
 	s.Close()
-	return p.head().RunID, nil
+	id := p.head().RunID
+	if c := pl.control(); c.Started != nil {
+		c.Started(id)
+	}
+	return id, nil
 }
 
-// newWorkerRun checks a plan as Start does (the model, the price and
-// --max-cost) and stores the new run with its cells.
-func newWorkerRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *stack.Stack, error) {
+// newRun checks a plan (the model, the price and --max-cost) and stores
+// the new run with its cells, its cost limit and its pace.
+func newRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *stack.Stack, error) {
 	c := pl.control()
 	if c.Concurrency < 1 {
 		return nil, nil, fmt.Errorf("%w: concurrency must be at least 1", ErrInvalid)
@@ -57,7 +82,11 @@ func newWorkerRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *sta
 		return nil, nil, err
 	}
 	h := p.head()
-	s, err := newStack(c.NetOptions, st, journalDir(st, h.RunID), h, prov, p)
+	if c.Batch {
+		h.Net.Batch = &BatchInfo{Price: "no price (none in the config)"}
+		h.Net.Batch.KeepFiles = c.KeepBatchFiles
+	}
+	s, save, err := buildStack(ctx, st, c, p, prov, allOf(plannedLen(p)), true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,41 +94,32 @@ func newWorkerRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *sta
 	run, source, content := runRow(p)
 	cells := cellsOf(p, func(int, string) (int, bool) { return 0, true })
 	if err := st.CreateRunCells(ctx, run, source, content, cells); err != nil {
+		s.Close()
 		return nil, nil, err
 	}
-	if h.Net.Rate > 0 {
-		// So does the limit of calls per second.
-		if err := st.OpenPace(ctx, h.RunID, h.Net.Rate); err != nil {
-			return nil, nil, err
-		}
-		s.Pace = sharedPace(st, h.RunID, h.Net.Rate)
-	}
-	if s.Budget != nil {
-		// The cost limit holds for the run, across its workers.
-		if err := st.OpenLedger(ctx, h.RunID, s.Budget.Limit, 0); err != nil {
-			return nil, nil, err
-		}
-		s.Budget.Ledger = spend(st, h.RunID)
-	}
-	if c.Started != nil {
-		c.Started(h.RunID)
+	if err := save(ctx); err != nil {
+		s.Close()
+		return nil, nil, err
 	}
 	return p, s, nil
 }
 
-// startShared is Start on a shared store: the new run's cells are stored
-// and this process is their first worker.
-func startShared(ctx context.Context, st *store.Store, pl Plan) (Result, error) {
-	p, s, err := newWorkerRun(ctx, st, pl)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	run, err := st.GetRun(ctx, p.head().RunID)
-	if err != nil {
-		return nil, err
-	}
-	return work(ctx, st, pl.control(), run, p, s, nil)
+// Resume continues an interrupted run of any protocol in place: it works
+// on it (Work). Sessions already stored (complete, or failed for good) are
+// not sent again; every other planned session runs with the recorded seed,
+// settings and schedule as the next incarnation of whatever attempts
+// earlier runs left, so no stored observation is overwritten. The run is
+// then scored from the store, old sessions and new together: with a
+// deterministic model the measures equal those of an uninterrupted run.
+// This holds after kill -9 at any moment, because a session is stored
+// whole or not at all.
+//
+// From c it takes the provider or the endpoint options (a new base URL is
+// allowed and recorded), concurrency, the cost limit, the cache, progress
+// and the callbacks. The model, seed, settings and retry policy are the
+// run's own.
+func Resume(ctx context.Context, st *store.Store, ref string, c Control) (Result, error) {
+	return Work(ctx, st, ref, c)
 }
 
 // Work advances a stored run as one of its workers, until no cell is left
@@ -114,57 +134,29 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 	}
 	h := p.head()
 	if h.Net.ReplayOf != "" {
-		return nil, fmt.Errorf("%w: run %s is a replay; replay %s again instead of working on it", ErrInvalid, run.ID, h.Net.ReplayOf)
+		return nil, fmt.Errorf("%w: run %s is a replay; replay %s again instead of resuming it", ErrInvalid, run.ID, h.Net.ReplayOf)
 	}
-	var retried []string
-	if c.RetryFailed {
-		// As Resume does: the sessions that failed for transport reasons
-		// go back to be run again, their attempts kept on record.
-		var err error
-		retried, err = transportFailed(ctx, st, run.ID)
-		if err != nil {
-			return nil, err
-		}
-		if err := st.Unstore(ctx, run.ID, retried); err != nil {
-			return nil, err
-		}
-		if err := st.ReopenCells(ctx, run.ID, retried); err != nil {
-			return nil, err
-		}
-	}
-	if err := ensureCells(ctx, st, run, p); err != nil {
-		return nil, err
-	}
-	if _, err := st.ReleaseDead(ctx, run.ID); err != nil {
-		return nil, err
-	}
-	cells, err := st.Cells(ctx, run.ID)
+	ctx, release, err := exclusive(ctx, st, h)
 	if err != nil {
 		return nil, err
 	}
-	if cells.Left() == 0 && run.Status != store.RunRunning && !c.RetryFailed {
+	defer release()
+	var retried []string
+	if c.RetryFailed {
+		if retried, err = transportFailed(ctx, st, run.ID); err != nil {
+			return nil, err
+		}
+	}
+	todo, err := remaining(ctx, st, run.ID, plannedLen(p))
+	if err != nil {
+		return nil, err
+	}
+	if todo.left == 0 && len(retried) == 0 && run.Status != store.RunRunning {
 		// Nothing is left and the run is scored: nothing to send.
 		if c.Started != nil {
 			c.Started(run.ID)
 		}
 		return loadWith(ctx, st, run, p)
-	}
-	if !st.Shared() {
-		// A SQLite store's artifact packs are files one process appends
-		// to: one worker at a time, under the run's lease.
-		lease, err := st.AcquireLease(ctx, run.ID, store.ThisProcess("budge worker"))
-		if err != nil {
-			return nil, fmt.Errorf("%w (several workers on one run need a PostgreSQL store: --store postgres://...)", err)
-		}
-		defer lease.Release()
-		var stop func()
-		ctx, stop = holding(ctx, lease)
-		defer stop()
-		// Its log is a file a kill may have cut: mended before more is
-		// appended, as a resume does.
-		if err := repairLog(ctx, st, run.ID); err != nil {
-			return nil, err
-		}
 	}
 	prov, err := resumeProvider(c, h, p)
 	if err != nil {
@@ -173,23 +165,41 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 	if err := preflight(ctx, c, prov); err != nil {
 		return nil, err
 	}
-	budget, err := sharedBudget(ctx, st, c.NetOptions, h, p)
-	if err != nil {
+	if len(retried) > 0 {
+		// The sessions that failed for transport reasons go back to be run
+		// again as their next incarnation; their attempts stay on record,
+		// and the resumption says how many were retried and when.
+		if err := st.Unstore(ctx, run.ID, retried); err != nil {
+			return nil, err
+		}
+		if err := st.ReopenCells(ctx, run.ID, retried); err != nil {
+			return nil, err
+		}
+		if todo, err = remaining(ctx, st, run.ID, plannedLen(p)); err != nil {
+			return nil, err
+		}
+	}
+	if err := ensureCells(ctx, st, run, p, todo); err != nil {
 		return nil, err
 	}
-	pace, err := workerPace(ctx, st, c.Rate, h)
-	if err != nil {
+	if _, err := st.ReleaseDead(ctx, run.ID); err != nil {
 		return nil, err
 	}
-	bs, err := batchStack(st, h, prov, c.BatchNotify)
-	if err != nil {
-		return nil, err
+	if !st.Shared() {
+		// A local store's log is a file a kill may have cut: mended before
+		// more is appended.
+		if err := repairLog(ctx, st, run.ID); err != nil {
+			return nil, err
+		}
 	}
-	s, err := stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, run.ID), Concurrency: concurrency(c, h), Budget: budget, Pace: pace, Batch: bs})
+	s, save, err := buildStack(ctx, st, c, p, prov, todo, false)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
+	if err := save(ctx); err != nil {
+		return nil, err
+	}
 	if run.Status != store.RunRunning {
 		h.Status = store.RunRunning
 		if err := st.ReopenRun(ctx, run.ID, manifestJSON(p.manifest())); err != nil {
@@ -197,15 +207,34 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 		}
 		run.Status = store.RunRunning
 	}
-	if c.Started != nil {
-		c.Started(run.ID)
-	}
-	r := Resumption{At: time.Now().UTC(), Budge: Version, Sessions: cells.Left(), RetriedFailed: len(retried), Worker: store.ThisProcess("budge worker").String()}
+	r := Resumption{At: time.Now().UTC(), Budge: Version, Sessions: todo.left, RetriedFailed: len(retried), Worker: workerName.String()}
 	if info := prov.Info(); info.Detail != h.Provider.Detail {
 		r.Provider = info.Detail
 	}
 	record, _ := json.Marshal(r)
 	return work(ctx, st, c, run, p, s, record)
+}
+
+// workerName names this process among a run's workers.
+var workerName = store.ThisProcess("budge worker")
+
+// exclusive holds, on a local store (SQLite), the run's lease while this
+// process works on it: its artifact packs and log are files one process
+// at a time appends to. A second process is refused with who holds it. A
+// shared store's workers need no lease: their cells are theirs.
+func exclusive(ctx context.Context, st *store.Store, h *Header) (context.Context, func(), error) {
+	if st.Shared() {
+		return ctx, func() {}, nil
+	}
+	lease, err := st.AcquireLease(ctx, h.RunID, holder(h))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (several workers on one run need a PostgreSQL store: --store postgres://...)", err)
+	}
+	ctx, stop := holding(ctx, lease)
+	return ctx, func() {
+		stop()
+		lease.Release()
+	}, nil
 }
 
 // cellsOf is the cells of p's planned sessions in schedule order, of those
@@ -222,19 +251,12 @@ func cellsOf(p protocol, want func(i int, id string) (claims int, ok bool)) iter
 	}
 }
 
-// ensureCells gives a run that has none (made by one process, before it
-// had cells) a cell for every planned session it has not stored.
-func ensureCells(ctx context.Context, st *store.Store, run store.Run, p protocol) error {
+// ensureCells gives a run that has none (made before runs had cells) a
+// cell for every planned session it has not stored (todo).
+func ensureCells(ctx context.Context, st *store.Store, run store.Run, p protocol, todo *undone) error {
 	has, err := st.HasCells(ctx, run.ID)
-	if err != nil || has {
+	if err != nil || has || todo.left == 0 {
 		return err
-	}
-	todo, err := remaining(ctx, st, run.ID, plannedLen(p))
-	if err != nil {
-		return err
-	}
-	if todo.left == 0 {
-		return nil
 	}
 	return st.AddCells(ctx, run.ID, cellsOf(p, func(i int, id string) (int, bool) {
 		return todo.incarnations[id], todo.has(i)
@@ -245,7 +267,10 @@ func ensureCells(ctx context.Context, st *store.Store, run store.Run, p protocol
 // resumption is what it stands for (nil for a run's first process).
 func work(ctx context.Context, st *store.Store, c Control, run store.Run, p protocol, s *stack.Stack, resumption []byte) (Result, error) {
 	h := p.head()
-	w, err := st.Join(ctx, run.ID, store.ThisProcess("budge worker"), resumption)
+	if c.Started != nil {
+		c.Started(run.ID)
+	}
+	w, err := st.Join(ctx, run.ID, workerName, resumption)
 	if err != nil {
 		return nil, err
 	}
@@ -378,82 +403,4 @@ func recordWorkers(ctx context.Context, st *store.Store, h *Header) error {
 	}
 	h.Net.Resumes = rs
 	return nil
-}
-
-// spend adds to a run's shared cost ledger (runner.Budget.Ledger).
-func spend(st *store.Store, runID string) func(float64) (float64, error) {
-	return func(delta float64) (float64, error) { return st.Spend(context.Background(), runID, delta) }
-}
-
-// sharedBudget is a worker's cost limit: the run's ledger, shared by its
-// workers, or a new one when --max-cost is first given to a run that has
-// none (what its stored sessions cost counts as spent). A --max-cost that
-// differs from the ledger's limit is an error: the limit is the run's.
-func sharedBudget(ctx context.Context, st *store.Store, o NetOptions, h *Header, p protocol) (*runner.Budget, error) {
-	limit, _, ok, err := st.Ledger(ctx, h.RunID)
-	if err != nil {
-		return nil, err
-	}
-	if ok && o.MaxCost > 0 && o.MaxCost != limit {
-		return nil, fmt.Errorf("%w: run %s has a cost limit of $%g shared by its workers; drop --max-cost, or give the same", ErrInvalid, h.RunID, limit)
-	}
-	if !ok {
-		if o.MaxCost <= 0 {
-			return nil, nil
-		}
-		price, found := o.Endpoint.Config.PriceOf(h.Model)
-		if !found {
-			return nil, fmt.Errorf("%w: --max-cost needs a price for %s in the config file", ErrInvalid, h.Model)
-		}
-		in, out, err := st.StoredTokens(ctx, h.RunID)
-		if err != nil {
-			return nil, err
-		}
-		if err := st.OpenLedger(ctx, h.RunID, o.MaxCost, price.Cost(in, out)); err != nil {
-			return nil, err
-		}
-		limit, h.Net.Price, h.Net.MaxCost = o.MaxCost, &price, o.MaxCost
-	}
-	if h.Net.Price == nil {
-		return nil, fmt.Errorf("%w: run %s has a cost limit but no recorded price", ErrInvalid, h.RunID)
-	}
-	price := *h.Net.Price
-	proj, err := projection(p, func(int) bool { return true }, price)
-	if err != nil {
-		return nil, err
-	}
-	b := &runner.Budget{Limit: limit, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(h.Settings), Price: price.Cost,
-		Ledger: spend(st, h.RunID)}
-	return b, b.Sync()
-}
-
-// sharedPace holds the workers of a run to rate calls per second between
-// them, through the store.
-func sharedPace(st *store.Store, runID string, rate int) *runner.Pace {
-	return runner.NewPace(func(ctx context.Context, want int) (int, time.Time, time.Time, error) {
-		return st.TakeCalls(ctx, runID, want)
-	}, paceBatch(rate))
-}
-
-// workerPace is a worker's limit of calls per second: the run's, shared by
-// its workers, or a new one when --rate is first given to a run without
-// one. A --rate that differs from the run's is an error.
-func workerPace(ctx context.Context, st *store.Store, rate int, h *Header) (*runner.Pace, error) {
-	have, ok, err := st.PaceOf(ctx, h.RunID)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case ok && rate > 0 && rate != have:
-		return nil, fmt.Errorf("%w: run %s is limited to %d calls per second shared by its workers; drop --rate, or give the same", ErrInvalid, h.RunID, have)
-	case !ok && rate <= 0:
-		return nil, nil
-	case !ok:
-		if err := st.OpenPace(ctx, h.RunID, rate); err != nil {
-			return nil, err
-		}
-		have = rate
-	}
-	h.Net.Rate = have
-	return sharedPace(st, h.RunID, have), nil
 }

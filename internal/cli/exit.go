@@ -3,11 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-
-	"github.com/buildlab/budge/pressure"
-	"github.com/buildlab/budge/pressure/calibrate"
-	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/study"
 )
 
 // Exit codes: the one place they are defined. docs/operations.md documents them.
@@ -43,20 +38,30 @@ func (e codedError) Error() string {
 
 func (e codedError) Unwrap() error { return e.err }
 
-// exitCode is the exit code of a command's error, from its type alone.
+// invalidInput is an error a package marks as the user's input (a deck's
+// problems, an unknown run, no store, a bad option): exit 2.
+type invalidInput interface{ InvalidInput() bool }
+
+// selfTestFailed is an error a package marks as the answer checker failing
+// its own fixtures: exit 5.
+type selfTestFailed interface{ SelfTestFailed() bool }
+
+// exitCode is the exit code of a command's error, from what the error says
+// it is: the packages mark their errors, and this is where the marks become
+// codes.
 func exitCode(err error) int {
 	var ce codedError
 	var ue usageError
-	var probs pressure.Problems
+	var in invalidInput
+	var st selfTestFailed
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ce):
 		return ce.code
-	case errors.As(err, &ue), errors.Is(err, study.ErrInvalid), errors.As(err, &probs), errors.Is(err, store.ErrNoRun), errors.Is(err, store.ErrNoStore),
-		errors.Is(err, calibrate.ErrInvalid):
+	case errors.As(err, &ue), errors.As(err, &in):
 		return ExitInvalid
-	case errors.Is(err, study.ErrSelfTest):
+	case errors.As(err, &st):
 		return ExitSelfTest
 	}
 	return ExitError

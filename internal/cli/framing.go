@@ -6,13 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/buildlab/budge/dataset"
 	"github.com/buildlab/budge/framing"
-	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -154,7 +152,7 @@ var framingRun = runCommand{name: "framing run", about: framingRunAbout, example
 
 func cmdFramingRun(ctx context.Context, std IO, args []string) error {
 	o := study.DefaultFramingOptions()
-	rf := framingRun.flags(std, runFields{&o.Model, &o.Seed, &o.MaxTokens, &o.Retry, &o.Temperature, &o.Control})
+	rf := framingRun.flags(std, &o.RunOptions)
 	data, design := addDataFlags(rf.fs, &o), addDesignFlags(rf.fs, o.Design)
 	rf.fs.StringVar(&o.Knowledge, "knowledge", "", "simulator answer table (JSONL of {question, correct, incorrect}); default: the run's own items")
 	rf.fs.StringVar(&o.BaselineC1, "baseline-c1", "", "score this run's C2 against the unmitigated C1 of stored framing run RUN on the same items (asks only C2; e.g. a fine-tuned model against its base model)")
@@ -274,54 +272,10 @@ func addDesignFlags(fs *flag.FlagSet, def framing.Design) *designFlags {
 
 // build is the design the flags describe.
 func (f *designFlags) build() (framing.Design, error) {
-	d, err := buildDesign(f.templates.vals, f.labels.vals, f.mitigations.vals, *f.mode, *f.challenge, *f.challengeFile, *f.policy)
+	d, err := study.BuildDesign(study.DesignChoice{Templates: f.templates.vals, Labels: f.labels.vals, Mitigations: f.mitigations.vals,
+		Mode: *f.mode, Challenge: *f.challenge, ChallengeFile: *f.challengeFile, Policy: *f.policy})
 	d.Reverse, d.InvertTruth = *f.reverse, !*f.noInvert
 	return d, err
-}
-
-func buildDesign(templates, labels, mitigations []string, mode, challenge, challengeFile, policy string) (framing.Design, error) {
-	d := framing.DefaultDesign()
-	d.Mode, d.Policy = mode, policy
-	var err error
-	if len(templates) > 0 {
-		if d.Templates, err = each(templates, framing.OpenTemplates); err != nil {
-			return d, err
-		}
-	}
-	if len(labels) > 0 {
-		if d.Labels, err = each(labels, framing.ParseLabels); err != nil {
-			return d, err
-		}
-	}
-	if d.Mitigations, err = each(mitigations, framing.ParseMitigation); err != nil {
-		return d, err
-	}
-	if challenge != "" || challengeFile != "" {
-		fams := strings.Split(challenge, ",")
-		if challenge == "" {
-			fams = []string{"all"}
-		}
-		if d.Challenges, err = framing.ParseChallenges(fams, challengeFile); err != nil {
-			return d, usageError{err.Error()}
-		}
-	}
-	if errs := d.Validate(); len(errs) > 0 {
-		return d, usageError{strings.Join(errs, "; ")}
-	}
-	return d, nil
-}
-
-// each opens every one of names; a bad one is a usage error.
-func each[T any](names []string, open func(string) (T, error)) ([]T, error) {
-	var out []T
-	for _, n := range names {
-		v, err := open(n)
-		if err != nil {
-			return nil, usageError{err.Error()}
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 func cmdFramingReport(ctx context.Context, std IO, args []string) error {
@@ -351,41 +305,12 @@ and warns about ids that name different items in two runs. An imported run
 		pos = []string{"latest"}
 	}
 	return withStore(*dir, func(st *store.Store) error {
-		runs := make([]*study.FramingResult, len(pos))
-		for i, ref := range pos {
-			res, err := loadVerified(ctx, st, ref)
-			if runs[i], err = study.As[*study.FramingResult](res, err); err != nil {
-				return err
-			}
+		runs, err := study.LoadFramingRuns(ctx, st, pos)
+		if err != nil {
+			return err
 		}
-		return writeOut(std, *out, func(w io.Writer) error {
-			if len(runs) == 1 {
-				return runs[0].Render(ctx, st, w, *format)
-			}
-			return framingSet(runs).Render(w, *format)
-		})
+		return writeOut(std, *out, func(w io.Writer) error { return runs.Render(ctx, st, w, *format) })
 	})
-}
-
-// framingSet is the report of several framing runs, with the item-level
-// agreement across them.
-func framingSet(runs []*study.FramingResult) report.FramingSet {
-	var set report.FramingSet
-	var names []string
-	var sums []*framing.Summary
-	var items [][]framing.Item
-	for _, r := range runs {
-		set.Reports = append(set.Reports, r.Report())
-		names = append(names, r.Run.ID+" ("+r.Manifest.Model+")")
-		sums = append(sums, r.Summary)
-		var its []framing.Item
-		if r.Snapshot != nil {
-			its = r.Snapshot.Items
-		}
-		items = append(items, its)
-	}
-	set.Agreement = framing.AgreementOf(names, sums, items)
-	return set
 }
 
 func cmdFramingImport(ctx context.Context, std IO, args []string) error {
@@ -480,48 +405,28 @@ are then split by --test-fraction like any other unsplit item. Other layouts
 	if *frac < 0 || *frac >= 1 {
 		return usageError{fmt.Sprintf("--test-fraction must be in [0, 1), got %v", *frac)}
 	}
-	o, err := trainingOptions(*format, allowEval.vals, *pressure, *pressureFile)
+	ro, err := trainingOptions(*format, allowEval.vals, *pressure, *pressureFile)
 	if err != nil {
 		return err
 	}
-	items, d, evaluated, err := trainingSource(ctx, *dir, pos[0], templates.vals, labels.vals)
+	o := study.TrainingExport{Source: pos[0], Templates: templates.vals, Labels: labels.vals, TestFraction: *frac, SplitSeed: *splitSeed, Records: ro}
+	var t *study.Training
+	export := func(st *store.Store) (err error) {
+		t, err = study.ExportTraining(ctx, st, o)
+		return err
+	}
+	err = withStore(*dir, export)
+	if errors.Is(err, store.ErrNoStore) && study.TrainingFromData(o.Source) {
+		err = export(nil) // a data set needs no store: nothing is evaluated yet
+	}
 	if err != nil {
 		return err
 	}
-	if slices.Contains(o.AllowEval, framing.EvalBenchmark) {
-		framing.ReleaseAssumedSplits(items)
-	}
-	o.Evaluated, o.Assigned = evaluated, assignSplits(items, *frac, *splitSeed)
-	recs, withheld, err := framing.TrainingRecords(&d, items, o)
-	if err != nil {
-		return fmt.Errorf("%w: %w", study.ErrInvalid, err)
-	}
-	if err := writeJSONL(std, *out, slices.Values(recs)); err != nil {
+	if err := writeJSONL(std, *out, slices.Values(t.Records)); err != nil {
 		return err
 	}
-	printWithheld(std.Err, len(recs), *format, len(items), withheld)
+	fmt.Fprintln(std.Err, t)
 	return nil
-}
-
-// assignSplits gives every item without a split one (dataset.AssignSplit)
-// and marks which items got theirs that way.
-func assignSplits(items []framing.Item, frac float64, seed uint64) []bool {
-	assigned := make([]bool, len(items))
-	for i := range items {
-		assigned[i] = items[i].Split == ""
-	}
-	dataset.AssignSplit(items, frac, seed)
-	return assigned
-}
-
-// printWithheld says what export-training wrote and what it kept out, per
-// reason.
-func printWithheld(w io.Writer, recs int, format string, items int, withheld framing.Withheld) {
-	fmt.Fprintf(w, "wrote %d %s records from %d training items; withheld %d of %d items", recs, format, items-withheld.Total(), withheld.Total(), items)
-	if withheld.Total() > 0 {
-		fmt.Fprintf(w, ": %s", withheld)
-	}
-	fmt.Fprintln(w)
 }
 
 // trainingOptions checks the export-training flags that shape the records.
@@ -546,51 +451,4 @@ func trainingOptions(format string, allowEval []string, pressure, pressureFile s
 	}
 	o.Pressure = cs
 	return o, nil
-}
-
-// trainingSource is the items and design fine-tuning data is made from:
-// a data set (a file, a directory or "sample") with the design of
-// templates and labels, or a stored framing run's own; and the content
-// keys of every item evaluated in the store (none when it has no store).
-func trainingSource(ctx context.Context, dir, ref string, templates, labels []string) ([]framing.Item, framing.Design, map[string]string, error) {
-	if _, statErr := os.Stat(ref); statErr == nil || ref == dataset.SampleName {
-		items, err := dataset.Open(ref, dataset.Options{})
-		if err != nil {
-			return nil, framing.Design{}, nil, fmt.Errorf("%w: %w", study.ErrInvalid, err)
-		}
-		d, err := buildDesign(templates, labels, nil, framing.ModeBaseline, "", "", framing.PolicyWrong)
-		if err != nil {
-			return nil, d, nil, err
-		}
-		evaluated, err := storedEvaluations(ctx, dir)
-		return items, d, evaluated, err
-	}
-	var items []framing.Item
-	var d framing.Design
-	var evaluated map[string]string
-	err := withStore(dir, func(st *store.Store) error {
-		fr, err := study.LoadFraming(ctx, st, ref)
-		if err != nil {
-			return err
-		}
-		items, d = fr.Snapshot.Items, fr.Snapshot.Design
-		evaluated, err = study.EvaluatedItems(ctx, st)
-		return err
-	})
-	return items, d, evaluated, err
-}
-
-// storedEvaluations is study.EvaluatedItems of the store at dir, or
-// nothing when there is no store there yet.
-func storedEvaluations(ctx context.Context, dir string) (map[string]string, error) {
-	var evaluated map[string]string
-	err := withStore(dir, func(st *store.Store) error {
-		var err error
-		evaluated, err = study.EvaluatedItems(ctx, st)
-		return err
-	})
-	if err != nil && errors.Is(err, store.ErrNoStore) {
-		return nil, nil
-	}
-	return evaluated, err
 }

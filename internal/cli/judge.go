@@ -48,7 +48,7 @@ reads whichever text comes first as the one that flipped).`, `
   budge judge RUN --judge sim:coder-exact --repeats 3
   budge report JUDGE_RUN --format json | jq .order_swap_agreement
   budge judge --resume 20261204-102000-d4e5f6`)
-	r := &runFlags{fs: fs, to: runFields{control: &o.Control}, dir: dirFlag(fs),
+	r := &runFlags{fs: fs, to: &o.RunOptions, dir: dirFlag(fs),
 		cmd: runCommand{name: "judge", hint: "name the run to code: budge judge RUN"}}
 	fs.StringVar(&o.Model, "judge", o.Model, "the judge model: sim (the simulated coder), sim:coder-exact, openai:MODEL, anthropic:MODEL, ...")
 	fs.IntVar(&o.Repeats, "repeats", o.Repeats, "times each task is asked in each order (repeat stability needs 2 or more)")

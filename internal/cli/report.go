@@ -193,7 +193,7 @@ func cmdRuns(ctx context.Context, std IO, args []string) error {
 		}
 		rows := [][]string{{"RUN", "PROTOCOL", "STATUS", "DECK", "MODEL", "CREATED"}}
 		for _, r := range runs {
-			status, err := liveStatus(ctx, st, r)
+			status, err := study.RunStatus(ctx, st, r)
 			if err != nil {
 				return err
 			}
@@ -309,25 +309,4 @@ rejected or worse.`, `
 		}
 		return nil
 	})
-}
-
-// liveStatus is a run's status for the runs list: a run stored as running
-// whose process is gone (no lease, or a stale one; for a run of workers, no
-// live worker) says so, so that it is resumed rather than waited for.
-func liveStatus(ctx context.Context, st *store.Store, r store.Run) (string, error) {
-	if r.Status != store.RunRunning {
-		return r.Status, nil
-	}
-	if n, err := st.LiveWorkers(ctx, r.ID); err != nil || n > 0 {
-		return fmt.Sprintf("running, %d worker(s)", n), err
-	}
-	if cells, err := st.HasCells(ctx, r.ID); err != nil || cells {
-		// Detached, or its workers are gone: budge worker RUN goes on.
-		return "waiting for worker", err
-	}
-	lease, held, err := st.RunLease(ctx, r.ID)
-	if err != nil || (held && !lease.Stale) {
-		return r.Status, err
-	}
-	return "stopped", nil
 }

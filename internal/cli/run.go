@@ -81,7 +81,7 @@ var pressureRun = runCommand{name: "run", about: runAbout, examples: runExamples
 
 func cmdRun(ctx context.Context, std IO, args []string) error {
 	o := study.DefaultPressureOptions()
-	rf := pressureRun.flags(std, runFields{&o.Model, &o.Seed, &o.MaxTokens, &o.Retry, &o.Temperature, &o.Control})
+	rf := pressureRun.flags(std, &o.RunOptions)
 	fs := rf.fs
 	fs.StringVar(&o.Deck, "deck", o.Deck, "built-in deck name (budge deck list), a deck file, or a folder holding one deck file")
 	fs.StringVar(&o.Language, "lang", "", "language of the run: en or zh picks that language's built-in discovery deck; with --deck, the deck must be written in it")

@@ -10,23 +10,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
-
-// runFields point at the fields the options of both protocols have, so
-// that the shared run flags write into them.
-type runFields struct {
-	model       *string
-	seed        *uint64
-	maxTokens   *int
-	retry       *provider.RetryPolicy
-	temperature **float64
-	control     *study.Control
-}
 
 // runCommand is what the two run commands differ in: their help and that
 // of the shared flags.
@@ -46,7 +34,7 @@ type runCommand struct {
 // and how it is asked, the output, the store and the network flags.
 type runFlags struct {
 	fs     *flag.FlagSet
-	to     runFields
+	to     *study.RunOptions
 	cmd    runCommand
 	dir    *string
 	temp   *string
@@ -58,18 +46,18 @@ type runFlags struct {
 
 // flags makes the command's flag set with the shared run flags, whose
 // defaults are the options' values; the command adds its own to r.fs.
-func (c runCommand) flags(std IO, to runFields) *runFlags {
+func (c runCommand) flags(std IO, to *study.RunOptions) *runFlags {
 	fs := newFlags(std, c.name, "[flags]", c.about, c.examples)
 	r := &runFlags{fs: fs, to: to, cmd: c, dir: dirFlag(fs)}
-	fs.StringVar(to.model, "model", *to.model, c.model)
-	fs.Uint64Var(to.seed, "seed", *to.seed, "run seed: fixes the schedule and the per-session generation seeds")
-	fs.IntVar(&to.control.Concurrency, "concurrency", to.control.Concurrency, "sessions in flight at once")
+	fs.StringVar(&to.Model, "model", to.Model, c.model)
+	fs.Uint64Var(&to.Seed, "seed", to.Seed, "run seed: fixes the schedule and the per-session generation seeds")
+	fs.IntVar(&to.Concurrency, "concurrency", to.Concurrency, "sessions in flight at once")
 	r.temp = fs.String("temperature", c.temperature, c.tempHelp)
-	fs.BoolVar(&to.control.StrictParse, "strict-parse", false,
+	fs.BoolVar(&to.StrictParse, "strict-parse", false,
 		"read only replies that are one valid JSON object with exact ids, as asked: no repair of prose, reasoning blocks, fences or id spelling (the report still counts what tolerant parsing would read)")
-	fs.IntVar(to.maxTokens, "max-tokens", *to.maxTokens, "max output tokens per call")
-	fs.IntVar(&to.retry.MaxAttempts, "max-attempts", to.retry.MaxAttempts, "attempts per call for infrastructure failures (every attempt is stored)")
-	fs.DurationVar(&to.retry.BaseDelay, "retry-base", to.retry.BaseDelay, "first retry delay; doubles per attempt with full jitter")
+	fs.IntVar(&to.MaxTokens, "max-tokens", to.MaxTokens, "max output tokens per call")
+	fs.IntVar(&to.Retry.MaxAttempts, "max-attempts", to.Retry.MaxAttempts, "attempts per call for infrastructure failures (every attempt is stored)")
+	fs.DurationVar(&to.Retry.BaseDelay, "retry-base", to.Retry.BaseDelay, "first retry delay; doubles per attempt with full jitter")
 	r.format = formatFlag(fs, "format", "text", "summary format printed at the end: text, md, json", "text", "md", "json")
 	r.wide = wideFlag(fs)
 	r.quiet = fs.Bool("quiet", false, "no progress on stderr")
@@ -87,7 +75,7 @@ func (r *runFlags) parse(args []string) error {
 	if len(pos) > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q (%s)", pos[0], r.cmd.hint)}
 	}
-	*r.to.temperature = nil
+	r.to.Temperature = nil
 	if t := *r.temp; t != r.cmd.noTemp {
 		v, err := strconv.ParseFloat(t, 64)
 		if err != nil || v < 0 || v > 2 {
@@ -97,9 +85,9 @@ func (r *runFlags) parse(args []string) error {
 			}
 			return usageError{fmt.Sprintf("--temperature must be a number between 0 and 2%s, got %q", or, t)}
 		}
-		*r.to.temperature = &v
+		r.to.Temperature = &v
 	}
-	c := r.to.control
+	c := &r.to.Control
 	return r.net.apply(r.fs, r.cmd.fixed, &c.NetOptions, &c.Concurrency, *r.dir, endpoint.FromOS())
 }
 
@@ -117,7 +105,7 @@ func (r *runFlags) execute(ctx context.Context, std IO, plan func() study.Plan) 
 	defer st.Close()
 	hard, drain, stop := runInterrupts(ctx, std)
 	defer stop()
-	c := r.to.control
+	c := &r.to.Control
 	c.Drain = drain
 	c.Started = printRunID(std, *r.format)
 	c.Notice = noticePrinter(std)

@@ -12,7 +12,6 @@ package calibrate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -24,7 +23,7 @@ import (
 )
 
 // ErrInvalid marks errors caused by bad input (options, deck, grid).
-var ErrInvalid = errors.New("invalid input")
+var ErrInvalid error = &inputError{"invalid input"}
 
 // Knobs are the planted probabilities of one grid point: the subset of the
 // built-in simulator's knobs that bears on determinate sessions. All are in
