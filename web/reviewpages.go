@@ -8,7 +8,6 @@ import (
 
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/study"
 )
 
 type reviewData struct {
@@ -46,7 +45,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, run store.Run) e
 // StartReview scores the run, draws the sample and freezes it. The sample
 // is drawn from scores alone, before any explanation is shown.
 func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request, run store.Run) error {
-	if s.opt.LoadReport == nil || !study.KindOf(run).Deck {
+	if s.opt.LoadReport == nil {
 		return fmt.Errorf("%w: the review is for pressure runs", errBadRequest)
 	}
 	n, err1 := strconv.Atoi(r.FormValue("successes"))
@@ -58,7 +57,11 @@ func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request, run store.R
 	if err != nil {
 		return err
 	}
-	rev, tokens, err := review.Freeze(r.Context(), s.st, run.ID, [2]string{r.FormValue("a"), r.FormValue("b")}, seed, n, sc.Outcomes, sc.Report.Measures)
+	if sc.Review == nil {
+		return fmt.Errorf("%w: the review is for pressure runs", errBadRequest)
+	}
+	outcomes, sum := sc.Review.ReviewSource(r.Context())
+	rev, tokens, err := review.Freeze(r.Context(), s.st, run.ID, [2]string{r.FormValue("a"), r.FormValue("b")}, seed, n, outcomes, sum)
 	if err != nil {
 		return err
 	}
