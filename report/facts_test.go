@@ -474,7 +474,7 @@ func reviewedRun(t *testing.T) report.Pressure {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes := store.ReasonCodes
+	codes := review.ReasonCodes
 	for i, it := range rv.Items {
 		a, b := codes[i%len(codes)], codes[i%len(codes)]
 		if i%5 == 1 {

@@ -157,11 +157,11 @@ func TestJudgeKappaAgainstReviewers(t *testing.T) {
 		if err := st.SetReviewCode(ctx, pr.Run.ID, it.SessionID, "ana", c, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.SetReviewCode(ctx, pr.Run.ID, it.SessionID, "ben", store.CodeAvailability, ""); err != nil {
+		if err := st.SetReviewCode(ctx, pr.Run.ID, it.SessionID, "ben", review.CodeAvailability, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(distinct) < 2 || distinct[store.CodeAvailability] == false {
+	if len(distinct) < 2 || distinct[review.CodeAvailability] == false {
 		t.Fatalf("the judge gave codes %v: kappa needs two or more, availability-record among them", distinct)
 	}
 	for _, who := range []string{"ana", "ben"} {
@@ -205,8 +205,8 @@ func (m mentionsGroup) Chat(ctx context.Context, req *chat.Request) (*chat.Respo
 // the reviewers'.
 func TestJudgeBlindsIdentityLabels(t *testing.T) {
 	ctx := context.Background()
-	if !slices.Equal(judge.ReasonCodebook.Names(), store.ReasonCodes) {
-		t.Fatalf("judge reason codes %v differ from the reviewers' %v", judge.ReasonCodebook.Names(), store.ReasonCodes)
+	if !slices.Equal(judge.ReasonCodebook.Names(), review.ReasonCodes) {
+		t.Fatalf("judge reason codes %v differ from the reviewers' %v", judge.ReasonCodebook.Names(), review.ReasonCodes)
 	}
 	st := storetest.Open(t)
 	pr := runDiscovery(t, st, mentionsGroup{sim.New(simProfile(t, "default"))}, 5, nil)
@@ -356,7 +356,7 @@ func TestJudgeAssessesFabricatedExceptions(t *testing.T) {
 	jr := runJudge(t, st, pr.Run.ID, "sim", 1)
 	judged := 0
 	for _, tc := range jr.Audit.PerTask {
-		if tc.Code == store.CodeException {
+		if tc.Code == review.CodeException {
 			judged++
 		}
 	}

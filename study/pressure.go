@@ -508,7 +508,7 @@ func loadExceptionCodes(ctx context.Context, st *store.Store, runID string, samp
 			if status == review.StatusAgreed || status == review.StatusAdjudicated {
 				coded++
 			}
-			if code == store.CodeException {
+			if code == review.CodeException {
 				c.reviewed[it.SessionID] = true
 			}
 		}
@@ -539,7 +539,7 @@ func loadExceptionCodes(ctx context.Context, st *store.Store, runID string, samp
 			return c, err
 		}
 		for _, tc := range res.Audit.PerTask {
-			if tc.Code == store.CodeException {
+			if tc.Code == review.CodeException {
 				c.judged[tc.Task] = true
 			}
 		}
