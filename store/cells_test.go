@@ -39,8 +39,6 @@ func asRun(id string, seq, inc int) Session {
 // Three workers (three stores, as three processes) claim every cell of a
 // run, concurrently: each cell is claimed once, in schedule order within
 // each worker, and once stored the run has none left.
-func TestCellsClaimedOnce(t *testing.T) { eachBackend(t, testCellsClaimedOnce) }
-
 func testCellsClaimedOnce(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 3)
@@ -116,10 +114,6 @@ func testCellsClaimedOnce(t *testing.T) {
 // another claims them as the next incarnation, with an interrupted attempt
 // recording the lost one; what the stopped worker writes afterwards keeps
 // only its attempts, and the cell is stored once, by the new holder.
-func TestCellsTakenOverFromStoppedWorker(t *testing.T) {
-	eachBackend(t, testCellsTakenOverFromStoppedWorker)
-}
-
 func testCellsTakenOverFromStoppedWorker(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)
@@ -196,8 +190,6 @@ func testCellsTakenOverFromStoppedWorker(t *testing.T) {
 
 // One worker scores a run; another asking is refused while the first is
 // alive, and takes over once it has left.
-func TestCellsOneFinisher(t *testing.T) { eachBackend(t, testCellsOneFinisher) }
-
 func testCellsOneFinisher(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)
@@ -223,8 +215,6 @@ func testCellsOneFinisher(t *testing.T) {
 // Workers that stop at the same moment with cells left: exactly one of
 // them finds itself the last (and scores the run); none leaves it to the
 // others, and the cells they held are open again.
-func TestCellsOneLastToStop(t *testing.T) { eachBackend(t, testCellsOneLastToStop) }
-
 func testCellsOneLastToStop(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 3)
@@ -274,8 +264,6 @@ func testCellsOneLastToStop(t *testing.T) {
 
 // An interrupted session gives its cell back at once; ReopenCells opens
 // done cells again (a retry of failed sessions).
-func TestCellsReopen(t *testing.T) { eachBackend(t, testCellsReopen) }
-
 func testCellsReopen(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 1)[0]
@@ -312,8 +300,6 @@ func testCellsReopen(t *testing.T) {
 
 // The cells of a worker on this host whose process is gone are given back
 // at once, before its lease runs out; a live worker's are not.
-func TestCellsOfDeadProcessReleased(t *testing.T) { eachBackend(t, testCellsOfDeadProcessReleased) }
-
 func testCellsOfDeadProcessReleased(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)
@@ -335,8 +321,6 @@ func testCellsOfDeadProcessReleased(t *testing.T) {
 
 // Workers taking calls of one pace at once get no more than it allows in a
 // window, between them; the next window starts afresh.
-func TestPaceSharedByWorkers(t *testing.T) { eachBackend(t, testPaceSharedByWorkers) }
-
 func testPaceSharedByWorkers(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 3)
@@ -381,8 +365,6 @@ func testPaceSharedByWorkers(t *testing.T) {
 
 // Cells go in a thousand rows at a time: a plan larger than one insert
 // keeps every cell, and adding it again changes nothing.
-func TestCellsManyAtOnce(t *testing.T) { eachBackend(t, testCellsManyAtOnce) }
-
 func testCellsManyAtOnce(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 1)[0]
@@ -478,8 +460,6 @@ func benchClaim(b *testing.B, n int) {
 // took over lost, and one nobody took still its own (renewed). A session
 // stored as an incarnation the cell no longer has is kept as interrupted,
 // even by the worker that holds the cell's later incarnation.
-func TestCellFence(t *testing.T) { eachBackend(t, testCellFence) }
-
 func testCellFence(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)
