@@ -115,18 +115,8 @@ func testCellsClaimedOnce(t *testing.T) {
 // recording the lost one; what the stopped worker writes afterwards keeps
 // only its attempts, and the cell is stored once, by the new holder.
 func testCellsTakenOverFromStoppedWorker(t *testing.T) {
-	c := &clock{t: t0}
-	st := leaseStores(t, c, 2)
+	c, st, a, b := twoWorkers(t)
 	ctx := context.Background()
-	cellRun(t, st[0], "r", 3)
-	a, err := st[0].Join(ctx, "r", Holder{Host: "h", PID: 1, Name: "worker a"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := st[1].Join(ctx, "r", Holder{Host: "h", PID: 2, Name: "worker b"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	held, err := a.Claim(ctx, 2)
 	if err != nil || len(held) != 2 || held[0].ID != "s002" {
 		t.Fatalf("a claimed %+v, %v; want s002 and s001 (schedule order)", held, err)
@@ -461,18 +451,8 @@ func benchClaim(b *testing.B, n int) {
 // stored as an incarnation the cell no longer has is kept as interrupted,
 // even by the worker that holds the cell's later incarnation.
 func testCellFence(t *testing.T) {
-	c := &clock{t: t0}
-	st := leaseStores(t, c, 2)
+	c, st, a, b := twoWorkers(t)
 	ctx := context.Background()
-	cellRun(t, st[0], "r", 3)
-	a, err := st[0].Join(ctx, "r", Holder{Host: "h", PID: 1, Name: "worker a"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := st[1].Join(ctx, "r", Holder{Host: "h", PID: 2, Name: "worker b"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	held, err := a.Claim(ctx, 2) // s002, s001
 	if err != nil || len(held) != 2 {
 		t.Fatalf("a claimed %+v, %v", held, err)
@@ -518,4 +498,22 @@ func testCellFence(t *testing.T) {
 	if ids, _ := st[1].StoredIDs(ctx, "r"); len(ids) != 0 {
 		t.Errorf("stored %v from a lost incarnation", ids)
 	}
+}
+
+// twoWorkers makes a run "r" of three cells on two stores of one location
+// with a test clock, and joins worker a on the first and worker b on the
+// second.
+func twoWorkers(t *testing.T) (*clock, []*Store, *Worker, *Worker) {
+	t.Helper()
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 2)
+	cellRun(t, st[0], "r", 3)
+	var w [2]*Worker
+	for k, name := range []string{"worker a", "worker b"} {
+		var err error
+		if w[k], err = st[k].Join(context.Background(), "r", Holder{Host: "h", PID: k + 1, Name: name}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, st, w[0], w[1]
 }
