@@ -95,7 +95,7 @@ func loadSame(t *testing.T, dir, id string) *study.PressureResult {
 	}
 	o := study.DefaultPressureOptions()
 	o.Seed = 7
-	ref, err := study.RunPressure(context.Background(), storetest.Open(t), o)
+	ref, err := study.As[*study.PressureResult](study.Start(context.Background(), storetest.Open(t), o))
 	if err != nil {
 		t.Fatal(err)
 	}
