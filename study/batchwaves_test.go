@@ -146,7 +146,7 @@ func TestFramingBatchMatchesDirectCalls(t *testing.T) {
 		if batched {
 			o.Batch, o.Concurrency = true, 100000
 		}
-		res, err := RunFraming(context.Background(), st, o)
+		res, err := As[*FramingResult](Start(context.Background(), st, o))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ func runModel(t *testing.T, st *store.Store, model string, edit ...func(*Pressur
 	for _, e := range edit {
 		e(&o)
 	}
-	res, err := RunPressure(context.Background(), st, o)
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatalf("run %s: %v", model, err)
 	}

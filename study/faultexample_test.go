@@ -33,7 +33,7 @@ func TestREADMEFaultInjectionExample(t *testing.T) {
 	o.Model = "openai-compatible:sim"
 	o.Endpoint = endpoint.Options{BaseURL: url, Concurrency: o.Concurrency}
 	st := storetest.Open(t)
-	res, err := RunPressure(context.Background(), st, o)
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

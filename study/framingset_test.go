@@ -25,7 +25,7 @@ func runItems(t *testing.T, st *store.Store, items string) string {
 	o := DefaultFramingOptions()
 	o.Data = data
 	o.Bootstrap.Resamples = 50
-	res, err := RunFraming(context.Background(), st, o)
+	res, err := As[*FramingResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

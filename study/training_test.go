@@ -53,7 +53,7 @@ func TestExportTrainingFromARunWithholdsItsItems(t *testing.T) {
 	st := storetest.Open(t)
 	o := DefaultFramingOptions()
 	o.Bootstrap.Resamples = 50
-	res, err := RunFraming(ctx, st, o)
+	res, err := As[*FramingResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
