@@ -744,7 +744,7 @@ func (s *Store) ReopenCells(ctx context.Context, runID string, ids []string) err
 // the store has attempts of (incarnations, by session id), so the next
 // claim runs the session as the incarnation after them.
 func (s *Store) ReopenClaimed(ctx context.Context, runID string, incarnations map[string]int) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id FROM cells WHERE run_id = ? AND state = ?`, runID, CellClaimed)
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id FROM cells WHERE run_id = $1 AND state = $2`, runID, CellClaimed)
 	if err != nil {
 		return s.fail(err)
 	}
@@ -762,7 +762,7 @@ func (s *Store) ReopenClaimed(ctx context.Context, runID string, incarnations ma
 		return s.fail(err)
 	}
 	for _, id := range ids {
-		if _, err := s.db.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', holder = '', lease_until = 0, lost_holder = '', claims = ? WHERE run_id = ? AND session_id = ?`,
+		if _, err := s.db.ExecContext(ctx, `UPDATE cells SET state = $1, token = '', holder = '', lease_until = 0, lost_holder = '', claims = $2 WHERE run_id = $3 AND session_id = $4`,
 			CellOpen, incarnations[id], runID, id); err != nil {
 			return s.fail(err)
 		}
