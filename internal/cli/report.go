@@ -286,7 +286,9 @@ rejected or worse.`, `
 		}
 		render := func(w io.Writer) error { return cmp.Render(w, textFormat(*format, *wide)) }
 		if *format == "html" {
-			render = func(w io.Writer) error { return study.WriteDiffHTML(ctx, st, cmp, w) }
+			render = func(w io.Writer) error {
+				return report.WriteDiff(w, "budge compare: run diff", study.DiffSections(ctx, st, cmp))
+			}
 		}
 		if err := writeOut(std, *out, render); err != nil {
 			return err
