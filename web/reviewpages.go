@@ -26,7 +26,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if err != nil {
 		return err
 	}
-	d := reviewData{State: st, Codes: store.ReasonCodes}
+	d := reviewData{State: st, Codes: review.ReasonCodes}
 	if st.Review != nil {
 		d.Items, d.Both = len(st.Review.Items), st.BothFinished()
 		for _, who := range st.Review.Reviewers {
@@ -115,7 +115,7 @@ func (s *Server) reviewer(w http.ResponseWriter, r *http.Request, run store.Run)
 	if st.Review == nil {
 		return store.ErrNoReview
 	}
-	d := reviewerData{Who: who, Finished: st.Finished[who], Codes: store.ReasonCodes}
+	d := reviewerData{Who: who, Finished: st.Finished[who], Codes: review.ReasonCodes}
 	mine := st.Visible(who)[who]
 	for i, it := range st.Review.Items {
 		t, err := s.loadTranscript(r.Context(), run, it.SessionID, true)
@@ -149,7 +149,7 @@ func (s *Server) reviewCode(w http.ResponseWriter, r *http.Request, run store.Ru
 	if err != nil || n < 1 || n > len(rev.Items) {
 		return fmt.Errorf("%w: item %q is not in the sample", errBadRequest, r.FormValue("item"))
 	}
-	if err := s.st.SetReviewCode(r.Context(), run.ID, rev.Items[n-1].SessionID, who, r.FormValue("code"), r.FormValue("note")); err != nil {
+	if err := review.SetCode(r.Context(), s.st, run.ID, rev.Items[n-1].SessionID, who, r.FormValue("code"), r.FormValue("note")); err != nil {
 		return err
 	}
 	saved(w, r, run, "/review/code?who="+url.QueryEscape(who))
@@ -197,7 +197,7 @@ func (s *Server) adjudicate(w http.ResponseWriter, r *http.Request, run store.Ru
 	if !st.BothFinished() {
 		return store.ErrNotBothDone
 	}
-	d := adjData{Reviewers: st.Review.Reviewers, Codes: append(append([]string{}, store.ReasonCodes...), store.CodeUnresolved)}
+	d := adjData{Reviewers: st.Review.Reviewers, Codes: append(append([]string{}, review.ReasonCodes...), review.CodeUnresolved)}
 	for _, it := range st.Disagreements() {
 		t, err := s.loadTranscript(r.Context(), run, it.SessionID, false)
 		if err != nil {
@@ -212,7 +212,7 @@ func (s *Server) adjudicate(w http.ResponseWriter, r *http.Request, run store.Ru
 }
 
 func (s *Server) adjudicateSave(w http.ResponseWriter, r *http.Request, run store.Run) error {
-	if err := s.st.SetAdjudication(r.Context(), run.ID, r.FormValue("session"), r.FormValue("code"), r.FormValue("note")); err != nil {
+	if err := review.Adjudicate(r.Context(), s.st, run.ID, r.FormValue("session"), r.FormValue("code"), r.FormValue("note")); err != nil {
 		return err
 	}
 	saved(w, r, run, "/review/adjudicate")

@@ -257,7 +257,7 @@ func fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, store.ErrNoSession), errors.Is(err, store.ErrNoReview), errors.Is(err, errNotFound):
 		code = http.StatusNotFound
 	case errors.Is(err, errBadRequest), errors.Is(err, store.ErrNotReviewer), errors.Is(err, store.ErrNotInSample),
-		errors.Is(err, store.ErrUnknownCode), errors.Is(err, store.ErrUncodedItems), errors.Is(err, store.ErrNoDisagreement):
+		errors.Is(err, review.ErrUnknownCode), errors.Is(err, store.ErrUncodedItems), errors.Is(err, store.ErrNoDisagreement):
 		code = http.StatusBadRequest
 	case errors.Is(err, store.ErrFinished), errors.Is(err, store.ErrNotBothDone), errors.Is(err, store.ErrReviewExists):
 		code = http.StatusConflict
