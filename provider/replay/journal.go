@@ -185,16 +185,70 @@ func (j *Journal) Keep(key [32]byte, resp *chat.Response, later bool) error {
 	return j.append(key, b, later)
 }
 
-// recorded reads an earlier process's answer to the request with key.
-func (j *Journal) recorded(key [32]byte) (*chat.Response, bool) {
-	j.mu.Lock()
-	at, ok := j.index[key]
-	j.mu.Unlock()
+// Answer is Lookup without counting a hit: a batch run asks it again for
+// the calls a session made in earlier passes.
+func (j *Journal) Answer(key [32]byte) (*chat.Response, bool) { return j.recorded(key) }
+
+// failed is a failed attempt as the journal keeps it.
+type failed struct {
+	Failure struct {
+		Kind   provider.Kind `json:"kind"`
+		Status int           `json:"status,omitempty"`
+		Msg    string        `json:"msg"`
+	} `json:"failure"`
+}
+
+// KeepFailure writes a failed attempt (a request a batch failed) under its
+// own key, for this process and later ones.
+func (j *Journal) KeepFailure(key [32]byte, e *provider.Error) error {
+	var f failed
+	f.Failure.Kind, f.Failure.Status, f.Failure.Msg = e.Kind, e.Status, e.Msg
+	if e.Err != nil {
+		f.Failure.Msg += ": " + e.Err.Error()
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return j.append(key, b, true)
+}
+
+// Failure reads a failed attempt KeepFailure wrote.
+func (j *Journal) Failure(key [32]byte) (*provider.Error, bool) {
+	b, ok := j.read(key)
 	if !ok {
 		return nil, false
 	}
+	var f failed
+	if json.Unmarshal(b, &f) != nil || f.Failure.Kind == "" {
+		return nil, false
+	}
+	return &provider.Error{Kind: f.Failure.Kind, Status: f.Failure.Status, Msg: f.Failure.Msg}, true
+}
+
+// read reads the entry with key.
+func (j *Journal) read(key [32]byte) ([]byte, bool) {
+	j.mu.Lock()
+	at, ok := j.index[key]
+	var f *os.File
+	if ok && at.file < len(j.files) {
+		f = j.files[at.file]
+	}
+	j.mu.Unlock()
+	if f == nil {
+		return nil, false
+	}
 	b := make([]byte, at.n)
-	if _, err := j.files[at.file].ReadAt(b, at.off); err != nil {
+	if _, err := f.ReadAt(b, at.off); err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// recorded reads an earlier process's answer to the request with key.
+func (j *Journal) recorded(key [32]byte) (*chat.Response, bool) {
+	b, ok := j.read(key)
+	if !ok {
 		return nil, false
 	}
 	var e entry
