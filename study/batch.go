@@ -155,7 +155,7 @@ func recordBatch(ctx context.Context, st *store.Store, n *NetInfo, runID string,
 // and the next pass runs the parked sessions again, until a pass parks
 // none. Batches an earlier process of the run submitted are collected
 // first. Progress counts across the passes.
-func runPasses(ctx, drain context.Context, cfg runner.Config, s *stack.Stack, sink runner.Sink, n int, jobs iter.Seq[runner.Job]) (runner.Stats, error) {
+func runPasses(ctx, drain context.Context, cfg runner.Config, p protocol, s *stack.Stack, sink runner.Sink, n int, jobs iter.Seq[runner.Job]) (runner.Stats, error) {
 	if s.Batch == nil {
 		return runner.RunSeq(ctx, drain, cfg, s.Provider, sink, n, jobs)
 	}
@@ -197,19 +197,21 @@ func runPasses(ctx, drain context.Context, cfg runner.Config, s *stack.Stack, si
 		if !sent {
 			return total, nil
 		}
-		pass = parkedJobs(jobs, s.Batch)
+		pass = parkedJobs(p, s.Batch)
 	}
 }
 
-// parkedJobs is the jobs whose sessions parked in the last pass, each
-// with where it parked.
-func parkedJobs(jobs iter.Seq[runner.Job], b *batch.Batcher) iter.Seq[runner.Job] {
+// parkedJobs is the jobs of the sessions that parked in the last pass, in
+// schedule order, each as the incarnation it parked as and with where it
+// parked (its cell stays the process's meanwhile).
+func parkedJobs(p protocol, b *batch.Batcher) iter.Seq[runner.Job] {
 	return func(yield func(runner.Job) bool) {
-		for j := range jobs {
-			at, ok := b.Parked(j.Seq)
+		for pos, i := range p.order() {
+			at, inc, ok := b.Parked(i)
 			if !ok {
 				continue
 			}
+			j := p.job(i, pos, inc)
 			j.Parked = at
 			if !yield(j) {
 				return

@@ -435,7 +435,7 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 	}
 	stats, runErr := runPasses(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: concurrency(c, h), Retry: h.Retry,
 		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait, Notice: c.Notice,
-		Fence: fence(ctx, sink)}), s, sink, n, jobs)
+		Fence: fence(ctx, sink)}), p, s, sink, n, jobs)
 	if log != nil {
 		if err := log.Close(); err != nil && runErr == nil {
 			runErr = err

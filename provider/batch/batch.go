@@ -284,7 +284,14 @@ type Batcher struct {
 	parts      []part
 	spooled    int
 	spoolErr   error
-	next, last []uint32
+	next, last []row
+}
+
+// row is where a session parked: its call and attempt (point) and its
+// incarnation.
+type row struct {
+	at  uint32
+	inc uint32
 }
 
 // part is a batch's requests in the spool: bytes [off, end), n requests
@@ -465,7 +472,7 @@ func (b *Batcher) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 		b.mu.Unlock()
 		return nil, e
 	}
-	again := c.Seq >= 0 && c.Seq < len(b.last) && before(point(c.Turn, c.Attempt), b.last[c.Seq])
+	again := c.Seq >= 0 && c.Seq < len(b.last) && before(point(c.Turn, c.Attempt), b.last[c.Seq].at)
 	b.mu.Unlock()
 	if e, ok := b.c.Journal.Failure(failKey(key, c.Attempt)); ok {
 		return nil, e
@@ -492,9 +499,9 @@ func (b *Batcher) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 		}
 	}
 	for len(b.next) <= c.Seq {
-		b.next = append(b.next, 0)
+		b.next = append(b.next, row{})
 	}
-	b.next[c.Seq] = point(c.Turn, c.Attempt)
+	b.next[c.Seq] = row{at: point(c.Turn, c.Attempt), inc: uint32(c.Incarnation)}
 	return nil, runner.ErrParked
 }
 
@@ -504,15 +511,16 @@ func point(call, attempt int) uint32 { return uint32(call)<<12 | uint32(attempt)
 func before(p, q uint32) bool        { return q != 0 && p < q }
 
 // Parked says where session seq (its plan index) parked in the pass
-// before the last wave, for the runner (runner.Job.Parked).
-func (b *Batcher) Parked(seq int) (runner.Point, bool) {
+// before the last wave (for the runner, runner.Job.Parked), as which
+// incarnation.
+func (b *Batcher) Parked(seq int) (at runner.Point, incarnation int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if seq < 0 || seq >= len(b.last) || b.last[seq] == 0 {
-		return runner.Point{}, false
+	if seq < 0 || seq >= len(b.last) || b.last[seq].at == 0 {
+		return runner.Point{}, 0, false
 	}
-	p := b.last[seq]
-	return runner.Point{Call: int(p >> 12), Attempt: int(p & (1<<12 - 1))}, true
+	r := b.last[seq]
+	return runner.Point{Call: int(r.at >> 12), Attempt: int(r.at & (1<<12 - 1))}, int(r.inc), true
 }
 
 // failKey is the journal key of a request's failed attempt.
