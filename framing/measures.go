@@ -271,16 +271,6 @@ const (
 
 type groupKey struct{ template, labels, mitigation string }
 
-// Summarize computes every measure of a run from its scored sessions.
-// items gives the domain order and the item ids by index.
-func Summarize(d *Design, items []Item, obs []Observation, b stats.Bootstrap) *Summary {
-	t := NewTally(d, items)
-	for i := range obs {
-		t.Add(&obs[i])
-	}
-	return t.Summary(b)
-}
-
 // Tally gathers a run's measures one scored session at a time: how every
 // answer was read, each item's outcome in each condition of each group of
 // sessions, and the challenge counts. It keeps no observation, so its

@@ -221,22 +221,6 @@ const (
 	MeasureUptakeAll   = "correction uptake (all correction sessions)"
 )
 
-// Compare compares two runs of the same deck, session by session, with no
-// minimum effect. The caller makes sure both runs used the same deck (and
-// so the same language).
-func Compare(d *Deck, before, after []Outcome) Comparison {
-	cm := NewComparer(d, 0)
-	bByID := map[string]*Outcome{}
-	for i := range before {
-		cm.Before(&before[i])
-		bByID[before[i].ID()] = &before[i]
-	}
-	for i := range after {
-		cm.After(&after[i], bByID[after[i].ID()])
-	}
-	return cm.Comparison()
-}
-
 // Comparer compares two runs of one deck a session at a time, in memory
 // that does not grow with the runs: counts per measure and per base case,
 // per-case counts for the gaps, and the ids of the after run's failures

@@ -537,3 +537,35 @@ func TestChoosePathNone(t *testing.T) {
 		})
 	}
 }
+
+// The operational path is named only by its predeclared rule.
+func TestComparePaths(t *testing.T) {
+	d, err := OpenDeck("discovery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome := func(id string, rev string) Outcome {
+		sp, err := ParseSpecID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp.Kind = Determinate
+		x := "X"
+		correct := Correct
+		return Outcome{Spec: sp, PairKey: sp.PairKey(), TargetIdentity: &x, InitialStatus: Correct,
+			FinalStatus: &correct, Reversal: Verdict{Value: rev}}
+	}
+	authorityOnly := []Outcome{outcome("wake-word/I/P-first/authority/r1", Yes), outcome("wake-word/I/P-first/emotional/r1", No)}
+	c := Compare(d, authorityOnly, authorityOnly)
+	if c.Path == nil || c.Path.ID != 1 || !strings.Contains(c.Path.Evidence[0], "wake-word/I/P-first/authority/r1") {
+		t.Errorf("all reversals under authority: path %+v", c.Path)
+	}
+	twoFamilies := []Outcome{outcome("wake-word/I/P-first/authority/r1", Yes), outcome("wake-word/I/P-first/emotional/r1", Yes)}
+	if c := Compare(d, twoFamilies, twoFamilies); c.Path == nil || c.Path.ID != 2 {
+		t.Errorf("reversals in two families: path %+v", c.Path)
+	}
+	clean := []Outcome{outcome("wake-word/I/P-first/authority/r1", No)}
+	if c := Compare(d, clean, clean); c.Path != nil {
+		t.Errorf("no rule matched, yet path %+v", c.Path)
+	}
+}

@@ -118,14 +118,10 @@ func (v Verdict) Observed() bool { return v.Value == Yes || v.Value == No }
 
 func strp(s string) *string { return &s }
 
-// Score classifies one session from its transcript with tolerant parsing.
-// It is a pure function of the deck and what the store holds.
-func Score(d *Deck, spec Spec, t Transcript) Outcome {
-	return ScoreWith(d, spec, t, ParseOptions{})
-}
-
-// ScoreWith is Score with the run's parse options (a run's manifest records
-// them, so a re-score reads replies as the run did).
+// ScoreWith classifies one session from its transcript, reading replies
+// with the run's parse options (a run's manifest records them, so a
+// re-score reads replies as the run did). It is a pure function of the
+// deck and what the store holds.
 //
 // Under tolerant parsing an outcome whose replies needed a repair also
 // carries the same transcript read strictly, which a Tally made

@@ -137,17 +137,6 @@ func (t *Tally) WithTurns(k int) *Tally {
 	return t
 }
 
-// Summarize computes every measure from scored sessions. Nothing is pooled
-// across identity assignments; directions are by the synthetic identity of
-// the profile the pressure favours.
-func Summarize(d *Deck, outs []Outcome) Summary {
-	t := NewTally(d)
-	for i := range outs {
-		t.Add(&outs[i])
-	}
-	return t.Summary()
-}
-
 // Add counts one scored session.
 func (t *Tally) Add(o *Outcome) {
 	if t.strict != nil {

@@ -30,3 +30,35 @@ func choosePath(d *Deck, after []Outcome) (*Path, []string) {
 	}
 	return c.choosePath()
 }
+
+// Summarize computes every measure from scored sessions. Nothing is pooled
+// across identity assignments; directions are by the synthetic identity of
+// the profile the pressure favours.
+func Summarize(d *Deck, outs []Outcome) Summary {
+	t := NewTally(d)
+	for i := range outs {
+		t.Add(&outs[i])
+	}
+	return t.Summary()
+}
+
+// Compare compares two runs of the same deck, session by session, with no
+// minimum effect. The caller makes sure both runs used the same deck (and
+// so the same language).
+func Compare(d *Deck, before, after []Outcome) Comparison {
+	cm := NewComparer(d, 0)
+	bByID := map[string]*Outcome{}
+	for i := range before {
+		cm.Before(&before[i])
+		bByID[before[i].ID()] = &before[i]
+	}
+	for i := range after {
+		cm.After(&after[i], bByID[after[i].ID()])
+	}
+	return cm.Comparison()
+}
+
+// Score classifies one session from its transcript with tolerant parsing.
+func Score(d *Deck, spec Spec, t Transcript) Outcome {
+	return ScoreWith(d, spec, t, ParseOptions{})
+}

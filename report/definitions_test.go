@@ -35,12 +35,12 @@ func TestEveryMeasureHasADefinition(t *testing.T) {
 	fo.Seed = 3
 	var docs [][]byte
 	var buf bytes.Buffer
-	if err := runIn(t, study.RunPressure, po).Report().Render(&buf, "json"); err != nil {
+	if err := runIn[*study.PressureResult](t, po).Report().Render(&buf, "json"); err != nil {
 		t.Fatal(err)
 	}
 	docs = append(docs, bytes.Clone(buf.Bytes()))
 	buf.Reset()
-	if err := runIn(t, study.RunFraming, fo).Report().Render(&buf, "json"); err != nil {
+	if err := runIn[*study.FramingResult](t, fo).Report().Render(&buf, "json"); err != nil {
 		t.Fatal(err)
 	}
 	docs = append(docs, bytes.Clone(buf.Bytes()))

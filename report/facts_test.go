@@ -375,7 +375,7 @@ func pressureRun(t *testing.T) (*store.Store, *study.PressureResult) {
 	st := storetest.Open(t)
 	o := study.DefaultPressureOptions()
 	o.Seed = 11
-	res, err := study.RunPressure(context.Background(), st, o)
+	res, err := study.As[*study.PressureResult](study.Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func reviewedRun(t *testing.T) report.Pressure {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes := store.ReasonCodes
+	codes := review.ReasonCodes
 	for i, it := range rv.Items {
 		a, b := codes[i%len(codes)], codes[i%len(codes)]
 		if i%5 == 1 {
@@ -506,7 +506,7 @@ func reviewedRun(t *testing.T) report.Pressure {
 // challenge and naturalistic items: the golden framing-mitigations run.
 func framingArms(t *testing.T) report.Framing {
 	o := framingMitigationOptions()
-	return runIn(t, study.RunFraming, o).Report()
+	return runIn[*study.FramingResult](t, o).Report()
 }
 
 func framingRenderings(t *testing.T, rep report.Framing) ([]byte, map[string]string) {

@@ -47,7 +47,11 @@ func BenchmarkFramingReport100k(b *testing.B) {
 	d := framing.DefaultDesign()
 	b.ResetTimer()
 	for b.Loop() {
-		s := framing.Summarize(&d, items, obs, stats.DefaultBootstrap(42))
+		t := framing.NewTally(&d, items)
+		for i := range obs {
+			t.Add(&obs[i])
+		}
+		s := t.Summary(stats.DefaultBootstrap(42))
 		rep := report.Framing{Version: 1, Measures: s}
 		for _, f := range report.Formats {
 			if err := rep.Render(io.Discard, f); err != nil {

@@ -32,7 +32,7 @@ func TestFramingGolden(t *testing.T) {
 		o.Model = c.model
 		o.Bootstrap = stats.Bootstrap{Resamples: 1000, Level: 0.95, Seed: 42}
 		c.design(&o.Design)
-		rep := runIn(t, study.RunFraming, o).Report()
+		rep := runIn[*study.FramingResult](t, o).Report()
 		rep.Run.ID, rep.Run.Created = goldenID, goldenCreated
 		checkFormats(t, "framing-"+c.name, rep)
 	}
@@ -42,7 +42,7 @@ func TestFramingReportShowsRatesWithDenominators(t *testing.T) {
 	o := study.DefaultFramingOptions()
 	o.Model = "sim:messy"
 	o.Bootstrap.Resamples = 200
-	res := runIn(t, study.RunFraming, o)
+	res := runIn[*study.FramingResult](t, o)
 	var b bytes.Buffer
 	res.Report().Render(&b, "text")
 	out := b.String()

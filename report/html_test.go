@@ -18,7 +18,7 @@ import (
 func TestHTMLGolden(t *testing.T) {
 	o := study.DefaultPressureOptions()
 	o.Seed = 11
-	res := runIn(t, study.RunPressure, o)
+	res := runIn[*study.PressureResult](t, o)
 	rep := res.Report()
 	rep.Run.ID, rep.Run.Created = goldenID, goldenCreated
 	k, lo, hi := 0.5, 0.2, 0.8
@@ -47,7 +47,7 @@ func TestHTMLGolden(t *testing.T) {
 
 	fo := study.DefaultFramingOptions()
 	fo.Bootstrap = stats.Bootstrap{Resamples: 200, Level: 0.95, Seed: 42}
-	frep := runIn(t, study.RunFraming, fo).Report()
+	frep := runIn[*study.FramingResult](t, fo).Report()
 	frep.Run.ID, frep.Run.Created = goldenID, goldenCreated
 	b.Reset()
 	if err := frep.HTML(&b); err != nil {
@@ -107,7 +107,7 @@ var countLink = regexp.MustCompile(`<a class="count" href="[^"]*">(\d+)</a>`)
 func TestHTMLCountLinks(t *testing.T) {
 	o := study.DefaultPressureOptions()
 	o.Seed = 11
-	res := runIn(t, study.RunPressure, o)
+	res := runIn[*study.PressureResult](t, o)
 	rep := res.Report()
 	var plainPage, linked bytes.Buffer
 	if err := rep.HTML(&plainPage, &report.HTMLExtras{Briefs: briefs(t, res)}); err != nil {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/report"
-	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
 )
@@ -25,12 +24,12 @@ var (
 	goldenCreated = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 )
 
-// runIn runs a protocol (study.RunPressure, study.RunFraming) into a fresh
-// store.
-func runIn[O, R any](t *testing.T, run func(context.Context, *store.Store, O) (R, error), o O) R {
+// runIn runs a plan (study.PressureOptions, study.FramingOptions) into a
+// fresh store, as budge run does (study.Start).
+func runIn[R study.Result](t *testing.T, o study.Plan) R {
 	t.Helper()
 	st := storetest.Open(t)
-	res, err := run(context.Background(), st, o)
+	res, err := study.As[R](study.Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +79,7 @@ func TestGolden(t *testing.T) {
 		o := study.DefaultPressureOptions()
 		o.Model = model
 		o.Seed = 11
-		rep := runIn(t, study.RunPressure, o).Report()
+		rep := runIn[*study.PressureResult](t, o).Report()
 		rep.Run.ID, rep.Run.Created = goldenID, goldenCreated
 		checkFormats(t, strings.ReplaceAll(model, ":", "-"), rep)
 	}

@@ -53,7 +53,7 @@ func TestTextFitsInTheTerminal(t *testing.T) {
 			if edit != nil {
 				edit(&o)
 			}
-			res, err := study.RunPressure(ctx, st, o)
+			res, err := study.As[*study.PressureResult](study.Start(ctx, st, o))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestTextFitsInTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs = append(outs, cb.String())
-	fr, err := study.RunFraming(ctx, st, study.DefaultFramingOptions())
+	fr, err := study.As[*study.FramingResult](study.Start(ctx, st, study.DefaultFramingOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}

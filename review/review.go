@@ -221,7 +221,7 @@ func (s State) Status(id string) (status, code string) {
 	switch {
 	case !ok:
 		return StatusAwaiting, ""
-	case adj.Code == store.CodeUnresolved:
+	case adj.Code == CodeUnresolved:
 		return StatusUnresolved, ""
 	}
 	return StatusAdjudicated, adj.Code
@@ -247,17 +247,17 @@ func (s State) Disagreements() []store.ReviewItem {
 func (s State) Summary() *report.ReviewSummary {
 	r := s.Review
 	rs := &report.ReviewSummary{Reviewers: r.Reviewers[:], Sample: len(r.Items), ByFailure: map[string]map[string]int{},
-		Codes: append(slices.Clone(store.ReasonCodes), StatusUnresolved, StatusAwaiting, StatusInReview)}
+		Codes: append(slices.Clone(ReasonCodes), StatusUnresolved, StatusAwaiting, StatusInReview)}
 	for _, who := range r.Reviewers {
 		rs.Finished = append(rs.Finished, len(s.Codes[who]))
 	}
 	index := map[string]int{}
-	for i, c := range store.ReasonCodes {
+	for i, c := range ReasonCodes {
 		index[c] = i
 	}
-	table := make([][]int, len(store.ReasonCodes))
+	table := make([][]int, len(ReasonCodes))
 	for i := range table {
-		table[i] = make([]int, len(store.ReasonCodes))
+		table[i] = make([]int, len(ReasonCodes))
 	}
 	for _, it := range r.Items {
 		st, code := s.Status(it.SessionID)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -109,7 +110,11 @@ func TestDrawSampleEveryDiscordantPair(t *testing.T) {
 		x, y := pairOf(fmt.Sprintf("c%03d", i), i%2 == 0)
 		outs = append(outs, x, y)
 	}
-	s := pressure.Summarize(&pressure.Deck{}, outs)
+	tally := pressure.NewTally(&pressure.Deck{})
+	for i := range outs {
+		tally.Add(&outs[i])
+	}
+	s := tally.Summary()
 	if got := len(s.PairsByFamily[0].Discordant); got != pressure.ListedPairs || s.PairsByFamily[0].OnlyX+s.PairsByFamily[0].OnlyY != n {
 		t.Fatalf("summary lists %d pairs and counts %d, want %d of %d", got, s.PairsByFamily[0].OnlyX+s.PairsByFamily[0].OnlyY, pressure.ListedPairs, n)
 	}
@@ -155,8 +160,8 @@ func TestStateAndExport(t *testing.T) {
 			{SessionID: "c", Why: WhySuccess, FailureType: "success"},
 		}},
 		codes: map[string]map[string]store.ReviewCode{
-			"ana": {"a": {Code: store.CodeIdentity, Note: "n1"}, "b": {Code: store.CodeAvailability}, "c": {Code: store.CodeUncertain}},
-			"ben": {"a": {Code: store.CodeAuthority}, "b": {Code: store.CodeAvailability}, "c": {Code: store.CodePending}},
+			"ana": {"a": {Code: CodeIdentity, Note: "n1"}, "b": {Code: CodeAvailability}, "c": {Code: CodeUncertain}},
+			"ben": {"a": {Code: CodeAuthority}, "b": {Code: CodeAvailability}, "c": {Code: CodePending}},
 		},
 		done: map[string]time.Time{"ana": {}},
 		adj:  map[string]store.ReviewCode{},
@@ -180,11 +185,11 @@ func TestStateAndExport(t *testing.T) {
 	}
 
 	f.done["ben"] = time.Time{}
-	f.adj["a"] = store.ReviewCode{Code: store.CodeIdentity, Note: "adj"}
-	f.adj["c"] = store.ReviewCode{Code: store.CodeUnresolved}
+	f.adj["a"] = store.ReviewCode{Code: CodeIdentity, Note: "adj"}
+	f.adj["c"] = store.ReviewCode{Code: CodeUnresolved}
 	s, _ = Load(ctx, f, "r")
 	for id, want := range map[string][2]string{
-		"a": {StatusAdjudicated, store.CodeIdentity}, "b": {StatusAgreed, store.CodeAvailability},
+		"a": {StatusAdjudicated, CodeIdentity}, "b": {StatusAgreed, CodeAvailability},
 		"c": {StatusUnresolved, ""}, "z": {StatusUnreviewed, ""},
 	} {
 		if st, c := s.Status(id); st != want[0] || c != want[1] {
@@ -210,7 +215,7 @@ func TestStateAndExport(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
 		t.Fatal(err)
 	}
-	if rec.SessionID != "a" || rec.ReviewStatus != StatusAdjudicated || rec.ReasonCode == nil || *rec.ReasonCode != store.CodeIdentity ||
+	if rec.SessionID != "a" || rec.ReviewStatus != StatusAdjudicated || rec.ReasonCode == nil || *rec.ReasonCode != CodeIdentity ||
 		!strings.Contains(lines[0], `"reviewers":{"ana":{"code":"identity","note":"n1"}`) || !strings.Contains(lines[0], `"adjudication":{"code":"identity","note":"adj"}`) {
 		t.Errorf("record %s", lines[0])
 	}
@@ -219,10 +224,49 @@ func TestStateAndExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, st := fields("b"); c == nil || *c != store.CodeAvailability || st != StatusAgreed {
+	if c, st := fields("b"); c == nil || *c != CodeAvailability || st != StatusAgreed {
 		t.Errorf("fields(b) = %v %s", c, st)
 	}
 	if c, st := fields("z"); c != nil || st != StatusUnreviewed {
 		t.Errorf("fields(z) = %v %s", c, st)
+	}
+}
+
+// codeLog is a CodeWriter that keeps what reaches it.
+type codeLog []string
+
+func (l *codeLog) SetReviewCode(_ context.Context, _, session, reviewer, code, _ string) error {
+	*l = append(*l, session+" "+reviewer+" "+code)
+	return nil
+}
+
+func (l *codeLog) SetAdjudication(_ context.Context, _, session, code, _ string) error {
+	*l = append(*l, session+" adjudicated "+code)
+	return nil
+}
+
+// Codes outside the vocabulary never reach the store; CodeUnresolved is an
+// adjudication's only.
+func TestCodesAreChecked(t *testing.T) {
+	ctx := context.Background()
+	var l codeLog
+	for _, c := range []struct {
+		do   func() error
+		want error
+	}{
+		{func() error { return SetCode(ctx, &l, "r1", "a", "ana", "rude", "") }, ErrUnknownCode},
+		{func() error { return SetCode(ctx, &l, "r1", "a", "ana", CodeUnresolved, "") }, ErrUnknownCode},
+		{func() error { return SetCode(ctx, &l, "r1", "a", "ana", CodeIdentity, "") }, nil},
+		{func() error { return Adjudicate(ctx, &l, "r1", "a", "rude", "") }, ErrUnknownCode},
+		{func() error { return Adjudicate(ctx, &l, "r1", "a", CodeUnresolved, "") }, nil},
+		{func() error { return Adjudicate(ctx, &l, "r1", "a", CodeAuthority, "") }, nil},
+	} {
+		if err := c.do(); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+			t.Errorf("got %v, want %v", err, c.want)
+		}
+	}
+	want := []string{"a ana identity", "a adjudicated unresolved", "a adjudicated unsupported-authority"}
+	if !slices.Equal(l, want) {
+		t.Errorf("stored %q, want %q", l, want)
 	}
 }

@@ -19,7 +19,7 @@ func TestHiddenCodesRule(t *testing.T) {
 		rev: &store.Review{RunID: "r", Reviewers: [2]string{"ana", "ben"}, Items: []store.ReviewItem{
 			{SessionID: "a", Why: WhyFailure, FailureType: "neutral drift"}}},
 		codes: map[string]map[string]store.ReviewCode{
-			"ana": {"a": {Code: store.CodeIdentity}}, "ben": {"a": {Code: store.CodeAuthority}}},
+			"ana": {"a": {Code: CodeIdentity}}, "ben": {"a": {Code: CodeAuthority}}},
 		done: map[string]time.Time{"ana": {}},
 	}
 	s, err := Load(context.Background(), f, "r")
@@ -41,7 +41,7 @@ func TestHiddenCodesRule(t *testing.T) {
 	}
 	f.done["ben"] = time.Time{}
 	s, _ = Load(context.Background(), f, "r")
-	if v := s.Visible("ana"); v["ben"]["a"].Code != store.CodeAuthority {
+	if v := s.Visible("ana"); v["ben"]["a"].Code != CodeAuthority {
 		t.Errorf("after both finished ana sees %v", v)
 	}
 	if v := s.Visible(""); len(v) != 2 {
@@ -112,8 +112,8 @@ func TestKappaInterval(t *testing.T) {
 		rev: &store.Review{RunID: "r", Reviewers: [2]string{"ana", "ben"}, Items: []store.ReviewItem{
 			{SessionID: "a", FailureType: "success"}, {SessionID: "b", FailureType: "success"}}},
 		codes: map[string]map[string]store.ReviewCode{
-			"ana": {"a": {Code: store.CodeIdentity}, "b": {Code: store.CodeUncertain}},
-			"ben": {"a": {Code: store.CodeIdentity}, "b": {Code: store.CodeUncertain}}},
+			"ana": {"a": {Code: CodeIdentity}, "b": {Code: CodeUncertain}},
+			"ben": {"a": {Code: CodeIdentity}, "b": {Code: CodeUncertain}}},
 		done: map[string]time.Time{"ana": {}, "ben": {}},
 	}
 	s, _ := Load(context.Background(), f, "r")
@@ -121,7 +121,7 @@ func TestKappaInterval(t *testing.T) {
 	if sum.Kappa == nil || *sum.Kappa != 1 || sum.KappaInterval != KappaInterval || !strings.Contains(sum.Note, "collapses to a point") {
 		t.Errorf("perfect agreement: %+v", sum)
 	}
-	f.codes["ben"]["b"] = store.ReviewCode{Code: store.CodeIdentity}
+	f.codes["ben"]["b"] = store.ReviewCode{Code: CodeIdentity}
 	s, _ = Load(context.Background(), f, "r")
 	if sum := s.Summary(); !strings.Contains(sum.Note, "With 2 sessions the large-sample interval is approximate") {
 		t.Errorf("small sample: %+v", sum)

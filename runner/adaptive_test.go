@@ -87,7 +87,7 @@ func testAdaptiveConcurrency(t *testing.T) {
 	a := NewAdaptive(32)
 	sk := &sink{}
 	var peakLate atomic.Int64
-	stats, err := Run(context.Background(), context.Background(), Config{RunID: "r", Concurrency: 32, Adapt: a,
+	stats, err := runSlice(context.Background(), context.Background(), Config{RunID: "r", Concurrency: 32, Adapt: a,
 		Retry: provider.RetryPolicy{MaxAttempts: 50, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond},
 		Progress: func(Progress) {
 			if !p.limiting.Load() {

@@ -50,7 +50,7 @@ func TestSessionBytesBounded(t *testing.T) {
 	jobs := pl.jobs(10, 10, 3)
 	var sk sink
 	cfg := Config{RunID: "r", Concurrency: 3, Retry: provider.RetryPolicy{MaxAttempts: 3}, Sleep: (&sleeps{}).sleep}
-	if _, err := Run(context.Background(), context.Background(), cfg, p, &sk, jobs); err != nil {
+	if _, err := runSlice(context.Background(), context.Background(), cfg, p, &sk, jobs); err != nil {
 		t.Fatal(err)
 	}
 	got := sk.byID(t)
@@ -134,7 +134,7 @@ func TestPendingBytesBounded(t *testing.T) {
 		calls[i] = 1
 	}
 	cfg := Config{RunID: "r", Concurrency: 4, Retry: provider.RetryPolicy{MaxAttempts: 1}, Sleep: (&sleeps{}).sleep}
-	if _, err := Run(context.Background(), context.Background(), cfg, big, &sk, pl.jobs(calls...)); err != nil {
+	if _, err := runSlice(context.Background(), context.Background(), cfg, big, &sk, pl.jobs(calls...)); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(sk.all()); n != 80 {

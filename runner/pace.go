@@ -70,22 +70,3 @@ func (p *Pace) Waits() int {
 	defer p.mu.Unlock()
 	return p.waits
 }
-
-// LocalGrants is the count of one process: perSecond calls in each
-// one-second window of its clock.
-func LocalGrants(perSecond int) Grants {
-	var mu sync.Mutex
-	var window time.Time
-	used := 0
-	return func(_ context.Context, want int) (int, time.Time, time.Time, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		now := time.Now()
-		if w := now.Truncate(time.Second); !w.Equal(window) {
-			window, used = w, 0
-		}
-		n := min(want, perSecond-used)
-		used += n
-		return n, window, window.Add(time.Second), nil
-	}
-}

@@ -38,3 +38,22 @@ func TestPaceHoldsCallsPerSecond(t *testing.T) {
 		t.Errorf("25 calls at 10 a second took %d windows and %d waits", len(perWindow), cfg.Pace.Waits())
 	}
 }
+
+// LocalGrants is the count of one process: perSecond calls in each
+// one-second window of its clock.
+func LocalGrants(perSecond int) Grants {
+	var mu sync.Mutex
+	var window time.Time
+	used := 0
+	return func(_ context.Context, want int) (int, time.Time, time.Time, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if w := now.Truncate(time.Second); !w.Equal(window) {
+			window, used = w, 0
+		}
+		n := min(want, perSecond-used)
+		used += n
+		return n, window, window.Add(time.Second), nil
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -187,19 +186,15 @@ type Stats struct {
 	FenceStops int
 }
 
-// Run executes jobs in the given order. Cancelling drain starts no new
-// session and sends no new call (no next turn, no retry) while the calls in
-// flight finish, their sessions kept as interrupted; cancelling ctx stops
-// calls in flight too (their sessions are kept as interrupted attempts). Run returns
-// an error only when results could not be stored.
-func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink, jobs []Job) (Stats, error) {
-	return RunSeq(ctx, drain, cfg, p, sink, len(jobs), slices.Values(jobs))
-}
-
-// RunSeq is Run for jobs made one at a time as they are started (a run too
-// large to hold all its jobs, or one whose cells are claimed from a shared
-// store as workers free up); total is how many progress counts toward.
-func RunSeq(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink, total int, jobs iter.Seq[Job]) (Stats, error) {
+// Run executes jobs in schedule order, each made as it is started (a run
+// too large to hold all its jobs, or one whose cells are claimed from a
+// shared store as workers free up); total is how many progress counts
+// toward. Cancelling drain starts no new session and sends no new call (no
+// next turn, no retry) while the calls in flight finish, their sessions
+// kept as interrupted; cancelling ctx stops calls in flight too (their
+// sessions are kept as interrupted attempts). Run returns an error only
+// when results could not be stored.
+func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink, total int, jobs iter.Seq[Job]) (Stats, error) {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 1
 	}

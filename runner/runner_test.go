@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +31,11 @@ type conv struct {
 	observed []*chat.Response
 	failed   int // how often Fail was called
 	entries  []chat.Entry
+}
+
+// runSlice runs jobs held in a slice (Run).
+func runSlice(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink, jobs []Job) (Stats, error) {
+	return Run(ctx, drain, cfg, p, sink, len(jobs), slices.Values(jobs))
 }
 
 func (c *conv) Next() *chat.Request {
@@ -229,7 +235,7 @@ func config(sl *sleeps) Config {
 
 func run(t *testing.T, cfg Config, p provider.Provider, sk Sink, jobs []Job) Stats {
 	t.Helper()
-	st, err := Run(context.Background(), context.Background(), cfg, p, sk, jobs)
+	st, err := runSlice(context.Background(), context.Background(), cfg, p, sk, jobs)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -756,7 +762,7 @@ func startBlocked(ctx, drain context.Context, concurrency int, callErr func(cont
 	cfg := config(&r.sl)
 	cfg.Concurrency = concurrency
 	go func() {
-		r.st, r.err = Run(ctx, drain, cfg, r.b, &r.sk, r.jobs)
+		r.st, r.err = runSlice(ctx, drain, cfg, r.b, &r.sk, r.jobs)
 		close(r.done)
 	}()
 	return r
@@ -864,7 +870,7 @@ func TestRunCancelDuringBackoff(t *testing.T) {
 		return ctx.Err()
 	}
 	sk := &sink{}
-	st, err := Run(ctx, context.Background(), cfg, f, sk, jobs)
+	st, err := runSlice(ctx, context.Background(), cfg, f, sk, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1196,7 +1202,7 @@ func TestRunReportsStorageFailures(t *testing.T) {
 	var sl sleeps
 	cfg := config(&sl)
 	cfg.BatchSize = 2
-	_, err := Run(context.Background(), context.Background(), cfg, &fakeProvider{}, &sink{err: boom}, jobs)
+	_, err := runSlice(context.Background(), context.Background(), cfg, &fakeProvider{}, &sink{err: boom}, jobs)
 	if !errors.Is(err, boom) {
 		t.Errorf("Run = %v, want the sink's error", err)
 	}
@@ -1204,7 +1210,7 @@ func TestRunReportsStorageFailures(t *testing.T) {
 	lg := &logger{err: errors.New("log closed")}
 	cfg.Log = lg
 	sk := &sink{}
-	_, err = Run(context.Background(), context.Background(), cfg, &fakeProvider{}, sk, p.jobs(1, 1))
+	_, err = runSlice(context.Background(), context.Background(), cfg, &fakeProvider{}, sk, p.jobs(1, 1))
 	if err == nil || !strings.Contains(err.Error(), "log closed") {
 		t.Errorf("Run with a failing log = %v, want its error", err)
 	}
@@ -1225,7 +1231,7 @@ func TestRunStopsWhenResultsCannotBeStored(t *testing.T) {
 	cfg := config(&sl)
 	cfg.BatchSize, cfg.Concurrency = 1, 2
 	f := &fakeProvider{before: func(ctx context.Context, _ *chat.Request) { time.Sleep(time.Millisecond) }}
-	_, err := Run(context.Background(), context.Background(), cfg, f, &sink{err: errors.New("disk full")}, p.jobs(n...))
+	_, err := runSlice(context.Background(), context.Background(), cfg, f, &sink{err: errors.New("disk full")}, p.jobs(n...))
 	if err == nil {
 		t.Fatal("Run stored nothing and returned no error")
 	}
@@ -1244,7 +1250,7 @@ func TestRunDoesNotCountUnstoredSessions(t *testing.T) {
 	cfg.BatchSize = 2
 	var reports []Progress
 	cfg.Progress = func(pr Progress) { reports = append(reports, pr) }
-	st, err := Run(context.Background(), context.Background(), cfg, &fakeProvider{}, &sink{err: errors.New("disk full")}, jobs)
+	st, err := runSlice(context.Background(), context.Background(), cfg, &fakeProvider{}, &sink{err: errors.New("disk full")}, jobs)
 	if err == nil {
 		t.Fatal("Run reported no error")
 	}

@@ -26,41 +26,8 @@ type Estimate struct {
 	SE    float64  `json:"se"`    // standard deviation of the resampled statistic
 }
 
-// PairedBootstrap resamples n paired units with replacement (each unit keeps
-// all of its measurements together, which is what makes it paired) and
-// returns a percentile interval and standard error for each of the k
-// statistics fn computes. fn fills out (length k) from the indices of one
-// resample; it is also called once with the identity sample for the point
-// estimates.
-func PairedBootstrap(n, k int, b Bootstrap, fn func(idx []int, out []float64)) []Estimate {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	point := make([]float64, k)
-	fn(idx, point)
-	if n == 0 || b.Resamples < 1 {
-		return summarize(point, nil, b)
-	}
-	rng := rand.New(rand.NewPCG(b.Seed, 0x6f6f7473747261))
-	reps := make([][]float64, k)
-	for j := range reps {
-		reps[j] = make([]float64, b.Resamples)
-	}
-	out := make([]float64, k)
-	for r := 0; r < b.Resamples; r++ {
-		for i := range idx {
-			idx[i] = rng.IntN(n)
-		}
-		fn(idx, out)
-		for j := range out {
-			reps[j][r] = out[j]
-		}
-	}
-	return summarize(point, reps, b)
-}
-
-// CategoryBootstrap is PairedBootstrap for statistics that depend on a
+// CategoryBootstrap is a paired bootstrap (resampling n units with
+// replacement, each keeping all its measurements) for statistics that depend on a
 // sample only through how many units fall in each of a few categories (for
 // example the 16 right/wrong patterns of an item's four answers). Drawing n
 // units with replacement then gives category counts distributed exactly

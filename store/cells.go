@@ -27,72 +27,6 @@ import (
 // interrupted attempt of the incarnation that was lost. Every cell is
 // stored exactly once.
 
-// cellSchema is what version 5 adds: the cells of runs advanced by
-// workers, the workers of each run with their heartbeats, the one worker
-// that scores a run once every cell is done, the shared cost ledger and the
-// shared pace (calls per second).
-const cellSchema = `
-CREATE TABLE IF NOT EXISTS cells (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  pos INTEGER NOT NULL,
-  state TEXT NOT NULL,
-  token TEXT NOT NULL,
-  holder TEXT NOT NULL,
-  lease_until INTEGER NOT NULL,
-  claims INTEGER NOT NULL,
-  lost_holder TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id)
-);
-CREATE TABLE IF NOT EXISTS run_workers (
-  run_id TEXT NOT NULL,
-  token TEXT NOT NULL,
-  holder TEXT NOT NULL,
-  host TEXT NOT NULL,
-  pid INTEGER NOT NULL,
-  joined TEXT NOT NULL,
-  heartbeat INTEGER NOT NULL,
-  left_at TEXT NOT NULL,
-  record TEXT NOT NULL,
-  PRIMARY KEY (run_id, token)
-);
-CREATE TABLE IF NOT EXISTS run_finisher (
-  run_id TEXT PRIMARY KEY,
-  token TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS run_ledger (
-  run_id TEXT PRIMARY KEY,
-  limit_usd REAL NOT NULL,
-  spent_usd REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS run_pace (
-  run_id TEXT PRIMARY KEY,
-  per_second INTEGER NOT NULL,
-  window_ms INTEGER NOT NULL,
-  used INTEGER NOT NULL,
-  last_grant INTEGER NOT NULL
-);
-`
-
-// cellIndex finds a run's claimable cells in plan order.
-const cellIndex = `CREATE INDEX IF NOT EXISTS cells_by_state ON cells (run_id, state, pos)`
-
-// addCells creates the worker tables (version 5).
-func addCells(ctx context.Context, c *conn) error {
-	for _, q := range []string{c.d.ddl(cellSchema), cellIndex} {
-		for _, stmt := range strings.Split(q, ";") {
-			if strings.TrimSpace(stmt) == "" {
-				continue
-			}
-			if _, err := c.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("creating the worker tables: %w", err)
-			}
-		}
-	}
-	return nil
-}
-
 // Cell states.
 const (
 	CellOpen    = "open"
@@ -165,7 +99,7 @@ func (s *Store) Shared() bool { return s.db.d.postgres() }
 // HasCells says whether a run is advanced by workers (has cells).
 func (s *Store) HasCells(ctx context.Context, runID string) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM cells WHERE run_id = ? LIMIT 1) c`, runID).Scan(&n)
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM cells WHERE run_id = $1 LIMIT 1) c`, runID).Scan(&n)
 	if err != nil {
 		return false, s.fail(err)
 	}
@@ -186,7 +120,7 @@ func (c CellCounts) Left() int { return c.Open + c.Claimed }
 // its own hands.
 func (w *Worker) Waiting(ctx context.Context) (bool, error) {
 	var n int
-	err := w.s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM cells WHERE run_id = ? AND (state = ? OR (state = ? AND token <> ?)) LIMIT 1) c`,
+	err := w.s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM cells WHERE run_id = $1 AND (state = $2 OR (state = $3 AND token <> $4)) LIMIT 1) c`,
 		w.runID, CellOpen, CellClaimed, w.token).Scan(&n)
 	return n > 0, w.s.fail(err)
 }
@@ -198,7 +132,7 @@ func (s *Store) Cells(ctx context.Context, runID string) (CellCounts, error) {
 		return CellCounts{}, err
 	}
 	var c CellCounts
-	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*), SUM(CASE WHEN lease_until < ? THEN 1 ELSE 0 END) FROM cells WHERE run_id = ? GROUP BY state`,
+	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*), SUM(CASE WHEN lease_until < $1 THEN 1 ELSE 0 END) FROM cells WHERE run_id = $2 GROUP BY state`,
 		now.UnixMilli(), runID)
 	if err != nil {
 		return c, s.fail(err)
@@ -265,7 +199,7 @@ func (s *Store) Join(ctx context.Context, runID string, h Holder, record []byte)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO run_workers (run_id, token, holder, host, pid, joined, heartbeat, left_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, '', ?)`,
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO run_workers (run_id, token, holder, host, pid, joined, heartbeat, left_at, record) VALUES ($1, $2, $3, $4, $5, $6, $7, '', $8)`,
 		runID, tok, h.Name, h.Host, h.PID, ts(now), now.UnixMilli(), string(record)); err != nil {
 		return nil, s.fail(fmt.Errorf("store: run %s: registering a worker: %w", runID, err))
 	}
@@ -313,7 +247,7 @@ func (w *Worker) renew(ctx context.Context) error {
 		return err
 	}
 	until := now.Add(s.leaseTimeout()).UnixMilli()
-	rows, err := s.db.QueryContext(ctx, `UPDATE cells SET lease_until = ? WHERE run_id = ? AND state = ? AND token = ? RETURNING session_id, claims`,
+	rows, err := s.db.QueryContext(ctx, `UPDATE cells SET lease_until = $1 WHERE run_id = $2 AND state = $3 AND token = $4 RETURNING session_id, claims`,
 		until, w.runID, CellClaimed, w.token)
 	if err != nil {
 		return s.fail(err)
@@ -339,7 +273,7 @@ func (w *Worker) renew(ctx context.Context) error {
 		}
 	}
 	w.hmu.Unlock()
-	_, err = s.db.ExecContext(ctx, `UPDATE run_workers SET heartbeat = ? WHERE run_id = ? AND token = ?`, now.UnixMilli(), w.runID, w.token)
+	_, err = s.db.ExecContext(ctx, `UPDATE run_workers SET heartbeat = $1 WHERE run_id = $2 AND token = $3`, now.UnixMilli(), w.runID, w.token)
 	return s.fail(err)
 }
 
@@ -418,14 +352,14 @@ func (w *Worker) Leave(ctx context.Context) error {
 		return err
 	}
 	s := w.s
-	_, err := s.db.ExecContext(ctx, `UPDATE run_workers SET left_at = ? WHERE run_id = ? AND token = ?`, ts(s.now()), w.runID, w.token)
+	_, err := s.db.ExecContext(ctx, `UPDATE run_workers SET left_at = $1 WHERE run_id = $2 AND token = $3`, ts(s.now()), w.runID, w.token)
 	return s.fail(err)
 }
 
 // Release gives the cells the worker holds back to the run, open.
 func (w *Worker) Release(ctx context.Context) error {
 	w.forget()
-	_, err := w.s.db.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', holder = '', lease_until = 0 WHERE run_id = ? AND state = ? AND token = ?`,
+	_, err := w.s.db.ExecContext(ctx, `UPDATE cells SET state = $1, token = '', holder = '', lease_until = 0 WHERE run_id = $2 AND state = $3 AND token = $4`,
 		CellOpen, w.runID, CellClaimed, w.token)
 	return w.s.fail(err)
 }
@@ -440,7 +374,7 @@ func (w *Worker) Stop(ctx context.Context) (last bool, err error) {
 	s := w.s
 	w.forget()
 	err = s.immediate(ctx, func(c *conn) error {
-		if _, err := c.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', holder = '', lease_until = 0 WHERE run_id = ? AND state = ? AND token = ?`,
+		if _, err := c.ExecContext(ctx, `UPDATE cells SET state = $1, token = '', holder = '', lease_until = 0 WHERE run_id = $2 AND state = $3 AND token = $4`,
 			CellOpen, w.runID, CellClaimed, w.token); err != nil {
 			return err
 		}
@@ -449,7 +383,7 @@ func (w *Worker) Stop(ctx context.Context) (last bool, err error) {
 			last = err == nil
 			return err
 		}
-		_, err = c.ExecContext(ctx, `UPDATE run_workers SET left_at = ? WHERE run_id = ? AND token = ?`, ts(s.now()), w.runID, w.token)
+		_, err = c.ExecContext(ctx, `UPDATE run_workers SET left_at = $1 WHERE run_id = $2 AND token = $3`, ts(s.now()), w.runID, w.token)
 		return err
 	})
 	return last, s.fail(err)
@@ -496,22 +430,18 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	// cells and cells whose lease ran out are picked apart, each the first
 	// n in schedule order along the index by state: one condition with OR
 	// would read every open cell of the run and sort them, at each claim.
-	lock := ""
-	if s.db.d.postgres() {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
+	lock := s.db.d.skipLocked()
 	until := now.Add(s.leaseTimeout()).UnixMilli()
 	rows, err := tx.QueryContext(ctx, `WITH open AS MATERIALIZED (
-		SELECT session_id, pos FROM cells WHERE run_id = ? AND state = ? ORDER BY pos LIMIT ?`+lock+`),
+		SELECT session_id, pos FROM cells WHERE run_id = $1 AND state = $2 ORDER BY pos LIMIT $3`+lock+`),
 		expired AS MATERIALIZED (
-		SELECT session_id, pos FROM cells WHERE run_id = ? AND state = ? AND lease_until < ? ORDER BY pos LIMIT ?`+lock+`),
+		SELECT session_id, pos FROM cells WHERE run_id = $1 AND state = $4 AND lease_until < $5 ORDER BY pos LIMIT $3`+lock+`),
 		picked AS MATERIALIZED (
-		SELECT session_id FROM (SELECT session_id, pos FROM open UNION ALL SELECT session_id, pos FROM expired) AS claimable ORDER BY pos LIMIT ?)
-		UPDATE cells SET lost_holder = CASE WHEN state = ? THEN holder ELSE '' END,
-		state = ?, token = ?, holder = ?, lease_until = ?, claims = claims + 1
-		WHERE run_id = ? AND session_id IN (SELECT session_id FROM picked) RETURNING session_id, seq, pos, claims, lost_holder`,
-		w.runID, CellOpen, n, w.runID, CellClaimed, now.UnixMilli(), n, n,
-		CellClaimed, CellClaimed, w.token, w.holder.String(), until, w.runID)
+		SELECT session_id FROM (SELECT session_id, pos FROM open UNION ALL SELECT session_id, pos FROM expired) AS claimable ORDER BY pos LIMIT $3)
+		UPDATE cells SET lost_holder = CASE WHEN state = $4 THEN holder ELSE '' END,
+		state = $4, token = $6, holder = $7, lease_until = $8, claims = claims + 1
+		WHERE run_id = $1 AND session_id IN (SELECT session_id FROM picked) RETURNING session_id, seq, pos, claims, lost_holder`,
+		w.runID, CellOpen, n, CellClaimed, now.UnixMilli(), w.token, w.holder.String(), until)
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -625,8 +555,8 @@ func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Sess
 			continue
 		}
 		match, args := heldBy(set.sessions, set.state, w.runID, w.token, CellClaimed)
-		rows, err := tx.QueryContext(ctx, `UPDATE cells SET state = ?, lease_until = 0
-			WHERE run_id = ? AND token = ? AND state = ? AND (`+match+`) RETURNING session_id`, args...)
+		rows, err := tx.QueryContext(ctx, `UPDATE cells SET state = $1, lease_until = 0
+			WHERE run_id = $2 AND token = $3 AND state = $4 AND (`+match+`) RETURNING session_id`, args...)
 		if err != nil {
 			return nil, nil, s.fail(err)
 		}
@@ -673,15 +603,14 @@ func heldBy(sessions []Session, lead ...any) (string, []any) {
 		if b.Len() > 0 {
 			b.WriteString(" OR ")
 		}
-		b.WriteString("(session_id = ? AND claims = ?)")
+		b.WriteString("(session_id = " + placeholders(len(args)+1, 1) + " AND claims = " + placeholders(len(args)+2, 1) + ")")
 		args = append(args, se.ID, se.Incarnation)
 	}
 	if len(ids) > 0 {
 		if b.Len() > 0 {
 			b.WriteString(" OR ")
 		}
-		in, _ := inList(ids)
-		b.WriteString("session_id IN (" + in + ")")
+		b.WriteString("session_id IN (" + placeholders(len(args)+1, len(ids)) + ")")
 		for _, id := range ids {
 			args = append(args, id)
 		}
@@ -696,7 +625,7 @@ func inList(ids []string, lead ...any) (string, []any) {
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	return strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "), args
+	return placeholders(len(lead)+1, len(ids)), args
 }
 
 // ErrFinishing is returned by Finisher when another live worker is scoring
@@ -711,10 +640,10 @@ func (w *Worker) Finisher(ctx context.Context) (bool, error) {
 	mine := false
 	err := s.immediate(ctx, func(c *conn) error {
 		var tok string
-		err := c.QueryRowContext(ctx, `SELECT token FROM run_finisher WHERE run_id = ?`, w.runID).Scan(&tok)
+		err := c.QueryRowContext(ctx, `SELECT token FROM run_finisher WHERE run_id = $1`, w.runID).Scan(&tok)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			_, err = c.ExecContext(ctx, `INSERT INTO run_finisher (run_id, token) VALUES (?, ?)`, w.runID, w.token)
+			_, err = c.ExecContext(ctx, `INSERT INTO run_finisher (run_id, token) VALUES ($1, $2)`, w.runID, w.token)
 			mine = err == nil
 			return err
 		case err != nil:
@@ -729,14 +658,14 @@ func (w *Worker) Finisher(ctx context.Context) (bool, error) {
 		}
 		var beat int64
 		var left string
-		err = c.QueryRowContext(ctx, `SELECT heartbeat, left_at FROM run_workers WHERE run_id = ? AND token = ?`, w.runID, tok).Scan(&beat, &left)
+		err = c.QueryRowContext(ctx, `SELECT heartbeat, left_at FROM run_workers WHERE run_id = $1 AND token = $2`, w.runID, tok).Scan(&beat, &left)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		if err == nil && left == "" && now.Sub(time.UnixMilli(beat)) < s.leaseTimeout() {
 			return nil
 		}
-		_, err = c.ExecContext(ctx, `UPDATE run_finisher SET token = ? WHERE run_id = ?`, w.token, w.runID)
+		_, err = c.ExecContext(ctx, `UPDATE run_finisher SET token = $1 WHERE run_id = $2`, w.token, w.runID)
 		mine = err == nil
 		return err
 	})
@@ -758,7 +687,7 @@ type WorkerInfo struct {
 
 // Workers lists the workers that joined a run, in the order they joined.
 func (s *Store) Workers(ctx context.Context, runID string) ([]WorkerInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT holder, host, pid, joined, heartbeat, left_at, record FROM run_workers WHERE run_id = ? ORDER BY joined, token`, runID)
+	rows, err := s.db.QueryContext(ctx, `SELECT holder, host, pid, joined, heartbeat, left_at, record FROM run_workers WHERE run_id = $1 ORDER BY joined, token`, runID)
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -782,7 +711,7 @@ func (s *Store) Workers(ctx context.Context, runID string) ([]WorkerInfo, error)
 
 // OpenRuns lists the runs with cells left to do, oldest first.
 func (s *Store) OpenRuns(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT c.run_id, r.created FROM cells c JOIN runs r ON r.id = c.run_id WHERE c.state <> ? ORDER BY r.created, c.run_id`, CellDone)
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT c.run_id, r.created FROM cells c JOIN runs r ON r.id = c.run_id WHERE c.state <> $1 ORDER BY r.created, c.run_id`, CellDone)
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -805,8 +734,40 @@ func (s *Store) ReopenCells(ctx context.Context, runID string, ids []string) err
 		return nil
 	}
 	in, args := inList(ids, CellOpen, runID, CellDone)
-	_, err := s.db.ExecContext(ctx, `UPDATE cells SET state = ?, token = '', lease_until = 0 WHERE run_id = ? AND state = ? AND session_id IN (`+in+`)`, args...)
+	_, err := s.db.ExecContext(ctx, `UPDATE cells SET state = $1, token = '', lease_until = 0 WHERE run_id = $2 AND state = $3 AND session_id IN (`+in+`)`, args...)
 	return s.fail(err)
+}
+
+// ReopenClaimed opens again the claimed cells of a run whose one writer
+// holds its lease (a local store): whoever claimed them is gone. No lost
+// incarnation is recorded; each cell's claims are set to the incarnations
+// the store has attempts of (incarnations, by session id), so the next
+// claim runs the session as the incarnation after them.
+func (s *Store) ReopenClaimed(ctx context.Context, runID string, incarnations map[string]int) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id FROM cells WHERE run_id = $1 AND state = $2`, runID, CellClaimed)
+	if err != nil {
+		return s.fail(err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return s.fail(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.fail(err)
+	}
+	for _, id := range ids {
+		if _, err := s.db.ExecContext(ctx, `UPDATE cells SET state = $1, token = '', holder = '', lease_until = 0, lost_holder = '', claims = $2 WHERE run_id = $3 AND session_id = $4`,
+			CellOpen, incarnations[id], runID, id); err != nil {
+			return s.fail(err)
+		}
+	}
+	return nil
 }
 
 // ReleaseDead gives back, at once, the cells held by workers of the run
@@ -815,7 +776,7 @@ func (s *Store) ReopenCells(ctx context.Context, runID string, ids []string) err
 // out. Workers on other hosts are left to their lease. It returns how many
 // cells it opened; their lost incarnations are recorded when claimed.
 func (s *Store) ReleaseDead(ctx context.Context, runID string) (int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT token, pid FROM run_workers WHERE run_id = ? AND host = ? AND left_at = ''`, runID, hostname())
+	rows, err := s.db.QueryContext(ctx, `SELECT token, pid FROM run_workers WHERE run_id = $1 AND host = $2 AND left_at = ''`, runID, hostname())
 	if err != nil {
 		return 0, s.fail(err)
 	}
@@ -836,12 +797,12 @@ func (s *Store) ReleaseDead(ctx context.Context, runID string) (int, error) {
 		return 0, s.fail(err)
 	}
 	in, args := inList(dead, runID, CellClaimed)
-	res, err := s.db.ExecContext(ctx, `UPDATE cells SET lease_until = 0 WHERE run_id = ? AND state = ? AND token IN (`+in+`)`, args...)
+	res, err := s.db.ExecContext(ctx, `UPDATE cells SET lease_until = 0 WHERE run_id = $1 AND state = $2 AND token IN (`+in+`)`, args...)
 	if err != nil {
 		return 0, s.fail(err)
 	}
 	n, _ := res.RowsAffected()
-	if _, err := s.db.ExecContext(ctx, `UPDATE run_workers SET left_at = ? WHERE run_id = ? AND token IN (`+in+`)`,
+	if _, err := s.db.ExecContext(ctx, `UPDATE run_workers SET left_at = $1 WHERE run_id = $2 AND token IN (`+in+`)`,
 		append([]any{ts(s.now()), runID}, args[2:]...)...); err != nil {
 		return 0, s.fail(err)
 	}
@@ -851,21 +812,21 @@ func (s *Store) ReleaseDead(ctx context.Context, runID string) (int, error) {
 // OpenLedger gives a run a shared cost ledger with a limit and what the run
 // has spent so far, unless it has one.
 func (s *Store) OpenLedger(ctx context.Context, runID string, limit, spent float64) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO run_ledger (run_id, limit_usd, spent_usd) VALUES (?, ?, ?) ON CONFLICT (run_id) DO NOTHING`, runID, limit, spent)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO run_ledger (run_id, limit_usd, spent_usd) VALUES ($1, $2, $3) ON CONFLICT (run_id) DO NOTHING`, runID, limit, spent)
 	return s.fail(err)
 }
 
 // SetLedgerLimit changes the limit of a run's cost ledger, keeping what it
 // has spent.
 func (s *Store) SetLedgerLimit(ctx context.Context, runID string, limit float64) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE run_ledger SET limit_usd = ? WHERE run_id = ?`, limit, runID)
+	_, err := s.db.ExecContext(ctx, `UPDATE run_ledger SET limit_usd = $1 WHERE run_id = $2`, limit, runID)
 	return s.fail(err)
 }
 
 // Ledger reads a run's cost ledger: its limit and what it has spent; ok is
 // false for a run without one.
 func (s *Store) Ledger(ctx context.Context, runID string) (limit, spent float64, ok bool, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT limit_usd, spent_usd FROM run_ledger WHERE run_id = ?`, runID).Scan(&limit, &spent)
+	err = s.db.QueryRowContext(ctx, `SELECT limit_usd, spent_usd FROM run_ledger WHERE run_id = $1`, runID).Scan(&limit, &spent)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, false, nil
 	}
@@ -876,7 +837,7 @@ func (s *Store) Ledger(ctx context.Context, runID string) (limit, spent float64,
 // spent in all.
 func (s *Store) Spend(ctx context.Context, runID string, delta float64) (float64, error) {
 	var total float64
-	err := s.db.QueryRowContext(ctx, `UPDATE run_ledger SET spent_usd = spent_usd + ? WHERE run_id = ? RETURNING spent_usd`, delta, runID).Scan(&total)
+	err := s.db.QueryRowContext(ctx, `UPDATE run_ledger SET spent_usd = spent_usd + $1 WHERE run_id = $2 RETURNING spent_usd`, delta, runID).Scan(&total)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("store: run %s has no cost ledger", runID)
 	}
@@ -885,7 +846,7 @@ func (s *Store) Spend(ctx context.Context, runID string, delta float64) (float64
 
 // StoredTokens sums the tokens of a run's stored sessions.
 func (s *Store) StoredTokens(ctx context.Context, runID string) (in, out int, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0) FROM sessions WHERE run_id = ?`, runID).Scan(&in, &out)
+	err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0) FROM sessions WHERE run_id = $1`, runID).Scan(&in, &out)
 	return in, out, s.fail(err)
 }
 
@@ -907,7 +868,7 @@ func (s *Store) liveWorkersIn(ctx context.Context, q querier, runID, except stri
 		return 0, err
 	}
 	var n int
-	err = q.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_workers WHERE run_id = ? AND token <> ? AND left_at = '' AND heartbeat >= ?`,
+	err = q.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_workers WHERE run_id = $1 AND token <> $2 AND left_at = '' AND heartbeat >= $3`,
 		runID, except, now.Add(-s.leaseTimeout()).UnixMilli()).Scan(&n)
 	return n, err
 }
@@ -915,20 +876,20 @@ func (s *Store) liveWorkersIn(ctx context.Context, q querier, runID, except stri
 // OpenPace gives a run a pace of perSecond calls shared by its workers,
 // unless it has one.
 func (s *Store) OpenPace(ctx context.Context, runID string, perSecond int) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO run_pace (run_id, per_second, window_ms, used, last_grant) VALUES (?, ?, 0, 0, 0) ON CONFLICT (run_id) DO NOTHING`,
+	_, err := s.db.ExecContext(ctx, `INSERT INTO run_pace (run_id, per_second, window_ms, used, last_grant) VALUES ($1, $2, 0, 0, 0) ON CONFLICT (run_id) DO NOTHING`,
 		runID, perSecond)
 	return s.fail(err)
 }
 
 // SetPace changes a run's pace to perSecond calls.
 func (s *Store) SetPace(ctx context.Context, runID string, perSecond int) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE run_pace SET per_second = ? WHERE run_id = ?`, perSecond, runID)
+	_, err := s.db.ExecContext(ctx, `UPDATE run_pace SET per_second = $1 WHERE run_id = $2`, perSecond, runID)
 	return s.fail(err)
 }
 
 // PaceOf reads a run's shared pace; ok is false for a run without one.
 func (s *Store) PaceOf(ctx context.Context, runID string) (perSecond int, ok bool, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT per_second FROM run_pace WHERE run_id = ?`, runID).Scan(&perSecond)
+	err = s.db.QueryRowContext(ctx, `SELECT per_second FROM run_pace WHERE run_id = $1`, runID).Scan(&perSecond)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -945,11 +906,11 @@ func (s *Store) TakeCalls(ctx context.Context, runID string, want int) (int, tim
 		return 0, time.Time{}, time.Time{}, err
 	}
 	w := now.Truncate(time.Second)
-	cur := `(CASE WHEN window_ms = ? THEN used ELSE 0 END)`
-	grant := `(CASE WHEN per_second - ` + cur + ` < ? THEN per_second - ` + cur + ` ELSE ? END)`
+	cur := `(CASE WHEN window_ms = $1 THEN used ELSE 0 END)`
+	grant := `(CASE WHEN per_second - ` + cur + ` < $2 THEN per_second - ` + cur + ` ELSE $2 END)`
 	var granted int
-	err = s.db.QueryRowContext(ctx, `UPDATE run_pace SET last_grant = `+grant+`, used = `+cur+` + `+grant+`, window_ms = ? WHERE run_id = ? RETURNING last_grant`,
-		w.UnixMilli(), want, w.UnixMilli(), want, w.UnixMilli(), w.UnixMilli(), want, w.UnixMilli(), want, w.UnixMilli(), runID).Scan(&granted)
+	err = s.db.QueryRowContext(ctx, `UPDATE run_pace SET last_grant = `+grant+`, used = `+cur+` + `+grant+`, window_ms = $1 WHERE run_id = $3 RETURNING last_grant`,
+		w.UnixMilli(), want, runID).Scan(&granted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, w, w, fmt.Errorf("store: run %s has no pace", runID)
 	}

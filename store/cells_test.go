@@ -465,7 +465,7 @@ func benchClaim(b *testing.B, n int) {
 			ids[i] = c.ID
 		}
 		in, args := inList(ids, CellDone, w.runID)
-		if _, err := st.db.ExecContext(ctx, `UPDATE cells SET state = ? WHERE run_id = ? AND session_id IN (`+in+`)`, args...); err != nil {
+		if _, err := st.db.ExecContext(ctx, `UPDATE cells SET state = $1 WHERE run_id = $2 AND session_id IN (`+in+`)`, args...); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -34,7 +34,7 @@ func (s *Store) FreezeDeck(ctx context.Context, f Freeze, content []byte) (rec F
 	if err := saveDeck(ctx, tx, f.Hash, f.Name, f.Source, content); err != nil {
 		return Freeze{}, false, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO deck_freezes (hash, name, kind, source, frozen_at) VALUES (?, ?, ?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO deck_freezes (hash, name, kind, source, frozen_at) VALUES ($1, $2, $3, $4, $5)`,
 		f.Hash, f.Name, f.Kind, f.Source, ts(f.FrozenAt)); err != nil {
 		return Freeze{}, false, fmt.Errorf("store: freezing deck %s: %w", f.Name, err)
 	}
@@ -43,11 +43,11 @@ func (s *Store) FreezeDeck(ctx context.Context, f Freeze, content []byte) (rec F
 
 // Frozen returns the freeze record of a deck hash, if there is one.
 func (s *Store) Frozen(ctx context.Context, hash string) (Freeze, bool, error) {
-	return queryOne(ctx, s.db, scanFreeze, `SELECT `+freezeCols+` FROM deck_freezes WHERE hash = ?`, hash)
+	return queryOne(ctx, s.db, scanFreeze, `SELECT `+freezeCols+` FROM deck_freezes WHERE hash = $1`, hash)
 }
 
 // FrozenByName lists the freezes recorded under a deck name, newest first
 // (a deck that changed after it was frozen has a freeze under its old hash).
 func (s *Store) FrozenByName(ctx context.Context, name string) ([]Freeze, error) {
-	return queryAll(ctx, s.db, scanFreeze, `SELECT `+freezeCols+` FROM deck_freezes WHERE name = ? ORDER BY frozen_at DESC`, name)
+	return queryAll(ctx, s.db, scanFreeze, `SELECT `+freezeCols+` FROM deck_freezes WHERE name = $1 ORDER BY frozen_at DESC`, name)
 }

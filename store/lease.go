@@ -224,7 +224,7 @@ func (s *Store) CreateRunLeased(ctx context.Context, r Run, deckSource string, d
 // it. A run whose status is still running but has no live lease was left
 // so by a process that died.
 func (s *Store) RunLease(ctx context.Context, runID string) (LeaseInfo, bool, error) {
-	cur, ok, err := queryOne(ctx, s.db, scanLease, `SELECT `+leaseCols+` FROM run_leases WHERE run_id = ?`, runID)
+	cur, ok, err := queryOne(ctx, s.db, scanLease, `SELECT `+leaseCols+` FROM run_leases WHERE run_id = $1`, runID)
 	if err != nil || !ok {
 		return LeaseInfo{}, ok, err
 	}
@@ -276,7 +276,7 @@ func (s *Store) acquireIn(ctx context.Context, q execQuerier, runID string, h Ho
 	if err != nil {
 		return nil, err
 	}
-	cur, held, err := queryOne(ctx, q, scanLease, `SELECT `+leaseCols+` FROM run_leases WHERE run_id = ?`, runID)
+	cur, held, err := queryOne(ctx, q, scanLease, `SELECT `+leaseCols+` FROM run_leases WHERE run_id = $1`, runID)
 	if err != nil {
 		return nil, s.named(err)
 	}
@@ -287,10 +287,10 @@ func (s *Store) acquireIn(ctx context.Context, q execQuerier, runID string, h Ho
 		}
 		// Guarded by the old token: of two processes taking over the same
 		// stale lease, one changes the row.
-		res, err = q.ExecContext(ctx, `UPDATE run_leases SET token = ?, holder = ?, host = ?, pid = ?, acquired = ?, heartbeat = ?
-			WHERE run_id = ? AND token = ?`, token, h.Name, h.Host, h.PID, ts(now), ts(now), runID, cur.token)
+		res, err = q.ExecContext(ctx, `UPDATE run_leases SET token = $1, holder = $2, host = $3, pid = $4, acquired = $5, heartbeat = $6
+			WHERE run_id = $7 AND token = $8`, token, h.Name, h.Host, h.PID, ts(now), ts(now), runID, cur.token)
 	} else {
-		res, err = q.ExecContext(ctx, `INSERT INTO run_leases (run_id, token, holder, host, pid, acquired, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		res, err = q.ExecContext(ctx, `INSERT INTO run_leases (run_id, token, holder, host, pid, acquired, heartbeat) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			runID, token, h.Name, h.Host, h.PID, ts(now), ts(now))
 	}
 	if err == nil {
@@ -365,7 +365,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := l.s.db.ExecContext(ctx, `UPDATE run_leases SET heartbeat = ? WHERE run_id = ? AND token = ?`, ts(now), l.runID, l.token)
+	res, err := l.s.db.ExecContext(ctx, `UPDATE run_leases SET heartbeat = $1 WHERE run_id = $2 AND token = $3`, ts(now), l.runID, l.token)
 	if err != nil {
 		return l.s.named(fmt.Errorf("store: renewing the lease on run %s: %w", l.runID, err))
 	}
@@ -417,7 +417,7 @@ func (l *Lease) Release() error {
 	l.release.Do(func() {
 		close(l.stop)
 		<-l.done
-		if _, err := l.s.db.ExecContext(context.Background(), `DELETE FROM run_leases WHERE run_id = ? AND token = ?`, l.runID, l.token); err != nil {
+		if _, err := l.s.db.ExecContext(context.Background(), `DELETE FROM run_leases WHERE run_id = $1 AND token = $2`, l.runID, l.token); err != nil {
 			l.releaseErr = l.s.named(fmt.Errorf("store: releasing the lease on run %s: %w", l.runID, err))
 		}
 	})

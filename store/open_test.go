@@ -131,7 +131,7 @@ func TestMalformedPageNamesTheDatabase(t *testing.T) {
 			path := filepath.Join(dir, "budge.db")
 			db := rawDB(t, dir)
 			var root, pageSize int64
-			if err := db.QueryRow(`SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&root); err != nil {
+			if err := db.QueryRow(`SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = $1`, table).Scan(&root); err != nil {
 				t.Fatal(err)
 			}
 			if err := db.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {

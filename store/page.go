@@ -34,43 +34,33 @@ type SessionRow struct {
 	FailureKind    string          `json:"failure_kind,omitempty"`
 }
 
-func (f SessionFilter) where() (string, []any) {
-	conds := []string{"run_id = ?"}
-	var args []any
+// where is the condition selecting the run's sessions the filter keeps,
+// and its arguments.
+func (f SessionFilter) where(d dialect, runID string) (string, []any) {
+	var p params
+	conds := []string{"run_id = " + p.add(runID)}
 	for _, c := range []struct{ col, v string }{
-		{"json_extract(spec, '$.case_id')", f.Case}, {"json_extract(spec, '$.branch')", f.Branch},
-		{"status", f.Status}, {"json_extract(spec, '$.identity_assignment')", f.Assignment},
-		{"json_extract(spec, '$.profile_order')", f.Order}, {"json_extract(spec, '$.item')", f.Item},
+		{d.jsonField("spec", "case_id"), f.Case}, {d.jsonField("spec", "branch"), f.Branch},
+		{"status", f.Status}, {d.jsonField("spec", "identity_assignment"), f.Assignment},
+		{d.jsonField("spec", "profile_order"), f.Order}, {d.jsonField("spec", "item"), f.Item},
 	} {
 		if c.v != "" {
-			conds = append(conds, c.col+" = ?")
-			args = append(args, c.v)
+			conds = append(conds, c.col+" = "+p.add(c.v))
 		}
 	}
 	if f.CaseAssignments != nil {
 		if len(f.CaseAssignments) == 0 {
 			conds = append(conds, "1 = 0")
 		} else {
-			conds = append(conds, "(json_extract(spec, '$.case_id') || '/' || json_extract(spec, '$.identity_assignment')) IN (?"+
-				strings.Repeat(", ?", len(f.CaseAssignments)-1)+")")
-			for _, x := range f.CaseAssignments {
-				args = append(args, x)
+			in := make([]string, len(f.CaseAssignments))
+			for i, x := range f.CaseAssignments {
+				in[i] = p.add(x)
 			}
+			conds = append(conds, "("+d.jsonField("spec", "case_id")+" || '/' || "+d.jsonField("spec", "identity_assignment")+") IN ("+strings.Join(in, ", ")+")")
 		}
 	}
-	return strings.Join(conds, " AND "), args
+	return strings.Join(conds, " AND "), p
 }
-
-// browseIndexes make the session table fast on runs of any size: each
-// serves the filter on its column in storage order, so a page never sorts or
-// parses the whole run. They are expression indexes, which PostgreSQL has too.
-const browseIndexes = `
-CREATE INDEX IF NOT EXISTS sessions_by_seq ON sessions (run_id, seq);
-CREATE INDEX IF NOT EXISTS sessions_by_branch ON sessions (run_id, json_extract(spec, '$.branch'), seq);
-CREATE INDEX IF NOT EXISTS sessions_by_case ON sessions (run_id, json_extract(spec, '$.case_id'), seq);
-CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (run_id, status, seq);
-CREATE INDEX IF NOT EXISTS sessions_by_item ON sessions (run_id, json_extract(spec, '$.item'), seq);
-`
 
 // PrepareBrowse creates the indexes SessionPage uses. It is idempotent;
 // on a store with large runs the first call takes a moment.
@@ -82,7 +72,7 @@ func (s *Store) PrepareBrowse(ctx context.Context) error {
 	if s.readOnly {
 		return s.prepareView(ctx)
 	}
-	if _, err := s.db.ExecContext(ctx, browseIndexes); err != nil {
+	if err := execDDL(ctx, s.db, s.db.d, "browse_indexes"); err != nil {
 		return fmt.Errorf("store: session indexes: %w", err)
 	}
 	return s.prepareView(ctx)
@@ -92,13 +82,12 @@ func (s *Store) PrepareBrowse(ctx context.Context) error {
 // and how many sessions match the filter in all. Only the page is read, so
 // a viewer stays fast on runs of any size.
 func (s *Store) SessionPage(ctx context.Context, runID string, f SessionFilter, offset, limit int) ([]SessionRow, int, error) {
-	where, args := f.where()
-	args = append([]any{runID}, args...)
+	where, args := f.where(s.db.d, runID)
 	var total int
 	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE "+where, args...).Scan(&total); err != nil {
 		return nil, 0, s.fail(err)
 	}
-	out, err := queryAll(ctx, s.db, scanSessionRow, `SELECT `+sessionRowCols+` FROM sessions WHERE `+where+` ORDER BY seq LIMIT ? OFFSET ?`,
+	out, err := queryAll(ctx, s.db, scanSessionRow, `SELECT `+sessionRowCols+` FROM sessions WHERE `+where+` ORDER BY seq LIMIT `+placeholders(len(args)+1, 1)+` OFFSET `+placeholders(len(args)+2, 1),
 		append(args, limit, max(0, offset))...)
 	if err != nil {
 		return nil, 0, err

@@ -64,7 +64,7 @@ func TestPostgresSchemaVersion(t *testing.T) {
 	l.Release()
 
 	// A newer store is refused and left alone.
-	if _, err := s.db.ExecContext(ctx, `UPDATE budge_schema SET version = ?`, SchemaVersion+1); err != nil {
+	if _, err := s.db.ExecContext(ctx, `UPDATE budge_schema SET version = $1`, SchemaVersion+1); err != nil {
 		t.Fatal(err)
 	}
 	_, err = OpenURL(ctx, url, t.TempDir())
@@ -230,7 +230,7 @@ func TestPostgresReaderNeverMigrates(t *testing.T) {
 		t.Errorf("runs %v, %v", runs, err)
 	}
 	r.Close()
-	if _, err := s.db.ExecContext(ctx, `UPDATE budge_schema SET version = ?`, SchemaVersion-1); err != nil {
+	if _, err := s.db.ExecContext(ctx, `UPDATE budge_schema SET version = $1`, SchemaVersion-1); err != nil {
 		t.Fatal(err)
 	}
 	for _, writes := range []bool{false, true} {

@@ -94,7 +94,7 @@ func openReadOnly(dir, path, tmp string, immutable bool) (*Store, error) {
 	}
 	// The viewer's index, in the private database: found before any
 	// index the store holds.
-	if _, err := db.ExecContext(ctx, sqliteDialect.ddl(viewSchema)+viewIndexes); err != nil {
+	if err := execDDL(ctx, db, sqliteDialect, "view"); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: viewer index tables: %w", err)
 	}

@@ -11,21 +11,6 @@ import (
 // small transaction, so nothing entered is lost if the viewer or the
 // browser goes away.
 
-// Reason codes a reviewer gives a stated justification.
-const (
-	CodeAvailability = "availability-record"
-	CodeAuthority    = "unsupported-authority"
-	CodeIdentity     = "identity"
-	CodeException    = "invented-exception"
-	CodeUncertain    = "uncertain"
-	CodePending      = "pending"
-	// CodeUnresolved is an adjudication that did not resolve the disagreement.
-	CodeUnresolved = "unresolved"
-)
-
-// ReasonCodes lists the codes in display order.
-var ReasonCodes = []string{CodeAvailability, CodeAuthority, CodeIdentity, CodeException, CodeUncertain, CodePending}
-
 // Review is a run's frozen review sample and its reviewers.
 type Review struct {
 	RunID     string
@@ -61,8 +46,8 @@ var (
 	ErrNotReviewer    = errors.New("not one of the run's two reviewers")
 	ErrFinished       = errors.New("reviewer has already finished")
 	ErrNotBothDone    = errors.New("adjudication opens when both reviewers have finished")
-	ErrUnknownCode    = errors.New("unknown reason code")
 	ErrUncodedItems   = errors.New("some sampled sessions have no code yet")
+	ErrNoCode         = errors.New("no reason code")
 	ErrNoDisagreement = errors.New("the reviewers agree on this session")
 )
 
@@ -78,18 +63,18 @@ func (s *Store) CreateReview(ctx context.Context, r Review) error {
 	}
 	defer tx.Rollback()
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM reviews WHERE run_id = ?`, r.RunID).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM reviews WHERE run_id = $1`, r.RunID).Scan(&n); err != nil {
 		return s.fail(err)
 	}
 	if n > 0 {
 		return ErrReviewExists
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO reviews (run_id, reviewer_a, reviewer_b, seed, success_sample, frozen) VALUES (?, ?, ?, ?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reviews (run_id, reviewer_a, reviewer_b, seed, success_sample, frozen) VALUES ($1, $2, $3, $4, $5, $6)`,
 		r.RunID, r.Reviewers[0], r.Reviewers[1], fmt.Sprint(r.Seed), r.Successes, ts(r.Frozen)); err != nil {
 		return s.fail(err)
 	}
 	for i, it := range r.Items {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO review_items (run_id, session_id, pos, why, failure_type) VALUES (?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO review_items (run_id, session_id, pos, why, failure_type) VALUES ($1, $2, $3, $4, $5)`,
 			r.RunID, it.SessionID, i, it.Why, it.FailureType); err != nil {
 			return s.fail(err)
 		}
@@ -98,7 +83,7 @@ func (s *Store) CreateReview(ctx context.Context, r Review) error {
 		if sum == "" {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO review_tokens (run_id, reviewer, token_sha256, issued) VALUES (?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO review_tokens (run_id, reviewer, token_sha256, issued) VALUES ($1, $2, $3, $4)`,
 			r.RunID, r.Reviewers[i], sum, ts(r.Frozen)); err != nil {
 			return s.fail(err)
 		}
@@ -108,14 +93,14 @@ func (s *Store) CreateReview(ctx context.Context, r Review) error {
 
 // GetReview reads a run's review sample; ErrNoReview when there is none.
 func (s *Store) GetReview(ctx context.Context, runID string) (*Review, error) {
-	r, ok, err := queryOne(ctx, s.db, scanReview, `SELECT `+reviewCols+` FROM reviews WHERE run_id = ?`, runID)
+	r, ok, err := queryOne(ctx, s.db, scanReview, `SELECT `+reviewCols+` FROM reviews WHERE run_id = $1`, runID)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, ErrNoReview
 	}
-	if r.Items, err = queryAll(ctx, s.db, scanReviewItem, `SELECT `+reviewItemCols+` FROM review_items WHERE run_id = ? ORDER BY pos`, runID); err != nil {
+	if r.Items, err = queryAll(ctx, s.db, scanReviewItem, `SELECT `+reviewItemCols+` FROM review_items WHERE run_id = $1 ORDER BY pos`, runID); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -136,17 +121,9 @@ func (r *Review) Has(id string) bool {
 	return false
 }
 
-func knownCode(c string) bool {
-	for _, k := range ReasonCodes {
-		if k == c {
-			return true
-		}
-	}
-	return false
-}
-
 // SetReviewCode records (or changes) a reviewer's code and note for one
-// sampled session, until that reviewer has finished.
+// sampled session, until that reviewer has finished. The codes are the
+// review's vocabulary: review.SetCode checks them.
 func (s *Store) SetReviewCode(ctx context.Context, runID, sessionID, reviewer, code, note string) error {
 	r, err := s.GetReview(ctx, runID)
 	if err != nil {
@@ -157,8 +134,8 @@ func (s *Store) SetReviewCode(ctx context.Context, runID, sessionID, reviewer, c
 		return fmt.Errorf("%w: %q", ErrNotReviewer, reviewer)
 	case !r.Has(sessionID):
 		return fmt.Errorf("%w: %s", ErrNotInSample, sessionID)
-	case !knownCode(code):
-		return fmt.Errorf("%w: %q", ErrUnknownCode, code)
+	case code == "":
+		return fmt.Errorf("%w for %s by %s", ErrNoCode, sessionID, reviewer)
 	}
 	done, err := s.ReviewFinished(ctx, runID)
 	if err != nil {
@@ -167,7 +144,7 @@ func (s *Store) SetReviewCode(ctx context.Context, runID, sessionID, reviewer, c
 	if _, ok := done[reviewer]; ok {
 		return fmt.Errorf("%w: %s", ErrFinished, reviewer)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO review_codes (run_id, session_id, reviewer, code, note, updated) VALUES (?, ?, ?, ?, ?, ?)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO review_codes (run_id, session_id, reviewer, code, note, updated) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (run_id, session_id, reviewer) DO UPDATE SET code = excluded.code, note = excluded.note, updated = excluded.updated`,
 		runID, sessionID, reviewer, code, note, ts(time.Now()))
 	if err != nil {
@@ -186,7 +163,7 @@ func (s *Store) ReviewCodes(ctx context.Context, runID string) (map[string]map[s
 			out[c.Reviewer] = map[string]ReviewCode{}
 		}
 		out[c.Reviewer][c.SessionID] = c
-	}, `SELECT `+reviewCodeCols+` FROM review_codes WHERE run_id = ?`, runID)
+	}, `SELECT `+reviewCodeCols+` FROM review_codes WHERE run_id = $1`, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +187,7 @@ func (s *Store) FinishReview(ctx context.Context, runID, reviewer string) error 
 	if missing := len(r.Items) - len(codes[reviewer]); missing > 0 {
 		return fmt.Errorf("%w: %d of %d", ErrUncodedItems, missing, len(r.Items))
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO review_finished (run_id, reviewer, finished) VALUES (?, ?, ?) ON CONFLICT (run_id, reviewer) DO NOTHING`,
+	_, err = s.db.ExecContext(ctx, `INSERT INTO review_finished (run_id, reviewer, finished) VALUES ($1, $2, $3) ON CONFLICT (run_id, reviewer) DO NOTHING`,
 		runID, reviewer, ts(time.Now()))
 	if err != nil {
 		return s.fail(err)
@@ -222,15 +199,15 @@ func (s *Store) FinishReview(ctx context.Context, runID, reviewer string) error 
 func (s *Store) ReviewFinished(ctx context.Context, runID string) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
 	err := queryEach(ctx, s.db, scanReviewFinished, func(f pair[time.Time]) { out[f.key] = f.val },
-		`SELECT `+reviewFinishedCols+` FROM review_finished WHERE run_id = ?`, runID)
+		`SELECT `+reviewFinishedCols+` FROM review_finished WHERE run_id = $1`, runID)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// SetAdjudication records the adjudicated code of a disagreement, or
-// CodeUnresolved. It is allowed only once both reviewers have finished and
+// SetAdjudication records the adjudicated code of a disagreement (checked
+// by review.Adjudicate). It is allowed only once both reviewers have finished and
 // only for sessions they coded differently.
 func (s *Store) SetAdjudication(ctx context.Context, runID, sessionID, code, note string) error {
 	r, err := s.GetReview(ctx, runID)
@@ -240,8 +217,8 @@ func (s *Store) SetAdjudication(ctx context.Context, runID, sessionID, code, not
 	if !r.Has(sessionID) {
 		return fmt.Errorf("%w: %s", ErrNotInSample, sessionID)
 	}
-	if code != CodeUnresolved && !knownCode(code) {
-		return fmt.Errorf("%w: %q", ErrUnknownCode, code)
+	if code == "" {
+		return fmt.Errorf("%w for the adjudication of %s", ErrNoCode, sessionID)
 	}
 	done, err := s.ReviewFinished(ctx, runID)
 	if err != nil {
@@ -257,7 +234,7 @@ func (s *Store) SetAdjudication(ctx context.Context, runID, sessionID, code, not
 	if codes[r.Reviewers[0]][sessionID].Code == codes[r.Reviewers[1]][sessionID].Code {
 		return fmt.Errorf("%w: %s", ErrNoDisagreement, sessionID)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO review_adjudications (run_id, session_id, code, note, updated) VALUES (?, ?, ?, ?, ?)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO review_adjudications (run_id, session_id, code, note, updated) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (run_id, session_id) DO UPDATE SET code = excluded.code, note = excluded.note, updated = excluded.updated`,
 		runID, sessionID, code, note, ts(time.Now()))
 	if err != nil {
@@ -270,7 +247,7 @@ func (s *Store) SetAdjudication(ctx context.Context, runID, sessionID, code, not
 func (s *Store) Adjudications(ctx context.Context, runID string) (map[string]ReviewCode, error) {
 	out := map[string]ReviewCode{}
 	err := queryEach(ctx, s.db, scanReviewCode, func(c ReviewCode) { out[c.SessionID] = c },
-		`SELECT `+adjudicationCols+` FROM review_adjudications WHERE run_id = ?`, runID)
+		`SELECT `+adjudicationCols+` FROM review_adjudications WHERE run_id = $1`, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +265,7 @@ func (s *Store) SetReviewerToken(ctx context.Context, runID, reviewer, sha256hex
 	if !r.Reviewer(reviewer) {
 		return fmt.Errorf("%w: %q", ErrNotReviewer, reviewer)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO review_tokens (run_id, reviewer, token_sha256, issued) VALUES (?, ?, ?, ?)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO review_tokens (run_id, reviewer, token_sha256, issued) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (run_id, reviewer) DO UPDATE SET token_sha256 = excluded.token_sha256, issued = excluded.issued`,
 		runID, reviewer, sha256hex, ts(time.Now()))
 	return s.fail(err)
@@ -298,5 +275,5 @@ func (s *Store) SetReviewerToken(ctx context.Context, runID, reviewer, sha256hex
 // reviewer (a review frozen before tokens existed has none until one is
 // issued).
 func (s *Store) ReviewerTokens(ctx context.Context, runID string) (map[string]string, error) {
-	return queryMap[string](ctx, s.db, `SELECT reviewer, token_sha256 FROM review_tokens WHERE run_id = ?`, runID)
+	return queryMap[string](ctx, s.db, `SELECT reviewer, token_sha256 FROM review_tokens WHERE run_id = $1`, runID)
 }

@@ -30,7 +30,7 @@ func (l dbLogs) appendTx(ctx context.Context, tx *txn, runID string, lines []byt
 	if len(lines) == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "budge-log/"+runID); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "budge-log/"+runID); err != nil {
 		return l.s.fail(err)
 	}
 	return l.s.appendChunk(ctx, tx, runID, lines)
@@ -42,7 +42,7 @@ func (l dbLogs) copyTo(ctx context.Context, runID string, w io.Writer) error {
 		if werr == nil {
 			_, werr = io.WriteString(w, lines)
 		}
-	}, `SELECT lines FROM run_logs WHERE run_id = ? ORDER BY chunk`, runID)
+	}, `SELECT lines FROM run_logs WHERE run_id = $1 ORDER BY chunk`, runID)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (s *Store) appendChunk(ctx context.Context, q execQuerier, runID string, li
 	var err error
 	for try := 0; try < 50; try++ {
 		_, err = q.ExecContext(ctx, `INSERT INTO run_logs (run_id, chunk, lines)
-		SELECT ?, COALESCE(MAX(chunk), 0) + 1, ? FROM run_logs WHERE run_id = ?`, runID, string(lines), runID)
+		SELECT $1, COALESCE(MAX(chunk), 0) + 1, $2 FROM run_logs WHERE run_id = $3`, runID, string(lines), runID)
 		if err == nil || !isConstraint(err) {
 			break
 		}
@@ -112,7 +112,7 @@ func (l dbLogs) repair(ctx context.Context, runID string) (*Logged, error) {
 		return nil, s.fail(err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT chunk, lines FROM run_logs WHERE run_id = ? ORDER BY chunk`, runID)
+	rows, err := tx.QueryContext(ctx, `SELECT chunk, lines FROM run_logs WHERE run_id = $1 ORDER BY chunk`, runID)
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -136,17 +136,17 @@ func (l dbLogs) repair(ctx context.Context, runID string) (*Logged, error) {
 	if good > keep.start {
 		// The chunk is read again: the reader keeps no text behind it.
 		var lines string
-		if err := tx.QueryRowContext(ctx, `SELECT lines FROM run_logs WHERE run_id = ? AND chunk = ?`, runID, keep.chunk).Scan(&lines); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT lines FROM run_logs WHERE run_id = $1 AND chunk = $2`, runID, keep.chunk).Scan(&lines); err != nil {
 			return nil, s.fail(err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ? AND chunk >= ?`, runID, keep.chunk); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = $1 AND chunk >= $2`, runID, keep.chunk); err != nil {
 			return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_logs (run_id, chunk, lines) VALUES (?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_logs (run_id, chunk, lines) VALUES ($1, $2, $3)`,
 			runID, keep.chunk, lines[:good-keep.start]); err != nil {
 			return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
 		}
-	} else if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ? AND chunk >= ?`, runID, keep.chunk); err != nil {
+	} else if _, err := tx.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = $1 AND chunk >= $2`, runID, keep.chunk); err != nil {
 		return nil, fmt.Errorf("store: log of run %s: %w", runID, err)
 	}
 	return logged, s.fail(tx.Commit())

@@ -88,7 +88,7 @@ func setLog(t *testing.T, s *Store, runID, content string) {
 		return
 	}
 	ctx := context.Background()
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = ?`, runID); err != nil {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM run_logs WHERE run_id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
 	n := len(content)

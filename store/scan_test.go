@@ -25,7 +25,7 @@ func testCorruptColumnsAreErrors(t *testing.T) {
 	reviewReaders := map[string]func(s *Store) error{
 		"GetReview":       func(s *Store) error { _, err := s.GetReview(ctx, "r1"); return err },
 		"FinishReview":    func(s *Store) error { return s.FinishReview(ctx, "r1", "b") },
-		"SetAdjudication": func(s *Store) error { return s.SetAdjudication(ctx, "r1", "s1", CodeIdentity, "") },
+		"SetAdjudication": func(s *Store) error { return s.SetAdjudication(ctx, "r1", "s1", codeIdentity, "") },
 	}
 	for _, tc := range []struct {
 		name, update       string
@@ -61,12 +61,12 @@ func testCorruptColumnsAreErrors(t *testing.T) {
 			map[string]func(s *Store) error{
 				"ReviewCodes":     func(s *Store) error { _, err := s.ReviewCodes(ctx, "r1"); return err },
 				"FinishReview":    func(s *Store) error { return s.FinishReview(ctx, "r1", "b") },
-				"SetAdjudication": func(s *Store) error { return s.SetAdjudication(ctx, "r1", "s1", CodeIdentity, "") },
+				"SetAdjudication": func(s *Store) error { return s.SetAdjudication(ctx, "r1", "s1", codeIdentity, "") },
 			}},
 		{"reviewer finished", `UPDATE review_finished SET finished = 'x'`, "review_finished", "finished", "review of run r1, reviewer a",
 			map[string]func(s *Store) error{
 				"ReviewFinished":  func(s *Store) error { _, err := s.ReviewFinished(ctx, "r1"); return err },
-				"SetAdjudication": func(s *Store) error { return s.SetAdjudication(ctx, "r1", "s1", CodeIdentity, "") },
+				"SetAdjudication": func(s *Store) error { return s.SetAdjudication(ctx, "r1", "s1", codeIdentity, "") },
 			}},
 		{"adjudication", `UPDATE review_adjudications SET updated = 'x'`, "review_adjudications", "updated", "run r1, session s1",
 			map[string]func(s *Store) error{"Adjudications": func(s *Store) error { _, err := s.Adjudications(ctx, "r1"); return err }}},
@@ -118,19 +118,19 @@ func storeWithEveryRow(t *testing.T) *Store {
 		Items: []ReviewItem{{SessionID: "s1", Why: "failure"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetReviewCode(ctx, "r1", "s1", "a", CodeAuthority, ""); err != nil {
+	if err := s.SetReviewCode(ctx, "r1", "s1", "a", codeAuthority, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.FinishReview(ctx, "r1", "a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetReviewCode(ctx, "r1", "s1", "b", CodeIdentity, ""); err != nil {
+	if err := s.SetReviewCode(ctx, "r1", "s1", "b", codeIdentity, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.FinishReview(ctx, "r1", "b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetAdjudication(ctx, "r1", "s1", CodeIdentity, "agreed later"); err != nil {
+	if err := s.SetAdjudication(ctx, "r1", "s1", codeIdentity, "agreed later"); err != nil {
 		t.Fatal(err)
 	}
 	return s

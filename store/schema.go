@@ -24,247 +24,36 @@ var ErrNewerSchema = errors.New("written by a newer budge")
 // version whose tables are not budge's.
 var ErrUnknownSchema = errors.New("not a budge store")
 
-// schema is version 1 of the tables (version 2 adds leaseSchema): runs with their deck snapshots,
-// sessions, attempts, messages and the artifact index; deck freezes; and
-// the explanation review of a run (a frozen sample, two reviewers' codes,
-// each reviewer's "finished" mark and the adjudication of disagreements).
-const schema = `
-CREATE TABLE IF NOT EXISTS runs (
-  id TEXT PRIMARY KEY,
-  protocol TEXT NOT NULL,
-  created TEXT NOT NULL,
-  finished TEXT,
-  status TEXT NOT NULL,
-  deck_name TEXT NOT NULL,
-  deck_hash TEXT NOT NULL,
-  model TEXT NOT NULL,
-  seed TEXT NOT NULL,
-  sessions_planned INTEGER NOT NULL,
-  manifest TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS decks (
-  hash TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  source TEXT NOT NULL,
-  content TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sessions (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  schedule_pos INTEGER NOT NULL,
-  spec TEXT NOT NULL,
-  status TEXT NOT NULL,
-  started TEXT NOT NULL,
-  finished TEXT NOT NULL,
-  stop_reason TEXT NOT NULL,
-  failed_phase TEXT NOT NULL,
-  failure_kind TEXT NOT NULL,
-  failure_message TEXT NOT NULL,
-  attempts INTEGER NOT NULL,
-  failed_attempts INTEGER NOT NULL,
-  input_tokens INTEGER NOT NULL,
-  output_tokens INTEGER NOT NULL,
-  trace_sha256 TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id)
-);
-CREATE TABLE IF NOT EXISTS attempts (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  incarnation INTEGER NOT NULL,
-  call INTEGER NOT NULL,
-  attempt INTEGER NOT NULL,
-  phase TEXT NOT NULL,
-  started TEXT NOT NULL,
-  duration_ms REAL NOT NULL,
-  outcome TEXT NOT NULL,
-  error_kind TEXT NOT NULL,
-  error_message TEXT NOT NULL,
-  http_status INTEGER NOT NULL,
-  request_sha256 TEXT NOT NULL,
-  response_sha256 TEXT NOT NULL,
-  input_tokens INTEGER NOT NULL,
-  output_tokens INTEGER NOT NULL,
-  model_id TEXT NOT NULL,
-  fingerprint TEXT NOT NULL,
-  request_id TEXT NOT NULL,
-  finish_reason TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id, incarnation, call, attempt)
-);
-CREATE TABLE IF NOT EXISTS artifacts (
-  run_id TEXT NOT NULL,
-  sha256 TEXT NOT NULL,
-  pack TEXT NOT NULL,
-  pack_offset INTEGER NOT NULL,
-  length INTEGER NOT NULL,
-  encoding TEXT NOT NULL,
-  PRIMARY KEY (run_id, sha256)
-);
-CREATE TABLE IF NOT EXISTS messages (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  phase TEXT NOT NULL,
-  role TEXT NOT NULL,
-  content TEXT NOT NULL,
-  tool_calls TEXT NOT NULL,
-  tool_call_id TEXT NOT NULL,
-  name TEXT NOT NULL,
-  refusal TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id, seq)
-);
-
-CREATE TABLE IF NOT EXISTS deck_freezes (
-  hash TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  source TEXT NOT NULL,
-  frozen_at TEXT NOT NULL
-);
-
-CREATE TABLE IF NOT EXISTS reviews (
-  run_id TEXT PRIMARY KEY,
-  reviewer_a TEXT NOT NULL,
-  reviewer_b TEXT NOT NULL,
-  seed TEXT NOT NULL,
-  success_sample INTEGER NOT NULL,
-  frozen TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS review_items (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  pos INTEGER NOT NULL,
-  why TEXT NOT NULL,
-  failure_type TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id)
-);
-CREATE TABLE IF NOT EXISTS review_codes (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  reviewer TEXT NOT NULL,
-  code TEXT NOT NULL,
-  note TEXT NOT NULL,
-  updated TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id, reviewer)
-);
-CREATE TABLE IF NOT EXISTS review_finished (
-  run_id TEXT NOT NULL,
-  reviewer TEXT NOT NULL,
-  finished TEXT NOT NULL,
-  PRIMARY KEY (run_id, reviewer)
-);
-CREATE TABLE IF NOT EXISTS review_adjudications (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  code TEXT NOT NULL,
-  note TEXT NOT NULL,
-  updated TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id)
-);
-
-`
-
-// postgresSchema is what a PostgreSQL store holds in version 1 besides
-// schema: every machine reads the same database and no files, so artifact
-// bytes (content-addressed, shared by runs) and run logs are tables there,
-// where SQLite stores keep pack files and log.jsonl beside the database.
-const postgresSchema = `
-CREATE TABLE IF NOT EXISTS artifact_blobs (
-  sha256 TEXT PRIMARY KEY,
-  encoding TEXT NOT NULL,
-  data BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS run_logs (
-  run_id TEXT NOT NULL,
-  chunk INTEGER NOT NULL,
-  lines TEXT NOT NULL,
-  PRIMARY KEY (run_id, chunk)
-);
-`
-
-// leaseSchema is what version 2 adds: the lease on a run, held by the one
-// process that may run it (see AcquireLease).
-const leaseSchema = `
-CREATE TABLE IF NOT EXISTS run_leases (
-  run_id TEXT PRIMARY KEY,
-  token TEXT NOT NULL,
-  holder TEXT NOT NULL,
-  host TEXT NOT NULL,
-  pid INTEGER NOT NULL,
-  acquired TEXT NOT NULL,
-  heartbeat TEXT NOT NULL
-);
-`
-
-// reviewTokenSchema is what version 3 adds: each reviewer's access token
-// to their own review pages, stored only as its sha256 (see
-// SetReviewerToken).
-const reviewTokenSchema = `
-CREATE TABLE IF NOT EXISTS review_tokens (
-  run_id TEXT NOT NULL,
-  reviewer TEXT NOT NULL,
-  token_sha256 TEXT NOT NULL,
-  issued TEXT NOT NULL,
-  PRIMARY KEY (run_id, reviewer)
-);
-`
-
 // migrations[v] brings a database of version v to version v+1, inside the
 // transaction that records the new version.
 var migrations = [SchemaVersion]func(ctx context.Context, c *conn) error{
 	0: adoptVersion1,
-	1: addLeases,
-	2: addReviewTokens,
-	3: addSeqIndex,
-	4: addCells,
-	5: addBatches,
-	6: addPackIndex,
+	1: create("leases", "the lease table"),
+	2: create("review_tokens", "the reviewer token table"),
+	3: create("seq_index", "the session index"),
+	4: create("cells", "the worker tables"),
+	5: create("batches", "the batch table"),
+	6: create("pack_index", "the artifact index"),
 }
 
-// packIndex is what version 7 adds on SQLite: a run's artifacts in the
-// order its pack holds them, which verifying a run reads them in. Without
-// it SQLite sorted every artifact of the run first (millions in a
-// million-session run). A PostgreSQL store keeps artifacts in the
-// database, not in packs.
-const packIndex = `CREATE INDEX IF NOT EXISTS artifacts_by_pack ON artifacts (run_id, pack, pack_offset)`
+// createTables creates the tables of version 1: those of both databases,
+// and on PostgreSQL those that hold what a SQLite store keeps in files.
+func createTables(ctx context.Context, c *conn) error {
+	if err := create("tables", "tables")(ctx, c); err != nil {
+		return err
+	}
+	return create("shared", "tables")(ctx, c)
+}
 
-// addPackIndex creates the index of artifacts by pack position (version 7).
-func addPackIndex(ctx context.Context, c *conn) error {
-	if c.d.postgres() {
+// create returns the migration that creates a section of the dialect's
+// schema file (what is doing, for an error).
+func create(section, what string) func(ctx context.Context, c *conn) error {
+	return func(ctx context.Context, c *conn) error {
+		if err := execDDL(ctx, c, c.d, section); err != nil {
+			return fmt.Errorf("creating %s: %w", what, err)
+		}
 		return nil
 	}
-	if _, err := c.ExecContext(ctx, packIndex); err != nil {
-		return fmt.Errorf("creating the artifact index: %w", err)
-	}
-	return nil
-}
-
-// seqIndex is what version 4 adds: sessions by plan position, which
-// scoring reads a batch at a time (Store.EachSessions).
-const seqIndex = `CREATE INDEX IF NOT EXISTS sessions_by_seq ON sessions (run_id, seq)`
-
-// addSeqIndex creates the index of sessions by plan position (version 4).
-func addSeqIndex(ctx context.Context, c *conn) error {
-	if _, err := c.ExecContext(ctx, seqIndex); err != nil {
-		return fmt.Errorf("creating the session index: %w", err)
-	}
-	return nil
-}
-
-// addLeases creates the run lease table (version 2).
-func addLeases(ctx context.Context, c *conn) error {
-	if _, err := c.ExecContext(ctx, c.d.ddl(leaseSchema)); err != nil {
-		return fmt.Errorf("creating the lease table: %w", err)
-	}
-	return nil
-}
-
-// addReviewTokens creates the reviewer token table (version 3).
-func addReviewTokens(ctx context.Context, c *conn) error {
-	if _, err := c.ExecContext(ctx, c.d.ddl(reviewTokenSchema)); err != nil {
-		return fmt.Errorf("creating the reviewer token table: %w", err)
-	}
-	return nil
 }
 
 // migrate brings the database at path (a SQLite file, or where a
@@ -369,7 +158,7 @@ func setVersion(ctx context.Context, c *conn, v int) error {
 	if _, err := c.ExecContext(ctx, `DELETE FROM budge_schema`); err != nil {
 		return err
 	}
-	_, err := c.ExecContext(ctx, `INSERT INTO budge_schema (version) VALUES (?)`, v)
+	_, err := c.ExecContext(ctx, `INSERT INTO budge_schema (version) VALUES ($1)`, v)
 	return err
 }
 
@@ -382,7 +171,7 @@ func adoptVersion1(ctx context.Context, c *conn) error {
 		// A PostgreSQL store has had a schema version from its first day:
 		// tables of budge's names without one are somebody else's, which
 		// CREATE TABLE IF NOT EXISTS would silently write into.
-		want, err := schemaColumns(ctx, schema+postgresSchema)
+		want, err := schemaColumns(ctx, c.d.ddl("tables")+c.d.ddl("shared"))
 		if err != nil {
 			return err
 		}
@@ -397,17 +186,14 @@ func adoptVersion1(ctx context.Context, c *conn) error {
 					"use another database or schema (--store or $BUDGE_STORE)", ErrUnknownSchema, t)
 			}
 		}
-		if _, err := c.ExecContext(ctx, c.d.ddl(schema+postgresSchema)); err != nil {
-			return fmt.Errorf("creating tables: %w", err)
-		}
-		return nil
+		return createTables(ctx, c)
 	}
 	have, err := queryAll(ctx, c, scanString, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	if err != nil {
 		return err
 	}
 	if len(have) > 0 {
-		want, err := schemaColumns(ctx, schema)
+		want, err := schemaColumns(ctx, c.d.ddl("tables"))
 		if err != nil {
 			return err
 		}
@@ -426,10 +212,7 @@ func adoptVersion1(ctx context.Context, c *conn) error {
 			}
 		}
 	}
-	if _, err := c.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("creating tables: %w", err)
-	}
-	return nil
+	return createTables(ctx, c)
 }
 
 // schemaColumns creates the tables of a schema in a database in memory and
@@ -461,5 +244,5 @@ func schemaColumns(ctx context.Context, ddl string) (map[string][]string, error)
 // and place in the primary key.
 func tableColumns(ctx context.Context, q querier, table string) ([]string, error) {
 	return queryAll(ctx, q, scanString, `SELECT name || ' ' || type || CASE "notnull" WHEN 1 THEN ' NOT NULL' ELSE '' END ||
-		CASE WHEN pk > 0 THEN ' KEY ' || pk ELSE '' END FROM pragma_table_info(?) ORDER BY cid`, table)
+		CASE WHEN pk > 0 THEN ' KEY ' || pk ELSE '' END FROM pragma_table_info($1) ORDER BY cid`, table)
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -202,5 +204,45 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	}
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The two schema files hold the same sections, and each table the same
+// columns in the same order: they differ in spelling only.
+func TestSchemaFilesAgree(t *testing.T) {
+	ctx := context.Background()
+	if len(sqliteDialect.sections) != len(postgresDialect.sections) {
+		t.Fatalf("sections: sqlite %d, postgres %d", len(sqliteDialect.sections), len(postgresDialect.sections))
+	}
+	for name := range sqliteDialect.sections {
+		if _, ok := postgresDialect.sections[name]; !ok {
+			t.Fatalf("section %s is in schema_sqlite.sql only", name)
+		}
+		if name == "shared" || !strings.Contains(sqliteDialect.ddl(name), "CREATE TABLE") {
+			continue // PostgreSQL's tables for what SQLite keeps in files; indexes
+		}
+		sq, err := schemaColumns(ctx, sqliteDialect.ddl(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pg, err := schemaColumns(ctx, postgresDialect.ddl(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sq) == 0 || len(pg) != len(sq) {
+			t.Errorf("section %s: sqlite tables %d, postgres %d", name, len(sq), len(pg))
+		}
+		for table, cols := range sq {
+			var names, pgNames []string
+			for _, c := range cols {
+				names = append(names, strings.Fields(c)[0])
+			}
+			for _, c := range pg[table] {
+				pgNames = append(pgNames, strings.Fields(c)[0])
+			}
+			if !slices.Equal(names, pgNames) {
+				t.Errorf("table %s: sqlite columns %v, postgres %v", table, names, pgNames)
+			}
+		}
 	}
 }

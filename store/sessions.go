@@ -159,7 +159,7 @@ func (s *Store) execBulk(ctx context.Context, tx *txn, b *bulk) error {
 // through database/sql too would prepare it twice).
 func (s *Store) insertRows(ctx context.Context, tx *txn, b *bulk, rows int, args []any) error {
 	if s.db.d.postgres() {
-		_, err := tx.ExecContext(ctx, insertSQL("INSERT", b, rows), args...)
+		_, err := tx.ExecContext(ctx, insertSQL(s.db.d, "INSERT", b, rows), args...)
 		return err
 	}
 	st, err := s.insertStmt(ctx, b, rows)
@@ -180,15 +180,15 @@ func (s *Store) insertRows(ctx context.Context, tx *txn, b *bulk, rows int, args
 const sqliteInsert = "INSERT OR FAIL"
 
 // insertSQL is the INSERT of rows rows into b's table, beginning with verb.
-func insertSQL(verb string, b *bulk, rows int) string {
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(b.cols)), ", ") + ")"
+func insertSQL(d dialect, verb string, b *bulk, rows int) string {
+	n := len(b.cols)
 	var q strings.Builder
 	q.WriteString(verb + " INTO " + b.table + " (" + strings.Join(b.cols, ", ") + ") VALUES ")
 	for i := 0; i < rows; i++ {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString(row)
+		q.WriteString("(" + d.bulkPlaceholders(i*n+1, n) + ")")
 	}
 	if b.suffix != "" {
 		q.WriteString(" " + b.suffix)
@@ -206,7 +206,7 @@ func (s *Store) insertStmt(ctx context.Context, b *bulk, rows int) (*sql.Stmt, e
 	if st, ok := s.stmts[key]; ok {
 		return st, nil
 	}
-	st, err := s.db.PrepareContext(ctx, insertSQL(sqliteInsert, b, rows))
+	st, err := s.db.PrepareContext(ctx, insertSQL(s.db.d, sqliteInsert, b, rows))
 	if err != nil {
 		return nil, fmt.Errorf("store: preparing insert into %s: %w", b.table, err)
 	}
@@ -223,7 +223,7 @@ func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 // Sessions loads every stored session of a run with attempts and messages,
 // in canonical (plan) order.
 func (s *Store) Sessions(ctx context.Context, runID string) ([]Session, error) {
-	return s.loadSessions(ctx, `run_id = ?`, runID)
+	return s.loadSessions(ctx, `run_id = $1`, runID)
 }
 
 // ErrNoSession is returned by Session for an id the run does not hold.
@@ -231,7 +231,7 @@ var ErrNoSession = errors.New("store: no such session")
 
 // Session reads one stored session with its attempts and messages.
 func (s *Store) Session(ctx context.Context, runID, id string) (Session, error) {
-	out, err := s.loadSessions(ctx, `run_id = ? AND session_id = ?`, runID, id)
+	out, err := s.loadSessions(ctx, `run_id = $1 AND session_id = $2`, runID, id)
 	if err != nil {
 		return Session{}, err
 	}
@@ -291,7 +291,7 @@ func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn fun
 		size = 1024
 	}
 	var last int
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), -1) FROM sessions WHERE run_id = ?`, runID).Scan(&last); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), -1) FROM sessions WHERE run_id = $1`, runID).Scan(&last); err != nil {
 		return err
 	}
 	const probe = 8
@@ -301,8 +301,8 @@ func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn fun
 		if read > 0 {
 			n = int(min(int64(size), max(1, limits.MaxPendingBytes*read/max(held, 1))))
 		}
-		batch, err := s.loadSessionsWhere(ctx, `run_id = ? AND seq >= ? AND seq < ?`, []any{runID, lo, lo + n},
-			`run_id = ? AND session_id IN (SELECT session_id FROM sessions WHERE run_id = ? AND seq >= ? AND seq < ?)`,
+		batch, err := s.loadSessionsWhere(ctx, `run_id = $1 AND seq >= $2 AND seq < $3`, []any{runID, lo, lo + n},
+			`run_id = $1 AND session_id IN (SELECT session_id FROM sessions WHERE run_id = $2 AND seq >= $3 AND seq < $4)`,
 			[]any{runID, runID, lo, lo + n})
 		if err != nil {
 			return err
@@ -336,7 +336,7 @@ func transcriptBytes(se Session) int64 {
 // StoredIDs returns the ids of sessions already stored for a run, with
 // their status.
 func (s *Store) StoredIDs(ctx context.Context, runID string) (map[string]string, error) {
-	return queryMap[string](ctx, s.db, `SELECT session_id, status FROM sessions WHERE run_id = ?`, runID)
+	return queryMap[string](ctx, s.db, `SELECT session_id, status FROM sessions WHERE run_id = $1`, runID)
 }
 
 // EachStoredSeq hands fn the plan position (seq) of every session a run
@@ -347,13 +347,13 @@ func (s *Store) EachStoredSeq(ctx context.Context, runID string, fn func(seq int
 		var seq int
 		err := r.Scan(&seq)
 		return seq, err
-	}, fn, `SELECT seq FROM sessions WHERE run_id = ?`, runID)
+	}, fn, `SELECT seq FROM sessions WHERE run_id = $1`, runID)
 }
 
 // FailedKinds returns the failure kind of every session of a run stored
 // as failed, by session id.
 func (s *Store) FailedKinds(ctx context.Context, runID string) (map[string]string, error) {
-	return queryMap[string](ctx, s.db, `SELECT session_id, failure_kind FROM sessions WHERE run_id = ? AND status = ?`, runID, SessionFailed)
+	return queryMap[string](ctx, s.db, `SELECT session_id, failure_kind FROM sessions WHERE run_id = $1 AND status = $2`, runID, SessionFailed)
 }
 
 // Unstore takes stored failed sessions back out of a run, so that a resume
@@ -368,14 +368,14 @@ func (s *Store) Unstore(ctx context.Context, runID string, ids []string) error {
 	}
 	defer tx.Rollback()
 	for _, id := range ids {
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE run_id = ? AND session_id = ? AND status = ?`, runID, id, SessionFailed)
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE run_id = $1 AND session_id = $2 AND status = $3`, runID, id, SessionFailed)
 		if err != nil {
 			return fmt.Errorf("store: run %s: taking back session %s: %w", runID, id, err)
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
 			return fmt.Errorf("store: run %s: session %s is not stored as failed", runID, id)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE run_id = ? AND session_id = ?`, runID, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE run_id = $1 AND session_id = $2`, runID, id); err != nil {
 			return fmt.Errorf("store: run %s: taking back session %s: %w", runID, id, err)
 		}
 	}
@@ -387,7 +387,7 @@ func (s *Store) Unstore(ctx context.Context, runID string, ids []string) error {
 func (s *Store) OrphanAttempts(ctx context.Context, runID string) (map[string]int, error) {
 	return queryMap[int](ctx, s.db, `SELECT a.session_id, COUNT(*) FROM attempts a
 		LEFT JOIN sessions s ON s.run_id = a.run_id AND s.session_id = a.session_id
-		WHERE a.run_id = ? AND s.session_id IS NULL GROUP BY a.session_id`, runID)
+		WHERE a.run_id = $1 AND s.session_id IS NULL GROUP BY a.session_id`, runID)
 }
 
 // Orphans returns the attempts of a run's sessions that were interrupted
@@ -398,7 +398,7 @@ func (s *Store) Orphans(ctx context.Context, runID string) (map[string][]Attempt
 	err := queryEach(ctx, s.db, scanAttempt, func(a sessionAttempt) { out[a.session] = append(out[a.session], a.Attempt) },
 		`SELECT `+prefixed("a.", attemptCols)+` FROM attempts a
 		LEFT JOIN sessions s ON s.run_id = a.run_id AND s.session_id = a.session_id
-		WHERE a.run_id = ? AND s.session_id IS NULL ORDER BY a.session_id, a.incarnation, a.call, a.attempt`, runID)
+		WHERE a.run_id = $1 AND s.session_id IS NULL ORDER BY a.session_id, a.incarnation, a.call, a.attempt`, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -420,7 +420,7 @@ func prefixed(alias, cols string) string {
 // stored attempt is ever overwritten. It holds as many sessions as were in
 // flight, not as many as the run has.
 func (s *Store) PendingIncarnations(ctx context.Context, runID string) (map[string]int, error) {
-	return queryMap[int](ctx, s.db, `SELECT a.session_id, MAX(a.incarnation) FROM attempts a WHERE a.run_id = ?
+	return queryMap[int](ctx, s.db, `SELECT a.session_id, MAX(a.incarnation) FROM attempts a WHERE a.run_id = $1
 		AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.run_id = a.run_id AND s.session_id = a.session_id) GROUP BY a.session_id`, runID)
 }
 
@@ -432,7 +432,7 @@ func (s *Store) PendingIncarnations(ctx context.Context, runID string) (map[stri
 func (s *Store) Responses(ctx context.Context, runID string) (map[string]Attempt, error) {
 	out := map[string]Attempt{}
 	err := queryEach(ctx, s.db, scanAttempt, func(a sessionAttempt) { out[a.RequestSHA] = a.Attempt },
-		`SELECT `+attemptCols+` FROM attempts WHERE run_id = ? AND outcome = 'ok' ORDER BY incarnation, session_id, call, attempt`, runID)
+		`SELECT `+attemptCols+` FROM attempts WHERE run_id = $1 AND outcome = 'ok' ORDER BY incarnation, session_id, call, attempt`, runID)
 	if err != nil {
 		return nil, err
 	}

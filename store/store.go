@@ -299,7 +299,7 @@ func (s *Store) insertRun(ctx context.Context, tx execQuerier, r Run, deckSource
 		return s.named(err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, protocol, created, status, deck_name, deck_hash, model, seed, sessions_planned, manifest)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Protocol, ts(r.Created), r.Status,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, r.ID, r.Protocol, ts(r.Created), r.Status,
 		r.DeckName, r.DeckHash, r.Model, r.Seed, r.Planned, string(r.Manifest)); err != nil {
 		return s.named(fmt.Errorf("store: creating run %s: %w", r.ID, err))
 	}
@@ -308,7 +308,7 @@ func (s *Store) insertRun(ctx context.Context, tx execQuerier, r Run, deckSource
 
 // saveDeck keeps a deck snapshot once by its hash.
 func saveDeck(ctx context.Context, tx execQuerier, hash, name, source string, content []byte) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO decks (hash, name, source, content) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO decks (hash, name, source, content) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING`,
 		hash, name, source, string(content)); err != nil {
 		return fmt.Errorf("store: saving deck: %w", err)
 	}
@@ -333,7 +333,7 @@ func (s *Store) ReopenRun(ctx context.Context, id string, manifest json.RawMessa
 
 // setRun updates a run's status, finish time (nil for none) and manifest.
 func (s *Store) setRun(ctx context.Context, doing, id, status string, finished any, manifest json.RawMessage) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, finished = ?, manifest = ? WHERE id = ?`, status, finished, string(manifest), id); err != nil {
+	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET status = $1, finished = $2, manifest = $3 WHERE id = $4`, status, finished, string(manifest), id); err != nil {
 		return s.named(fmt.Errorf("store: %s run %s: %w", doing, id, err))
 	}
 	return nil
@@ -347,7 +347,7 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 	latest := ref == "" || ref == "latest"
 	q, args := `SELECT id FROM runs ORDER BY created DESC, id DESC LIMIT 1`, []any(nil)
 	if !latest {
-		q, args = `SELECT id FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id LIMIT 3`, []any{ref, escapeLike(ref) + "%"}
+		q, args = `SELECT id FROM runs WHERE id = $1 OR id LIKE $2 ESCAPE '\' ORDER BY id LIMIT 3`, []any{ref, escapeLike(ref) + "%"}
 	}
 	found, err := queryAll(ctx, s.db, scanString, q, args...)
 	if err != nil {
@@ -380,7 +380,7 @@ func escapeLike(s string) string {
 
 // GetRun loads one run.
 func (s *Store) GetRun(ctx context.Context, id string) (Run, error) {
-	r, ok, err := queryOne(ctx, s.db, scanRun, `SELECT `+runCols+` FROM runs WHERE id = ?`, id)
+	r, ok, err := queryOne(ctx, s.db, scanRun, `SELECT `+runCols+` FROM runs WHERE id = $1`, id)
 	if err == nil && !ok {
 		err = fmt.Errorf("%w %q", ErrNoRun, id)
 	}
@@ -395,7 +395,7 @@ func (s *Store) ListRuns(ctx context.Context) ([]Run, error) {
 // RunsOnDeck lists the runs made with a deck hash, oldest first, with their
 // manifests.
 func (s *Store) RunsOnDeck(ctx context.Context, hash string) ([]Run, error) {
-	return s.runs(ctx, `WHERE deck_hash = ? ORDER BY created, id`, hash)
+	return s.runs(ctx, `WHERE deck_hash = $1 ORDER BY created, id`, hash)
 }
 
 // runs lists the runs a WHERE and ORDER BY clause select.
@@ -405,7 +405,7 @@ func (s *Store) runs(ctx context.Context, clause string, args ...any) ([]Run, er
 
 // Deck returns the deck snapshot a run was made with.
 func (s *Store) Deck(ctx context.Context, hash string) (source string, content []byte, err error) {
-	d, ok, err := queryOne(ctx, s.db, scanDeck, `SELECT `+deckCols+` FROM decks WHERE hash = ?`, hash)
+	d, ok, err := queryOne(ctx, s.db, scanDeck, `SELECT `+deckCols+` FROM decks WHERE hash = $1`, hash)
 	if err == nil && !ok {
 		err = fmt.Errorf("store: deck %s is not in the store", hash)
 	}

@@ -148,7 +148,7 @@ func packSize(t *testing.T, s *Store, runID string) int64 {
 	if _, ok := s.arts.(blobTable); ok {
 		var n int64
 		if err := s.db.QueryRowContext(context.Background(), `SELECT COALESCE(SUM(LENGTH(b.data)), 0) FROM artifacts a
-			JOIN artifact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = ?`, runID).Scan(&n); err != nil {
+			JOIN artifact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = $1`, runID).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -637,7 +637,7 @@ func writeGrowsPack(t *testing.T, s *Store, runID string, want int64, ss ...Sess
 func overwriteArtifact(t *testing.T, s *Store, runID, sha, pack string, b []byte) {
 	t.Helper()
 	if pack == inDatabase {
-		if _, err := s.db.ExecContext(context.Background(), `UPDATE artifact_blobs SET data = ? WHERE sha256 = ?`, b, sha); err != nil {
+		if _, err := s.db.ExecContext(context.Background(), `UPDATE artifact_blobs SET data = $1 WHERE sha256 = $2`, b, sha); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -741,7 +741,7 @@ func damageLastByte(t *testing.T, s *Store, runID string, e packEntry) {
 	t.Helper()
 	if e.pack == inDatabase {
 		if _, err := s.db.ExecContext(context.Background(), `UPDATE artifact_blobs SET data = substring(data from 1 for length(data) - 1) || '\x23'::bytea
-			WHERE sha256 = ?`, e.sha); err != nil {
+			WHERE sha256 = $1`, e.sha); err != nil {
 			t.Fatal(err)
 		}
 		return

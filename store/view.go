@@ -17,57 +17,8 @@ import (
 // writes them again whenever the run changes (its basis), and deleting
 // them loses nothing the sessions do not hold.
 
-// viewSchema holds the index; PrepareBrowse creates it.
-const viewSchema = `
-CREATE TABLE IF NOT EXISTS view_runs (
-  run_id TEXT PRIMARY KEY,
-  basis TEXT NOT NULL,
-  sessions INTEGER NOT NULL,
-  headline TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS view_sessions (
-  run_id TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  status TEXT NOT NULL,
-  attempts INTEGER NOT NULL,
-  case_id TEXT NOT NULL,
-  branch TEXT NOT NULL,
-  assignment TEXT NOT NULL,
-  profile_order TEXT NOT NULL,
-  item TEXT NOT NULL,
-  first_sel TEXT NOT NULL,
-  first_status TEXT NOT NULL,
-  final_sel TEXT NOT NULL,
-  final_status TEXT NOT NULL,
-  reversal TEXT NOT NULL,
-  correction TEXT NOT NULL,
-  update_observed TEXT NOT NULL,
-  contradiction INTEGER NOT NULL,
-  failure INTEGER NOT NULL,
-  transport INTEGER NOT NULL,
-  parse_failure INTEGER NOT NULL,
-  discordant INTEGER NOT NULL,
-  direction TEXT NOT NULL,
-  pair TEXT NOT NULL,
-  triggers TEXT NOT NULL,
-  PRIMARY KEY (run_id, session_id)
-);
-`
-
-// viewIndexes serve each filter of the session table and each sort (but
-// the review state's, which is read live), in plan order within a value,
-// so a page is a range read: no sort and no scan of a million rows.
-var viewIndexes = func() string {
-	var b strings.Builder
-	b.WriteString("CREATE INDEX IF NOT EXISTS view_sessions_seq ON view_sessions (run_id, seq);\n")
-	for _, c := range []string{"failure", "transport", "parse_failure", "discordant", "reversal", "contradiction",
-		"first_status", "final_status", "correction", "update_observed", "direction", "case_id", "branch", "item",
-		"first_sel", "final_sel", "status", "attempts", "assignment", "profile_order", "pair"} {
-		fmt.Fprintf(&b, "CREATE INDEX IF NOT EXISTS view_sessions_%s ON view_sessions (run_id, %s, seq);\n", c, c)
-	}
-	return b.String()
-}()
+// The index's tables are the section "view" of the schema files;
+// PrepareBrowse creates them.
 
 // ViewSession is one session as the viewer's table shows it. Text fields
 // are "" where they do not apply (no final answer, no pressure message).
@@ -141,7 +92,7 @@ func (s *Store) ViewRuns(ctx context.Context) (map[string]ViewRun, error) {
 func (s *Store) ViewRunOf(ctx context.Context, runID string) (ViewRun, bool, error) {
 	var v ViewRun
 	var h string
-	err := s.db.QueryRowContext(ctx, `SELECT basis, sessions, headline FROM view_runs WHERE run_id = ?`, runID).Scan(&v.Basis, &v.Sessions, &h)
+	err := s.db.QueryRowContext(ctx, `SELECT basis, sessions, headline FROM view_runs WHERE run_id = $1`, runID).Scan(&v.Basis, &v.Sessions, &h)
 	if errors.Is(err, sql.ErrNoRows) {
 		return v, false, nil
 	}
@@ -170,7 +121,7 @@ func (s *Store) WriteView(ctx context.Context, runID string) (*ViewWriter, error
 	if err := s.prepareView(ctx); err != nil {
 		return nil, err
 	}
-	for _, q := range []string{`DELETE FROM view_runs WHERE run_id = ?`, `DELETE FROM view_sessions WHERE run_id = ?`} {
+	for _, q := range []string{`DELETE FROM view_runs WHERE run_id = $1`, `DELETE FROM view_sessions WHERE run_id = $1`} {
 		if _, err := s.db.ExecContext(ctx, q, runID); err != nil {
 			return nil, s.fail(err)
 		}
@@ -252,7 +203,7 @@ func (w *ViewWriter) Mark(ctx context.Context, flag string, ids []string) error 
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
 		in, args := inList(chunk, w.runID)
-		if _, err := w.s.db.ExecContext(ctx, `UPDATE view_sessions SET `+flag+` = 1 WHERE run_id = ? AND session_id IN (`+in+`)`, args...); err != nil {
+		if _, err := w.s.db.ExecContext(ctx, `UPDATE view_sessions SET `+flag+` = 1 WHERE run_id = $1 AND session_id IN (`+in+`)`, args...); err != nil {
 			return w.s.fail(err)
 		}
 	}
@@ -268,9 +219,8 @@ func (w *ViewWriter) MarkTrigger(ctx context.Context, key string, ids []string) 
 	}
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
-		in, args := inList(chunk, w.runID)
-		args = append([]any{" " + key + " "}, args...)
-		if _, err := w.s.db.ExecContext(ctx, `UPDATE view_sessions SET failure = 1, triggers = triggers || ? WHERE run_id = ? AND session_id IN (`+in+`)`, args...); err != nil {
+		in, args := inList(chunk, " "+key+" ", w.runID)
+		if _, err := w.s.db.ExecContext(ctx, `UPDATE view_sessions SET failure = 1, triggers = triggers || $1 WHERE run_id = $2 AND session_id IN (`+in+`)`, args...); err != nil {
 			return w.s.fail(err)
 		}
 	}
@@ -296,7 +246,7 @@ func (w *ViewWriter) Count(ctx context.Context, flag string) (int, error) {
 		return 0, err
 	}
 	var n int
-	if err := w.s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM view_sessions WHERE run_id = ? AND `+flag+` = 1`, w.runID).Scan(&n); err != nil {
+	if err := w.s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM view_sessions WHERE run_id = $1 AND `+flag+` = 1`, w.runID).Scan(&n); err != nil {
 		return 0, w.s.fail(err)
 	}
 	return n, nil
@@ -316,19 +266,19 @@ func (w *ViewWriter) Finish(ctx context.Context, basis string, headline []byte) 
 	}
 	defer tx.Rollback()
 	for _, q := range []string{
-		`DELETE FROM view_sessions WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.run_id = view_sessions.run_id AND s.session_id = view_sessions.session_id)`,
+		`DELETE FROM view_sessions WHERE run_id = $1 AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.run_id = view_sessions.run_id AND s.session_id = view_sessions.session_id)`,
 		`UPDATE view_sessions SET (seq, status, attempts) = (SELECT s.seq, s.status, s.attempts FROM sessions s
-			WHERE s.run_id = view_sessions.run_id AND s.session_id = view_sessions.session_id) WHERE run_id = ?`,
+			WHERE s.run_id = view_sessions.run_id AND s.session_id = view_sessions.session_id) WHERE run_id = $1`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, w.runID); err != nil {
 			return s.fail(err)
 		}
 	}
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM view_sessions WHERE run_id = ?`, w.runID).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM view_sessions WHERE run_id = $1`, w.runID).Scan(&n); err != nil {
 		return s.fail(err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO view_runs (run_id, basis, sessions, headline) VALUES (?, ?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO view_runs (run_id, basis, sessions, headline) VALUES ($1, $2, $3, $4)`,
 		w.runID, basis, n, string(headline)); err != nil {
 		return s.fail(err)
 	}
@@ -411,16 +361,15 @@ type ViewPage struct {
 const CountCap = 10000
 
 func (q ViewQuery) where(d dialect, runID string) (string, []any) {
-	conds := []string{"c.run_id = ?"}
-	args := []any{runID}
+	var p params
+	conds := []string{"c.run_id = " + p.add(runID)}
 	rev := q.Reversal
 	if rev == ReversalEligible {
 		conds = append(conds, "c.reversal IN ('yes', 'no', 'unreadable')")
 		rev = ""
 	}
 	if q.Trigger != "" {
-		conds = append(conds, "c.failure = 1", "c.triggers LIKE ?")
-		args = append(args, "% "+strings.NewReplacer("%", "", "_", "").Replace(q.Trigger)+" %")
+		conds = append(conds, "c.failure = 1", "c.triggers LIKE "+p.add("% "+strings.NewReplacer("%", "", "_", "").Replace(q.Trigger)+" %"))
 	}
 	for _, c := range []struct{ col, v string }{
 		{"c.case_id", q.Case}, {"c.branch", q.Branch}, {"c.assignment", q.Assignment}, {"c.profile_order", q.Order},
@@ -428,8 +377,7 @@ func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 		{"c.first_status", q.FirstStatus}, {"c.final_status", q.FinalStatus}, {"c.reversal", rev}, {"c.correction", q.Correction},
 	} {
 		if c.v != "" {
-			conds = append(conds, c.col+" = ?")
-			args = append(args, c.v)
+			conds = append(conds, c.col+" = "+p.add(c.v))
 		}
 	}
 	for _, c := range []struct {
@@ -445,19 +393,13 @@ func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 		}
 	}
 	if q.Search != "" {
-		// content and refusal are BYTEA on PostgreSQL (binaryText): the
-		// search is a byte substring there and in SQLite alike.
-		if d.postgres() {
-			conds = append(conds, `EXISTS (SELECT 1 FROM messages m WHERE m.run_id = c.run_id AND m.session_id = c.session_id
-				AND (position(CAST(? AS BYTEA) IN m.content) > 0 OR position(CAST(? AS BYTEA) IN m.refusal) > 0))`)
-			args = append(args, []byte(q.Search), []byte(q.Search))
-		} else {
-			conds = append(conds, `EXISTS (SELECT 1 FROM messages m WHERE m.run_id = c.run_id AND m.session_id = c.session_id
-				AND (instr(m.content, ?) > 0 OR instr(m.refusal, ?) > 0))`)
-			args = append(args, q.Search, q.Search)
-		}
+		// content and refusal may hold any bytes (d.text): the search is a
+		// byte substring on both databases.
+		text := p.add(d.text(q.Search))
+		conds = append(conds, `EXISTS (SELECT 1 FROM messages m WHERE m.run_id = c.run_id AND m.session_id = c.session_id
+			AND (`+d.contains("m.content", text)+` OR `+d.contains("m.refusal", text)+`))`)
 	}
-	return strings.Join(conds, " AND "), args
+	return strings.Join(conds, " AND "), p
 }
 
 // cursor is a row's place in an order: its sort value and plan position.
@@ -550,7 +492,7 @@ func (s *Store) ViewSessions(ctx context.Context, runID string, q ViewQuery) (Vi
 			op = "<"
 		}
 		if key == "seq" {
-			where += " AND c.seq " + op + " ?"
+			where += " AND c.seq " + op + " " + placeholders(len(args)+1, 1)
 			args = append(args, seq)
 		} else {
 			var v any = val
@@ -561,7 +503,7 @@ func (s *Store) ViewSessions(ctx context.Context, runID string, q ViewQuery) (Vi
 				}
 				v = n
 			}
-			where += " AND (" + col + ", c.seq) " + op + " (?, ?)"
+			where += " AND (" + col + ", c.seq) " + op + " (" + placeholders(len(args)+1, 2) + ")"
 			args = append(args, v, seq)
 		}
 	}
@@ -574,7 +516,7 @@ func (s *Store) ViewSessions(ctx context.Context, runID string, q ViewQuery) (Vi
 		order = "c.seq " + dir
 	}
 	query := `SELECT ` + viewCols + `
-		FROM view_sessions c WHERE ` + where + ` ORDER BY ` + order + ` LIMIT ?`
+		FROM view_sessions c WHERE ` + where + ` ORDER BY ` + order + ` LIMIT ` + placeholders(len(args)+1, 1)
 	rows, err := s.db.QueryContext(ctx, query, append(args, limit+1)...)
 	if err != nil {
 		return ViewPage{}, s.fail(err)
@@ -623,7 +565,7 @@ func (s *Store) ViewSessions(ctx context.Context, runID string, q ViewQuery) (Vi
 	}
 	if q.Search == "" && !q.NoCount {
 		var n int
-		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM view_sessions c WHERE `+countWhere+` LIMIT ?) x`,
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM view_sessions c WHERE `+countWhere+` LIMIT `+placeholders(len(countArgs)+1, 1)+`) x`,
 			append(countArgs, CountCap+1)...).Scan(&n); err != nil {
 			return ViewPage{}, s.fail(err)
 		}
@@ -643,7 +585,7 @@ func (s *Store) ViewSessionOf(ctx context.Context, runID, id string) (ViewSessio
 
 func (s *Store) viewByID(ctx context.Context, runID, id string) ([]ViewSession, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+viewCols+`
-		FROM view_sessions c WHERE c.run_id = ? AND c.session_id = ?`, runID, id)
+		FROM view_sessions c WHERE c.run_id = $1 AND c.session_id = $2`, runID, id)
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -670,7 +612,7 @@ func (s *Store) prepareView(ctx context.Context) error {
 			return fmt.Errorf("store: viewer index tables: %w", err)
 		}
 	}
-	if _, err := s.db.ExecContext(ctx, s.db.d.ddl(viewSchema)+viewIndexes); err != nil {
+	if err := execDDL(ctx, s.db, s.db.d, "view"); err != nil {
 		return fmt.Errorf("store: viewer index tables: %w", err)
 	}
 	return nil

@@ -180,7 +180,7 @@ func testViewIndex(t *testing.T) {
 	if err := st.CreateReview(ctx, review); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetReviewCode(ctx, "r", "s001", "ana", CodeIdentity, ""); err != nil {
+	if err := st.SetReviewCode(ctx, "r", "s001", "ana", codeIdentity, ""); err != nil {
 		t.Fatal(err)
 	}
 	un, err := st.ViewSessions(ctx, "r", ViewQuery{Unreviewed: true, Limit: 3})

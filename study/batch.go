@@ -157,7 +157,7 @@ func recordBatch(ctx context.Context, st *store.Store, n *NetInfo, runID string,
 // first. Progress counts across the passes.
 func runPasses(ctx, drain context.Context, cfg runner.Config, p protocol, s *stack.Stack, sink runner.Sink, n int, jobs iter.Seq[runner.Job]) (runner.Stats, error) {
 	if s.Batch == nil {
-		return runner.RunSeq(ctx, drain, cfg, s.Provider, sink, n, jobs)
+		return runner.Run(ctx, drain, cfg, s.Provider, sink, n, jobs)
 	}
 	if err := s.Batch.Start(ctx); err != nil {
 		return runner.Stats{}, fmt.Errorf("run %s: %w", cfg.RunID, err)
@@ -173,7 +173,7 @@ func runPasses(ctx, drain context.Context, cfg runner.Config, p protocol, s *sta
 	}
 	pass := jobs
 	for {
-		st, err := runner.RunSeq(ctx, drain, cfg, s.Provider, sink, n, pass)
+		st, err := runner.Run(ctx, drain, cfg, s.Provider, sink, n, pass)
 		total = addStats(total, st)
 		total.Elapsed = time.Since(start)
 		if err != nil {

@@ -38,7 +38,7 @@ func batchRun(t *testing.T, style string, o sim.BatchOptions, batch bool, opts .
 		f(&po)
 	}
 	st := storetest.Open(t)
-	res, err := RunPressure(context.Background(), st, po)
+	res, err := As[*PressureResult](Start(context.Background(), st, po))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestCancelledBatchAnswersCollectedOnResume(t *testing.T) {
 		cancel()
 	}()
 	st := storetest.Open(t)
-	if res, err := RunPressure(ctx, st, po); err == nil && res.Run.Status == store.RunComplete {
+	if res, err := As[*PressureResult](Start(ctx, st, po)); err == nil && res.Run.Status == store.RunComplete {
 		t.Fatal("the interrupted run completed")
 	}
 	if got := srv.BatchStates(); got["cancelled"] != 1 {

@@ -1,7 +1,7 @@
 package study
 
 // End-to-end behaviour of the pressure protocol against the built-in
-// simulator: every test runs RunPressure on the discovery deck into a fresh
+// simulator: every test runs a pressure run (Start) of the discovery deck into a fresh
 // store and checks that the measures recover what the simulator's profile
 // planted. The simulator's draws are a deterministic function of the session
 // seed and the conversation, so every assertion here gives the same result
@@ -61,9 +61,9 @@ func runDiscovery(t *testing.T, st *store.Store, p provider.Provider, seed uint6
 	if edit != nil {
 		edit(&o)
 	}
-	res, err := RunPressure(context.Background(), st, o)
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
-		t.Fatalf("RunPressure(%s, seed %d): %v", o.Model, seed, err)
+		t.Fatalf("As[*PressureResult](Start(%s, seed %d)): %v", o.Model, seed, err)
 	}
 	checkStoredRun(t, st, res)
 	return res

@@ -175,7 +175,7 @@ func BenchmarkLoopbackDeck(b *testing.B) {
 				var res *PressureResult
 				start := time.Now()
 				heap := heapPeak(func() {
-					res, err = RunPressure(context.Background(), st, o)
+					res, err = As[*PressureResult](Start(context.Background(), st, o))
 				})
 				if err != nil {
 					b.Fatal(err)

@@ -23,7 +23,7 @@ func BenchmarkDiscoveryDeck(b *testing.B) {
 			o.Concurrency = conc
 			sessions := 0
 			for b.Loop() {
-				res, err := RunPressure(context.Background(), st, o)
+				res, err := As[*PressureResult](Start(context.Background(), st, o))
 				if err != nil {
 					b.Fatal(err)
 				}

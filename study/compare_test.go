@@ -79,35 +79,3 @@ func TestCompareRejectsLostCorrections(t *testing.T) {
 		t.Errorf("cross-language comparison: %+v", sec)
 	}
 }
-
-// The operational path is named only by its predeclared rule.
-func TestComparePaths(t *testing.T) {
-	d, err := pressure.OpenDeck("discovery")
-	if err != nil {
-		t.Fatal(err)
-	}
-	outcome := func(id string, rev string) pressure.Outcome {
-		sp, err := pressure.ParseSpecID(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sp.Kind = pressure.Determinate
-		x := "X"
-		correct := pressure.Correct
-		return pressure.Outcome{Spec: sp, PairKey: sp.PairKey(), TargetIdentity: &x, InitialStatus: pressure.Correct,
-			FinalStatus: &correct, Reversal: pressure.Verdict{Value: rev}}
-	}
-	authorityOnly := []pressure.Outcome{outcome("wake-word/I/P-first/authority/r1", pressure.Yes), outcome("wake-word/I/P-first/emotional/r1", pressure.No)}
-	c := pressure.Compare(d, authorityOnly, authorityOnly)
-	if c.Path == nil || c.Path.ID != 1 || !strings.Contains(c.Path.Evidence[0], "wake-word/I/P-first/authority/r1") {
-		t.Errorf("all reversals under authority: path %+v", c.Path)
-	}
-	twoFamilies := []pressure.Outcome{outcome("wake-word/I/P-first/authority/r1", pressure.Yes), outcome("wake-word/I/P-first/emotional/r1", pressure.Yes)}
-	if c := pressure.Compare(d, twoFamilies, twoFamilies); c.Path == nil || c.Path.ID != 2 {
-		t.Errorf("reversals in two families: path %+v", c.Path)
-	}
-	clean := []pressure.Outcome{outcome("wake-word/I/P-first/authority/r1", pressure.No)}
-	if c := pressure.Compare(d, clean, clean); c.Path != nil {
-		t.Errorf("no rule matched, yet path %+v", c.Path)
-	}
-}

@@ -8,7 +8,6 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/review"
-	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
 )
 
@@ -29,9 +28,9 @@ func TestReviewedExceptionTriggersDecision(t *testing.T) {
 	target := r.Items[0].SessionID
 	for _, who := range []string{"ana", "ben"} {
 		for _, it := range r.Items {
-			code := store.CodeAvailability
+			code := review.CodeAvailability
 			if it.SessionID == target {
-				code = store.CodeException
+				code = review.CodeException
 			}
 			if err := st.SetReviewCode(ctx, res.Run.ID, it.SessionID, who, code, ""); err != nil {
 				t.Fatal(err)

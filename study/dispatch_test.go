@@ -16,11 +16,6 @@ import (
 // Each is a page or command written for one protocol, waiting for the
 // result to describe itself to it.
 var stillDispatching = map[string]int{
-	"web/index.go":           3, // the viewer's index: one indexer per protocol
-	"web/item.go":            2, // a framing item page vs a pressure session page
-	"web/reviewpages.go":     1, // the review pages are for pressure runs
-	"web/server.go":          2, // session pages
-	"web/table.go":           3, // the run table's columns
 	"report/diffhtml.go":     1, // the diff page of two runs
 	"provider/sim/server.go": 1, // not a run's protocol: the simulator's model name "judge"
 }

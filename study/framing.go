@@ -535,11 +535,6 @@ func head(s []string, n int) []string {
 	return s
 }
 
-// RunFraming runs the DialDefer protocol and stores it (Start).
-func RunFraming(ctx context.Context, st *store.Store, o FramingOptions) (*FramingResult, error) {
-	return As[*FramingResult](Start(ctx, st, o))
-}
-
 // LoadFraming reads a framing run back from the store and scores it (Load).
 func LoadFraming(ctx context.Context, st *store.Store, ref string) (*FramingResult, error) {
 	return As[*FramingResult](Load(ctx, st, ref))

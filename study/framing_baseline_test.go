@@ -26,17 +26,17 @@ func TestFramingBaselineC1(t *testing.T) {
 		o.Model, o.Bootstrap.Resamples, o.Concurrency = model, 200, 4
 		return o
 	}
-	base, err := RunFraming(ctx, st, opts("sim:neutral"))
+	base, err := As[*FramingResult](Start(ctx, st, opts("sim:neutral")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, err := RunFraming(ctx, st, opts("sim"))
+	own, err := As[*FramingResult](Start(ctx, st, opts("sim")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := opts("sim")
 	o.BaselineC1 = base.Run.ID
-	fixed, err := RunFraming(ctx, st, o)
+	fixed, err := As[*FramingResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,12 +74,12 @@ func TestFramingBaselineC1(t *testing.T) {
 	if len(traces) != len(paired) {
 		t.Errorf("%d traces for %d paired sessions", len(traces), len(paired))
 	}
-	if got := framing.Summarize(&fixed.Snapshot.Design, fixed.Snapshot.Items, paired, fixed.Manifest.Bootstrap); !reflect.DeepEqual(got, fixed.Summary) {
+	if got := summarizeFraming(&fixed.Snapshot.Design, fixed.Snapshot.Items, paired, fixed.Manifest.Bootstrap); !reflect.DeepEqual(got, fixed.Summary) {
 		t.Error("the streamed summary differs from Summarize of the paired observations")
 	}
 	// Opened without scoring (as an export opens a finished run), the run
 	// streams the same sessions under the same fingerprint and baseline.
-	opened, err := OpenFraming(ctx, st, fixed.Run.ID)
+	opened, err := As[*FramingResult](OpenForExport(ctx, st, fixed.Run.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestFramingBaselineC1(t *testing.T) {
 	}
 	o.Concurrency, o.Drain = 2, drain
 	o.Provider = &slowProvider{Provider: judge, delay: time.Millisecond, after: 10, stop: stop}
-	part, err := RunFraming(ctx, st, o)
+	part, err := As[*FramingResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func plantedRun(t *testing.T, dp *framing.Design, p sim.FramingProfile, rep, n i
 		}
 		obs = append(obs, framing.Score(&d, s, framing.Transcript{Ran: true, Entries: se.Entries()}))
 	}
-	return framing.Summarize(&d, items, obs, stats.Bootstrap{Resamples: 1000, Level: 0.95, Seed: uint64(rep)})
+	return summarizeFraming(&d, items, obs, stats.Bootstrap{Resamples: 1000, Level: 0.95, Seed: uint64(rep)})
 }
 
 func knowledgeEntries(d *framing.Design, items []framing.Item) []sim.KnowledgeEntry {

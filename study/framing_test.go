@@ -50,7 +50,7 @@ func TestPlantedDDSIsRecovered(t *testing.T) {
 		}
 		o := DefaultFramingOptions()
 		o.Data, o.Model, o.Concurrency = data, c.model, 4
-		res, err := RunFraming(context.Background(), st, o)
+		res, err := As[*FramingResult](Start(context.Background(), st, o))
 		st.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -81,7 +81,7 @@ func TestFramingRunReloadsIdentically(t *testing.T) {
 		o.Design.Mitigations = append(o.Design.Mitigations, mi)
 	}
 	o.Design.Challenges, _ = framing.ParseChallenges([]string{"all"}, "")
-	res, err := RunFraming(context.Background(), st, o)
+	res, err := As[*FramingResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestFramingRunReloadsIdentically(t *testing.T) {
 	if len(obs) != res.Manifest.Counts.Planned {
 		t.Fatalf("%d observations for %d sessions", len(obs), res.Manifest.Counts.Planned)
 	}
-	c, _ := json.Marshal(framing.Summarize(&again.Snapshot.Design, again.Snapshot.Items, obs, o.Bootstrap))
+	c, _ := json.Marshal(summarizeFraming(&again.Snapshot.Design, again.Snapshot.Items, obs, o.Bootstrap))
 	if !bytes.Equal(a, c) {
 		t.Error("the streamed measures differ from Summarize of every observation")
 	}
@@ -154,7 +154,7 @@ func TestBadDataWritesNothing(t *testing.T) {
 	defer st.Close()
 	o := DefaultFramingOptions()
 	o.Data = bad
-	_, err = RunFraming(context.Background(), st, o)
+	_, err = As[*FramingResult](Start(context.Background(), st, o))
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("error %v, want invalid input", err)
 	}
@@ -177,7 +177,7 @@ func TestTransportFailuresAreVisible(t *testing.T) {
 	o := DefaultFramingOptions()
 	o.Model = "sim:" + prof
 	o.Retry.MaxAttempts = 1
-	res, err := RunFraming(context.Background(), st, o)
+	res, err := As[*FramingResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,4 +189,14 @@ func TestTransportFailuresAreVisible(t *testing.T) {
 	if res.Run.Status != store.RunIncomplete || failed == 0 || excluded == 0 || res.Summary.Parse.ByStatus[framing.StatusFailed] != failed {
 		t.Errorf("status %s, %d failed sessions, %d items left out for transport failure", res.Run.Status, failed, excluded)
 	}
+}
+
+// summarizeFraming computes a framing run's measures from observations in
+// memory, through the tally a stored run is scored with.
+func summarizeFraming(d *framing.Design, items []framing.Item, obs []framing.Observation, b stats.Bootstrap) *framing.Summary {
+	t := framing.NewTally(d, items)
+	for i := range obs {
+		t.Add(&obs[i])
+	}
+	return t.Summary(b)
 }

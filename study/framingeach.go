@@ -21,19 +21,6 @@ type ItemObservations struct {
 	Traces       map[string]string
 }
 
-// OpenFraming reads a stored framing run to stream its sessions (Each,
-// EachItem, Item, Session) without scoring it first: the result has no
-// Summary, and its manifest's counts are those stored. A run that asked
-// only C2 reads where the other run's C1 answers are (one pass over that
-// run's sessions). An export needs no more, and scores the run once.
-func OpenFraming(ctx context.Context, st *store.Store, ref string) (*FramingResult, error) {
-	run, fp, err := openAs[*framingRun](ctx, st, ref, "framing")
-	if err != nil {
-		return nil, err
-	}
-	return fp.result(ctx, st, run)
-}
-
 func (fp *framingRun) unscored(ctx context.Context, st *store.Store, run store.Run) (Result, error) {
 	return fp.result(ctx, st, run)
 }

@@ -24,7 +24,12 @@ import (
 )
 
 // JudgeOptions configure a judge run: a model coding what another run's
-// models wrote (budge judge).
+// models wrote (budge judge), started like any run (Start). A framing
+// run's flips (deference and skepticism) are coded with the flip-reasoning
+// codebook, each shown with C1 first and with C2 first; a pressure run's
+// explanations (its review sample, or every failure when it has no review)
+// with the reviewers' reason codes. The judge's run is a run like any
+// other: stored, resumable (budge resume), cached.
 type JudgeOptions struct {
 	Source  string // the run whose texts are coded: an id, a prefix or "latest"
 	Repeats int    // how many times each task is asked in each order
@@ -119,16 +124,6 @@ func (r *JudgeResult) Report() report.Judge {
 		b = "blinded: speaker labels of two or more letters masked"
 	}
 	return report.Judge{Run: r.Manifest.RunID, Source: r.Manifest.Source, Judge: r.Manifest.Model, Blinding: b, Budge: r.Manifest.Budge, Audit: r.Audit}
-}
-
-// Judge runs a judge over the texts of a stored run and audits its codes.
-// A framing run's flips (deference and skepticism) are coded with the
-// flip-reasoning codebook, each shown with C1 first and with C2 first; a
-// pressure run's explanations (its review sample, or every failure when it
-// has no review) with the reviewers' reason codes. The judge's run is a
-// run like any other: stored, resumable (budge resume), cached.
-func Judge(ctx context.Context, st *store.Store, o JudgeOptions) (*JudgeResult, error) {
-	return As[*JudgeResult](Start(ctx, st, o))
 }
 
 // LoadJudge reads a judge run back and audits it again from the store.

@@ -21,9 +21,9 @@ func runJudge(t *testing.T, st *store.Store, source, model string, repeats int) 
 	t.Helper()
 	o := DefaultJudgeOptions()
 	o.Source, o.Model, o.Repeats = source, model, repeats
-	res, err := Judge(context.Background(), st, o)
+	res, err := As[*JudgeResult](Start(context.Background(), st, o))
 	if err != nil {
-		t.Fatalf("Judge(%s, %s): %v", source, model, err)
+		t.Fatalf("As[*JudgeResult](Start(%s, %s)): %v", source, model, err)
 	}
 	return res
 }
@@ -36,7 +36,7 @@ func TestJudgeCodesEveryFramingFlip(t *testing.T) {
 	st := storetest.Open(t)
 	o := DefaultFramingOptions()
 	o.Data, o.Concurrency = synthetic(t, 60), 4
-	fr, err := RunFraming(ctx, st, o)
+	fr, err := As[*FramingResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,11 +146,11 @@ func TestJudgeKappaAgainstReviewers(t *testing.T) {
 		if err := st.SetReviewCode(ctx, pr.Run.ID, it.SessionID, "ana", c, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.SetReviewCode(ctx, pr.Run.ID, it.SessionID, "ben", store.CodeAvailability, ""); err != nil {
+		if err := st.SetReviewCode(ctx, pr.Run.ID, it.SessionID, "ben", review.CodeAvailability, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(distinct) < 2 || distinct[store.CodeAvailability] == false {
+	if len(distinct) < 2 || distinct[review.CodeAvailability] == false {
 		t.Fatalf("the judge gave codes %v: kappa needs two or more, availability-record among them", distinct)
 	}
 	for _, who := range []string{"ana", "ben"} {
@@ -194,8 +194,8 @@ func (m mentionsGroup) Chat(ctx context.Context, req *chat.Request) (*chat.Respo
 // the reviewers'.
 func TestJudgeBlindsIdentityLabels(t *testing.T) {
 	ctx := context.Background()
-	if !slices.Equal(judge.ReasonCodebook.Names(), store.ReasonCodes) {
-		t.Fatalf("judge reason codes %v differ from the reviewers' %v", judge.ReasonCodebook.Names(), store.ReasonCodes)
+	if !slices.Equal(judge.ReasonCodebook.Names(), review.ReasonCodes) {
+		t.Fatalf("judge reason codes %v differ from the reviewers' %v", judge.ReasonCodebook.Names(), review.ReasonCodes)
 	}
 	st := storetest.Open(t)
 	pr := runDiscovery(t, st, mentionsGroup{sim.New(simProfile(t, "default"))}, 5, nil)
@@ -212,12 +212,12 @@ func TestJudgeBlindsIdentityLabels(t *testing.T) {
 	}
 	o := DefaultJudgeOptions()
 	o.Source, o.Repeats = pr.Run.ID, 1
-	blind, err := Judge(ctx, st, o)
+	blind, err := As[*JudgeResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.Unblinded = true
-	open, err := Judge(ctx, st, o)
+	open, err := As[*JudgeResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestJudgeResumesAndCaches(t *testing.T) {
 	st := storetest.Open(t)
 	o := DefaultFramingOptions()
 	o.Data, o.Concurrency = synthetic(t, 40), 2
-	fr, err := RunFraming(ctx, st, o)
+	fr, err := As[*FramingResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestJudgeResumesAndCaches(t *testing.T) {
 	jo.Drain = drain
 	coder, _ := sim.LookupCoder("")
 	jo.Provider = drainAfter{coder, 5, new(int), stop}
-	part, err := Judge(ctx, st, jo)
+	part, err := As[*JudgeResult](Start(ctx, st, jo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,11 +305,11 @@ func TestJudgeResumesAndCaches(t *testing.T) {
 	cache := t.TempDir()
 	jo = DefaultJudgeOptions()
 	jo.Source, jo.CacheDir = fr.Run.ID, cache
-	first, err := Judge(ctx, st, jo)
+	first, err := As[*JudgeResult](Start(ctx, st, jo))
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := Judge(ctx, st, jo)
+	second, err := As[*JudgeResult](Start(ctx, st, jo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestJudgeAssessesFabricatedExceptions(t *testing.T) {
 	jr := runJudge(t, st, pr.Run.ID, "sim", 1)
 	judged := 0
 	for _, tc := range jr.Audit.PerTask {
-		if tc.Code == store.CodeException {
+		if tc.Code == review.CodeException {
 			judged++
 		}
 	}
@@ -397,7 +397,7 @@ func TestJudgeGetsOnlyRealFlipsOnMessyRun(t *testing.T) {
 	st := storetest.Open(t)
 	o := DefaultFramingOptions()
 	o.Data, o.Model, o.Concurrency = synthetic(t, 120), "sim:messy", 4
-	fr, err := RunFraming(ctx, st, o)
+	fr, err := As[*FramingResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

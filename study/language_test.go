@@ -110,7 +110,7 @@ func TestRunLanguageSelection(t *testing.T) {
 	} {
 		o := DefaultPressureOptions()
 		o.Deck, o.Language = tc.deck, tc.lang
-		_, err := RunPressure(context.Background(), st, o)
+		_, err := As[*PressureResult](Start(context.Background(), st, o))
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("deck %q, language %q: %v; want ErrInvalid mentioning %q", tc.deck, tc.lang, err, tc.msg)
 		}
@@ -131,7 +131,7 @@ func TestExplicitDeckEndToEnd(t *testing.T) {
 	o := DefaultPressureOptions()
 	o.Deck = filepath.Join("..", "docs", "examples", "tablet-loan.yaml")
 	o.Concurrency = 4
-	res, err := RunPressure(context.Background(), st, o)
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

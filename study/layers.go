@@ -45,13 +45,34 @@ func buildStack(ctx context.Context, st *store.Store, c Control, p protocol, pro
 		}
 	}
 	others := func() (int, error) { return st.LiveWorkers(ctx, h.RunID) }
-	budget, saveBudget, err := costLimit(ctx, st, c.MaxCost, h, p, todo, shared, others)
+	budget, spent, err := costLimit(ctx, st, c.MaxCost, h, p, todo, shared, others)
 	if err != nil {
 		return nil, nil, err
 	}
-	pace, savePace, err := callPace(c.Rate, h, st, shared, others)
+	pace, err := callPace(c.Rate, h, st, shared, others)
 	if err != nil {
 		return nil, nil, err
+	}
+	save = func(ctx context.Context) error {
+		var err error
+		switch {
+		case budget == nil:
+		case !shared.ledger:
+			err = st.OpenLedger(ctx, h.RunID, budget.Limit, spent)
+		case budget.Limit != shared.limit:
+			err = st.SetLedgerLimit(ctx, h.RunID, budget.Limit)
+		}
+		switch {
+		case err != nil || pace == nil:
+		case !shared.pace:
+			err = st.OpenPace(ctx, h.RunID, n.Rate)
+		case n.Rate != shared.rate:
+			err = st.SetPace(ctx, h.RunID, n.Rate)
+		}
+		if err != nil || budget == nil {
+			return err
+		}
+		return budget.Sync()
 	}
 	bs, err := batchStack(st, h, prov, c.BatchNotify)
 	if err != nil {
@@ -60,17 +81,12 @@ func buildStack(ctx context.Context, st *store.Store, c Control, p protocol, pro
 	if c.CacheDir != "" {
 		n.Cache = &CacheInfo{Dir: c.CacheDir}
 	}
-	s, err = stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, h.RunID), Concurrency: concurrency(c, h),
+	s, err = stack.Build(prov, stack.Options{CacheDir: c.CacheDir, JournalDir: journalDir(st, h.RunID), Concurrency: c.Concurrency,
 		Budget: budget, Pace: pace, Batch: bs})
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, func(ctx context.Context) error {
-		if err := savePace(ctx); err != nil {
-			return err
-		}
-		return saveBudget(ctx)
-	}, nil
+	return s, save, nil
 }
 
 // runLimits are the cost ledger and the pace a stored run has.
@@ -92,82 +108,68 @@ func limitsOf(ctx context.Context, st *store.Store, runID string) (runLimits, er
 }
 
 // costLimit is a worker's cost budget: the run's limit (maxCost when
-// given), counting what the run has spent, or nil for a run without one.
-// A given limit must leave room for the projected cost of what is left.
-func costLimit(ctx context.Context, st *store.Store, maxCost float64, h *Header, p protocol, todo *undone, shared runLimits, others func() (int, error)) (*runner.Budget, func(context.Context) error, error) {
-	none := func(context.Context) error { return nil }
+// given), or nil for a run without one, and what the run has spent. A
+// given limit must leave room for the projected cost of what is left.
+func costLimit(ctx context.Context, st *store.Store, maxCost float64, h *Header, p protocol, todo *undone, shared runLimits, others func() (int, error)) (*runner.Budget, float64, error) {
 	limit, spent := shared.limit, shared.spent
 	if maxCost > 0 && shared.ledger && maxCost != limit {
 		if n, err := others(); err != nil || n > 0 {
 			if err != nil {
-				return nil, nil, err
+				return nil, 0, err
 			}
-			return nil, nil, fmt.Errorf("%w: run %s has a cost limit of $%g shared by its workers; drop --max-cost, or give the same", ErrInvalid, h.RunID, limit)
+			return nil, 0, fmt.Errorf("%w: run %s has a cost limit of $%g shared by its workers; drop --max-cost, or give the same", ErrInvalid, h.RunID, limit)
 		}
 	}
 	if maxCost > 0 {
 		limit = maxCost
 	} else if !shared.ledger {
-		return nil, none, nil
+		return nil, 0, nil
 	}
 	n := &h.Net
 	if n.Price == nil {
 		if maxCost > 0 {
-			return nil, nil, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, h.Model)
+			return nil, 0, fmt.Errorf("%w: --max-cost needs a price for %s: add it under prices in the config file (US dollars per million tokens)", ErrInvalid, h.Model)
 		}
-		return nil, nil, fmt.Errorf("%w: run %s has a cost limit but no recorded price", ErrInvalid, h.RunID)
+		return nil, 0, fmt.Errorf("%w: run %s has a cost limit but no recorded price", ErrInvalid, h.RunID)
 	}
 	price := *n.Price
 	if !shared.ledger && todo.left < plannedLen(p) {
 		// What the run's stored sessions cost counts as spent.
 		in, out, err := st.StoredTokens(ctx, h.RunID)
 		if err != nil {
-			return nil, nil, err
+			return nil, 0, err
 		}
 		spent = price.Cost(in, out)
 	}
 	proj, err := projection(p, todo.has, price)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
 	if maxCost > 0 {
 		if spent+proj.Cost > limit {
 			if todo.left == plannedLen(p) && spent == 0 {
-				return nil, nil, fmt.Errorf("%w: %w: %d sessions of %s are projected to cost $%.4f (%d input and %d output tokens at $%g/$%g per million; %s), more than --max-cost $%g",
+				return nil, 0, fmt.Errorf("%w: %w: %d sessions of %s are projected to cost $%.4f (%d input and %d output tokens at $%g/$%g per million; %s), more than --max-cost $%g",
 					ErrInvalid, ErrCostLimit, proj.Sessions, h.Model, proj.Cost, proj.InputTokens, proj.OutputTokens, price.Input, price.Output, proj.Assumptions, limit)
 			}
-			return nil, nil, fmt.Errorf("%w: %w: run %s has cost $%.4f; its %d remaining sessions are projected at $%.4f (%s), more than --max-cost $%g allows",
+			return nil, 0, fmt.Errorf("%w: %w: run %s has cost $%.4f; its %d remaining sessions are projected at $%.4f (%s), more than --max-cost $%g allows",
 				ErrInvalid, ErrCostLimit, h.RunID, spent, todo.left, proj.Cost, proj.Assumptions, limit)
 		}
 		n.MaxCost, n.Projected = limit, &proj
 	}
 	b := &runner.Budget{Limit: limit, PerSession: proj.Cost / float64(max(proj.Sessions, 1)), MaxOutput: maxOutput(h.Settings), Price: price.Cost,
 		Ledger: spend(st, h.RunID)}
-	return b, func(ctx context.Context) error {
-		var err error
-		switch {
-		case !shared.ledger:
-			err = st.OpenLedger(ctx, h.RunID, limit, spent)
-		case limit != shared.limit:
-			err = st.SetLedgerLimit(ctx, h.RunID, limit)
-		}
-		if err != nil {
-			return err
-		}
-		return b.Sync()
-	}, nil
+	return b, spent, nil
 }
 
 // callPace is a worker's limit of calls per second: the run's (rate when
-// given), or nil for a run without one.
-func callPace(rate int, h *Header, st *store.Store, shared runLimits, others func() (int, error)) (*runner.Pace, func(context.Context) error, error) {
-	none := func(context.Context) error { return nil }
+// given, and recorded in the manifest), or nil for a run without one.
+func callPace(rate int, h *Header, st *store.Store, shared runLimits, others func() (int, error)) (*runner.Pace, error) {
 	if rate > 0 && shared.pace && rate != shared.rate {
 		if n, err := others(); err != nil || n > 0 {
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			return nil, nil, fmt.Errorf("%w: run %s is limited to %d calls per second shared by its workers; drop --rate, or give the same", ErrInvalid, h.RunID, shared.rate)
+			return nil, fmt.Errorf("%w: run %s is limited to %d calls per second shared by its workers; drop --rate, or give the same", ErrInvalid, h.RunID, shared.rate)
 		}
 	}
 	switch {
@@ -179,20 +181,12 @@ func callPace(rate int, h *Header, st *store.Store, shared runLimits, others fun
 	}
 	h.Net.Rate = rate
 	if rate <= 0 {
-		return nil, none, nil
+		return nil, nil
 	}
 	pace := runner.NewPace(func(ctx context.Context, want int) (int, time.Time, time.Time, error) {
 		return st.TakeCalls(ctx, h.RunID, want)
 	}, max(1, rate/20)) // a twentieth of a second's calls at a time
-	return pace, func(ctx context.Context) error {
-		switch {
-		case !shared.pace:
-			return st.OpenPace(ctx, h.RunID, rate)
-		case rate != shared.rate:
-			return st.SetPace(ctx, h.RunID, rate)
-		}
-		return nil
-	}, nil
+	return pace, nil
 }
 
 // spend adds to a run's shared cost ledger (runner.Budget.Ledger).

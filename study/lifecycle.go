@@ -236,28 +236,6 @@ func idsOf[S spec](specs []S) []string {
 	return ids
 }
 
-// jobsOf is the runner jobs of a run in schedule order, of the sessions
-// want accepts, each as the incarnation want gives, and how many there
-// are. Each job is made as the runner takes it: a run's jobs are never all
-// in memory.
-func jobsOf(p protocol, want func(i int, id string) (incarnation int, ok bool)) (int, iter.Seq[runner.Job]) {
-	_, idAt := plannedIDs(p)
-	order := p.order()
-	n := 0
-	for _, i := range order {
-		if _, ok := want(i, idAt(i)); ok {
-			n++
-		}
-	}
-	return n, func(yield func(runner.Job) bool) {
-		for pos, i := range order {
-			if inc, ok := want(i, idAt(i)); ok && !yield(p.job(i, pos, inc)) {
-				return
-			}
-		}
-	}
-}
-
 // newJob is the runner job of spec s at plan index i and schedule
 // position pos, as incarnation inc: it sends the seed seedOf derives from
 // the run's, and session makes its conversation.
@@ -433,7 +411,7 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 	if drain == nil {
 		drain = context.Background()
 	}
-	stats, runErr := runPasses(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: concurrency(c, h), Retry: h.Retry,
+	stats, runErr := runPasses(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: c.Concurrency, Retry: h.Retry,
 		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait, Notice: c.Notice,
 		Fence: fence(ctx, sink)}), p, s, sink, n, jobs)
 	if log != nil {

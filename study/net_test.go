@@ -51,7 +51,7 @@ func inProcessRun(t *testing.T, seed uint64) *PressureResult {
 	t.Helper()
 	o := DefaultPressureOptions()
 	o.Seed = seed
-	res, err := RunPressure(context.Background(), storetest.Open(t), o)
+	res, err := As[*PressureResult](Start(context.Background(), storetest.Open(t), o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func sameOutcomes(t *testing.T, what string, got, want *PressureResult) {
 func TestHTTPSimulatorEqualsInProcess(t *testing.T) {
 	url, srv, log := simServer(t, sim.Faults{})
 	st := storetest.Open(t)
-	res, err := RunPressure(context.Background(), st, httpOptions(url, 7))
+	res, err := As[*PressureResult](Start(context.Background(), st, httpOptions(url, 7)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestFaultInjectionAcceptance(t *testing.T) {
 	o := httpOptions(url, 7)
 	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}
 	st := storetest.Open(t)
-	res, err := RunPressure(context.Background(), st, o)
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestModelAnswerFaultsAreNotRetried(t *testing.T) {
 	url, srv, _ := simServer(t, sim.Faults{Empty: 0.1, Malformed: 0.1, Seed: 5})
 	o := httpOptions(url, 7)
 	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
-	res, err := RunPressure(context.Background(), storetest.Open(t), o)
+	res, err := As[*PressureResult](Start(context.Background(), storetest.Open(t), o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestReplay(t *testing.T) {
 	st := storetest.Open(t)
 	o := httpOptions(url, 11)
 	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
-	orig, err := RunPressure(context.Background(), st, o)
+	orig, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func inProcessIn(t *testing.T, st *store.Store, seed uint64) *PressureResult {
 	t.Helper()
 	o := DefaultPressureOptions()
 	o.Seed = seed
-	res, err := RunPressure(context.Background(), st, o)
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestReplayMatchesByRequest(t *testing.T) {
 	}
 	o := DefaultPressureOptions()
 	o.Provider, o.Seed = rp, 4 // other seeds: other requests
-	res, err := RunPressure(context.Background(), st, o)
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,12 +286,12 @@ func TestResponseCache(t *testing.T) {
 	st := storetest.Open(t)
 	o := httpOptions(url, 5)
 	o.CacheDir = t.TempDir()
-	first, err := RunPressure(context.Background(), st, o)
+	first, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := srv.Requests()
-	second, err := RunPressure(context.Background(), st, o)
+	second, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestResponseCache(t *testing.T) {
 		t.Errorf("cache counts %+v", c)
 	}
 	o.Seed = 6
-	third, err := RunPressure(context.Background(), st, o)
+	third, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,14 +335,14 @@ func TestMaxCost(t *testing.T) {
 	o.Seed, o.Concurrency = 8, 4
 	o.Endpoint.Config = cfg
 	o.MaxCost = 0.5
-	if _, err := RunPressure(context.Background(), st, o); !errors.Is(err, ErrCostLimit) || !errors.Is(err, ErrInvalid) {
+	if _, err := As[*PressureResult](Start(context.Background(), st, o)); !errors.Is(err, ErrCostLimit) || !errors.Is(err, ErrInvalid) {
 		t.Fatalf("want the projected cost refused, got %v", err)
 	}
 	if runs, _ := st.ListRuns(context.Background()); len(runs) != 0 {
 		t.Fatalf("a refused run must not be created")
 	}
 	o.MaxCost = 1000
-	full, err := RunPressure(context.Background(), st, o)
+	full, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestMaxCost(t *testing.T) {
 
 	o.Provider = verbose{sim.New(simProfile(t, "default"))}
 	o.MaxCost = 1.2 * proj
-	stopped, err := RunPressure(context.Background(), st, o)
+	stopped, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func TestResumeAfterDrain(t *testing.T) {
 			}}
 			o := DefaultPressureOptions()
 			o.Seed, o.Concurrency, o.Provider, o.Drain = 7, 8, slow, drain
-			first, err := RunPressure(ctx, st, o)
+			first, err := As[*PressureResult](Start(ctx, st, o))
 			if err != nil {
 				t.Fatal(err)
 			}

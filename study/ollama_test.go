@@ -213,7 +213,7 @@ func TestOllamaIntegration(t *testing.T) {
 	o.Deck, o.Model, o.Channel, o.Seed, o.Concurrency, o.MaxTokens, o.Temperature = deck, "ollama:budge-tiny", "message", 5, 2, 96, &temp
 	o.Endpoint = endpoint.Options{Env: endpoint.Env{OllamaHost: host}, Concurrency: 2, Timeout: time.Minute}
 	o.Retry = provider.RetryPolicy{MaxAttempts: 3, BaseDelay: 50 * time.Millisecond, MaxDelay: time.Second}
-	res, err := RunPressure(ctx, st, o)
+	res, err := As[*PressureResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestOracleOnEveryDeck(t *testing.T) {
 				}
 				o := DefaultPressureOptions()
 				o.Deck, o.Model, o.Channel, o.Concurrency = name, "sim:oracle", ch, 4
-				res, err := RunPressure(ctx, st, o)
+				res, err := As[*PressureResult](Start(ctx, st, o))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -148,7 +148,7 @@ func TestPlantedIdentityFollowsDeclaredLabels(t *testing.T) {
 	o := DefaultPressureOptions()
 	o.Model, o.Concurrency = "sim:"+path, 4
 	o.Contrast = &pressure.Contrast{X: "woman", Y: "man", Reviewer: "J. Rivera"}
-	res, err := RunPressure(ctx, st, o)
+	res, err := As[*PressureResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestPlantedIdentityFollowsDeclaredLabels(t *testing.T) {
 	}
 	// The same run without the contrast has another fingerprint.
 	o.Contrast = nil
-	plain, err := RunPressure(ctx, st, o)
+	plain, err := As[*PressureResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/judge"
@@ -39,17 +38,16 @@ type Output interface {
 	View(ctx context.Context) (*View, error)
 }
 
-// View is a scored run as the viewer shows it: a pressure run's report
-// and its sessions scored again as pages need them, a framing run's
-// report, or a whole HTML page.
+// View is a scored run as the viewer shows it: its report as one page
+// with the viewer's links, and the run as a review samples it when its
+// answers can be reviewed.
 type View struct {
-	Report   report.Pressure
-	Outcomes pressure.Stream
-	// Only scores the sessions ids names, without reading the others.
-	Only    func(ctx context.Context, ids []string) pressure.Stream
-	Framing *report.Framing
-	// Page is a run's whole HTML report (judge runs).
-	Page string
+	// HTML writes the run's report as one self-contained page, its counts
+	// linked where links has a link for them (nil: none).
+	HTML func(ctx context.Context, st *store.Store, w io.Writer, links report.Linker) error
+	// Review is the run as a blinded review samples it; nil when its
+	// answers cannot be reviewed.
+	Review Reviewable
 }
 
 // Verdict is a run's conclusion as a gate reads it.
@@ -124,13 +122,19 @@ func (r *PressureResult) Render(ctx context.Context, st *store.Store, w io.Write
 		return err
 	}
 	if format == "html" {
-		briefs, err := rep.BriefsFrom(r.StreamOf(ctx, rep.BriefIDs()))
-		if err != nil {
-			return err
-		}
-		return rep.HTML(w, &report.HTMLExtras{Briefs: briefs})
+		return r.html(ctx, rep, w, nil)
 	}
 	return rep.Render(w, format)
+}
+
+// html writes the report rep (with its review added) as one page, with
+// the briefs of the sessions it names.
+func (r *PressureResult) html(ctx context.Context, rep report.Pressure, w io.Writer, links report.Linker) error {
+	briefs, err := rep.BriefsFrom(r.StreamOf(ctx, rep.BriefIDs()))
+	if err != nil {
+		return err
+	}
+	return rep.HTML(w, &report.HTMLExtras{Briefs: briefs, Links: links})
 }
 
 // Export writes one record per planned session, or those of a trigger.
@@ -284,19 +288,24 @@ func (r *PressureResult) ReviewSource(ctx context.Context) (pressure.Stream, pre
 	return r.Stream(ctx), r.Summary
 }
 
-func (r *PressureResult) View(ctx context.Context) (*View, error) {
-	return &View{Report: r.Report(), Outcomes: r.Stream(ctx), Only: r.StreamOf}, nil
+func (r *PressureResult) View(context.Context) (*View, error) {
+	return &View{Review: r, HTML: func(ctx context.Context, st *store.Store, w io.Writer, links report.Linker) error {
+		rep := r.Report()
+		if err := review.AddTo(ctx, st, &rep); err != nil {
+			return err
+		}
+		return r.html(ctx, rep, w, links)
+	}}, nil
 }
 
 func (r *FramingResult) View(context.Context) (*View, error) {
-	rep := r.Report()
-	return &View{Framing: &rep}, nil
+	return &View{HTML: func(_ context.Context, _ *store.Store, w io.Writer, links report.Linker) error {
+		return r.Report().HTMLLinked(w, links)
+	}}, nil
 }
 
 func (r *JudgeResult) View(context.Context) (*View, error) {
-	var b strings.Builder
-	if err := r.Report().HTML(&b); err != nil {
-		return nil, err
-	}
-	return &View{Page: b.String()}, nil
+	return &View{HTML: func(_ context.Context, _ *store.Store, w io.Writer, _ report.Linker) error {
+		return r.Report().HTML(w)
+	}}, nil
 }

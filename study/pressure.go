@@ -396,18 +396,6 @@ func EachOutcome(ctx context.Context, st *store.Store, ref string, fn func(o *pr
 	return err
 }
 
-// OpenPressure opens a stored pressure run to read its sessions again
-// (Each) without scoring it first: its Summary holds the run's channel and
-// deviations, not its measures. An export streams a run this way, scoring
-// each session once.
-func OpenPressure(ctx context.Context, st *store.Store, ref string) (*PressureResult, error) {
-	run, pr, err := openAs[*pressureRun](ctx, st, ref, "pressure")
-	if err != nil {
-		return nil, err
-	}
-	return pr.result(st, run), nil
-}
-
 func (pr *pressureRun) result(st *store.Store, run store.Run) *PressureResult {
 	pr.m.Fingerprint = pr.fingerprint()
 	res := &PressureResult{Run: run, Manifest: *pr.m, Deck: pr.deck, st: st}
@@ -520,7 +508,7 @@ func loadExceptionCodes(ctx context.Context, st *store.Store, runID string, samp
 			if status == review.StatusAgreed || status == review.StatusAdjudicated {
 				coded++
 			}
-			if code == store.CodeException {
+			if code == review.CodeException {
 				c.reviewed[it.SessionID] = true
 			}
 		}
@@ -551,7 +539,7 @@ func loadExceptionCodes(ctx context.Context, st *store.Store, runID string, samp
 			return c, err
 		}
 		for _, tc := range res.Audit.PerTask {
-			if tc.Code == store.CodeException {
+			if tc.Code == review.CodeException {
 				c.judged[tc.Task] = true
 			}
 		}
@@ -781,12 +769,6 @@ func loadPressure(run store.Run, src string, content []byte) (protocol, error) {
 		p.prompt = p.m.Net.AppPrompt
 	}
 	return p, nil
-}
-
-// RunPressure runs the pressure-and-correction protocol and stores it
-// (Start).
-func RunPressure(ctx context.Context, st *store.Store, o PressureOptions) (*PressureResult, error) {
-	return As[*PressureResult](Start(ctx, st, o))
 }
 
 // LoadPressure reads a pressure run back from the store and scores it

@@ -448,7 +448,7 @@ func pressureCorpusRun(t *testing.T, deckName string) map[int][]string {
 	o := DefaultPressureOptions()
 	o.Deck, o.Model, o.Seed, o.Concurrency = deckName, "openai-compatible:scripted", runSeed, 16
 	o.Endpoint = endpoint.Options{BaseURL: url, Concurrency: 16}
-	res, err := RunPressure(context.Background(), storetest.Open(t), o)
+	res, err := As[*PressureResult](Start(context.Background(), storetest.Open(t), o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +525,7 @@ func framingCorpusRun(t *testing.T) map[int][]string {
 	o := DefaultFramingOptions()
 	o.Data, o.Model, o.Concurrency = data, "openai-compatible:scripted", 16
 	o.Endpoint = endpoint.Options{BaseURL: url, Concurrency: 16}
-	res, err := RunFraming(context.Background(), storetest.Open(t), o)
+	res, err := As[*FramingResult](Start(context.Background(), storetest.Open(t), o))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestReferenceRowsFromTheExport(t *testing.T) {
 	o := DefaultPressureOptions()
 	o.Deck, o.Provider, o.Model, o.Seed, o.Concurrency, o.Turns = path, p, p.Info().Model, 7, 4, 3
 	o.Retry.MaxAttempts = 1
-	res, err := RunPressure(context.Background(), storetest.Open(t), o)
+	res, err := As[*PressureResult](Start(context.Background(), storetest.Open(t), o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestFramingReferenceRowsFromTheExport(t *testing.T) {
 	o := DefaultFramingOptions()
 	o.Data, o.Model, o.Concurrency = synthetic(t, 90), "sim:messy", 4
 	o.Design.Challenges, _ = framing.ParseChallenges([]string{"all"}, "")
-	fr, err := RunFraming(ctx, storetest.Open(t), o)
+	fr, err := As[*FramingResult](Start(ctx, storetest.Open(t), o))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,6 @@ import (
 	"github.com/buildlab/budge/store"
 )
 
-// concurrency is the caller's concurrency, or else the recorded run's.
-func concurrency(c Control, h *Header) int {
-	if c.Concurrency < 1 {
-		return h.Concurrency
-	}
-	return c.Concurrency
-}
-
 // resumeProvider opens the recorded model (at the recorded base URL unless
 // the caller gives another) and refuses one that would mix models.
 func resumeProvider(c Control, h *Header, p protocol) (provider.Provider, error) {

@@ -40,7 +40,7 @@ func TestRetryFailedTakesOnlyTransportFailures(t *testing.T) {
 	o.Seed, o.Concurrency = 7, 1
 	o.Retry.MaxAttempts = 1
 	o.Provider = &kindFaults{Provider: sim.New(simProfile(t, "default"))}
-	first, err := RunPressure(ctx, st, o)
+	first, err := As[*PressureResult](Start(ctx, st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

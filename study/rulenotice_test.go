@@ -40,7 +40,7 @@ func TestSimulatorRuleNotice(t *testing.T) {
 			notes = append(notes, s)
 		}
 		o.Started = func(string) { started = true }
-		if _, err := RunPressure(ctx, st, o); err != nil {
+		if _, err := As[*PressureResult](Start(ctx, st, o)); err != nil {
 			t.Fatal(err)
 		}
 		all := strings.Join(notes, "\n")

@@ -15,16 +15,19 @@ func RunStatus(ctx context.Context, st *store.Store, r store.Run) (string, error
 	if r.Status != store.RunRunning {
 		return r.Status, nil
 	}
+	if lease, held, err := st.RunLease(ctx, r.ID); err != nil || held {
+		// A run on a local store is worked under its lease.
+		if err != nil || !lease.Stale {
+			return r.Status, err
+		}
+		return "stopped", nil
+	}
 	if n, err := st.LiveWorkers(ctx, r.ID); err != nil || n > 0 {
 		return fmt.Sprintf("running, %d worker(s)", n), err
 	}
 	if cells, err := st.HasCells(ctx, r.ID); err != nil || cells {
 		// Detached, or its workers are gone: budge worker RUN goes on.
 		return "waiting for worker", err
-	}
-	lease, held, err := st.RunLease(ctx, r.ID)
-	if err != nil || (held && !lease.Stale) {
-		return r.Status, err
 	}
 	return "stopped", nil
 }

@@ -3,9 +3,11 @@ package study
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"testing"
 
+	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
 )
@@ -51,5 +53,27 @@ func TestStoreFailureMarksRunInterrupted(t *testing.T) {
 	}
 	if _, err := Load(ctx, st, id); err != nil {
 		t.Errorf("the interrupted run must still load: %v", err)
+	}
+}
+
+// jobsOf is the runner jobs of a run in schedule order, of the sessions
+// want accepts, each as the incarnation want gives, and how many there
+// are. Each job is made as the runner takes it: a run's jobs are never all
+// in memory.
+func jobsOf(p protocol, want func(i int, id string) (incarnation int, ok bool)) (int, iter.Seq[runner.Job]) {
+	_, idAt := plannedIDs(p)
+	order := p.order()
+	n := 0
+	for _, i := range order {
+		if _, ok := want(i, idAt(i)); ok {
+			n++
+		}
+	}
+	return n, func(yield func(runner.Job) bool) {
+		for pos, i := range order {
+			if inc, ok := want(i, idAt(i)); ok && !yield(p.job(i, pos, inc)) {
+				return
+			}
+		}
 	}
 }

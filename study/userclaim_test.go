@@ -31,7 +31,7 @@ func TestUserClaimArmEndToEnd(t *testing.T) {
 	p := sim.New(simProfile(t, "credulous"))
 	o := DefaultPressureOptions()
 	o.Deck, o.Provider, o.Model, o.Seed, o.Concurrency = path, p, p.Info().Model, 5, 4
-	res, err := RunPressure(context.Background(), st, o)
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

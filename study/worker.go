@@ -136,6 +136,9 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 	if h.Net.ReplayOf != "" {
 		return nil, fmt.Errorf("%w: run %s is a replay; replay %s again instead of resuming it", ErrInvalid, run.ID, h.Net.ReplayOf)
 	}
+	if c.Concurrency < 1 {
+		c.Concurrency = h.Concurrency // the run's own
+	}
 	ctx, release, err := exclusive(ctx, st, h)
 	if err != nil {
 		return nil, err
@@ -186,8 +189,13 @@ func Work(ctx context.Context, st *store.Store, ref string, c Control) (Result, 
 		return nil, err
 	}
 	if !st.Shared() {
-		// A local store's log is a file a kill may have cut: mended before
-		// more is appended.
+		// Under the lease no other process works on the run: the sessions
+		// a killed one held run again as the incarnation after what it
+		// stored, and its log, a file the kill may have cut, is mended
+		// before more is appended.
+		if err := st.ReopenClaimed(ctx, run.ID, todo.incarnations); err != nil {
+			return nil, err
+		}
 		if err := repairLog(ctx, st, run.ID); err != nil {
 			return nil, err
 		}
@@ -284,7 +292,7 @@ func work(ctx context.Context, st *store.Store, c Control, run store.Run, p prot
 		drain = context.Background()
 	}
 	var claimErr error
-	jobs := claimed(ctx, drain, w, p, max(1, concurrency(c, h)/4), &claimErr)
+	jobs := claimed(ctx, drain, w, p, max(1, c.Concurrency/4), &claimErr)
 	stats, err := execute(ctx, st, c, p, s, w, cells.Left(), jobs)
 	if err != nil {
 		return nil, err

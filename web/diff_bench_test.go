@@ -119,7 +119,7 @@ func BenchmarkRunDiffMemory(b *testing.B) {
 			for _, model := range []string{"sim", "sim:steadfast"} {
 				o := study.DefaultPressureOptions()
 				o.Seed, o.Model, o.Deck = 11, model, deck
-				res, err := study.RunPressure(context.Background(), st, o)
+				res, err := study.As[*study.PressureResult](study.Start(context.Background(), st, o))
 				if err != nil {
 					b.Fatal(err)
 				}

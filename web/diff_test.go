@@ -27,7 +27,7 @@ func twoSimRuns(t testing.TB) (*store.Store, string, string) {
 	for _, model := range []string{"sim", "sim:steadfast"} {
 		o := study.DefaultPressureOptions()
 		o.Seed, o.Model = 11, model
-		res, err := study.RunPressure(context.Background(), st, o)
+		res, err := study.As[*study.PressureResult](study.Start(context.Background(), st, o))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func twoFramingRuns(t testing.TB, st *store.Store) (string, string) {
 		o.Bootstrap.Resamples = 50
 		o.Model = model
 		o.Design.Mitigations = append(o.Design.Mitigations, mitigation(t, "be-honest"))
-		res, err := study.RunFraming(context.Background(), st, o)
+		res, err := study.As[*study.FramingResult](study.Start(context.Background(), st, o))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestRunDiffFraming(t *testing.T) {
 	// Runs of other items are not matched cell by cell.
 	o := study.DefaultFramingOptions()
 	o.Bootstrap.Resamples, o.SampleN, o.SampleSeed = 50, 12, 3
-	other, err := study.RunFraming(context.Background(), st, o)
+	other, err := study.As[*study.FramingResult](study.Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/buildlab/budge/framing"
-	"github.com/buildlab/budge/judge"
 	"github.com/buildlab/budge/pressure"
-	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -28,38 +25,15 @@ import (
 
 // indexVersion changes when what the index holds changes: an index
 // written by another version is written again.
-const indexVersion = "view-7"
+const indexVersion = "view-8"
 
-// headline is a run's stored summary: what the runs list shows and what the
+// headline is a run's stored summary: what the runs list shows (the
+// measures the run's result gives, study.ViewHeadline) and what the
 // report page's counts link to.
 type headline struct {
 	Protocol string `json:"protocol"`
 	Sessions int    `json:"sessions"`
-	Language string `json:"language,omitempty"`
-	Frozen   string `json:"frozen,omitempty"` // frozen, exploratory, or ""
-
-	// Pressure runs.
-	Baseline *stats.Rate `json:"baseline,omitempty"`
-	TowardX  *stats.Rate `json:"reversal_toward_x,omitempty"`
-	TowardY  *stats.Rate `json:"reversal_toward_y,omitempty"`
-	Uptake   *stats.Rate `json:"uptake,omitempty"`
-	Verdict  string      `json:"verdict,omitempty"`
-	// Decision is the run's decision as every report opens with it: its
-	// headline, the kinds of trigger that fired (each links to exactly
-	// its sessions) and what the run could not assess.
-	Decision *decisionHead `json:"decision,omitempty"`
-
-	// Framing runs: the first arm's DDS with its interval.
-	Arm      string      `json:"arm,omitempty"`
-	DDS      *float64    `json:"dds,omitempty"`
-	DDSLo    *float64    `json:"dds_lo,omitempty"`
-	DDSHi    *float64    `json:"dds_hi,omitempty"`
-	Accuracy *stats.Rate `json:"accuracy,omitempty"`
-	Parsed   *stats.Rate `json:"parsed,omitempty"`
-
-	// Judge runs: the run coded, and the tasks with a code.
-	Source string      `json:"source_run,omitempty"`
-	Coded  *stats.Rate `json:"coded,omitempty"`
+	study.ViewHeadline
 
 	// Counts of the sessions behind each filter of the session table.
 	Counts counts `json:"counts"`
@@ -68,20 +42,6 @@ type headline struct {
 	// each row is a filter of the session table and how many it selects.
 	Breakdown []countRow `json:"breakdown"`
 	rows      map[string]int
-}
-
-// decisionHead is a pressure run's decision on the viewer's pages.
-type decisionHead struct {
-	Headline    string        `json:"headline"`
-	Triggers    []triggerHead `json:"triggers"`
-	NotAssessed []string      `json:"not_assessed"`
-}
-
-// triggerHead is one kind of trigger that fired and its sessions.
-type triggerHead struct {
-	Key   string `json:"key"`
-	Label string `json:"label"`
-	Count int    `json:"sessions"`
 }
 
 // countRow is a count and the session-table filter behind it.
@@ -295,28 +255,31 @@ func (s *Server) building(id string) bool {
 	return s.ix.building[id] != nil
 }
 
-// writeIndex scores a run and stores its index.
+// writeIndex scores a run and stores its index: the run hands each
+// session as the table shows it, counted here by the table's filters.
 func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string) error {
+	v, err := study.OpenViewer(ctx, s.st, run.ID)
+	if err != nil {
+		return err
+	}
 	w, err := s.st.WriteView(ctx, run.ID)
 	if err != nil {
 		return err
 	}
-	var h *headline
-	switch {
-	case study.KindOf(run).Deck:
-		h, err = indexPressure(ctx, s.st, w, run.ID)
-	case run.Protocol == "judge":
-		h, err = indexJudge(ctx, s.st, w, run.ID)
-	default:
-		var r *study.FramingResult
-		if r, err = study.LoadFraming(ctx, s.st, run.ID); err == nil {
-			h, err = indexFraming(ctx, w, r)
-		}
-	}
+	h := &headline{Protocol: run.Protocol}
+	m, err := v.Index(ctx, s.st, counted{w, h})
 	if err != nil {
 		return err
 	}
-	h.Protocol = run.Protocol
+	h.ViewHeadline = *m
+	// Marks made after the sessions were added (discordant pairs, a
+	// review's triggers) count as the table filters them.
+	if h.Counts.Failures, err = w.Count(ctx, "failure"); err != nil {
+		return err
+	}
+	if h.Counts.Discordant, err = w.Count(ctx, "discordant"); err != nil {
+		return err
+	}
 	h.sortBreakdown()
 	b, err := json.Marshal(h)
 	if err != nil {
@@ -325,124 +288,23 @@ func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string) er
 	return w.Finish(ctx, basis, b)
 }
 
+// counted is a view writer that counts each session it stores in the
+// headline.
+type counted struct {
+	*store.ViewWriter
+	h *headline
+}
+
+func (c counted) Add(ctx context.Context, v store.ViewSession) error {
+	c.h.count(v)
+	return c.ViewWriter.Add(ctx, v)
+}
+
 func yesNo(b bool) string {
 	if b {
 		return pressure.Yes
 	}
 	return pressure.No
-}
-
-func ratep(r stats.Rate) *stats.Rate { return &r }
-
-// indexPressure scores a pressure run once, storing each session as the
-// table shows it, and returns the run's headline. Whether a session is
-// in a discordant pair is known when its partner is scored, and whether
-// a review adds it to the decision's triggers once every session is: those
-// flags are marked after, a few hundred sessions at a time, so memory does
-// not grow with the run.
-func indexPressure(ctx context.Context, st *store.Store, w *store.ViewWriter, id string) (*headline, error) {
-	h := &headline{}
-	var disc []string // sessions of discordant pairs, not yet marked
-	// Every discordant pair's sessions (the summary lists only the first).
-	pairs := pressure.NewDiscordance(func(q pressure.Pair) { disc = append(disc, q.TowardX, q.TowardY) })
-	markDisc := func() error {
-		err := w.Mark(ctx, "discordant", disc)
-		disc = disc[:0]
-		return err
-	}
-	r, err := study.LoadPressureEach(ctx, st, id, func(o *pressure.Outcome) error {
-		pairs.Add(o)
-		if err := addPressure(ctx, w, h, o); err != nil {
-			return err
-		}
-		// The session just scored has its table row only once added.
-		if len(disc) >= 512 {
-			return markDisc()
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := markDisc(); err != nil {
-		return nil, err
-	}
-	sum := r.Summary
-	// Sessions a review adds to the decision's triggers.
-	if err := w.MarkTrigger(ctx, pressure.TrigException, sum.Decision.AddedTo(pressure.TrigException)); err != nil {
-		return nil, err
-	}
-	rep := r.Report()
-	h.Language, h.Baseline, h.Uptake, h.Verdict = sum.Language, ratep(sum.Baseline), ratep(sum.Uptake.All), sum.Decision.Verdict
-	dh := &decisionHead{Headline: sum.Decision.Headline, NotAssessed: sum.Decision.NotAssessed, Triggers: []triggerHead{}}
-	for _, f := range sum.Decision.Triggers {
-		dh.Triggers = append(dh.Triggers, triggerHead{Key: f.Key, Label: f.Label, Count: f.Count})
-	}
-	h.Decision = dh
-	switch {
-	case rep.Run.DeckFrozenAt != nil:
-		h.Frozen = "frozen " + rep.Run.DeckFrozenAt.UTC().Format("2006-01-02")
-	case rep.Run.Exploratory != nil && *rep.Run.Exploratory:
-		h.Frozen = "exploratory"
-	}
-	for _, c := range sum.PooledByDir {
-		switch c.Direction {
-		case "X":
-			h.TowardX = ratep(c.Reversal)
-		case "Y":
-			h.TowardY = ratep(c.Reversal)
-		}
-	}
-	var err2 error
-	if h.Counts.Failures, err2 = w.Count(ctx, "failure"); err2 != nil {
-		return nil, err2
-	}
-	if h.Counts.Discordant, err2 = w.Count(ctx, "discordant"); err2 != nil {
-		return nil, err2
-	}
-	return h, nil
-}
-
-// addPressure stores one scored session as the session table shows it.
-func addPressure(ctx context.Context, w *store.ViewWriter, h *headline, o *pressure.Outcome) error {
-	if o.InitialStatus == pressure.Missing {
-		return nil
-	}
-	v := store.ViewSession{ID: o.ID(), Case: o.Case, Branch: string(o.Branch), Assignment: string(o.Assignment), Order: string(o.Order),
-		First: o.Initial.Selection, FirstStatus: string(o.InitialStatus)}
-	if o.Final != nil {
-		v.Final = o.Final.Selection
-	}
-	if o.FinalStatus != nil {
-		v.FinalStatus = string(*o.FinalStatus)
-	}
-	// Direction and reversal exist only where a pressure message was sent.
-	if _, ok := o.Branch.Family(); ok && o.TargetIdentity != nil {
-		v.Direction = *o.TargetIdentity
-		v.Reversal = o.Turn1Reversal().Value
-	}
-	if o.Branch == pressure.Correction {
-		if o.FinalStatus != nil && *o.FinalStatus != pressure.Transport && *o.FinalStatus != pressure.Missing {
-			v.Correction = yesNo(*o.FinalStatus == pressure.Correct)
-		}
-		if o.ObservedUpdate != nil {
-			v.UpdateObserved = yesNo(*o.ObservedUpdate)
-		}
-	}
-	v.Contradiction = len(o.Contradictions) > 0
-	v.Transport = o.InitialStatus == pressure.Transport || (o.FinalStatus != nil && *o.FinalStatus == pressure.Transport)
-	v.ParseFailure = o.InitialStatus == pressure.SchemaInvalid || (o.FinalStatus != nil && *o.FinalStatus == pressure.SchemaInvalid)
-	keys := pressure.TriggerKeysOf(o.Triggers())
-	v.Triggers = strings.Join(keys, " ")
-	v.Failure = v.Transport || len(keys) > 0
-	other := o.Spec
-	other.Assignment = pressure.AssignII
-	if o.Assignment == pressure.AssignII {
-		other.Assignment = pressure.AssignI
-	}
-	v.Pair = other.ID()
-	h.count(v)
-	return w.Add(ctx, v)
 }
 
 // count adds a session to the headline's counts.
@@ -476,142 +338,6 @@ func (h *headline) count(v store.ViewSession) {
 	if v.Correction != "" {
 		h.tally("correction applied: "+v.Correction, "branch", v.Branch, "correction", v.Correction)
 	}
-}
-
-// framingStatus is an answer's status as the table shows it: correct or
-// incorrect when a choice was read, else how it failed.
-func framingStatus(r framing.Reply) string {
-	if r.Status != framing.StatusAnswered {
-		return r.Status
-	}
-	if r.Correct {
-		return "correct"
-	}
-	return "incorrect"
-}
-
-// indexFraming stores each session of a framing run as the table shows it
-// (the condition in the branch column, the arm in the case column), and
-// returns the run's headline.
-func indexFraming(ctx context.Context, w *store.ViewWriter, r *study.FramingResult) (*headline, error) {
-	h := &headline{}
-	if r.Summary != nil && len(r.Summary.Arms) > 0 {
-		a := r.Summary.Arms[0]
-		h.Arm = a.Name
-		if a.Macro != nil {
-			d := a.Macro.DDS
-			h.DDS, h.DDSLo, h.DDSHi = &d.Value, d.CILo, d.CIHi
-		}
-	}
-	// A C1 condition has no speakers: one C1 session may stand against the
-	// C2 sessions of several label sets. A session's pair is the one in the
-	// other framing on the same item and template with the same labels and
-	// mitigation when there is one, else the same mitigation, else the first.
-	var acc, parsed stats.Rate
-	cell := func(o framing.Spec, c framing.Condition) string {
-		return o.Item + "\x00" + o.Template + "\x00" + string(c)
-	}
-	// Pairs are within an item: the run is read an item at a time.
-	err := r.EachItem(ctx, func(it *study.ItemObservations) error {
-		obs := it.Observations
-		byCell := map[string][]*framing.Observation{}
-		for i := range obs {
-			k := cell(obs[i].Spec, obs[i].Condition)
-			byCell[k] = append(byCell[k], &obs[i])
-		}
-		pairOf := func(o *framing.Observation) *framing.Observation {
-			cands := byCell[cell(o.Spec, o.Condition.Pair())]
-			var best *framing.Observation
-			score := -1
-			for _, c := range cands {
-				sc := 0
-				if c.Mitigation == o.Mitigation {
-					sc += 2
-				}
-				if c.Labels == o.Labels {
-					sc++
-				}
-				if sc > score {
-					best, score = c, sc
-				}
-			}
-			return best
-		}
-		for i := it.FromC1Run; i < len(obs); i++ {
-			o := &obs[i]
-			if o.Status == framing.StatusMissing {
-				continue
-			}
-			parsed.Den++
-			if o.Status == framing.StatusAnswered {
-				parsed.Num++
-				acc.Den++
-				if o.Correct {
-					acc.Num++
-				}
-			}
-			arm := strings.Join([]string{o.Template, o.Labels, o.Mitigation}, "/")
-			v := store.ViewSession{ID: o.Session, Item: o.Item, Case: strings.ReplaceAll(arm, "//", "/"), Branch: string(o.Condition),
-				First: o.Choice, FirstStatus: framingStatus(o.Reply)}
-			p := pairOf(o)
-			if p != nil {
-				v.Pair = p.Session
-			}
-			if a := o.AfterChallenge; a != nil {
-				v.Final, v.FinalStatus = a.Choice, framingStatus(*a)
-				if o.Status == framing.StatusAnswered && a.Status == framing.StatusAnswered {
-					v.Reversal = yesNo(a.Choice != o.Choice)
-				} else {
-					v.Reversal = pressure.NotEligible
-				}
-			}
-			v.ParseFailure = o.Status == framing.StatusUnparseable
-			v.Transport = o.Status == framing.StatusFailed
-			v.Failure = v.Transport || (o.Status == framing.StatusAnswered && !o.Correct)
-			if p != nil && p.Status == framing.StatusAnswered && o.Status == framing.StatusAnswered {
-				v.Discordant = p.Correct != o.Correct
-			}
-			h.count(v)
-			if err := w.Add(ctx, v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	h.Accuracy, h.Parsed = &acc, &parsed
-	return h, nil
-}
-
-// indexJudge stores a judge run's judgments as its session rows: the task
-// as the case, its group (flip kind or failure type) as the branch, the
-// presentation order and repeat, and the code read as the first answer.
-func indexJudge(ctx context.Context, st *store.Store, w *store.ViewWriter, id string) (*headline, error) {
-	res, err := study.Load(ctx, st, id)
-	if err != nil {
-		return nil, err
-	}
-	r, ok := res.(*study.JudgeResult)
-	if !ok {
-		return nil, fmt.Errorf("run %s is a %s run, not a judge run", id, res.Head().Protocol)
-	}
-	h := &headline{Source: r.Manifest.Source}
-	coded := r.Audit.Coded
-	h.Coded = &coded
-	for _, rec := range r.Records() {
-		v := store.ViewSession{ID: rec.Session, Case: rec.Task, Branch: rec.Group, Order: fmt.Sprintf("order %d · repeat %d", rec.Order, rec.Repeat),
-			First: rec.Code, FirstStatus: rec.Status}
-		v.Transport = rec.Status == judge.StatusFailed
-		v.ParseFailure = rec.Status == judge.StatusUnreadable
-		v.Failure = v.Transport
-		h.count(v)
-		if err := w.Add(ctx, v); err != nil {
-			return nil, err
-		}
-	}
-	return h, nil
 }
 
 // reportCache keeps the last few HTML reports the viewer wrote, each for

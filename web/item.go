@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -114,10 +115,19 @@ func itemArms(res *study.FramingResult, it *study.ItemObservations) []armView {
 	return arms
 }
 
+// itemPages refuses a run whose sessions are not items under conditions.
+func (s *Server) itemPages(ctx context.Context, run store.Run) error {
+	v, err := s.viewer(ctx, run)
+	if err == nil && v.Table != study.TableItems {
+		err = fmt.Errorf("%w: run %s is a %s run; item pages are for framing runs", errNotFound, run.ID, run.Protocol)
+	}
+	return err
+}
+
 // framingItem serves /runs/{run}/item/{item}.
 func (s *Server) framingItem(w http.ResponseWriter, r *http.Request, run store.Run) error {
-	if study.KindOf(run).Deck {
-		return fmt.Errorf("%w: run %s is a %s run; item pages are for framing runs", errNotFound, run.ID, run.Protocol)
+	if err := s.itemPages(r.Context(), run); err != nil {
+		return err
 	}
 	res, err := study.LoadFraming(r.Context(), s.st, run.ID)
 	if err != nil {
@@ -174,8 +184,8 @@ type itemsPage struct {
 // four answers of each arm and the flips they make; ?flips= keeps the items
 // with a flip (any, deference or skepticism) in some arm.
 func (s *Server) framingItems(w http.ResponseWriter, r *http.Request, run store.Run) error {
-	if study.KindOf(run).Deck {
-		return fmt.Errorf("%w: run %s is a %s run; item pages are for framing runs", errNotFound, run.ID, run.Protocol)
+	if err := s.itemPages(r.Context(), run); err != nil {
+		return err
 	}
 	q := r.URL.Query()
 	d := itemsPage{Run: run, Filter: q.Get("flips")}

@@ -20,13 +20,13 @@ func TestViewerShowsJudgeRuns(t *testing.T) {
 	st := storetest.Open(t)
 	fo := study.DefaultFramingOptions()
 	fo.Bootstrap.Resamples = 50
-	fr, err := study.RunFraming(ctx, st, fo)
+	fr, err := study.As[*study.FramingResult](study.Start(ctx, st, fo))
 	if err != nil {
 		t.Fatal(err)
 	}
 	jo := study.DefaultJudgeOptions()
 	jo.Source, jo.Model = fr.Manifest.RunID, "sim"
-	jr, err := study.Judge(ctx, st, jo)
+	jr, err := study.As[*study.JudgeResult](study.Start(ctx, st, jo))
 	if err != nil {
 		t.Fatal(err)
 	}

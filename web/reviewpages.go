@@ -8,7 +8,6 @@ import (
 
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/study"
 )
 
 type reviewData struct {
@@ -27,7 +26,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if err != nil {
 		return err
 	}
-	d := reviewData{State: st, Codes: store.ReasonCodes}
+	d := reviewData{State: st, Codes: review.ReasonCodes}
 	if st.Review != nil {
 		d.Items, d.Both = len(st.Review.Items), st.BothFinished()
 		for _, who := range st.Review.Reviewers {
@@ -46,7 +45,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, run store.Run) e
 // StartReview scores the run, draws the sample and freezes it. The sample
 // is drawn from scores alone, before any explanation is shown.
 func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request, run store.Run) error {
-	if s.opt.LoadReport == nil || !study.KindOf(run).Deck {
+	if s.opt.LoadReport == nil {
 		return fmt.Errorf("%w: the review is for pressure runs", errBadRequest)
 	}
 	n, err1 := strconv.Atoi(r.FormValue("successes"))
@@ -58,7 +57,11 @@ func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request, run store.R
 	if err != nil {
 		return err
 	}
-	rev, tokens, err := review.Freeze(r.Context(), s.st, run.ID, [2]string{r.FormValue("a"), r.FormValue("b")}, seed, n, sc.Outcomes, sc.Report.Measures)
+	if sc.Review == nil {
+		return fmt.Errorf("%w: the review is for pressure runs", errBadRequest)
+	}
+	outcomes, sum := sc.Review.ReviewSource(r.Context())
+	rev, tokens, err := review.Freeze(r.Context(), s.st, run.ID, [2]string{r.FormValue("a"), r.FormValue("b")}, seed, n, outcomes, sum)
 	if err != nil {
 		return err
 	}
@@ -112,7 +115,7 @@ func (s *Server) reviewer(w http.ResponseWriter, r *http.Request, run store.Run)
 	if st.Review == nil {
 		return store.ErrNoReview
 	}
-	d := reviewerData{Who: who, Finished: st.Finished[who], Codes: store.ReasonCodes}
+	d := reviewerData{Who: who, Finished: st.Finished[who], Codes: review.ReasonCodes}
 	mine := st.Visible(who)[who]
 	for i, it := range st.Review.Items {
 		t, err := s.loadTranscript(r.Context(), run, it.SessionID, true)
@@ -146,7 +149,7 @@ func (s *Server) reviewCode(w http.ResponseWriter, r *http.Request, run store.Ru
 	if err != nil || n < 1 || n > len(rev.Items) {
 		return fmt.Errorf("%w: item %q is not in the sample", errBadRequest, r.FormValue("item"))
 	}
-	if err := s.st.SetReviewCode(r.Context(), run.ID, rev.Items[n-1].SessionID, who, r.FormValue("code"), r.FormValue("note")); err != nil {
+	if err := review.SetCode(r.Context(), s.st, run.ID, rev.Items[n-1].SessionID, who, r.FormValue("code"), r.FormValue("note")); err != nil {
 		return err
 	}
 	saved(w, r, run, "/review/code?who="+url.QueryEscape(who))
@@ -194,7 +197,7 @@ func (s *Server) adjudicate(w http.ResponseWriter, r *http.Request, run store.Ru
 	if !st.BothFinished() {
 		return store.ErrNotBothDone
 	}
-	d := adjData{Reviewers: st.Review.Reviewers, Codes: append(append([]string{}, store.ReasonCodes...), store.CodeUnresolved)}
+	d := adjData{Reviewers: st.Review.Reviewers, Codes: append(append([]string{}, review.ReasonCodes...), review.CodeUnresolved)}
 	for _, it := range st.Disagreements() {
 		t, err := s.loadTranscript(r.Context(), run, it.SessionID, false)
 		if err != nil {
@@ -209,7 +212,7 @@ func (s *Server) adjudicate(w http.ResponseWriter, r *http.Request, run store.Ru
 }
 
 func (s *Server) adjudicateSave(w http.ResponseWriter, r *http.Request, run store.Run) error {
-	if err := s.st.SetAdjudication(r.Context(), run.ID, r.FormValue("session"), r.FormValue("code"), r.FormValue("note")); err != nil {
+	if err := review.Adjudicate(r.Context(), s.st, run.ID, r.FormValue("session"), r.FormValue("code"), r.FormValue("note")); err != nil {
 		return err
 	}
 	saved(w, r, run, "/review/adjudicate")

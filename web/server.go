@@ -30,7 +30,6 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
-	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
@@ -65,7 +64,7 @@ type Server struct {
 	mux  *http.ServeMux
 
 	mu      sync.Mutex
-	decks   map[string]*pressure.Deck
+	viewers map[string]*study.Viewer // by run basis
 	diffs   diffCache
 	ix      indexer
 	reports reportCache
@@ -84,7 +83,7 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	if err := st.PrepareBrowse(context.Background()); err != nil {
 		return nil, err
 	}
-	s := &Server{st: st, opt: opt, csrf: hex.EncodeToString(b), tmpl: t, mux: http.NewServeMux(), decks: map[string]*pressure.Deck{},
+	s := &Server{st: st, opt: opt, csrf: hex.EncodeToString(b), tmpl: t, mux: http.NewServeMux(), viewers: map[string]*study.Viewer{},
 		ix: indexer{building: map[string]*build{}, one: make(chan struct{}, 1)}}
 	static, _ := fs.Sub(assets, "assets/static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -258,7 +257,7 @@ func fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, store.ErrNoSession), errors.Is(err, store.ErrNoReview), errors.Is(err, errNotFound):
 		code = http.StatusNotFound
 	case errors.Is(err, errBadRequest), errors.Is(err, store.ErrNotReviewer), errors.Is(err, store.ErrNotInSample),
-		errors.Is(err, store.ErrUnknownCode), errors.Is(err, store.ErrUncodedItems), errors.Is(err, store.ErrNoDisagreement):
+		errors.Is(err, review.ErrUnknownCode), errors.Is(err, store.ErrUncodedItems), errors.Is(err, store.ErrNoDisagreement):
 		code = http.StatusBadRequest
 	case errors.Is(err, store.ErrFinished), errors.Is(err, store.ErrNotBothDone), errors.Is(err, store.ErrReviewExists):
 		code = http.StatusConflict
@@ -307,22 +306,25 @@ func (s *Server) onRun(h func(http.ResponseWriter, *http.Request, store.Run) err
 	}
 }
 
-func (s *Server) deck(ctx context.Context, run store.Run) (*pressure.Deck, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d := s.decks[run.DeckHash]; d != nil {
-		return d, nil
-	}
-	src, content, err := s.st.Deck(ctx, run.DeckHash)
+// viewer is what the run's result gives its pages (study.OpenViewer),
+// read once per state of the run.
+func (s *Server) viewer(ctx context.Context, run store.Run) (*study.Viewer, error) {
+	key, err := s.basis(ctx, run)
 	if err != nil {
 		return nil, err
 	}
-	d, probs := pressure.ParseDeck(src, content)
-	if d == nil {
-		return nil, fmt.Errorf("stored deck does not parse: %v", pressure.Problems(probs))
+	key = run.ID + "|" + key
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v := s.viewers[key]; v != nil {
+		return v, nil
 	}
-	s.decks[run.DeckHash] = d
-	return d, nil
+	v, err := study.OpenViewer(ctx, s.st, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	s.viewers[key] = v
+	return v, nil
 }
 
 // transcript is one session ready to show.
@@ -344,48 +346,19 @@ type entry struct {
 	Diff  bool
 }
 
-// runContrast is the identity field name and labels a run showed the
-// model in place of its deck's (budge run --identities records them in the
-// manifest as identity_contrast); the first pass masks them as well as the
-// deck's own.
-func runContrast(run store.Run) (fields, labels []string) {
-	var m struct {
-		Contrast *struct{ Field, X, Y string } `json:"identity_contrast"`
-	}
-	if json.Unmarshal(run.Manifest, &m) != nil || m.Contrast == nil {
-		return nil, nil
-	}
-	return []string{m.Contrast.Field}, []string{m.Contrast.X, m.Contrast.Y}
-}
-
 func (s *Server) loadTranscript(ctx context.Context, run store.Run, id string, masked bool) (*transcript, error) {
 	se, err := s.st.Session(ctx, run.ID, id)
 	if err != nil {
 		return nil, err
 	}
-	t := &transcript{Session: se, Masked: masked}
-	json.Unmarshal(se.Spec, &t.Spec)
-	var deck *pressure.Deck
-	if study.KindOf(run).Deck {
-		if deck, err = s.deck(ctx, run); err != nil {
-			return nil, err
-		}
-		var sp pressure.Spec
-		if err := json.Unmarshal(se.Spec, &sp); err == nil && deck.CaseByID(sp.Case) != nil {
-			// Read as the run read it: its channel and its parsing mode.
-			var m struct {
-				Channel pressure.Channel `json:"evidence_channel"`
-				Strict  bool             `json:"strict_parse"`
-				Turns   int              `json:"pressure_turns"`
-			}
-			json.Unmarshal(run.Manifest, &m)
-			o := pressure.ScoreWith(deck, sp, pressure.Transcript{Ran: true, Entries: se.Messages, FailedPhase: se.FailedPhase,
-				FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: m.Channel, Turns: m.Turns}, pressure.ParseOptions{Strict: m.Strict})
-			t.Outcome = &o
-		}
+	v, err := s.viewer(ctx, run)
+	if err != nil {
+		return nil, err
 	}
-	fields, labels := runContrast(run)
-	mask := review.DeckMask(deck, fields, labels)
+	// Read as the run read it: its channel and its parsing mode.
+	t := &transcript{Session: se, Masked: masked, Outcome: v.Outcome(se)}
+	json.Unmarshal(se.Spec, &t.Spec)
+	mask := v.Mask
 	for _, m := range se.Messages {
 		e := entry{Entry: m}
 		for _, c := range m.ToolCalls {
@@ -457,7 +430,11 @@ func (s *Server) linkSession(ctx context.Context, run store.Run, t *transcript) 
 	if ok {
 		t.Row = &v
 	}
-	if study.KindOf(run).Deck {
+	vw, err := s.viewer(ctx, run)
+	if err != nil {
+		return err
+	}
+	if vw.Table == study.TableCases {
 		if sp, err := pressure.ParseSpecID(t.Session.ID); err == nil {
 			t.PairURL = "/runs/" + run.ID + "/pair?key=" + url.QueryEscape(sp.PairKey())
 			t.ItemURL = tableURL(run.ID, map[string]string{"case": sp.Case})
@@ -604,28 +581,8 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if err != nil {
 		return err
 	}
-	if sc.Page != "" {
-		s.reports.put(run.ID, key, sc.Page)
-		return s.writeReport(w, r, run, sc.Page)
-	}
-	if sc.Framing != nil {
-		var b strings.Builder
-		if err := sc.Framing.HTMLLinked(&b, reportLinker(run.ID)); err != nil {
-			return err
-		}
-		s.reports.put(run.ID, key, b.String())
-		return s.writeReport(w, r, run, b.String())
-	}
-	rep := sc.Report
-	if err := review.AddTo(r.Context(), s.st, &rep); err != nil {
-		return err
-	}
-	briefs, err := rep.BriefsFrom(sc.Only(r.Context(), rep.BriefIDs()))
-	if err != nil {
-		return err
-	}
 	var b strings.Builder
-	if err := rep.HTML(&b, &report.HTMLExtras{Briefs: briefs, Links: reportLinker(run.ID)}); err != nil {
+	if err := sc.HTML(r.Context(), s.st, &b, reportLinker(run.ID)); err != nil {
 		return err
 	}
 	s.reports.put(run.ID, key, b.String())

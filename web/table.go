@@ -180,19 +180,24 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 	if err != nil {
 		return err
 	}
-	// A judge run's table shows one row per judgment: its task, its group,
-	// order and repeat, and the code the judge gave.
-	judgeRun := run.Protocol == "judge"
-	d := tableData{Run: run, Framing: !study.KindOf(run).Deck && !judgeRun, Judge: judgeRun, H: h, Q: url.Values{}}
+	// The run says how its table is laid out: a judge run's shows one row
+	// per judgment (its task, its group, order and repeat, and the code
+	// the judge gave), a framing run's items under conditions.
+	v, err := s.viewer(ctx, run)
+	if err != nil {
+		return err
+	}
+	d := tableData{Run: run, Framing: v.Table == study.TableItems, Judge: v.Table == study.TableJudgments, H: h, Q: url.Values{}}
 	for _, k := range valueFilters {
 		d.Q.Set(k, q.Get(k))
 	}
 	for _, f := range flags {
 		d.Q.Set(f.Key, q.Get(f.Key))
 	}
-	if !d.Framing && !judgeRun {
-		if err := s.fillChoices(ctx, run, &d); err != nil {
-			return err
+	if v.Table == study.TableCases {
+		d.Cases = v.Cases
+		for _, b := range pressure.DeterminateBranches {
+			d.Branches = append(d.Branches, string(b))
 		}
 	}
 	vq := viewQuery(q)
@@ -272,21 +277,6 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 	return nil
 }
 
-// fillChoices lists a pressure run's cases and branches for the filters.
-func (s *Server) fillChoices(ctx context.Context, run store.Run, d *tableData) error {
-	deck, err := s.deck(ctx, run)
-	if err != nil {
-		return err
-	}
-	for _, c := range deck.Cases {
-		d.Cases = append(d.Cases, c.ID)
-	}
-	for _, b := range pressure.DeterminateBranches {
-		d.Branches = append(d.Branches, string(b))
-	}
-	return nil
-}
-
 // reportLinks is the viewer's block above a run's report: navigation and
 // every count of the run with a link to the sessions behind it.
 type reportLinks struct {
@@ -327,7 +317,7 @@ func (s *Server) reportLinks(ctx context.Context, run store.Run) (*reportLinks, 
 	return d, nil
 }
 
-func (d *reportLinks) Framing() bool { return d.H != nil && d.H.Protocol == "framing" }
+func (d *reportLinks) Framing() bool { return d.H != nil && d.H.Table == study.TableItems }
 
 // spliceAfterBody puts block right after the opening body tag of a
 // self-contained HTML page (which budge wrote: its first <body> is the

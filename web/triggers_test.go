@@ -28,7 +28,7 @@ var (
 func TestTriggersAgreeAcrossExportReportAndViewer(t *testing.T) {
 	st, id := simRunOf(t, "sim:pushover")
 	ctx := context.Background()
-	res, err := study.OpenPressure(ctx, st, id)
+	res, err := study.As[*study.PressureResult](study.OpenForExport(ctx, st, id))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
@@ -117,7 +118,7 @@ func TestViewerOnPostgres(t *testing.T) {
 	st := storetest.OpenPostgres(t)
 	o := study.DefaultPressureOptions()
 	o.Seed = 11
-	res, err := study.RunPressure(context.Background(), st, o)
+	res, err := study.As[*study.PressureResult](study.Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestReportKeptUntilTheRunChanges(t *testing.T) {
 	if calls != 2 {
 		t.Errorf("after a review started the report was scored %d times in all, want 2", calls)
 	}
-	if err := st.SetReviewCode(ctx, id, ids[0], "ana", store.CodeIdentity, ""); err != nil {
+	if err := st.SetReviewCode(ctx, id, ids[0], "ana", review.CodeIdentity, ""); err != nil {
 		t.Fatal(err)
 	}
 	c.get("/runs/"+id+"/report", 200)

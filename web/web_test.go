@@ -47,7 +47,7 @@ func simRunOf(t testing.TB, model string) (*store.Store, string) {
 	o := study.DefaultPressureOptions()
 	o.Seed = 11
 	o.Model = model
-	res, err := study.RunPressure(context.Background(), st, o)
+	res, err := study.As[*study.PressureResult](study.Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +563,7 @@ func framingViewer(t *testing.T) (*client, string) {
 	st := storetest.Open(t)
 	o := study.DefaultFramingOptions()
 	o.Bootstrap.Resamples = 100
-	res, err := study.RunFraming(context.Background(), st, o)
+	res, err := study.As[*study.FramingResult](study.Start(context.Background(), st, o))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,76 +40,6 @@ func batchModel(t *testing.T, style, url string) []string {
 	return []string{"--model", "openai-compatible:sim", "--base-url", url + "/v1"}
 }
 
-// maxTurns is the most model calls any session of a run made.
-func maxTurns(t *testing.T, st *store.Store, id string) int {
-	t.Helper()
-	ss, err := st.Sessions(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	most := 0
-	for _, se := range ss {
-		for _, a := range se.Attempts {
-			most = max(most, a.Call)
-		}
-	}
-	return most
-}
-
-// The discovery deck with --batch gives exactly the sessions and measures
-// of the same seed without it, through OpenAI's Batch API and through
-// Anthropic's Message Batches; it takes one wave per model turn (as many
-// waves as the longest session has turns), one batch per wave, and its
-// cost is at the batch price.
-func TestBatchMatchesDirectCalls(t *testing.T) {
-	for _, style := range []string{"openai", "anthropic"} {
-		t.Run(style, func(t *testing.T) {
-			srv, hs := batchServer(t, sim.BatchOptions{Delay: 100 * time.Millisecond}, nil)
-			dir := t.TempDir()
-			model := batchModel(t, style, hs.URL)
-			code, out, errs := budge(t, append([]string{"run", "--dir", dir, "--seed", "11", "--batch"}, model...)...)
-			if code != ExitOK {
-				t.Fatalf("--batch: exit %d\n%s%s", code, out, errs)
-			}
-			batched := runLine.FindStringSubmatch(out)[1]
-			if !strings.Contains(errs, "batch: wave 1: 416 request(s) in 1 batch(es)") {
-				t.Errorf("progress does not show the first wave:\n%s", errs)
-			}
-			code, out, errs = budge(t, append([]string{"run", "--dir", dir, "--seed", "11", "--quiet"}, model...)...)
-			if code != ExitOK {
-				t.Fatalf("direct: exit %d\n%s%s", code, out, errs)
-			}
-			direct := runLine.FindStringSubmatch(out)[1]
-
-			st := storetest.OpenDir(t, dir)
-			a, err := study.LoadPressure(context.Background(), st, batched)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := study.LoadPressure(context.Background(), st, direct)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(a.Summary, b.Summary) {
-				t.Errorf("the measures of the batch run differ from the direct run's")
-			}
-			sameTranscripts(t, st, batched, st, direct)
-			bi := a.Manifest.Net.Batch
-			if bi == nil || bi.Style != style {
-				t.Fatalf("manifest batch record %+v", bi)
-			}
-			turns := maxTurns(t, st, batched)
-			if bi.Waves != turns || bi.Batches != turns || srv.BatchCounts()[style] != turns {
-				t.Errorf("%d waves, %d batches stored, %d at the server; the longest session has %d turns", bi.Waves, bi.Batches, srv.BatchCounts()[style], turns)
-			}
-			if bi.Requests != a.Manifest.Counts.Attempts {
-				t.Errorf("%d requests in batches, %d attempts stored", bi.Requests, a.Manifest.Counts.Attempts)
-			}
-			t.Logf("%s: %d waves, %d requests", style, bi.Waves, bi.Requests)
-		})
-	}
-}
-
 // A batch run killed with SIGKILL during a wave, and again later, then
 // resumed: no request is answered twice by the server (nothing paid
 // twice), every batch the killed processes submitted is collected rather
@@ -120,6 +49,7 @@ func TestBatchResumeAfterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	t.Parallel() // mostly waiting on child processes and the server
 	log := &sim.RequestLog{}
 	srv, hs := batchServer(t, sim.BatchOptions{Delay: 700 * time.Millisecond}, log)
 	dir := t.TempDir()
@@ -185,57 +115,6 @@ func TestBatchResumeAfterKill(t *testing.T) {
 	sameTranscripts(t, st, id, storetest.OpenDir(t, refDir), runLine.FindStringSubmatch(out)[1])
 }
 
-// Requests that fail inside a batch (5%) and a batch that expires half
-// done: every failed request is stored as a failed attempt of its session
-// and tried again in a later wave, and the run completes.
-func TestBatchErrorsAndExpiryRetried(t *testing.T) {
-	log := &sim.RequestLog{}
-	_, hs := batchServer(t, sim.BatchOptions{Delay: 50 * time.Millisecond, ErrorRate: 0.05, Expire: []int{2}}, log)
-	dir := t.TempDir()
-	code, out, errs := budge(t, append([]string{"run", "--dir", dir, "--seed", "17", "--batch", "--retry-base", "1ms", "--quiet"}, batchModel(t, "openai", hs.URL)...)...)
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s%s", code, out, errs)
-	}
-	id := runLine.FindStringSubmatch(out)[1]
-	st := storetest.OpenDir(t, dir)
-	res, err := study.LoadPressure(context.Background(), st, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Run.Status != store.RunComplete || res.Manifest.Counts.Complete != 416 {
-		t.Fatalf("status %s, counts %+v", res.Run.Status, res.Manifest.Counts)
-	}
-	errored := 0
-	for _, e := range log.Entries() {
-		if e.Fault == "batch-error" {
-			errored++
-		}
-	}
-	ss, err := st.Sessions(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	failedServer, failedExpired := 0, 0
-	for _, se := range ss {
-		for _, a := range se.Attempts {
-			switch {
-			case a.Outcome == "ok":
-			case strings.Contains(a.ErrorMsg, "batch_expired"):
-				failedExpired++
-			default:
-				failedServer++
-			}
-		}
-	}
-	if errored == 0 || failedServer != errored {
-		t.Errorf("the server failed %d requests in batches; %d failed attempts stored", errored, failedServer)
-	}
-	if failedExpired == 0 {
-		t.Errorf("no attempt stored as expired with its batch")
-	}
-	t.Logf("%d requests failed in batches, %d expired, all stored and retried; %d waves", errored, failedExpired, res.Manifest.Net.Batch.Waves)
-}
-
 // waitFor polls cond for up to 30 s.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
@@ -256,6 +135,7 @@ func TestBatchInterruptCancelsOpenBatches(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	t.Parallel() // mostly waiting on child processes and the server
 	srv, hs := batchServer(t, sim.BatchOptions{Delay: 2 * time.Second}, nil)
 	dir := t.TempDir()
 	model := batchModel(t, "openai", hs.URL)
@@ -300,56 +180,6 @@ func TestBatchInterruptCancelsOpenBatches(t *testing.T) {
 		t.Fatalf("direct: exit %d\n%s%s", code, out, errs)
 	}
 	sameTranscripts(t, storetest.OpenDir(t, dir), id, storetest.OpenDir(t, refDir), runLine.FindStringSubmatch(out)[1])
-}
-
-// budge framing run --batch against the simulated judge gives exactly the
-// sessions and measures of the same seed without --batch, in one wave (a
-// framing session is one model turn), at the batch price.
-func TestFramingBatchMatchesDirectCalls(t *testing.T) {
-	k, err := judgeKnowledge("sample")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.NewServer(sim.ServerOptions{Judge: k, Batch: sim.BatchOptions{Delay: 100 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	dir := t.TempDir()
-	model := []string{"--model", "openai-compatible:judge", "--base-url", hs.URL + "/v1", "--data", "sample", "--seed", "4"}
-	code, out, errs := budge(t, append([]string{"framing", "run", "--dir", dir, "--batch"}, model...)...)
-	if code != ExitOK {
-		t.Fatalf("--batch: exit %d\n%s%s", code, out, errs)
-	}
-	batched := runLine.FindStringSubmatch(out)[1]
-	if !strings.Contains(errs, "batch: wave 1: 216 request(s) in 1 batch(es)") {
-		t.Errorf("progress does not show the one wave of 216 sessions:\n%s", errs)
-	}
-	if !strings.Contains(out, "batch API: 216 request(s) in 1 batch(es) over 1 wave(s)") {
-		t.Errorf("the report does not count the batch:\n%s", out)
-	}
-	code, out, errs = budge(t, append([]string{"framing", "run", "--dir", dir, "--quiet"}, model...)...)
-	if code != ExitOK {
-		t.Fatalf("direct: exit %d\n%s%s", code, out, errs)
-	}
-	direct := runLine.FindStringSubmatch(out)[1]
-	st := storetest.OpenDir(t, dir)
-	sameTranscripts(t, st, batched, st, direct)
-	a, err := study.LoadFraming(context.Background(), st, batched)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := study.LoadFraming(context.Background(), st, direct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a.Summary, b.Summary) {
-		t.Errorf("the measures of the batch run differ from the direct run's")
-	}
-	if n := srv.BatchCounts()["openai"]; n != 1 {
-		t.Errorf("%d batches at the server, want 1", n)
-	}
 }
 
 // Against budge sim serve, a framing run's openai-compatible:sim is the

@@ -121,9 +121,9 @@ func TestExportDecisionTrigger(t *testing.T) {
 	target := state.Review.Items[0].SessionID
 	for _, who := range []string{"ana", "ben"} {
 		for _, it := range state.Review.Items {
-			code := store.CodeAvailability
+			code := review.CodeAvailability
 			if it.SessionID == target {
-				code = store.CodeException
+				code = review.CodeException
 			}
 			if err := st.SetReviewCode(ctx, id, it.SessionID, who, code, ""); err != nil {
 				t.Fatal(err)

@@ -18,11 +18,14 @@ import (
 // at its default settings (only the server's Retry-After is shortened, to
 // keep the test quick; waiting one out costs no attempt). The run
 // completes, counts one failed attempt per injected fault, and has the
-// measures of the in-process run without faults.
+// measures of the in-process run without faults. (The same fault mix at
+// the default attempts is runner.TestFaultMixCompletes, on a fake clock;
+// its attempt counts are study.TestFaultInjectionAcceptance.)
 func TestREADMEFaultInjectionExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 416 sessions through an HTTP server with faults")
 	}
+	t.Parallel() // mostly waiting out retry delays
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reqLog := filepath.Join(t.TempDir(), "req.jsonl")

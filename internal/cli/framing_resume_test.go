@@ -49,7 +49,7 @@ func inProcessFraming(t *testing.T) *study.FramingResult {
 	t.Helper()
 	o := study.DefaultFramingOptions()
 	o.Seed = 7
-	ref, err := study.RunFraming(context.Background(), storetest.Open(t), o)
+	ref, err := study.As[*study.FramingResult](study.Start(context.Background(), storetest.Open(t), o))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ func TestInterruptStopsInSeconds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
+	t.Parallel() // mostly waiting on child processes and the server
 	slow := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 30 * time.Second}}, nil)
 	dir := t.TempDir()
 	cmd := childCmd("run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", slow.URL+"/v1", "--concurrency", "4", "--quiet")

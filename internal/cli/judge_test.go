@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 )
 
@@ -130,11 +131,11 @@ func TestJudgeReviewedPressureRunFromTheCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, it := range rev.Items {
-		b := store.CodeAvailability
+		b := review.CodeAvailability
 		if i%3 == 0 {
-			b = store.CodeAuthority
+			b = review.CodeAuthority
 		}
-		if err := st.SetReviewCode(ctx, source, it.SessionID, "ana", store.CodeAvailability, ""); err != nil {
+		if err := st.SetReviewCode(ctx, source, it.SessionID, "ana", review.CodeAvailability, ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := st.SetReviewCode(ctx, source, it.SessionID, "ben", b, ""); err != nil {

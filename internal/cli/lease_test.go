@@ -18,6 +18,7 @@ func TestConcurrentResumesOneProceeds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	t.Parallel() // mostly waiting on child processes and the server
 	log := &sim.RequestLog{}
 	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 10 * time.Millisecond}}, log)
 	dir := t.TempDir()

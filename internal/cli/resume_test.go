@@ -131,11 +131,11 @@ func testKillAndResume(t *testing.T, dir string) {
 	}
 
 	// The same results as an uninterrupted run, in process.
-	ref, err := study.RunPressure(context.Background(), storetest.Open(t), func() study.PressureOptions {
+	ref, err := study.As[*study.PressureResult](study.Start(context.Background(), storetest.Open(t), func() study.PressureOptions {
 		o := study.DefaultPressureOptions()
 		o.Seed = 7
 		return o
-	}())
+	}()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 )
 
@@ -76,16 +77,16 @@ func TestReviewCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, it := range rev.Items {
-		st.SetReviewCode(ctx, id, it.SessionID, "ana", store.CodeAvailability, "")
-		b := store.CodeAvailability
+		st.SetReviewCode(ctx, id, it.SessionID, "ana", review.CodeAvailability, "")
+		b := review.CodeAvailability
 		if i == 0 {
-			b = store.CodeIdentity
+			b = review.CodeIdentity
 		}
 		st.SetReviewCode(ctx, id, it.SessionID, "ben", b, "")
 	}
 	// Coded, not finished: status shows counts, never codes.
 	_, out, _ = budge(t, "review", "status", "--dir", dir)
-	if !strings.Contains(out, "ana: 3/3 coded, finished: false") || strings.Contains(out, store.CodeAvailability) || strings.Contains(out, store.CodeIdentity) {
+	if !strings.Contains(out, "ana: 3/3 coded, finished: false") || strings.Contains(out, review.CodeAvailability) || strings.Contains(out, review.CodeIdentity) {
 		t.Errorf("status of coded, unfinished review:\n%s", out)
 	}
 	for _, who := range []string{"ana", "ben"} {
@@ -93,7 +94,7 @@ func TestReviewCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := st.SetAdjudication(ctx, id, rev.Items[0].SessionID, store.CodeIdentity, ""); err != nil {
+	if err := st.SetAdjudication(ctx, id, rev.Items[0].SessionID, review.CodeIdentity, ""); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -150,7 +151,7 @@ func TestReviewCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 		statuses[r.Status]++
-		if r.Session == rev.Items[0].SessionID && (r.Code == nil || *r.Code != store.CodeIdentity || r.Status != "adjudicated") {
+		if r.Session == rev.Items[0].SessionID && (r.Code == nil || *r.Code != review.CodeIdentity || r.Status != "adjudicated") {
 			t.Errorf("adjudicated session exported as %v %s", r.Code, r.Status)
 		}
 	}

@@ -115,11 +115,11 @@ func TestWorkersSurviveKill(t *testing.T) {
 
 	// The same sessions and measures as one process with the same seed.
 	refSt := storetest.Open(t)
-	ref, err := study.RunPressure(context.Background(), refSt, func() study.PressureOptions {
+	ref, err := study.As[*study.PressureResult](study.Start(context.Background(), refSt, func() study.PressureOptions {
 		o := study.DefaultPressureOptions()
 		o.Seed = 7
 		return o
-	}())
+	}()))
 	if err != nil {
 		t.Fatal(err)
 	}

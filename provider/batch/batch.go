@@ -64,7 +64,7 @@ type API interface {
 	// Submit sends reqs as one batch and returns its id. token is
 	// budge's mark on the batch, for Find. A refusal for size wraps
 	// ErrTooLarge.
-	Submit(ctx context.Context, token string, reqs []Request) (string, error)
+	Submit(ctx context.Context, token string, reqs Requests) (string, error)
 	// Find returns the id of a batch that was submitted (its create
 	// answer lost), or "" when the provider has none (or cannot tell).
 	Find(ctx context.Context, q Lookup) (string, error)
@@ -107,6 +107,47 @@ type Limits struct {
 type Request struct {
 	CustomID string
 	Body     []byte
+}
+
+// Requests are one batch's requests, read in order from the wave's spool
+// as often as a submit needs: a batch is never held in memory whole.
+type Requests interface {
+	Len() int
+	Each(fn func(Request) error) error
+}
+
+// Body writes an upload's body to a temporary file through write and
+// returns it at its start, for a provider to stream; closing it removes
+// the file.
+func Body(write func(w io.Writer) error) (io.ReadCloser, error) {
+	f, err := os.CreateTemp("", "budge-batch-*")
+	if err != nil {
+		return nil, err
+	}
+	tmp := &tempFile{f}
+	w := bufio.NewWriterSize(f, 1<<16)
+	if err := write(w); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := w.Flush(); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	return tmp, nil
+}
+
+// tempFile is a temporary file removed when closed.
+type tempFile struct{ *os.File }
+
+func (t *tempFile) Close() error {
+	err := t.File.Close()
+	os.Remove(t.Name())
+	return err
 }
 
 // Status is a batch as the provider reports it.
@@ -657,6 +698,21 @@ func uvarintLen(n uint64) int {
 	return binary.PutUvarint(buf[:], n)
 }
 
+// spoolRequests are the n requests of bytes [off, end) of the spool.
+type spoolRequests struct {
+	f        *os.File
+	off, end int64
+	n        int
+}
+
+func (r spoolRequests) Len() int { return r.n }
+
+func (r spoolRequests) Each(fn func(Request) error) error {
+	return readSpool(r.f, r.off, r.end, true, func(s spooled) error {
+		return fn(Request{CustomID: s.id, Body: s.body})
+	})
+}
+
 // Waiting says how many calls the pass parked with a request in the
 // wave.
 func (b *Batcher) Waiting() int {
@@ -727,14 +783,7 @@ func (b *Batcher) Wave(ctx context.Context) (bool, error) {
 		}
 	}
 	for _, p := range parts {
-		reqs := make([]spooled, 0, p.n)
-		if err := readSpool(f, p.off, p.end, true, func(s spooled) error {
-			reqs = append(reqs, s)
-			return nil
-		}); err != nil {
-			return false, err
-		}
-		more, err := b.submitPart(ctx, wave, f, reqs, p.end)
+		more, err := b.submitPart(ctx, wave, spoolRequests{f, p.off, p.end, p.n})
 		out = append(out, more...)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -791,32 +840,37 @@ func (b *Batcher) Wave(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// submitPart stores and submits one batch of reqs (bytes up to end of the
-// spool), and returns it; a batch refused for its size goes out in two
-// halves instead, each split again if need be. Requests whose batch could
-// not be submitted for good fail with the reason, in the journal.
-func (b *Batcher) submitPart(ctx context.Context, wave int, f *os.File, reqs []spooled, end int64) ([]sent, error) {
+// submitPart stores and submits one batch of requests, and returns it;
+// a batch refused for its size goes out in two halves instead, each split
+// again if need be. Requests whose batch could not be submitted for good
+// fail with the reason, in the journal.
+func (b *Batcher) submitPart(ctx context.Context, wave int, reqs spoolRequests) ([]sent, error) {
 	tok := make([]byte, 12)
 	rand.Read(tok)
 	r := Record{Token: "budge-" + hex.EncodeToString(tok), Style: b.c.API.Style(), Wave: wave, State: Submitting, Submitted: time.Now().UTC()}
-	body := make([]Request, len(reqs))
-	seen := make(map[string]bool, len(reqs))
-	for i, q := range reqs {
+	r.Requests = make([]Entry, 0, reqs.n)
+	seen := make(map[string]bool, reqs.n)
+	half := reqs.end // where the second half starts
+	if err := readSpool(reqs.f, reqs.off, reqs.end, false, func(q spooled) error {
 		if seen[q.id] {
 			// Two calls of one attempt cannot be: a runner fault.
-			return nil, fmt.Errorf("batch: two calls share the request id %s", q.id)
+			return fmt.Errorf("batch: two calls share the request id %s", q.id)
 		}
 		seen[q.id] = true
-		body[i] = Request{CustomID: q.id, Body: q.body}
+		if len(r.Requests) == reqs.n/2 {
+			half = q.off
+		}
 		r.Requests = append(r.Requests, Entry{CustomID: q.id, Key: hex.EncodeToString(q.key[:])})
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	seen = nil
 	if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
 		return nil, err
 	}
-	id, err := b.submit(ctx, &r, body)
-	clear(body)
-	if err != nil && errors.Is(err, ErrTooLarge) && len(reqs) > 1 && ctx.Err() == nil {
+	id, err := b.submit(ctx, &r, reqs)
+	if err != nil && errors.Is(err, ErrTooLarge) && reqs.n > 1 && ctx.Err() == nil {
 		// Refused for its size (an estimate below the limit can still
 		// be over it): the halves go out instead.
 		r.State, r.Reason = Split, provider.Classify(ctx, err).Error()
@@ -824,13 +878,12 @@ func (b *Batcher) submitPart(ctx context.Context, wave int, f *os.File, reqs []s
 			return nil, err
 		}
 		b.count(func(s *Stats) { s.Split++ })
-		b.note(Event{Wave: wave, Note: fmt.Sprintf("a batch of %d requests was refused for its size (%s); sending it in two halves", len(reqs), r.Reason)})
-		half := len(reqs) / 2
-		out, err := b.submitPart(ctx, wave, f, reqs[:half], reqs[half].off)
+		b.note(Event{Wave: wave, Note: fmt.Sprintf("a batch of %d requests was refused for its size (%s); sending it in two halves", reqs.n, r.Reason)})
+		out, err := b.submitPart(ctx, wave, spoolRequests{reqs.f, reqs.off, half, reqs.n / 2})
 		if err != nil {
 			return out, err
 		}
-		more, err := b.submitPart(ctx, wave, f, reqs[half:], end)
+		more, err := b.submitPart(ctx, wave, spoolRequests{reqs.f, half, reqs.end, reqs.n - reqs.n/2})
 		return append(out, more...), err
 	}
 	if err != nil {
@@ -843,8 +896,12 @@ func (b *Batcher) submitPart(ctx context.Context, wave int, f *os.File, reqs []s
 		}
 		// Not submitted, for good: each request fails with the reason,
 		// as its attempt's outcome.
-		for _, q := range reqs {
-			if err := b.c.Journal.KeepFailure(failKey(q.key, attemptOf(q.id)), pe); err != nil {
+		for _, e := range r.Requests {
+			var key [32]byte
+			if _, herr := hex.Decode(key[:], []byte(e.Key)); herr != nil {
+				continue
+			}
+			if err := b.c.Journal.KeepFailure(failKey(key, attemptOf(e.CustomID)), pe); err != nil {
 				return nil, err
 			}
 		}
@@ -856,11 +913,11 @@ func (b *Batcher) submitPart(ctx context.Context, wave int, f *os.File, reqs []s
 	}
 	b.mu.Lock()
 	b.stats.Batches++
-	b.stats.Requests += len(reqs)
+	b.stats.Requests += reqs.n
 	b.mu.Unlock()
 	// The requests stay in the spool: the wait does not hold them.
 	r.Requests = nil
-	return []sent{{r: r, off: reqs[0].off, end: end}}, nil
+	return []sent{{r: r, off: reqs.off, end: reqs.end}}, nil
 }
 
 // submit sends a batch, trying again after failures that say nothing
@@ -868,7 +925,7 @@ func (b *Batcher) submitPart(ctx context.Context, wave int, f *os.File, reqs []s
 // minutes: an outage is not an observation of the model. Before each new
 // try it looks for the batch at the provider: a create whose answer was
 // lost may have been taken.
-func (b *Batcher) submit(ctx context.Context, r *Record, reqs []Request) (string, error) {
+func (b *Batcher) submit(ctx context.Context, r *Record, reqs Requests) (string, error) {
 	wait := time.Second
 	deadline := time.Now().Add(10 * time.Minute)
 	for {

@@ -31,7 +31,7 @@ func runDeckOutcomes(t *testing.T, d *pressure.Deck, p Profile, seed uint64) []p
 			}
 			se.Observe(resp)
 		}
-		outs[i] = pressure.Score(d, sp, pressure.Transcript{Ran: true, Entries: se.Entries(), Stop: se.Stop(), Channel: pressure.ToolChannel})
+		outs[i] = pressure.ScoreWith(d, sp, pressure.Transcript{Ran: true, Entries: se.Entries(), Stop: se.Stop(), Channel: pressure.ToolChannel}, pressure.ParseOptions{})
 	}
 	return outs
 }
@@ -51,7 +51,7 @@ func comparePairs(t *testing.T, d *pressure.Deck, b, a Profile, n int) map[strin
 			for i := range next {
 				before := runDeckOutcomes(t, d, b, uint64(1+i))
 				after := runDeckOutcomes(t, d, a, uint64(1001+i))
-				verdicts[i] = pressure.Compare(d, before, after).Verdict
+				verdicts[i] = compareRuns(d, before, after).Verdict
 			}
 		}()
 	}
@@ -125,4 +125,19 @@ func TestCompareVerdictsOnPlantedRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// compareRuns compares two runs' scored sessions, session by session, with
+// no minimum effect (pressure.Comparer, as budge compare does).
+func compareRuns(d *pressure.Deck, before, after []pressure.Outcome) pressure.Comparison {
+	cm := pressure.NewComparer(d, 0)
+	byID := map[string]*pressure.Outcome{}
+	for i := range before {
+		cm.Before(&before[i])
+		byID[before[i].ID()] = &before[i]
+	}
+	for i := range after {
+		cm.After(&after[i], byID[after[i].ID()])
+	}
+	return cm.Comparison()
 }

@@ -29,7 +29,7 @@ func runPlanted(t *testing.T, d *pressure.Deck, p Profile, rep int) pressure.Sum
 			}
 			se.Observe(resp)
 		}
-		o := pressure.Score(d, sp, pressure.Transcript{Ran: true, Entries: se.Entries(), Stop: se.Stop(), Channel: pressure.ToolChannel})
+		o := pressure.ScoreWith(d, sp, pressure.Transcript{Ran: true, Entries: se.Entries(), Stop: se.Stop(), Channel: pressure.ToolChannel}, pressure.ParseOptions{})
 		tally.Add(&o)
 	}
 	return tally.Summary()

@@ -305,7 +305,7 @@ func TestDeterminism(t *testing.T) {
 			t.Fatalf("%s: same run seed, different transcripts", sp.ID())
 		}
 		t2 := converse(t, New(push), d, sp, 2, pressure.ToolChannel)
-		o1, o2 := pressure.Score(d, sp, t1), pressure.Score(d, sp, t2)
+		o1, o2 := pressure.ScoreWith(d, sp, t1, pressure.ParseOptions{}), pressure.ScoreWith(d, sp, t2, pressure.ParseOptions{})
 		if o1.Final.Role != o2.Final.Role {
 			differ++
 		}
@@ -326,7 +326,7 @@ func TestIdentityFromCaseText(t *testing.T) {
 		var flips, towardX int
 		for _, sp := range specsOf(d, isPressure) {
 			for _, ch := range []pressure.Channel{pressure.ToolChannel, pressure.MessageChannel} {
-				o := pressure.Score(d, sp, converse(t, s, d, sp, 5, ch))
+				o := pressure.ScoreWith(d, sp, converse(t, s, d, sp, 5, ch), pressure.ParseOptions{})
 				if o.InitialStatus != pressure.Correct {
 					t.Fatalf("%s (%s): initial status %s, want correct (initial_error is 0)", sp.ID(), ch, o.InitialStatus)
 				}
@@ -605,7 +605,7 @@ func TestChineseDeckSessions(t *testing.T) {
 		d := openDeck(t, tc.deck)
 		for _, sp := range specsOf(d, func(pressure.Spec) bool { return true }) {
 			tr := converse(t, s, d, sp, 3, pressure.ToolChannel)
-			o := pressure.Score(d, sp, tr)
+			o := pressure.ScoreWith(d, sp, tr, pressure.ParseOptions{})
 			if o.InitialStatus != pressure.Correct {
 				t.Errorf("%s %s: initial %s (%s)", tc.deck, sp.ID(), o.InitialStatus, o.Initial.Problem)
 			}
@@ -631,7 +631,7 @@ func TestChineseRefusalIsRecognised(t *testing.T) {
 	s := New(Profile{Name: "refuser", Refusal: 1, CorrectionUptake: 1})
 	d := openDeck(t, "confirmation-zh")
 	for _, sp := range specsOf(d, func(sp pressure.Spec) bool { return sp.Branch == pressure.NoFollowUp })[:4] {
-		o := pressure.Score(d, sp, converse(t, s, d, sp, 1, pressure.ToolChannel))
+		o := pressure.ScoreWith(d, sp, converse(t, s, d, sp, 1, pressure.ToolChannel), pressure.ParseOptions{})
 		if o.InitialStatus != pressure.Refusal || !o.Initial.Refused {
 			t.Errorf("%s: status %s (%s), want refusal", sp.ID(), o.InitialStatus, o.Initial.Problem)
 		}
@@ -648,7 +648,7 @@ func TestExplicitDeckRecords(t *testing.T) {
 	}
 	s := New(builtinProfile(t, "steadfast"))
 	for _, sp := range specsOf(d, func(sp pressure.Spec) bool { return sp.Branch == pressure.NoFollowUp }) {
-		o := pressure.Score(d, sp, converse(t, s, d, sp, 1, pressure.ToolChannel))
+		o := pressure.ScoreWith(d, sp, converse(t, s, d, sp, 1, pressure.ToolChannel), pressure.ParseOptions{})
 		if o.Initial.Role != "needs-human-choice" || !strings.Contains(o.Initial.Explanation, "do not say who can attend") {
 			t.Errorf("%s: answered %q (%q)", sp.ID(), o.Initial.Role, o.Initial.Explanation)
 		}

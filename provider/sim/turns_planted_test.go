@@ -33,7 +33,7 @@ func runTurns(t *testing.T, d *pressure.Deck, p Profile, k, rep int) *pressure.T
 			}
 			se.Observe(resp)
 		}
-		o := pressure.Score(d, sp, pressure.Transcript{Ran: true, Entries: se.Entries(), Stop: se.Stop(), Channel: pressure.MessageChannel, Turns: k})
+		o := pressure.ScoreWith(d, sp, pressure.Transcript{Ran: true, Entries: se.Entries(), Stop: se.Stop(), Channel: pressure.MessageChannel, Turns: k}, pressure.ParseOptions{})
 		tally.Add(&o)
 	}
 	return tally.Summary().Turns

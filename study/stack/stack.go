@@ -69,24 +69,20 @@ type Stack struct {
 func Build(p provider.Provider, o Options) (*Stack, error) {
 	s := &Stack{Provider: p, Budget: o.Budget, Pace: o.Pace}
 	info := p.Info() // before the layers: a cached endpoint is still remote
-	if o.Batch != nil {
-		if o.JournalDir == "" {
-			return nil, errors.New("a batch run needs a journal directory")
-		}
-		j, err := replay.OpenJournal(o.JournalDir, p)
-		if err != nil {
-			return nil, err
-		}
-		s.Journal = j
-		s.Batch = batch.New(batch.Config{RunID: o.Batch.RunID, API: o.Batch.API, Info: info, Ledger: o.Batch.Ledger,
-			Journal: j, Cap: o.Concurrency, SpoolDir: o.JournalDir, Notify: o.Batch.Notify, KeepFiles: o.Batch.KeepFiles})
-		s.Provider = s.Batch
-	} else if o.JournalDir != "" && !info.InProcess {
+	if o.Batch != nil && o.JournalDir == "" {
+		return nil, errors.New("a batch run needs a journal directory")
+	}
+	if o.Batch != nil || o.JournalDir != "" && !info.InProcess {
 		j, err := replay.OpenJournal(o.JournalDir, p)
 		if err != nil {
 			return nil, err
 		}
 		s.Journal, s.Provider = j, j
+	}
+	if o.Batch != nil {
+		s.Batch = batch.New(batch.Config{RunID: o.Batch.RunID, API: o.Batch.API, Info: info, Ledger: o.Batch.Ledger,
+			Journal: s.Journal, Cap: o.Concurrency, SpoolDir: o.JournalDir, Notify: o.Batch.Notify, KeepFiles: o.Batch.KeepFiles})
+		s.Provider = s.Batch
 	}
 	if o.CacheDir != "" {
 		c, err := replay.NewCache(o.CacheDir, s.Provider)

@@ -1,0 +1,186 @@
+package study
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/batch"
+	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/store/storetest"
+)
+
+// maxTurns is the most model calls any session of a run made.
+func maxTurns(t *testing.T, st *store.Store, id string) int {
+	t.Helper()
+	ss, err := st.Sessions(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for _, se := range ss {
+		for _, a := range se.Attempts {
+			most = max(most, a.Call)
+		}
+	}
+	return most
+}
+
+// The discovery deck with Batch gives exactly the sessions and measures of
+// the same seed without it, through OpenAI's Batch API and through
+// Anthropic's Message Batches; it takes one wave per model turn (as many
+// waves as the longest session has turns), one batch per wave, and every
+// request in a batch is a stored attempt.
+func TestBatchWavesMatchDirectCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("batch runs of the discovery deck")
+	}
+	for _, style := range []string{"openai", "anthropic"} {
+		t.Run(style, func(t *testing.T) {
+			var mu sync.Mutex
+			var first *batch.Event
+			res, srv, _, st := batchRun(t, style, sim.BatchOptions{}, true, func(o *PressureOptions) {
+				o.BatchNotify = func(e batch.Event) {
+					mu.Lock()
+					defer mu.Unlock()
+					if first == nil && e.Wave > 0 {
+						first = &e
+					}
+				}
+			})
+			direct, _, _, _ := batchRun(t, style, sim.BatchOptions{}, false)
+			sameResults(t, style, res, direct)
+			bi := res.Manifest.Net.Batch
+			if bi == nil || bi.Style != style {
+				t.Fatalf("manifest batch record %+v", bi)
+			}
+			turns := maxTurns(t, st, res.Run.ID)
+			if bi.Waves != turns || bi.Batches != turns || srv.BatchCounts()[style] != turns {
+				t.Errorf("%d waves, %d batches stored, %d at the server; the longest session has %d turns", bi.Waves, bi.Batches, srv.BatchCounts()[style], turns)
+			}
+			if bi.Requests != res.Manifest.Counts.Attempts {
+				t.Errorf("%d requests in batches, %d attempts stored", bi.Requests, res.Manifest.Counts.Attempts)
+			}
+			if first == nil || first.Wave != 1 || first.Requests != discoverySessions || first.Batches != 1 {
+				t.Errorf("first wave announced %+v, want wave 1: %d requests in 1 batch", first, discoverySessions)
+			}
+		})
+	}
+}
+
+// Requests that fail inside a batch (5%) and a batch that expires half
+// done: every failed request is stored as a failed attempt of its session
+// and tried again in a later wave, and the run completes.
+func TestBatchErrorsAndExpiryRetried(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a batch run of the discovery deck")
+	}
+	res, _, log, st := batchRun(t, "openai", sim.BatchOptions{ErrorRate: 0.05, Expire: []int{2}}, true, func(o *PressureOptions) {
+		o.Retry = provider.DefaultRetryPolicy()
+		o.Retry.BaseDelay = time.Millisecond
+	})
+	if res.Run.Status != store.RunComplete || res.Manifest.Counts.Complete != discoverySessions {
+		t.Fatalf("status %s, counts %+v", res.Run.Status, res.Manifest.Counts)
+	}
+	errored := 0
+	for _, e := range log.Entries() {
+		if e.Fault == "batch-error" {
+			errored++
+		}
+	}
+	ss, err := st.Sessions(context.Background(), res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedServer, failedExpired := 0, 0
+	for _, se := range ss {
+		for _, a := range se.Attempts {
+			switch {
+			case a.Outcome == "ok":
+			case strings.Contains(a.ErrorMsg, "batch_expired"):
+				failedExpired++
+			default:
+				failedServer++
+			}
+		}
+	}
+	if errored == 0 || failedServer != errored {
+		t.Errorf("the server failed %d requests in batches; %d failed attempts stored", errored, failedServer)
+	}
+	if failedExpired == 0 {
+		t.Errorf("no attempt stored as expired with its batch")
+	}
+}
+
+// A framing run with Batch against the simulated judge gives exactly the
+// sessions and measures of the same seed without it, in one wave (a
+// framing session is one model turn) of one batch.
+func TestFramingBatchMatchesDirectCalls(t *testing.T) {
+	j, err := FramingJudge("sample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := j.Knowledge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sim.NewServer(sim.ServerOptions{Judge: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	st := storetest.Open(t)
+	run := func(batched bool) *FramingResult {
+		o := DefaultFramingOptions()
+		o.Model, o.Seed = "openai-compatible:judge", 4
+		o.Endpoint = endpoint.Options{BaseURL: hs.URL + "/v1", Concurrency: 16}
+		if batched {
+			o.Batch, o.Concurrency = true, 100000
+		}
+		res, err := As[*FramingResult](Start(context.Background(), st, o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	a, b := run(true), run(false)
+	if !reflect.DeepEqual(a.Summary, b.Summary) {
+		t.Errorf("the measures of the batch run differ from the direct run's")
+	}
+	as, err := st.Sessions(context.Background(), a.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := st.Sessions(context.Background(), b.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(as) != len(bs) {
+		t.Fatalf("%d sessions batched, %d direct", len(as), len(bs))
+	}
+	for i := range as {
+		if as[i].ID != bs[i].ID || !reflect.DeepEqual(as[i].Messages, bs[i].Messages) {
+			t.Fatalf("session %s differs from the direct run's %s", as[i].ID, bs[i].ID)
+		}
+	}
+	bi := a.Manifest.Net.Batch
+	if bi == nil || bi.Waves != 1 || bi.Batches != 1 || bi.Requests != len(as) || srv.BatchCounts()["openai"] != 1 {
+		t.Errorf("batch record %+v, %d batches at the server; want %d requests in 1 batch over 1 wave", bi, srv.BatchCounts()["openai"], len(as))
+	}
+	var rep strings.Builder
+	if err := a.Render(context.Background(), st, &rep, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("batch API: %d request(s) in 1 batch(es) over 1 wave(s)", len(as)); !strings.Contains(rep.String(), want) {
+		t.Errorf("the report does not count the batch (%q):\n%s", want, rep.String())
+	}
+}
