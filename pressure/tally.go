@@ -545,14 +545,3 @@ func pairsCopy(ps PairSummary) PairSummary {
 // (from the store: study.OutcomeStream) instead of keeping the run.
 type Stream func(fn func(o *Outcome) error) error
 
-// Slice streams scored sessions already in memory.
-func Slice(outs []Outcome) Stream {
-	return func(fn func(o *Outcome) error) error {
-		for i := range outs {
-			if err := fn(&outs[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
