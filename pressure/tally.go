@@ -544,4 +544,3 @@ func pairsCopy(ps PairSummary) PairSummary {
 // and returns fn's first error, which stops it. A stream reads them again
 // (from the store: study.OutcomeStream) instead of keeping the run.
 type Stream func(fn func(o *Outcome) error) error
-

@@ -376,6 +376,7 @@ func StreamFileAtomic(path string, write func(w io.Writer) error) error {
 //     link is kept), by the same rules; a link to nothing creates its
 //     target.
 //   - a directory: an error.
+//
 // perm is the permissions of a new file (output files get 0644, the
 // store's own files 0600).
 func writeFile(path string, data []byte, perm fs.FileMode) error {
