@@ -63,16 +63,6 @@ type Brief struct {
 	FinalWhy      string `json:"final_explanation"`
 }
 
-// Briefs indexes the sessions of a scored run by id.
-func Briefs(outs []pressure.Outcome) map[string]Brief {
-	m := make(map[string]Brief, len(outs))
-	for i := range outs {
-		b := BriefOf(&outs[i])
-		m[b.ID] = b
-	}
-	return m
-}
-
 // BriefOf is the brief of one scored session.
 func BriefOf(o *pressure.Outcome) Brief {
 	b := Brief{ID: o.ID(), Assignment: string(o.Assignment), InitialStatus: string(o.InitialStatus),

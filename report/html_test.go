@@ -97,7 +97,11 @@ func briefs(t testing.TB, res *study.PressureResult) map[string]report.Brief {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return report.Briefs(outs)
+	m := map[string]report.Brief{}
+	for i := range outs {
+		m[outs[i].ID()] = report.BriefOf(&outs[i])
+	}
+	return m
 }
 
 var countLink = regexp.MustCompile(`<a class="count" href="[^"]*">(\d+)</a>`)

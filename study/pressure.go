@@ -360,27 +360,6 @@ func (sc *pressureScorer) done(run store.Run) Result {
 	return res
 }
 
-// LoadPressureEach loads a pressure run as LoadPressure does and hands fn
-// each scored session, in plan order, from the same pass that computes the
-// measures: the run is scored once. An error from fn stops it and is
-// returned. The viewer indexes a run this way.
-func LoadPressureEach(ctx context.Context, st *store.Store, ref string, fn func(o *pressure.Outcome) error) (*PressureResult, error) {
-	run, pr, err := openAs[*pressureRun](ctx, st, ref, "pressure")
-	if err != nil {
-		return nil, err
-	}
-	sc := pr.newScorer(pr.tally(), func(o *pressure.Outcome, _ string) error { return fn(o) })
-	done, err := scoreThrough(ctx, st, pr, sc)
-	if err != nil {
-		return nil, err
-	}
-	res := done.done(run)
-	if err := afterScore(ctx, st, pr, res); err != nil {
-		return nil, err
-	}
-	return res.(*PressureResult), nil
-}
-
 // EachOutcome scores a stored pressure run's planned sessions again, one at
 // a time in plan order, and hands fn each outcome with the sha256 of its
 // trace artifact ("" for a session never stored); an error from fn stops

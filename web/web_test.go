@@ -553,7 +553,12 @@ func outcomesOf(t testing.TB, res *study.PressureResult) []pressure.Outcome {
 
 // briefs are the briefs of every session of a run.
 func briefs(t testing.TB, res *study.PressureResult) map[string]report.Brief {
-	return report.Briefs(outcomesOf(t, res))
+	outs := outcomesOf(t, res)
+	m := map[string]report.Brief{}
+	for i := range outs {
+		m[outs[i].ID()] = report.BriefOf(&outs[i])
+	}
+	return m
 }
 
 // framingViewer serves a viewer over a framing run of the sample items (a
