@@ -146,6 +146,24 @@ var awkwardReplies = []awkward{
 		status: "no-answer", noFinal: true, channel: "tool"},
 }
 
+// conversation is the text of every message of a chat request, one after
+// another, as a scripted endpoint reads it.
+func conversation(r *http.Request) (string, error) {
+	var req struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		return "", err
+	}
+	var all strings.Builder
+	for _, m := range req.Messages {
+		all.Write(m.Content)
+	}
+	return all.String(), nil
+}
+
 // scriptedModel is an OpenAI-compatible chat-completions server that
 // answers every request with one kind of awkward reply, meaning the
 // reference profile of the request's case (after a correction notice, the
@@ -153,21 +171,12 @@ var awkwardReplies = []awkward{
 func scriptedModel(t *testing.T, d *pressure.Deck, kind awkward) *httptest.Server {
 	var n atomic.Int64
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct {
-				Role    string          `json:"role"`
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		conv, err := conversation(r)
+		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		var all strings.Builder
-		for _, m := range req.Messages {
-			all.Write(m.Content)
-		}
-		id, other := meantID(d, all.String())
+		id, other := meantID(d, conv)
 		rep := kind.build(id, other)
 		msg := map[string]any{"role": "assistant", "content": rep.content}
 		if rep.refusal != "" {

@@ -46,20 +46,11 @@ func TestHugeToolArgumentsEndTheirSessions(t *testing.T) {
 	var calls, hugeCalls atomic.Int64
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := calls.Add(1)
-		var req struct {
-			Messages []struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		conv, err := conversation(r)
+		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		var all strings.Builder
-		for _, m := range req.Messages {
-			all.Write(m.Content)
-		}
-		conv := all.String()
 		w.Header().Set("Content-Type", "application/json")
 		if strings.Contains(conv, hostileP) && strings.Contains(conv, hostileQ) {
 			hugeCalls.Add(1)

@@ -69,23 +69,6 @@ func TestFramingRunReportExport(t *testing.T) {
 	}
 }
 
-func TestFramingExportNeverWritesTestItems(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "items.jsonl")
-	os.WriteFile(data, []byte(`{"id": "tr", "domain": "d", "question": "q1", "correct": "a", "incorrect": "b", "split": "train"}
-{"id": "te", "domain": "d", "question": "q2", "correct": "a", "incorrect": "b", "split": "test"}
-`), 0o644)
-	code, out, errs := budge(t, "framing", "export-training", data, "--format", "sft")
-	if code != ExitOK {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	if strings.Contains(out, `"te"`) || strings.Count(out, `"id":"tr"`) != 2 || !strings.Contains(errs, "withheld 1") {
-		t.Errorf("sft export:\n%s\n%s", out, errs)
-	}
-	if !strings.Contains(out, `"completion":"1"`) || !strings.Contains(out, `"completion":"2"`) {
-		t.Errorf("sft completions should be the one-token answers 1 and 2:\n%s", out)
-	}
-}
-
 func TestFramingBadInputExitsTwoAndWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")

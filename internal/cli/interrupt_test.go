@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,21 +21,9 @@ func TestInterruptStopsInSeconds(t *testing.T) {
 	t.Parallel() // mostly waiting on child processes and the server
 	slow := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 30 * time.Second}}, nil)
 	dir := t.TempDir()
-	cmd := childCmd("run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", slow.URL+"/v1", "--concurrency", "4", "--quiet")
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "run: ") {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child did not print its run id: %q %v\n%s", line, err, stderr.String())
-	}
-	id := strings.TrimSpace(strings.TrimPrefix(line, "run: "))
-	time.Sleep(500 * time.Millisecond) // the first calls are in flight
+	cmd, _, id := startChildOut(t, "run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", slow.URL+"/v1", "--concurrency", "4", "--quiet")
+	stderr := cmd.Stderr.(*strings.Builder) // read once the child has exited
+	time.Sleep(500 * time.Millisecond)      // the first calls are in flight
 	start := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()

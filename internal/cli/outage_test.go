@@ -160,22 +160,6 @@ func TestLongOutageInterruptsThenResumes(t *testing.T) {
 	loadSame(t, dir, id)
 }
 
-// Sessions that failed for transport reasons are run again by --resume
-// --retry-failed, as their next incarnation: the run completes with the
-// measures of a run without faults, the earlier attempts stay on record,
-// and the resumption says how many were retried.
-// It runs on both store backends: a resume on PostgreSQL takes failed
-// sessions back out, counts incarnations and repairs the log in the
-// database.
-func TestResumeRetriesFailed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("whole runs over HTTP")
-	}
-	for _, b := range []string{"sqlite", "postgres"} {
-		t.Run(b, func(t *testing.T) { testResumeRetriesFailed(t, storeLocation(t, b)) })
-	}
-}
-
 // storeLocation is a new, empty store's location on a backend.
 func storeLocation(t *testing.T, backend string) string {
 	if backend == "sqlite" {
@@ -183,38 +167,4 @@ func storeLocation(t *testing.T, backend string) string {
 	}
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the store's local cache
 	return storetest.PostgresURL(t)
-}
-
-func testResumeRetriesFailed(t *testing.T, dir string) {
-	bad := newFlakyEndpoint(t, sim.Faults{ServerErr: 0.1, Seed: 5})
-	code, out, errs := budge(t, "run", "--store", dir, "--model", "openai-compatible:sim", "--base-url", bad.url(), "--seed", "7", "--max-attempts", "1", "--quiet")
-	if code != ExitIncomplete {
-		t.Fatalf("want some sessions failed: exit %d\n%s", code, errs)
-	}
-	id := runLine.FindStringSubmatch(out)[1]
-	st := storetest.OpenLocation(t, dir)
-	first, err := study.LoadPressure(context.Background(), st, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	failed, attempts := first.Manifest.Counts.Failed, first.Manifest.Counts.Attempts
-	if failed == 0 {
-		t.Fatal("no session failed")
-	}
-	if code, _, errs := budge(t, "run", "--store", dir, "--resume", id, "--quiet"); code != ExitIncomplete {
-		t.Fatalf("a plain resume leaves failed sessions alone: exit %d %s", code, errs)
-	}
-	good := newFlakyEndpoint(t, sim.Faults{})
-	code, out, errs = budge(t, "run", "--store", dir, "--resume", id, "--retry-failed", "--base-url", good.url(), "--quiet", "--format", "md")
-	if code != ExitOK || !strings.Contains(out, "run again on resume") {
-		t.Fatalf("resume --retry-failed: exit %d\n%s\n%s", code, out, errs)
-	}
-	res := loadSame(t, dir, id)
-	rs := res.Manifest.Net.Resumes
-	if len(rs) == 0 || rs[len(rs)-1].RetriedFailed != failed {
-		t.Errorf("resumptions %+v: the last must record %d retried sessions", rs, failed)
-	}
-	if res.Manifest.Counts.Attempts < attempts+failed {
-		t.Errorf("attempts %d after the retry, %d before: the failed attempts must stay on record", res.Manifest.Counts.Attempts, attempts)
-	}
 }

@@ -32,7 +32,8 @@ func childCmd(args ...string) *exec.Cmd {
 }
 
 // startChildOut starts budge in a child process and returns it, its
-// standard output and the run id it printed first.
+// standard output and the run id it printed first; its standard error
+// collects in cmd.Stderr, a *strings.Builder, to read once it has exited.
 func startChildOut(t *testing.T, args ...string) (*exec.Cmd, io.ReadCloser, string) {
 	t.Helper()
 	cmd := childCmd(args...)
