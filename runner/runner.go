@@ -309,6 +309,8 @@ dispatch:
 	stats.RateLimitWaits = int(rateWaits.Load())
 	stats.FenceStops = int(fenced.Load())
 	stats.Parked = int(parked.Load())
+	// Parked sessions made calls no stored session counted.
+	stats.Attempts, stats.Failures = int(attempts.Load()), int(failures.Load())
 	if cfg.Pace != nil {
 		stats.PaceWaits = cfg.Pace.Waits()
 	}

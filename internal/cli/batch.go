@@ -9,7 +9,7 @@ import (
 	"github.com/buildlab/budge/provider/batch"
 )
 
-// defaultBatchSessions is the most sessions in flight of a --batch run
+// defaultBatchSessions is the most requests in one wave of a --batch run
 // unless --concurrency says otherwise: the most requests one wave holds.
 const defaultBatchSessions = 100_000
 

@@ -33,7 +33,7 @@ func addNetFlags(fs *flag.FlagSet) *netFlags {
 	n := addEndpointFlags(fs)
 	n.resume = fs.String("resume", "", "continue the interrupted run RUN: completed sessions are not sent again")
 	n.replay = fs.String("replay", "", "re-run the sessions of RUN from its recorded responses, as a new run, with no network calls")
-	n.batch = fs.Bool("batch", false, "send the calls through the provider's batch API at the batch price (openai:, anthropic:, and openai-compatible: servers with the Batch API): every session waiting for its next turn goes out in one wave of batches; --concurrency is then the most sessions per wave (default 100000)")
+	n.batch = fs.Bool("batch", false, "send the calls through the provider's batch API at the batch price (openai:, anthropic:, and openai-compatible: servers with the Batch API): every session waiting for its next turn goes out in one wave of batches; --concurrency is then the most requests per wave (default 100000)")
 	n.keepBatchFiles = fs.Bool("keep-batch-files", false, "with --batch: keep the files collected batches leave at the provider (uploaded requests, results); by default budge deletes them once every result is in the run's journal")
 	n.detach = fs.Bool("detach", false, "store the new run and its sessions as cells for workers, print its id and return without running it (budge worker RUN advances it, on any machine sharing the store)")
 	return n

@@ -513,7 +513,9 @@ func (b *Batcher) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 		b.mu.Unlock()
 		return nil, e
 	}
-	again := c.Seq >= 0 && c.Seq < len(b.last) && before(point(c.Turn, c.Attempt), b.last[c.Seq].at)
+	// A call up to where the session parked was answered by a wave of
+	// this process: it is no call the journal saved.
+	again := c.Seq >= 0 && c.Seq < len(b.last) && b.last[c.Seq].at != 0 && point(c.Turn, c.Attempt) <= b.last[c.Seq].at
 	b.mu.Unlock()
 	if e, ok := b.c.Journal.Failure(failKey(key, c.Attempt)); ok {
 		return nil, e
@@ -546,10 +548,8 @@ func (b *Batcher) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	return nil, runner.ErrParked
 }
 
-// point packs a call and attempt; before says whether p comes before q
-// (q set).
+// point packs a call and attempt, in their order.
 func point(call, attempt int) uint32 { return uint32(call)<<12 | uint32(attempt) }
-func before(p, q uint32) bool        { return q != 0 && p < q }
 
 // Parked says where session seq (its plan index) parked in the pass
 // before the last wave (for the runner, runner.Job.Parked), as which

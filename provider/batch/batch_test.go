@@ -323,3 +323,42 @@ func TestCancelledBatchCollected(t *testing.T) {
 		})
 	}
 }
+
+// A wave holds at most Cap requests: the calls past it park without a
+// request and go out in later waves, each paid once.
+func TestWaveCap(t *testing.T) {
+	r := newRig(t, "openai", sim.BatchOptions{})
+	b := batch.New(batch.Config{RunID: "run1", API: r.api, Ledger: r.led, Journal: r.jr, Cap: 15, Poll: 5 * time.Millisecond, SpoolDir: r.dir})
+	ctx := context.Background()
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	answered := map[int]bool{}
+	for w := 1; len(answered) < sessions; w++ {
+		if w > 10 {
+			t.Fatal("the waves do not end")
+		}
+		for i := 0; i < sessions; i++ {
+			cctx := provider.WithCall(ctx, provider.Call{Session: fmt.Sprint(i), Seq: i, Turn: 1, Attempt: 1, Incarnation: 1})
+			_, err := b.Chat(cctx, request(i))
+			switch {
+			case err == nil:
+				answered[i] = true
+			case !errors.Is(err, runner.ErrParked):
+				t.Fatalf("session %d: %v", i, err)
+			}
+		}
+		if n := b.Waiting(); n > 15 {
+			t.Fatalf("%d requests in a wave of at most 15", n)
+		}
+		if _, err := b.Wave(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if total, most := r.answered(); total != sessions || most != 1 {
+		t.Errorf("%d requests paid for %d sessions (one paid %d times)", total, sessions, most)
+	}
+	if st := b.Stats(); st.Waves != 3 || st.Requests != sessions {
+		t.Errorf("stats %+v: want 3 waves of %d requests in all", st, sessions)
+	}
+}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -263,7 +264,7 @@ func (j *Journal) read(key [32]byte) ([]byte, bool) {
 // recorded reads an earlier process's answer to the request with key.
 func (j *Journal) recorded(key [32]byte) (*chat.Response, bool) {
 	b, ok := j.read(key)
-	if !ok {
+	if !ok || bytes.HasPrefix(b, []byte(`{"failure":`)) {
 		return nil, false
 	}
 	var e entry

@@ -85,3 +85,39 @@ func TestJournal(t *testing.T) {
 		t.Errorf("a failure was recorded: %d hits, %d misses", hits, misses)
 	}
 }
+
+// A failed attempt a batch gave is kept under its own key, answered in
+// this process and in a later one, and is never taken for an answer.
+func TestJournalKeepsFailures(t *testing.T) {
+	dir := t.TempDir()
+	j, err := OpenJournal(dir, &long{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key, other [32]byte
+	key[0], other[0] = 1, 2
+	if err := j.KeepFailure(key, &provider.Error{Kind: provider.Transient, Status: 500, Msg: "failed in its batch"}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(j *Journal, when string) {
+		t.Helper()
+		e, ok := j.Failure(key)
+		if !ok || e.Kind != provider.Transient || e.Status != 500 || e.Msg != "failed in its batch" {
+			t.Errorf("%s: failure %+v, %v", when, e, ok)
+		}
+		if _, ok := j.Failure(other); ok {
+			t.Errorf("%s: a failure for a key never failed", when)
+		}
+		if r, ok := j.Answer(key); ok {
+			t.Errorf("%s: the failure answered as %+v", when, r)
+		}
+	}
+	check(j, "same process")
+	j.Close()
+	j2, err := OpenJournal(dir, &long{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	check(j2, "later process")
+}
