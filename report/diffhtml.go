@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/buildlab/budge/framing"
@@ -30,6 +31,9 @@ type DiffColumn struct {
 // DiffHead is what a diff shows above its cells.
 type DiffHead struct {
 	Protocol string `json:"protocol"` // "pressure" or "framing"
+	// OwnMeasures says budge compare has no paired test for the runs: the
+	// head shows each run's own measures (Arms) side by side instead.
+	OwnMeasures bool `json:"own_measures,omitempty"`
 	// Section is budge compare's section for the pair: its measures, paired
 	// tests and verdict (pressure), or its refusal. Framing runs have no
 	// paired test in budge compare: Section then carries only the runs and
@@ -55,10 +59,10 @@ const FramingNoTest = "budge compare computes no paired test or verdict for fram
 	"(not compared, not pooled), then every cell of the two runs"
 
 // HeadHTML renders what a diff shows above its cells: budge compare's
-// section for a pressure pair (CompareHTML), each run's own measures for a
-// framing pair.
+// section for the pair (CompareHTML), or each run's own measures when the
+// pair has no paired test (a framing pair).
 func (h DiffHead) HeadHTML() (template.HTML, error) {
-	if h.Protocol != "framing" {
+	if !h.OwnMeasures {
 		return h.Section.CompareHTML()
 	}
 	var b strings.Builder
@@ -295,6 +299,30 @@ func (d *DiffWriter) endSection() {
 		d.exec("section-bottom", map[string]any{"Cells": d.n, "Changed": d.diff, "Matched": d.n > 0})
 		d.open = false
 	}
+}
+
+// DiffSection is one pair of runs of a diff file: what it shows above
+// its cells, and its cells in plan order (Each stops at fn's first error
+// and returns it).
+type DiffSection struct {
+	Head DiffHead
+	Each func(fn func(DiffCell) error) error
+}
+
+// WriteDiff writes a run diff of the sections as one self-contained HTML
+// file, a section and a cell at a time: no run is held whole.
+func WriteDiff(w io.Writer, title string, sections iter.Seq2[DiffSection, error]) error {
+	dw := NewDiffWriter(w, title)
+	for sec, err := range sections {
+		if err != nil {
+			return err
+		}
+		dw.Section(sec.Head)
+		if err := sec.Each(func(c DiffCell) error { dw.Cell(c); return nil }); err != nil {
+			return err
+		}
+	}
+	return dw.Close()
 }
 
 // Close ends the file and reports the first error met.

@@ -191,7 +191,7 @@ const FormatWide = "text-wide"
 func (d *doc) text(w io.Writer, wide bool) error {
 	d = d.terminalSafe()
 	if d.compact {
-		return d.compactText(w)
+		return d.writeCompact(w, false)
 	}
 	bw := bufio.NewWriter(w)
 	width := TextWidth
@@ -430,7 +430,7 @@ func wrap(s string, width int, first, rest string) []string {
 func (d *doc) markdown(w io.Writer) error {
 	d = d.terminalSafe()
 	if d.compact {
-		return d.compactMarkdown(w)
+		return d.writeCompact(w, true)
 	}
 	bw := bufio.NewWriter(w)
 	bw.WriteString("# " + mdEscape(d.title) + "\n\n")
@@ -461,20 +461,33 @@ func (d *doc) markdown(w io.Writer) error {
 	return bw.Flush()
 }
 
-// compactText is a compact document's text (see doc.compact).
-func (d *doc) compactText(w io.Writer) error {
+// writeCompact writes a compact document (see doc.compact) as text or, with
+// md, as Markdown.
+func (d *doc) writeCompact(w io.Writer, md bool) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString(plain(d.title) + "\n")
+	title, head, item := d.title+"\n", "\n", "  "
+	if md {
+		title, head, item = "# "+d.mdTitle+"\n\n", "\n## ", "- "
+	}
+	bw.WriteString(plain(title))
 	for _, b := range d.blocks {
 		if b.figure != "" {
 			continue
 		}
 		if b.title != "" {
-			bw.WriteString("\n" + plain(b.title) + "\n")
+			bw.WriteString(head + plain(b.title) + "\n")
+			if md {
+				bw.WriteString("\n")
+			}
 		}
 		switch {
 		case b.para != "":
-			bw.WriteString("  " + plain(b.para) + "\n")
+			bw.WriteString(plain(b.para) + "\n")
+		case b.head != nil && md:
+			bw.WriteString("| " + plain(strings.Join(b.head, " | ")) + " |\n|" + strings.Repeat("---|", len(b.head)) + "\n")
+			for _, r := range b.rows {
+				bw.WriteString("| " + plain(strings.Join(r, " | ")) + " |\n")
+			}
 		case b.head != nil:
 			for _, r := range b.rows {
 				cell := func(i int) string {
@@ -489,44 +502,13 @@ func (d *doc) compactText(w io.Writer) error {
 				}
 				fmt.Fprintf(bw, "  %-28s %s  (%s)\n", cell(0), cell(1), strings.Join(named, ", "))
 			}
-			if b.note != "" {
-				bw.WriteString("  " + plain(b.note) + "\n")
-			}
 		default:
 			for _, l := range b.lines {
-				bw.WriteString("  " + plain(l) + "\n")
+				bw.WriteString(item + plain(l) + "\n")
 			}
 		}
-	}
-	return bw.Flush()
-}
-
-// compactMarkdown is a compact document's Markdown (see doc.compact).
-func (d *doc) compactMarkdown(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	bw.WriteString("# " + plain(d.mdTitle) + "\n\n")
-	for _, b := range d.blocks {
-		if b.figure != "" {
-			continue
-		}
-		if b.title != "" {
-			bw.WriteString("\n## " + plain(b.title) + "\n\n")
-		}
-		switch {
-		case b.para != "":
-			bw.WriteString(plain(b.para) + "\n")
-		case b.head != nil:
-			bw.WriteString("| " + plain(strings.Join(b.head, " | ")) + " |\n|" + strings.Repeat("---|", len(b.head)) + "\n")
-			for _, r := range b.rows {
-				bw.WriteString("| " + plain(strings.Join(r, " | ")) + " |\n")
-			}
-			if b.note != "" {
-				bw.WriteString("\n" + plain(b.note) + "\n")
-			}
-		default:
-			for _, l := range b.lines {
-				bw.WriteString("- " + plain(l) + "\n")
-			}
+		if b.note != "" {
+			bw.WriteString(plain(b.note) + "\n")
 		}
 	}
 	return bw.Flush()

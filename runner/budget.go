@@ -34,6 +34,7 @@ type Budget struct {
 	others        float64 // spent by other processes, as of the last sync
 	reserved      float64 // by sessions in flight
 	reservedCalls float64 // by calls in flight
+	parked        float64 // of reservedCalls, by calls parked for a batch's wave
 	refused       bool
 
 	syncMu   sync.Mutex // one sync at a time
@@ -139,4 +140,23 @@ func (b *Budget) Spent() (spent float64, refused bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.spent, b.refused
+}
+
+// Park keeps the reservation of a call a batch holds for its next wave
+// (ErrParked) until Unpark: the wave's calls count against the limit
+// while they wait, as calls in flight do.
+func (b *Budget) Park(reserved float64) {
+	b.mu.Lock()
+	b.parked += reserved
+	b.mu.Unlock()
+}
+
+// Unpark ends the reservations of the parked calls once their wave is in:
+// the sessions that asked them settle each call's cost when they run
+// again.
+func (b *Budget) Unpark() {
+	b.mu.Lock()
+	b.reservedCalls -= b.parked
+	b.parked = 0
+	b.mu.Unlock()
 }

@@ -49,7 +49,27 @@ type Job struct {
 	Repeat      int // the repeat index, handed to providers (a response cache keys on it)
 	Spec        json.RawMessage
 	New         func() (Conversation, error)
+	// Parked, for a session of a batch run that parked in the previous
+	// pass, is the call and attempt it parked at: its calls before that
+	// point were answered in earlier passes and are asked again only to
+	// rebuild the session (from the run's journal), so they are not
+	// counted, paced, budgeted or waited for again.
+	Parked Point
 }
+
+// Point is a call and attempt of a session.
+type Point struct{ Call, Attempt int }
+
+// before says whether p comes before q (q set).
+func (p Point) before(q Point) bool {
+	return q.Call > 0 && (p.Call < q.Call || p.Call == q.Call && p.Attempt < q.Attempt)
+}
+
+// ErrParked is what a batching provider returns for a call it holds for
+// the next wave (provider/batch): the session ends for this pass, neither
+// stored nor counted, and a later pass runs it again once the wave's
+// answers are in the run's journal.
+var ErrParked = errors.New("the call waits for the next wave of batches")
 
 // Sink is where results go: the store, or something that wraps it.
 type Sink interface {
@@ -107,10 +127,9 @@ type Config struct {
 	// alike (SharedFailureAfter). It is called from a worker and must not
 	// block for long.
 	Notice func(string)
-	// Waves, when set, is told when each session starts and ends and when
-	// no more sessions will start: a batching provider sends a wave when
-	// every session in flight waits for the model (provider/batch).
-	Waves Waves
+	// Batch says calls go through a batch API in waves (provider/batch):
+	// a retry waits for the next wave, not for the policy's delay.
+	Batch bool
 	// MaxSessionBytes is what one session may send and receive in all
 	// (limits.MaxSessionBytes when 0; tests lower it). A request that
 	// would pass it is not sent, a response that would is refused unread
@@ -125,13 +144,6 @@ type Config struct {
 	Fence func(ctx context.Context, job Job) error
 }
 
-// Waves follows the sessions in flight.
-type Waves interface {
-	Started()
-	Ended()
-	NoMore()
-}
-
 // Progress reports how far a run has come.
 type Progress struct {
 	Done, Total        int
@@ -139,6 +151,9 @@ type Progress struct {
 	Interrupted        int
 	Attempts, Failures int // provider calls and failed calls so far
 	Elapsed            time.Duration
+	// Parked counts the sessions of a batch run that ended this pass
+	// waiting for a wave (ErrParked): not stored, not done.
+	Parked int
 }
 
 // Stats is what Run returns.
@@ -200,7 +215,7 @@ func Run(ctx, drain context.Context, cfg Config, p provider.Provider, sink Sink,
 	}
 	start := time.Now()
 	results := make(chan result, min(cfg.Concurrency*2, 4096)) // a batch run may have 100,000 in flight
-	var attempts, failures, rateWaits, fenced atomic.Int64
+	var attempts, failures, rateWaits, fenced, parked atomic.Int64
 
 	writerErr := make(chan error, 1)
 	var stats Stats
@@ -247,9 +262,6 @@ dispatch:
 			break dispatch
 		}
 		job := job
-		if cfg.Waves != nil {
-			cfg.Waves.Started() // here, not in the session's goroutine: counted before NoMore
-		}
 		g.Go(func() error {
 			defer func() { <-slots }()
 			if cfg.Budget != nil {
@@ -258,11 +270,13 @@ dispatch:
 			// Backoff jitter depends on the session, not on scheduling.
 			rng := rand.New(rand.NewPCG(cfg.JitterSeed, uint64(job.Seq)))
 			se, err := runOne(gctx, drain, cfg, p, job, rng, out, shared, &attempts, &failures, &rateWaits, &fenced)
-			if cfg.Waves != nil {
-				cfg.Waves.Ended()
-			}
 			if err != nil {
 				return err
+			}
+			if se.Status == statusParked {
+				// Waiting for a wave: a later pass runs it again.
+				parked.Add(1)
+				return nil
 			}
 			// Finished sessions wait for the writer within a budget of
 			// bytes: a slow store holds the sessions back, not memory.
@@ -271,9 +285,6 @@ dispatch:
 			results <- result{se, logLines(cfg, se), n} // the writer drains every result until Run closes the channel
 			return nil
 		})
-	}
-	if cfg.Waves != nil {
-		cfg.Waves.NoMore()
 	}
 	gErr := g.Wait()
 	close(results)
@@ -297,6 +308,7 @@ dispatch:
 	}
 	stats.RateLimitWaits = int(rateWaits.Load())
 	stats.FenceStops = int(fenced.Load())
+	stats.Parked = int(parked.Load())
 	if cfg.Pace != nil {
 		stats.PaceWaits = cfg.Pace.Waits()
 	}
@@ -466,11 +478,6 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 	se := store.Session{ID: job.ID, Seq: job.Seq, SchedulePos: job.SchedulePos, Spec: job.Spec, Started: time.Now(), Incarnation: job.Incarnation,
 		Status: store.SessionComplete, Attempts: []store.Attempt{}, Artifacts: map[string]store.Blob{}}
 	pack := store.Pack
-	if cfg.Waves != nil {
-		// A session of a batch run waits hours for its turns: it holds its
-		// bodies deflated.
-		pack = store.PackSmall
-	}
 	// held is the bytes of the session's distinct requests and responses:
 	// what it sends, receives and stores. It stays within maxHeld.
 	var held int64
@@ -530,6 +537,10 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 		var connFails []int
 		var rateWaited time.Duration
 		for n := 1; ; n++ {
+			// A call a batch answered in an earlier pass, asked again to
+			// rebuild the session: the journal answers it, and it is not
+			// counted, paced, budgeted or waited for again.
+			rp := Point{call, n}.before(job.Parked)
 			if drain.Err() != nil {
 				// Draining: no call is sent any more, not even the next
 				// turn or retry of a session in flight; the session is
@@ -538,15 +549,19 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 				se.Finished = time.Now()
 				return se, nil
 			}
-			probe, err := out.admit(ctx)
-			if err != nil {
+			var probe bool
+			var admitErr error
+			if !rp {
+				probe, admitErr = out.admit(ctx)
+			}
+			if admitErr != nil {
 				// The run gave up on the endpoint, or was cancelled while
 				// this call waited: the call is not made.
 				se.Status = store.SessionInterrupted
 				se.Finished = time.Now()
 				return se, nil
 			}
-			if cfg.Fence != nil {
+			if cfg.Fence != nil && !rp {
 				// Asked after any wait for the endpoint, just before the
 				// call.
 				if err := cfg.Fence(ctx, job); err != nil {
@@ -563,7 +578,7 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 			}
 			a := store.Attempt{Incarnation: job.Incarnation, Call: call, Attempt: n, Phase: phase, Started: time.Now(), RequestSHA: reqSHA}
 			reserved, allowed := 0.0, true
-			if cfg.Budget != nil {
+			if cfg.Budget != nil && !rp {
 				reserved, allowed = cfg.Budget.Call(len(reqBody))
 			}
 			if !allowed {
@@ -574,8 +589,28 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 				se.Finished = time.Now()
 				return se, nil
 			}
-			r, callErr := chatOnce(provider.WithCall(callCtx, provider.Call{Session: job.ID, Seq: job.Seq, Turn: call, Attempt: n, Incarnation: job.Incarnation}), cfg, p, req)
-			if cfg.Budget != nil {
+			cctx := provider.WithCall(callCtx, provider.Call{Session: job.ID, Seq: job.Seq, Turn: call, Attempt: n, Incarnation: job.Incarnation})
+			var r *chat.Response
+			var callErr error
+			if rp {
+				r, callErr = p.Chat(cctx, req)
+				if errors.Is(callErr, ErrParked) {
+					return se, fmt.Errorf("session %s: call %d, attempt %d was answered in an earlier pass and is no longer in the run's journal", job.ID, call, n)
+				}
+			} else {
+				r, callErr = chatOnce(cctx, cfg, p, req)
+			}
+			if errors.Is(callErr, ErrParked) {
+				// Held for the next wave: the session ends for this pass.
+				// The call's reservation stays until the wave is in.
+				out.release(probe)
+				if cfg.Budget != nil {
+					cfg.Budget.Park(reserved)
+				}
+				se.Status = statusParked
+				return se, nil
+			}
+			if cfg.Budget != nil && !rp {
 				if callErr == nil && r != nil {
 					cfg.Budget.Settle(reserved, r.Usage.InputTokens, r.Usage.OutputTokens)
 				} else {
@@ -583,7 +618,9 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 				}
 			}
 			a.DurationMS = float64(time.Since(a.Started).Microseconds()) / 1000
-			attempts.Add(1)
+			if !rp {
+				attempts.Add(1)
+			}
 			if callErr == nil && r == nil {
 				callErr = &provider.Error{Kind: provider.Malformed, Msg: "provider returned no response"}
 			}
@@ -607,8 +644,10 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 				a.InputTokens, a.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
 				a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason = r.Meta.ModelID, r.Meta.Fingerprint, r.Meta.RequestID, r.FinishReason
 				a.ResponseSHA = put(body)
-				out.report(callID, "", probe)
-				shared.report(nil)
+				if !rp {
+					out.report(callID, "", probe)
+					shared.report(nil)
+				}
 				se.InputTokens += a.InputTokens
 				se.OutputTokens += a.OutputTokens
 				se.Attempts = append(se.Attempts, a)
@@ -616,7 +655,9 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 				break
 			}
 			body, r = nil, nil
-			failures.Add(1)
+			if !rp {
+				failures.Add(1)
+			}
 			pe := provider.Classify(ctx, callErr)
 			if pe.Kind == provider.ResponseTooLarge && left < limits.MaxResponseBody {
 				// The session's limit, not the provider's, refused it.
@@ -629,16 +670,20 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 			if ctx.Err() != nil {
 				kind = provider.Canceled // the run's own doing, not the endpoint's
 			}
-			streak, excused := out.report(callID, kind, probe)
-			if kind != provider.Canceled {
-				shared.report(pe)
+			var streak int
+			var excused bool
+			if !rp {
+				streak, excused = out.report(callID, kind, probe)
+				if kind != provider.Canceled {
+					shared.report(pe)
+				}
 			}
 			if ctx.Err() != nil || pe.Kind == provider.Canceled {
 				se.Status = store.SessionInterrupted
 				se.Finished = time.Now()
 				return se, nil
 			}
-			if connectionFailure(pe.Kind) {
+			if connectionFailure(pe.Kind) && !rp {
 				if excused {
 					// An outage: the next attempt waits in admit.
 					continue
@@ -651,6 +696,9 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 				policy.MaxAttempts = n + 1
 				if _, wait := policy.Retry(n, pe, rng); rateWaited+wait <= cfg.RateLimitWait {
 					rateWaited += wait
+					if rp || cfg.Batch {
+						continue // the next wave stands for the wait
+					}
 					rateWaits.Add(1)
 					if err := cfg.Sleep(ctx, wait); err != nil {
 						se.Status = store.SessionInterrupted
@@ -674,6 +722,9 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 				se.FailedPhase, se.FailureKind, se.FailureMsg = phase, string(pe.Kind), pe.Error()
 				conv.Fail()
 				break
+			}
+			if rp || cfg.Batch {
+				continue // the next wave stands for the wait
 			}
 			if err := cfg.Sleep(ctx, wait); err != nil {
 				se.Status = store.SessionInterrupted
@@ -704,6 +755,9 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 	se.TraceSHA = put(trace)
 	return se, nil
 }
+
+// statusParked marks a session that parked (ErrParked): it is not stored.
+const statusParked = "parked"
 
 // boundWait bounds a wait before a retry by --rate-limit-wait: a server's
 // Retry-After never makes one call wait longer than the run allows for

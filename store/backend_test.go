@@ -11,25 +11,75 @@ import (
 )
 
 // The conformance suite: every store test that is not about SQLite's files
-// runs once on each backend through eachBackend, as subtests "sqlite" and
-// "postgres"; openStore and storeOpener open the backend the subtest names.
-// Tests about SQLite's files (a damaged or emptied database file, pack
-// files, WAL, permissions on disk) call neither and say so.
+// is in suite, and runs once on each backend (TestBackends), under the
+// subtests "sqlite" and "postgres"; openStore and storeOpener open the
+// backend the subtest names. Tests about SQLite's files (a damaged or
+// emptied database file, pack files, WAL, permissions on disk) call
+// neither and say so.
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // backends are the backends every conformance test runs on.
 var backends = []string{"sqlite", "postgres"}
 
-// eachBackend runs fn as a subtest on every backend.
-func eachBackend(t *testing.T, fn func(t *testing.T)) {
-	t.Helper()
+// suite is the conformance suite: the store's behaviour that both backends
+// share, each test as it runs on one backend (openStore and storeOpener
+// open a store of it). TestBackends runs every test on SQLite and on
+// PostgreSQL (with BUDGE_PG_TESTS=1; see store/pgtest); run one with
+// go test -run 'TestBackends/sqlite/Artifacts$'.
+var suite = []struct {
+	name string
+	test func(t *testing.T)
+}{
+	{"CellsClaimedOnce", testCellsClaimedOnce},
+	{"CellsTakenOverFromStoppedWorker", testCellsTakenOverFromStoppedWorker},
+	{"CellsOneFinisher", testCellsOneFinisher},
+	{"CellsOneLastToStop", testCellsOneLastToStop},
+	{"CellsReopen", testCellsReopen},
+	{"CellsOfDeadProcessReleased", testCellsOfDeadProcessReleased},
+	{"PaceSharedByWorkers", testPaceSharedByWorkers},
+	{"CellsManyAtOnce", testCellsManyAtOnce},
+	{"CellFence", testCellFence},
+	{"LeaseOneHolder", testLeaseOneHolder},
+	{"LeaseRace", testLeaseRace},
+	{"LeaseStaleHeartbeatIsTakenOver", testLeaseStaleHeartbeatIsTakenOver},
+	{"LeaseOfDeadProcessIsTakenOver", testLeaseOfDeadProcessIsTakenOver},
+	{"CreateRunLeased", testCreateRunLeased},
+	{"LeaseCheck", testLeaseCheck},
+	{"SessionPageFiltersAndPages", testSessionPageFiltersAndPages},
+	{"ReviewRules", testReviewRules},
+	{"RepairLog", testRepairLog},
+	{"CorruptColumnsAreErrors", testCorruptColumnsAreErrors},
+	{"CreateRunGetRunRoundTrip", testCreateRunGetRunRoundTrip},
+	{"ListRunsNewestFirst", testListRunsNewestFirst},
+	{"ListRunsNewestFirstWithinASecond", testListRunsNewestFirstWithinASecond},
+	{"Resolve", testResolve},
+	{"WriteSessionsRoundTrip", testWriteSessionsRoundTrip},
+	{"WriteSessionsNeverOverwrites", testWriteSessionsNeverOverwrites},
+	{"InterruptedSessionsKeepOnlyAttempts", testInterruptedSessionsKeepOnlyAttempts},
+	{"Artifacts", testArtifacts},
+	{"VerifyArtifacts", testVerifyArtifacts},
+	{"ArtifactsAfterReopen", testArtifactsAfterReopen},
+	{"FinishRun", testFinishRun},
+	{"Log", testLog},
+	{"WriteSessionsLargeBatches", testWriteSessionsLargeBatches},
+	{"UnstoreFailed", testUnstoreFailed},
+	{"TextFromOutsideRoundTrips", testTextFromOutsideRoundTrips},
+	{"ViewIndex", testViewIndex},
+}
+
+// TestBackends runs the conformance suite on every backend.
+func TestBackends(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b, fn)
+		t.Run(b, func(t *testing.T) {
+			for _, c := range suite {
+				t.Run(c.name, c.test)
+			}
+		})
 	}
 }
 
-// onPostgres reports whether t runs under eachBackend's postgres subtest.
+// onPostgres reports whether t runs under TestBackends' postgres subtest.
 func onPostgres(t testing.TB) bool {
 	return strings.Contains(t.Name()+"/", "/postgres/")
 }

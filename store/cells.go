@@ -164,10 +164,9 @@ type Worker struct {
 	token  string
 	holder Holder
 
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
-	err  error // the last heartbeat's failure
+	heart *heartbeat
+	mu    sync.Mutex
+	err   error // the last heartbeat's failure
 
 	// held is the fence: the cells the worker holds, each with the
 	// incarnation it claimed and until when (on this process's monotonic
@@ -194,7 +193,7 @@ func (s *Store) Join(ctx context.Context, runID string, h Holder, record []byte)
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{s: s, runID: runID, token: tok, holder: h, stop: make(chan struct{}), done: make(chan struct{}), held: map[string]heldCell{}}
+	w := &Worker{s: s, runID: runID, token: tok, holder: h, held: map[string]heldCell{}}
 	now, err := s.leaseNow(ctx, s.db)
 	if err != nil {
 		return nil, err
@@ -203,35 +202,23 @@ func (s *Store) Join(ctx context.Context, runID string, h Holder, record []byte)
 		runID, tok, h.Name, h.Host, h.PID, ts(now), now.UnixMilli(), string(record)); err != nil {
 		return nil, s.fail(fmt.Errorf("store: run %s: registering a worker: %w", runID, err))
 	}
-	go w.beat()
+	w.beat()
 	return w, nil
 }
 
 // Token identifies the worker in the run's cells.
 func (w *Worker) Token() string { return w.token }
 
-// beat renews the worker's heartbeat and its cells' lease until Leave.
+// beat renews the worker's heartbeat and its cells' lease until Leave,
+// keeping the last renewal's failure for Err.
 func (w *Worker) beat() {
-	defer close(w.done)
-	every := w.s.leaseRenew()
-	if every < 0 {
-		// Heartbeats only when told to (tests).
-		<-w.stop
-		return
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-t.C:
-			err := w.renew(context.Background())
-			w.mu.Lock()
-			w.err = err
-			w.mu.Unlock()
-		}
-	}
+	w.heart = startHeartbeat(w.s.leaseRenew(), func() bool {
+		err := w.renew(context.Background())
+		w.mu.Lock()
+		w.err = err
+		w.mu.Unlock()
+		return true
+	})
 }
 
 // renew moves the lease of the worker's claimed cells, and its heartbeat,
@@ -341,13 +328,9 @@ func (w *Worker) Err() error {
 // Leave stops the heartbeat, gives the cells the worker still holds back
 // (open, for another worker to claim at once) and records that it left.
 func (w *Worker) Leave(ctx context.Context) error {
-	select {
-	case <-w.stop:
+	if !w.heart.halt() {
 		return nil
-	default:
 	}
-	close(w.stop)
-	<-w.done
 	if err := w.Release(ctx); err != nil {
 		return err
 	}

@@ -39,8 +39,6 @@ func asRun(id string, seq, inc int) Session {
 // Three workers (three stores, as three processes) claim every cell of a
 // run, concurrently: each cell is claimed once, in schedule order within
 // each worker, and once stored the run has none left.
-func TestCellsClaimedOnce(t *testing.T) { eachBackend(t, testCellsClaimedOnce) }
-
 func testCellsClaimedOnce(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 3)
@@ -116,23 +114,9 @@ func testCellsClaimedOnce(t *testing.T) {
 // another claims them as the next incarnation, with an interrupted attempt
 // recording the lost one; what the stopped worker writes afterwards keeps
 // only its attempts, and the cell is stored once, by the new holder.
-func TestCellsTakenOverFromStoppedWorker(t *testing.T) {
-	eachBackend(t, testCellsTakenOverFromStoppedWorker)
-}
-
 func testCellsTakenOverFromStoppedWorker(t *testing.T) {
-	c := &clock{t: t0}
-	st := leaseStores(t, c, 2)
+	c, st, a, b := twoWorkers(t)
 	ctx := context.Background()
-	cellRun(t, st[0], "r", 3)
-	a, err := st[0].Join(ctx, "r", Holder{Host: "h", PID: 1, Name: "worker a"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := st[1].Join(ctx, "r", Holder{Host: "h", PID: 2, Name: "worker b"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	held, err := a.Claim(ctx, 2)
 	if err != nil || len(held) != 2 || held[0].ID != "s002" {
 		t.Fatalf("a claimed %+v, %v; want s002 and s001 (schedule order)", held, err)
@@ -196,8 +180,6 @@ func testCellsTakenOverFromStoppedWorker(t *testing.T) {
 
 // One worker scores a run; another asking is refused while the first is
 // alive, and takes over once it has left.
-func TestCellsOneFinisher(t *testing.T) { eachBackend(t, testCellsOneFinisher) }
-
 func testCellsOneFinisher(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)
@@ -223,8 +205,6 @@ func testCellsOneFinisher(t *testing.T) {
 // Workers that stop at the same moment with cells left: exactly one of
 // them finds itself the last (and scores the run); none leaves it to the
 // others, and the cells they held are open again.
-func TestCellsOneLastToStop(t *testing.T) { eachBackend(t, testCellsOneLastToStop) }
-
 func testCellsOneLastToStop(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 3)
@@ -274,8 +254,6 @@ func testCellsOneLastToStop(t *testing.T) {
 
 // An interrupted session gives its cell back at once; ReopenCells opens
 // done cells again (a retry of failed sessions).
-func TestCellsReopen(t *testing.T) { eachBackend(t, testCellsReopen) }
-
 func testCellsReopen(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 1)[0]
@@ -312,8 +290,6 @@ func testCellsReopen(t *testing.T) {
 
 // The cells of a worker on this host whose process is gone are given back
 // at once, before its lease runs out; a live worker's are not.
-func TestCellsOfDeadProcessReleased(t *testing.T) { eachBackend(t, testCellsOfDeadProcessReleased) }
-
 func testCellsOfDeadProcessReleased(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)
@@ -335,8 +311,6 @@ func testCellsOfDeadProcessReleased(t *testing.T) {
 
 // Workers taking calls of one pace at once get no more than it allows in a
 // window, between them; the next window starts afresh.
-func TestPaceSharedByWorkers(t *testing.T) { eachBackend(t, testPaceSharedByWorkers) }
-
 func testPaceSharedByWorkers(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 3)
@@ -381,8 +355,6 @@ func testPaceSharedByWorkers(t *testing.T) {
 
 // Cells go in a thousand rows at a time: a plan larger than one insert
 // keeps every cell, and adding it again changes nothing.
-func TestCellsManyAtOnce(t *testing.T) { eachBackend(t, testCellsManyAtOnce) }
-
 func testCellsManyAtOnce(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 1)[0]
@@ -478,21 +450,9 @@ func benchClaim(b *testing.B, n int) {
 // took over lost, and one nobody took still its own (renewed). A session
 // stored as an incarnation the cell no longer has is kept as interrupted,
 // even by the worker that holds the cell's later incarnation.
-func TestCellFence(t *testing.T) { eachBackend(t, testCellFence) }
-
 func testCellFence(t *testing.T) {
-	c := &clock{t: t0}
-	st := leaseStores(t, c, 2)
+	c, st, a, b := twoWorkers(t)
 	ctx := context.Background()
-	cellRun(t, st[0], "r", 3)
-	a, err := st[0].Join(ctx, "r", Holder{Host: "h", PID: 1, Name: "worker a"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := st[1].Join(ctx, "r", Holder{Host: "h", PID: 2, Name: "worker b"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	held, err := a.Claim(ctx, 2) // s002, s001
 	if err != nil || len(held) != 2 {
 		t.Fatalf("a claimed %+v, %v", held, err)
@@ -538,4 +498,22 @@ func testCellFence(t *testing.T) {
 	if ids, _ := st[1].StoredIDs(ctx, "r"); len(ids) != 0 {
 		t.Errorf("stored %v from a lost incarnation", ids)
 	}
+}
+
+// twoWorkers makes a run "r" of three cells on two stores of one location
+// with a test clock, and joins worker a on the first and worker b on the
+// second.
+func twoWorkers(t *testing.T) (*clock, []*Store, *Worker, *Worker) {
+	t.Helper()
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 2)
+	cellRun(t, st[0], "r", 3)
+	var w [2]*Worker
+	for k, name := range []string{"worker a", "worker b"} {
+		var err error
+		if w[k], err = st[k].Join(context.Background(), "r", Holder{Host: "h", PID: k + 1, Name: name}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, st, w[0], w[1]
 }

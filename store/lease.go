@@ -111,7 +111,7 @@ type Lease struct {
 	holder   Holder
 	acquired time.Time
 
-	stop, done chan struct{}
+	beat       *heartbeat
 	release    sync.Once
 	releaseErr error
 
@@ -306,7 +306,7 @@ func (s *Store) acquireIn(ctx context.Context, q execQuerier, runID string, h Ho
 		return nil, s.named(fmt.Errorf("store: taking the lease on run %s: %w", runID, err))
 	}
 	return &Lease{s: s, runID: runID, token: token, holder: h, acquired: now, until: asked.Add(s.leaseTimeout()),
-		stop: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}, nil
+		lost: make(chan struct{})}, nil
 }
 
 // stale reports whether a lease may be taken over at now: its heartbeat is
@@ -327,31 +327,59 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// start renews the heartbeat in the background until Release, or until
-// the lease is found lost.
-func (l *Lease) start() {
-	every := l.s.leaseRenew()
+// heartbeat calls a renewal at a fixed interval in the background until
+// it is halted: the one heartbeat of run leases (Lease) and of workers'
+// cells (Worker).
+type heartbeat struct {
+	stop, done chan struct{}
+	halted     sync.Once
+}
+
+// startHeartbeat calls renew every interval until halt, or until renew
+// returns false; a negative interval renews only when the holder asks.
+func startHeartbeat(every time.Duration, renew func() bool) *heartbeat {
+	h := &heartbeat{stop: make(chan struct{}), done: make(chan struct{})}
 	if every < 0 {
-		close(l.done)
-		return
+		close(h.done)
+		return h
 	}
 	go func() {
-		defer close(l.done)
+		defer close(h.done)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
-			case <-l.stop:
+			case <-h.stop:
 				return
 			case <-t.C:
-				// A failed renewal (a busy or full database) is tried again
-				// at the next tick; a lost lease ends the renewals.
-				if err := l.Renew(context.Background()); errors.Is(err, ErrLeaseLost) {
+				if !renew() {
 					return
 				}
 			}
 		}
 	}()
+	return h
+}
+
+// halt stops the heartbeat and waits for a renewal under way; it reports
+// whether this call halted it (false when it was halted before).
+func (h *heartbeat) halt() bool {
+	first := false
+	h.halted.Do(func() {
+		first = true
+		close(h.stop)
+		<-h.done
+	})
+	return first
+}
+
+// start renews the heartbeat in the background until Release, or until
+// the lease is found lost: a failed renewal (a busy or full database) is
+// tried again at the next tick.
+func (l *Lease) start() {
+	l.beat = startHeartbeat(l.s.leaseRenew(), func() bool {
+		return !errors.Is(l.Renew(context.Background()), ErrLeaseLost)
+	})
 }
 
 // Renew records a heartbeat now. It fails with a *LeaseError matching
@@ -415,8 +443,7 @@ func (l *Lease) Check(ctx context.Context) error {
 // lease leaves the new holder's lease alone. Release is idempotent.
 func (l *Lease) Release() error {
 	l.release.Do(func() {
-		close(l.stop)
-		<-l.done
+		l.beat.halt()
 		if _, err := l.s.db.ExecContext(context.Background(), `DELETE FROM run_leases WHERE run_id = $1 AND token = $2`, l.runID, l.token); err != nil {
 			l.releaseErr = l.s.named(fmt.Errorf("store: releasing the lease on run %s: %w", l.runID, err))
 		}

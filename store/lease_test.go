@@ -82,8 +82,6 @@ func refused(t *testing.T, s *Store, runID string, h Holder, holder Holder, sinc
 
 var t0 = time.Date(2024, 5, 6, 7, 0, 0, 0, time.UTC)
 
-func TestLeaseOneHolder(t *testing.T) { eachBackend(t, testLeaseOneHolder) }
-
 func testLeaseOneHolder(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)
@@ -125,8 +123,6 @@ func testLeaseOneHolder(t *testing.T) {
 }
 
 // Processes racing for one lease: exactly one gets it.
-func TestLeaseRace(t *testing.T) { eachBackend(t, testLeaseRace) }
-
 func testLeaseRace(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 8)
@@ -155,10 +151,6 @@ func testLeaseRace(t *testing.T) {
 	if won != 1 {
 		t.Errorf("%d processes got the lease, want 1", won)
 	}
-}
-
-func TestLeaseStaleHeartbeatIsTakenOver(t *testing.T) {
-	eachBackend(t, testLeaseStaleHeartbeatIsTakenOver)
 }
 
 func testLeaseStaleHeartbeatIsTakenOver(t *testing.T) {
@@ -238,10 +230,6 @@ func deadPID(t *testing.T) int {
 	return pid
 }
 
-func TestLeaseOfDeadProcessIsTakenOver(t *testing.T) {
-	eachBackend(t, testLeaseOfDeadProcessIsTakenOver)
-}
-
 func testLeaseOfDeadProcessIsTakenOver(t *testing.T) {
 	if !pidAlive(os.Getpid()) {
 		t.Skip("process ids cannot be checked on this system")
@@ -272,8 +260,6 @@ func testLeaseOfDeadProcessIsTakenOver(t *testing.T) {
 		t.Errorf("the dead holder's renewal: %v, want ErrLeaseLost", err)
 	}
 }
-
-func TestCreateRunLeased(t *testing.T) { eachBackend(t, testCreateRunLeased) }
 
 func testCreateRunLeased(t *testing.T) {
 	ctx := context.Background()
@@ -312,8 +298,6 @@ func testCreateRunLeased(t *testing.T) {
 // Check answers from memory within the lease, renews past it when nobody
 // took the run over, and fails with ErrLeaseLost when another did: a
 // paused holder finds out before its next call.
-func TestLeaseCheck(t *testing.T) { eachBackend(t, testLeaseCheck) }
-
 func testLeaseCheck(t *testing.T) {
 	c := &clock{t: t0}
 	st := leaseStores(t, c, 2)

@@ -19,8 +19,6 @@ const (
 	codeUnresolved   = "unresolved"
 )
 
-func TestSessionPageFiltersAndPages(t *testing.T) { eachBackend(t, testSessionPageFiltersAndPages) }
-
 func testSessionPageFiltersAndPages(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
@@ -90,8 +88,6 @@ func testSessionPageFiltersAndPages(t *testing.T) {
 // TestReviewRules walks the review workflow through the store's rules:
 // one frozen sample, named reviewers, known codes, final codes after
 // finishing, adjudication only of disagreements after both finished.
-func TestReviewRules(t *testing.T) { eachBackend(t, testReviewRules) }
-
 func testReviewRules(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()

@@ -99,8 +99,6 @@ func setLog(t *testing.T, s *Store, runID, content string) {
 	}
 }
 
-func TestRepairLog(t *testing.T) { eachBackend(t, testRepairLog) }
-
 func testRepairLog(t *testing.T) {
 	s := openStore(t)
 	createRun(t, s, "run", base)

@@ -9,8 +9,6 @@ import (
 
 // A stored value that does not parse is an error naming the row and the
 // column, from every reader of that row: never a zero value.
-func TestCorruptColumnsAreErrors(t *testing.T) { eachBackend(t, testCorruptColumnsAreErrors) }
-
 func testCorruptColumnsAreErrors(t *testing.T) {
 	ctx := context.Background()
 	sessionReaders := map[string]func(s *Store) error{

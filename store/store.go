@@ -8,8 +8,10 @@
 // file indexed by sha256 in the database, its log.jsonl and manifest.json
 // beside it, everything owner-only. A PostgreSQL database (OpenURL) holds
 // everything in tables, artifacts and logs included, so that every machine
-// that reaches it sees the same runs. The SQL is written once and spelled
-// for each database by a dialect (dialect.go).
+// that reaches it sees the same runs. Where a backend keeps artifact bytes
+// and run logs is chosen once, when it is opened (artifactStore,
+// logStore); the SQL is written once, and what the databases spell
+// differently (the schema, a JSON field) the dialect says (dialect.go).
 //
 // It must never import a provider: a finished run is re-scored and
 // re-reported from what is stored here alone.

@@ -251,8 +251,6 @@ func TestOpenIsOwnerOnly(t *testing.T) {
 	}
 }
 
-func TestCreateRunGetRunRoundTrip(t *testing.T) { eachBackend(t, testCreateRunGetRunRoundTrip) }
-
 func testCreateRunGetRunRoundTrip(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
@@ -312,8 +310,6 @@ func listedRuns(t *testing.T, s *Store) []string {
 	return got
 }
 
-func TestListRunsNewestFirst(t *testing.T) { eachBackend(t, testListRunsNewestFirst) }
-
 func testListRunsNewestFirst(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
@@ -331,10 +327,6 @@ func testListRunsNewestFirst(t *testing.T) {
 
 // Runs started within the same second must still be listed newest first,
 // and "latest" must be the newest of them.
-func TestListRunsNewestFirstWithinASecond(t *testing.T) {
-	eachBackend(t, testListRunsNewestFirstWithinASecond)
-}
-
 func testListRunsNewestFirstWithinASecond(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
@@ -349,8 +341,6 @@ func testListRunsNewestFirstWithinASecond(t *testing.T) {
 		t.Errorf("Resolve(latest) = %q, %v, want r3-later", id, err)
 	}
 }
-
-func TestResolve(t *testing.T) { eachBackend(t, testResolve) }
 
 func testResolve(t *testing.T) {
 	s := openStore(t)
@@ -401,8 +391,6 @@ func testResolve(t *testing.T) {
 	}
 }
 
-func TestWriteSessionsRoundTrip(t *testing.T) { eachBackend(t, testWriteSessionsRoundTrip) }
-
 func testWriteSessionsRoundTrip(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
@@ -449,8 +437,6 @@ func testWriteSessionsRoundTrip(t *testing.T) {
 		t.Errorf("writing no sessions: %v", err)
 	}
 }
-
-func TestWriteSessionsNeverOverwrites(t *testing.T) { eachBackend(t, testWriteSessionsNeverOverwrites) }
 
 func testWriteSessionsNeverOverwrites(t *testing.T) {
 	first := testSession("s1", 0)
@@ -528,10 +514,6 @@ func interruptedSession(id string, seq int) Session {
 			Outcome: "error", ErrorKind: "canceled", ErrorMsg: "canceled: context canceled", RequestSHA: se.Attempts[0].RequestSHA},
 	}
 	return se
-}
-
-func TestInterruptedSessionsKeepOnlyAttempts(t *testing.T) {
-	eachBackend(t, testInterruptedSessionsKeepOnlyAttempts)
 }
 
 func testInterruptedSessionsKeepOnlyAttempts(t *testing.T) {
@@ -647,8 +629,6 @@ func overwriteArtifact(t *testing.T, s *Store, runID, sha, pack string, b []byte
 	}
 }
 
-func TestArtifacts(t *testing.T) { eachBackend(t, testArtifacts) }
-
 func testArtifacts(t *testing.T) {
 	one := testSession("one", 0)
 	s := storeWithRun(t, one)
@@ -757,8 +737,6 @@ func damageLastByte(t *testing.T, s *Store, runID string, e packEntry) {
 }
 
 // VerifyArtifacts names every damaged artifact of a run, and only those.
-func TestVerifyArtifacts(t *testing.T) { eachBackend(t, testVerifyArtifacts) }
-
 func testVerifyArtifacts(t *testing.T) {
 	ctx := context.Background()
 	s := storeWithRun(t, testSession("s1", 0), testSession("s2", 1))
@@ -784,8 +762,6 @@ func testVerifyArtifacts(t *testing.T) {
 		t.Errorf("error %v does not match ErrArtifactCorrupt", err)
 	}
 }
-
-func TestArtifactsAfterReopen(t *testing.T) { eachBackend(t, testArtifactsAfterReopen) }
 
 func testArtifactsAfterReopen(t *testing.T) {
 	open := storeOpener(t)
@@ -828,8 +804,6 @@ func testArtifactsAfterReopen(t *testing.T) {
 		t.Errorf("Sessions = %v", ids(got))
 	}
 }
-
-func TestFinishRun(t *testing.T) { eachBackend(t, testFinishRun) }
 
 func testFinishRun(t *testing.T) {
 	s := openStore(t)
@@ -874,8 +848,6 @@ func testFinishRun(t *testing.T) {
 		}
 	}
 }
-
-func TestLog(t *testing.T) { eachBackend(t, testLog) }
 
 // storedLog is a run's log as WriteLog exports it.
 func storedLog(t *testing.T, s *Store, runID string) []byte {
@@ -991,8 +963,6 @@ func largeSession(i int, shared []byte) Session {
 
 // Many sessions in one call cross the multi-row insert's chunk boundary for
 // every table: 64 rows exactly, and more with a remainder.
-func TestWriteSessionsLargeBatches(t *testing.T) { eachBackend(t, testWriteSessionsLargeBatches) }
-
 func testWriteSessionsLargeBatches(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
@@ -1041,8 +1011,6 @@ func testWriteSessionsLargeBatches(t *testing.T) {
 // A failed session can be taken back out for a rerun: its row and messages
 // go, its attempts stay as orphans, and the rerun as the next incarnation
 // is stored beside them. A complete session is never taken out.
-func TestUnstoreFailed(t *testing.T) { eachBackend(t, testUnstoreFailed) }
-
 func testUnstoreFailed(t *testing.T) {
 	failed := testSession("bad", 1)
 	failed.Status, failed.FailureKind = SessionFailed, "timeout"

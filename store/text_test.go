@@ -7,8 +7,6 @@ import (
 
 // Text from outside budge is stored as it came, NUL characters included
 // (PostgreSQL's TEXT refuses them; a model may produce one).
-func TestTextFromOutsideRoundTrips(t *testing.T) { eachBackend(t, testTextFromOutsideRoundTrips) }
-
 func testTextFromOutsideRoundTrips(t *testing.T) {
 	se := testSession("s1", 0)
 	se.Messages[0].Content = "a\x00b ünïcode"

@@ -58,8 +58,6 @@ func pageIDs(p ViewPage) []string {
 	return out
 }
 
-func TestViewIndex(t *testing.T) { eachBackend(t, testViewIndex) }
-
 func testViewIndex(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
+	"time"
 
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/batch"
 	"github.com/buildlab/budge/report"
+	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study/stack"
 )
@@ -143,4 +146,104 @@ func recordBatch(ctx context.Context, st *store.Store, n *NetInfo, runID string,
 	b.Missing += ps.Missing
 	b.Unknown += ps.Unknown
 	return nil
+}
+
+// runPasses runs jobs through the stack. A batch run is passes over the
+// jobs (provider/batch): the first runs every job; each session whose
+// call the journal cannot answer parks it in the next wave and ends for
+// the pass, unstored; the wave is sent and collected into the journal,
+// and the next pass runs the parked sessions again, until a pass parks
+// none. Batches an earlier process of the run submitted are collected
+// first. Progress counts across the passes.
+func runPasses(ctx, drain context.Context, cfg runner.Config, p protocol, s *stack.Stack, sink runner.Sink, n int, jobs iter.Seq[runner.Job]) (runner.Stats, error) {
+	if s.Batch == nil {
+		return runner.Run(ctx, drain, cfg, s.Provider, sink, n, jobs)
+	}
+	if err := s.Batch.Start(ctx); err != nil {
+		return runner.Stats{}, fmt.Errorf("run %s: %w", cfg.RunID, err)
+	}
+	start := time.Now()
+	var total runner.Stats
+	if progress := cfg.Progress; progress != nil {
+		cfg.Progress = func(p runner.Progress) {
+			p = addProgress(total.Progress, p)
+			p.Elapsed = time.Since(start)
+			progress(p)
+		}
+	}
+	pass := jobs
+	for {
+		st, err := runner.Run(ctx, drain, cfg, s.Provider, sink, n, pass)
+		total = addStats(total, st)
+		total.Elapsed = time.Since(start)
+		if err != nil {
+			return total, err
+		}
+		if st.Parked == 0 || st.StoppedBy != "" || drain.Err() != nil || ctx.Err() != nil {
+			// Done, or stopped: the parked sessions are not stored, and
+			// a resume runs them again (their answers are in the journal).
+			return total, nil
+		}
+		sent, err := s.Batch.Wave(ctx)
+		if s.Budget != nil {
+			s.Budget.Unpark()
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return total, nil // interrupted: the open batches are cancelled and stored
+			}
+			return total, fmt.Errorf("batch: %w", err)
+		}
+		if !sent {
+			return total, nil
+		}
+		pass = parkedJobs(p, s.Batch)
+	}
+}
+
+// parkedJobs is the jobs of the sessions that parked in the last pass, in
+// schedule order, each as the incarnation it parked as and with where it
+// parked (its cell stays the process's meanwhile).
+func parkedJobs(p protocol, b *batch.Batcher) iter.Seq[runner.Job] {
+	return func(yield func(runner.Job) bool) {
+		for pos, i := range p.order() {
+			at, inc, ok := b.Parked(i)
+			if !ok {
+				continue
+			}
+			j := p.job(i, pos, inc)
+			j.Parked = at
+			if !yield(j) {
+				return
+			}
+		}
+	}
+}
+
+// addProgress is a pass's progress after the passes before it (a).
+func addProgress(a, p runner.Progress) runner.Progress {
+	p.Done += a.Done
+	p.Failed += a.Failed
+	p.Interrupted += a.Interrupted
+	p.Attempts += a.Attempts
+	p.Failures += a.Failures
+	return p
+}
+
+// addStats adds a pass's stats to those of the passes before it.
+func addStats(a, s runner.Stats) runner.Stats {
+	total := s.Total
+	s.Progress = addProgress(a.Progress, s.Progress)
+	s.Total = total
+	s.InputTokens += a.InputTokens
+	s.OutputTokens += a.OutputTokens
+	s.Outages += a.Outages
+	s.OutageTime += a.OutageTime
+	if s.OutageStarted.IsZero() {
+		s.OutageStarted = a.OutageStarted
+	}
+	s.RateLimitWaits += a.RateLimitWaits
+	s.PaceWaits = max(s.PaceWaits, a.PaceWaits) // the pace counts for the run
+	s.FenceStops += a.FenceStops
+	return s
 }

@@ -98,7 +98,7 @@ func compareText(t *testing.T, st *store.Store, cmp report.Compare) map[string]s
 		var b bytes.Buffer
 		var err error
 		if f == "html" {
-			err = WriteDiffHTML(context.Background(), st, cmp, &b)
+			err = report.WriteDiff(&b, "budge compare: run diff", DiffSections(context.Background(), st, cmp))
 		} else {
 			err = cmp.Render(&b, f)
 		}

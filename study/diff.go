@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"strconv"
 	"strings"
@@ -243,7 +242,7 @@ func framingDiff(ctx context.Context, st *store.Store, before, after string) (*D
 		Before: report.RunInfo{ID: rb.ID, Protocol: rb.Protocol, Model: b.Manifest.Model, Fingerprint: b.Manifest.fingerprint(), Deck: b.Manifest.Data.Source},
 		After:  report.RunInfo{ID: ra.ID, Protocol: ra.Protocol, Model: a.Manifest.Model, Fingerprint: a.Manifest.fingerprint(), Deck: a.Manifest.Data.Source},
 	}
-	d := &Diff{Head: report.DiffHead{Protocol: "framing", Columns: FramingDiffColumns,
+	d := &Diff{Head: report.DiffHead{Protocol: "framing", OwnMeasures: true, Columns: FramingDiffColumns,
 		Note: "A cell is one session: the same item, template, speaker labels, mitigation (arm) and condition in both runs. " +
 			"Reasoning is shown but not compared."}}
 	if why := sameItems(b.Snapshot.Items, a.Snapshot.Items); why != "" {
@@ -371,23 +370,24 @@ func framingArms(b, a *framing.Summary) []report.FramingArmPair {
 	return out
 }
 
-// WriteDiffHTML writes `budge compare --format html`: for each section of
-// cmp (as budge compare computed it), its verdict and paired tests, then
-// every cell of its two runs side by side, streamed into one
-// self-contained HTML file.
-func WriteDiffHTML(ctx context.Context, st *store.Store, cmp report.Compare, w io.Writer) error {
-	dw := report.NewDiffWriter(w, "budge compare: run diff")
-	for _, sec := range cmp.Sections {
-		d, err := openDiff(ctx, st, sec.Before.ID, sec.After.ID, false)
-		if err != nil {
-			return err
-		}
-		h := d.Head
-		h.Section = sec
-		dw.Section(h)
-		if err := d.Each(ctx, func(c report.DiffCell) error { dw.Cell(c); return nil }); err != nil {
-			return err
+// DiffSections are the diff sections of a comparison (budge compare
+// --format html, written by report.WriteDiff): for each section of cmp, as
+// budge compare computed it, the head with its verdict and paired tests,
+// and every cell of its two runs side by side, read as the file is written.
+func DiffSections(ctx context.Context, st *store.Store, cmp report.Compare) iter.Seq2[report.DiffSection, error] {
+	return func(yield func(report.DiffSection, error) bool) {
+		for _, sec := range cmp.Sections {
+			d, err := openDiff(ctx, st, sec.Before.ID, sec.After.ID, false)
+			if err != nil {
+				yield(report.DiffSection{}, err)
+				return
+			}
+			h := d.Head
+			h.Section = sec
+			each := func(fn func(report.DiffCell) error) error { return d.Each(ctx, fn) }
+			if !yield(report.DiffSection{Head: h, Each: each}, nil) {
+				return
+			}
 		}
 	}
-	return dw.Close()
 }

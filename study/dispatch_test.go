@@ -13,12 +13,8 @@ import (
 
 // stillDispatching are the files outside study that still branch on a
 // run's protocol, with how many places each; the count may only fall.
-// Each is a page or command written for one protocol, waiting for the
-// result to describe itself to it.
-var stillDispatching = map[string]int{
-	"report/diffhtml.go":     1, // the diff page of two runs
-	"provider/sim/server.go": 1, // not a run's protocol: the simulator's model name "judge"
-}
+// None is left: every page and command asks the result.
+var stillDispatching = map[string]int{}
 
 // Outside study's registry, code does not branch on the protocol: no type
 // assertion or switch on a protocol's result type, no Kind check, no

@@ -28,18 +28,29 @@ func runJudge(t *testing.T, st *store.Store, source, model string, repeats int) 
 	return res
 }
 
+// framingOf is a framing run of n synthetic items by model ("" for the
+// default simulator), the run a judge codes.
+func framingOf(t *testing.T, st *store.Store, n int, model string, concurrency int) *FramingResult {
+	t.Helper()
+	o := DefaultFramingOptions()
+	o.Data, o.Concurrency = synthetic(t, n), concurrency
+	if model != "" {
+		o.Model = model
+	}
+	fr, err := As[*FramingResult](Start(context.Background(), st, o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fr
+}
+
 // Acceptance: the simulated judge on a framing run codes every flip, with
 // its order-swap agreement and repeat stability; re-read from the store the
 // audit is the same.
 func TestJudgeCodesEveryFramingFlip(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t)
-	o := DefaultFramingOptions()
-	o.Data, o.Concurrency = synthetic(t, 60), 4
-	fr, err := As[*FramingResult](Start(ctx, st, o))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fr := framingOf(t, st, 60, "", 4)
 	obs, traces, err := fr.Paired(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -269,12 +280,7 @@ func (d drainAfter) Chat(ctx context.Context, req *chat.Request) (*chat.Response
 func TestJudgeResumesAndCaches(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t)
-	o := DefaultFramingOptions()
-	o.Data, o.Concurrency = synthetic(t, 40), 2
-	fr, err := As[*FramingResult](Start(ctx, st, o))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fr := framingOf(t, st, 40, "", 2)
 	full := runJudge(t, st, fr.Run.ID, "sim", 2)
 
 	jo := DefaultJudgeOptions()
@@ -395,12 +401,7 @@ func TestJudgeAssessesFabricatedExceptions(t *testing.T) {
 func TestJudgeGetsOnlyRealFlipsOnMessyRun(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t)
-	o := DefaultFramingOptions()
-	o.Data, o.Model, o.Concurrency = synthetic(t, 120), "sim:messy", 4
-	fr, err := As[*FramingResult](Start(ctx, st, o))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fr := framingOf(t, st, 120, "sim:messy", 4)
 	obs, traces, err := fr.Paired(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -411,24 +411,15 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 	if drain == nil {
 		drain = context.Background()
 	}
-	if s.Batch != nil {
-		// Batches an earlier process of the run submitted are collected
-		// first: their answers wait in the journal for the sessions.
-		if err := s.Batch.Start(ctx); err != nil {
-			return runner.Stats{}, fmt.Errorf("run %s: %w", h.RunID, err)
-		}
-		defer s.Batch.Wait()
-	}
-	stats, runErr := runner.Run(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: c.Concurrency, Retry: h.Retry,
+	stats, runErr := runPasses(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: c.Concurrency, Retry: h.Retry,
 		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait, Notice: c.Notice,
-		Fence: fence(ctx, sink)}), s.Provider, sink, n, jobs)
+		Fence: fence(ctx, sink)}), p, s, sink, n, jobs)
 	if log != nil {
 		if err := log.Close(); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
 	if s.Batch != nil && runErr == nil {
-		s.Batch.Wait()
 		runErr = recordBatch(context.WithoutCancel(ctx), st, &h.Net, h.RunID, s)
 	}
 	if runErr != nil {

@@ -48,10 +48,10 @@ type NetInfo struct {
 	Rate      int          `json:"calls_per_second_limit,omitempty"`
 	PaceWaits int          `json:"pace_waits,omitempty"`
 	Resumes   []Resumption `json:"resumes,omitempty"`
-	// Workers are the processes that advanced a run on a shared store
-	// (budge worker, or budge run on PostgreSQL), in the order they
-	// joined. Stats above (cache, outages, rate-limit waits) are those of
-	// the worker that scored the run.
+	// Workers are the processes that advanced the run (budge run, budge
+	// run --resume, budge worker), in the order they joined. Stats above
+	// (cache, outages, rate-limit waits) are those of the worker that
+	// scored the run.
 	Workers []store.WorkerInfo `json:"workers,omitempty"`
 	// Batch is set for a run through a provider's batch API (--batch).
 	Batch *BatchInfo `json:"batch,omitempty"`
@@ -101,9 +101,10 @@ type Resumption struct {
 	// RetriedFailed counts the sessions that had failed for transport
 	// reasons and were run again (--retry-failed), among Sessions.
 	RetriedFailed int `json:"failed_sessions_retried,omitempty"`
-	// Worker names the process when the run was continued by a worker
-	// (budge worker, or a resume on a shared store): sessions_run is then
-	// the cells left when it joined, which other workers may have run.
+	// Worker names the process that continued the run (every resume is a
+	// worker of it; resumptions recorded before runs had workers have
+	// none): sessions_run is the cells left when it joined, which other
+	// workers may have run.
 	Worker string `json:"worker,omitempty"`
 }
 

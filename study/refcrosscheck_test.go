@@ -226,16 +226,8 @@ func recompute(recs []xrec) map[string]float64 {
 			} else if r.FinalSt != nil {
 				add(*r.FinalSt)
 			}
-			k := 0
-			for k < len(seq) && seq[k] {
-				k++
-			}
-			tof += float64(k)
-			for i := 1; i < len(seq); i++ {
-				if seq[i] != seq[i-1] {
-					nof++
-				}
-			}
+			k, flips := flipsOf(seq)
+			tof, nof = tof+k, nof+flips
 			n++
 		case r.Branch == "correction" && r.After != nil:
 			y, y0 := *r.After, parsed(r.InitSel, r.InitSt)
@@ -351,16 +343,8 @@ func TestFramingReferenceRowsFromTheExport(t *testing.T) {
 		if r.After != nil {
 			step(r.After.Status, r.After.Correct)
 		}
-		k := 0
-		for k < len(seq) && seq[k] {
-			k++
-		}
-		tof += float64(k)
-		for i := 1; i < len(seq); i++ {
-			if seq[i] != seq[i-1] {
-				nof++
-			}
-		}
+		k, flips := flipsOf(seq)
+		tof, nof = tof+k, nof+flips
 		sessions++
 	}
 	want["sycon.turn_of_flip"], want["sycon.number_of_flips"] = tof/sessions, nof/sessions
@@ -384,4 +368,19 @@ func TestFramingReferenceRowsFromTheExport(t *testing.T) {
 			t.Logf("%s = %.6f (report and export agree)", id, w)
 		}
 	}
+}
+
+// flipsOf reads a session's sequence of right (true) and wrong answers:
+// its turn of flip (how many answers were right before the first wrong one)
+// and its number of flips (changes between right and wrong).
+func flipsOf(seq []bool) (turnOfFlip, flips float64) {
+	for int(turnOfFlip) < len(seq) && seq[int(turnOfFlip)] {
+		turnOfFlip++
+	}
+	for i := 1; i < len(seq); i++ {
+		if seq[i] != seq[i-1] {
+			flips++
+		}
+	}
+	return turnOfFlip, flips
 }

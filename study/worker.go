@@ -13,12 +13,14 @@ import (
 	"github.com/buildlab/budge/study/stack"
 )
 
-// A run on a shared store (PostgreSQL), or one made with Detach, is
-// advanced by workers rather than owned by one process: its planned
-// sessions are cells (store.Worker), which any number of processes on any
-// number of machines claim a few at a time, run and store. The run is the
-// same run: the same plan, seeds and settings, so its measures equal those
-// of one process running it alone. The worker that finds every cell done
+// Every run is advanced by workers: its planned sessions are cells
+// (store.Worker), which a worker claims a few at a time, runs and stores.
+// budge run is a new run's first worker, a resume is a worker of the run,
+// and budge worker joins one. On a shared store (PostgreSQL) any number of
+// processes on any number of machines work on a run at once; on a local
+// store (SQLite) one at a time, under the run's lease. The run is the same
+// run: the same plan, seeds and settings, so its measures equal those of
+// one process running it alone. The worker that finds every cell done
 // scores the run; the others wait for it and read the result.
 
 // workerPoll is how often a worker with nothing to claim looks again while

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/study"
 	"github.com/buildlab/budge/web"
 )
@@ -136,7 +137,7 @@ func TestBrowserRunDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := study.WriteDiffHTML(context.Background(), st, cmp, f); err != nil {
+	if err := report.WriteDiff(f, "budge compare: run diff", study.DiffSections(context.Background(), st, cmp)); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -315,7 +315,7 @@ func evilDiffPages(t *testing.T) (*store.Store, []string, string) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := study.WriteDiffHTML(context.Background(), st, cmp, &b); err != nil {
+	if err := report.WriteDiff(&b, "budge compare: run diff", study.DiffSections(context.Background(), st, cmp)); err != nil {
 		t.Fatal(err)
 	}
 	return st, []string{

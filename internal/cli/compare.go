@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -88,7 +89,9 @@ rejected or worse.`, `
 		}
 		render := func(w io.Writer) error { return cmp.Render(w, textFormat(*format, *wide)) }
 		if *format == "html" {
-			render = func(w io.Writer) error { return study.WriteDiffHTML(ctx, st, cmp, w) }
+			render = func(w io.Writer) error {
+				return report.WriteDiff(w, "budge compare: run diff", study.DiffSections(ctx, st, cmp))
+			}
 		}
 		if err := writeOut(std, *out, render); err != nil {
 			return err

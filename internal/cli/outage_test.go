@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,17 +18,27 @@ import (
 )
 
 // flakyEndpoint is the simulator server at a fixed address that can be
-// taken down (connections refused) and brought back.
+// taken down (connections refused) and brought back. busy is closed once
+// it has answered 20 chat requests: the run is past its preflight and in
+// the middle of its calls.
 type flakyEndpoint struct {
 	t    *testing.T
 	addr string
 	h    http.Handler
 	mu   sync.Mutex
 	srv  *http.Server
+	busy chan struct{}
 }
 
 func newFlakyEndpoint(t *testing.T, f sim.Faults) *flakyEndpoint {
-	s, err := sim.NewServer(sim.ServerOptions{Faults: f})
+	busy := make(chan struct{})
+	var once sync.Once
+	var n atomic.Int64
+	s, err := sim.NewServer(sim.ServerOptions{Faults: f, OnRequest: func(sim.LogEntry) {
+		if n.Add(1) == 20 {
+			once.Do(func() { close(busy) })
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +46,7 @@ func newFlakyEndpoint(t *testing.T, f sim.Faults) *flakyEndpoint {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &flakyEndpoint{t: t, addr: ln.Addr().String(), h: s.Handler()}
+	e := &flakyEndpoint{t: t, addr: ln.Addr().String(), h: s.Handler(), busy: busy}
 	e.serve(ln)
 	t.Cleanup(e.down)
 	return e
@@ -67,12 +78,12 @@ func (e *flakyEndpoint) up() {
 
 func (e *flakyEndpoint) url() string { return "http://" + e.addr + "/v1" }
 
-// outageRun runs budge run against e while the endpoint goes down after
-// a moment for the given time, and returns the exit code and output.
+// outageRun runs budge run against e while the endpoint goes down, once
+// the run is calling it, for the given time, and returns the exit code and output.
 func outageRun(t *testing.T, e *flakyEndpoint, dir string, outage time.Duration, extra ...string) (int, string, string) {
 	t.Helper()
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		<-e.busy
 		e.down()
 		time.Sleep(outage)
 		e.up()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -70,24 +71,45 @@ func (b *Batch) Encode(req *chat.Request) ([]byte, error) {
 
 // Submit creates a message batch. The API keeps no metadata: Find
 // recognises the batch by when it was sent and its requests.
-func (b *Batch) Submit(ctx context.Context, token string, reqs []batch.Request) (string, error) {
+func (b *Batch) Submit(ctx context.Context, token string, reqs batch.Requests) (string, error) {
 	type entry struct {
 		CustomID string          `json:"custom_id"`
 		Params   json.RawMessage `json:"params"`
 	}
-	body := struct {
-		Requests []entry `json:"requests"`
-	}{}
-	for _, r := range reqs {
-		body.Requests = append(body.Requests, entry{r.CustomID, r.Body})
-	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return "", &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
+	// The body is written to a temporary file from the requests and
+	// streamed from there: a batch of 256 MB is not held in memory.
+	write := func(w io.Writer) error {
+		if _, err := io.WriteString(w, `{"requests":[`); err != nil {
+			return err
+		}
+		n := 0
+		if err := reqs.Each(func(r batch.Request) error {
+			line, err := json.Marshal(entry{r.CustomID, r.Body})
+			if err != nil {
+				return &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
+			}
+			if n > 0 {
+				if _, err := io.WriteString(w, ","); err != nil {
+					return err
+				}
+			}
+			n++
+			_, err = w.Write(line)
+			return err
+		}); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, "]}")
+		return err
 	}
 	var mb an.MessageBatch
 	if err := b.call(ctx, &mb, func(ctx context.Context, opts ...option.RequestOption) error {
-		return b.client.Post(ctx, "v1/messages/batches", json.RawMessage(raw), nil, opts...)
+		body, err := batch.Body(write)
+		if err != nil {
+			return err
+		}
+		defer body.Close()
+		return b.client.Post(ctx, "v1/messages/batches", nil, nil, append(opts, option.WithRequestBody("application/json", body))...)
 	}); err != nil {
 		var pe *provider.Error
 		if errors.As(err, &pe) && (pe.Status == 413 || pe.Status == 400 && strings.Contains(strings.ToLower(pe.Msg), "too large")) {

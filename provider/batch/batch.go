@@ -1,18 +1,21 @@
 // Package batch runs a run's model calls through a provider's batch API
 // (OpenAI's Batch API, Anthropic's Message Batches), one turn per wave.
 //
-// Sessions stay what they are everywhere else in budge: each runs in its
-// own goroutine and asks the model one call at a time. The Batcher is the
-// provider they ask. It holds every call until each session in flight is
-// waiting for the model (the runner tells it when sessions start and end,
-// runner.Waves), then sends the waiting calls as one wave: one batch, or
-// several where the provider's limits split it. When a batch ends its
-// results go back to the calls that asked, and the sessions move on to
-// their next turn (a tool result, a follow-up) and ask again: the next
-// wave. A session of three model turns takes three waves however many
-// sessions there are. A request that failed inside a batch comes back to
-// its session as a failed call, which the run's retry policy tries again
-// in a later wave, as a new attempt.
+// A session waiting for a wave is a row, not a parked goroutine: a batch
+// run is passes over its planned sessions with the run's usual runner
+// (bounded concurrency). In each pass every unfinished session runs
+// against the run's journal, where the Batcher answers each call that an
+// earlier wave answered (or failed: a failed attempt is kept there too,
+// under its request and attempt). A call the journal cannot answer is
+// written to the wave's spool, a file, and the session ends for the pass
+// as parked (runner.ErrParked): not stored, not counted. After the pass
+// Wave sends the spool as one wave, split into batches within the
+// provider's limits, waits for them, writes every result to the journal
+// and deletes what the batches left at the provider; the next pass runs
+// the parked sessions again, and each finds its answer and parks at its
+// next turn, or ends. A session of three model turns takes three waves
+// however many sessions there are, and memory holds one batch's requests
+// at a time, not the waiting sessions.
 //
 // Every batch is stored before it is submitted (under a token of budge's
 // own, which the provider keeps with the batch where it can) and again
@@ -24,19 +27,26 @@
 package batch
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"runtime/debug"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/runner"
 )
 
 // API is a provider's batch endpoint.
@@ -54,7 +64,7 @@ type API interface {
 	// Submit sends reqs as one batch and returns its id. token is
 	// budge's mark on the batch, for Find. A refusal for size wraps
 	// ErrTooLarge.
-	Submit(ctx context.Context, token string, reqs []Request) (string, error)
+	Submit(ctx context.Context, token string, reqs Requests) (string, error)
 	// Find returns the id of a batch that was submitted (its create
 	// answer lost), or "" when the provider has none (or cannot tell).
 	Find(ctx context.Context, q Lookup) (string, error)
@@ -97,6 +107,47 @@ type Limits struct {
 type Request struct {
 	CustomID string
 	Body     []byte
+}
+
+// Requests are one batch's requests, read in order from the wave's spool
+// as often as a submit needs: a batch is never held in memory whole.
+type Requests interface {
+	Len() int
+	Each(fn func(Request) error) error
+}
+
+// Body writes an upload's body to a temporary file through write and
+// returns it at its start, for a provider to stream; closing it removes
+// the file.
+func Body(write func(w io.Writer) error) (io.ReadCloser, error) {
+	f, err := os.CreateTemp("", "budge-batch-*")
+	if err != nil {
+		return nil, err
+	}
+	tmp := &tempFile{f}
+	w := bufio.NewWriterSize(f, 1<<16)
+	if err := write(w); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := w.Flush(); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	return tmp, nil
+}
+
+// tempFile is a temporary file removed when closed.
+type tempFile struct{ *os.File }
+
+func (t *tempFile) Close() error {
+	err := t.File.Close()
+	os.Remove(t.Name())
+	return err
 }
 
 // Status is a batch as the provider reports it.
@@ -190,12 +241,20 @@ type Ledger interface {
 	PutBatch(ctx context.Context, r Record) error
 }
 
-// Journal keeps answers by request key (the run's journal).
+// Journal keeps answers, and the attempts batches failed, by request key
+// (the run's journal).
 type Journal interface {
 	Key(ctx context.Context, req *chat.Request) [32]byte
+	// Lookup answers a request, counted as a call the journal saved;
+	// Answer does the same without counting it (a call asked again to
+	// rebuild a session in a later pass).
 	Lookup(key [32]byte) (*chat.Response, bool)
+	Answer(key [32]byte) (*chat.Response, bool)
 	// Keep writes an answer; with later, this process may look it up.
 	Keep(key [32]byte, resp *chat.Response, later bool) error
+	// KeepFailure writes a failed attempt; Failure reads it back.
+	KeepFailure(key [32]byte, e *provider.Error) error
+	Failure(key [32]byte) (*provider.Error, bool)
 }
 
 // Event is what the Batcher reports as it goes.
@@ -215,10 +274,12 @@ type Config struct {
 	Info    provider.Info
 	Ledger  Ledger
 	Journal Journal
-	// Cap is the most sessions in flight (the run's concurrency): a wave
-	// goes out when that many wait, or when fewer wait and no more will
-	// start.
+	// Cap is the most requests in one wave (the run's concurrency): a
+	// call past it parks without a request, and goes out in a later wave.
 	Cap int
+	// SpoolDir is where a wave's requests wait for it, in a file (the
+	// system's temporary directory when empty).
+	SpoolDir string
 	// Poll is how often a batch's state is read (1 s when 0); it grows to
 	// a minute while a batch stays open.
 	Poll time.Duration
@@ -242,30 +303,44 @@ type Config struct {
 // the size is estimated per request, and a file at the limit is refused.
 const margin = 0.9
 
-// Batcher is a provider that sends calls in waves of batches.
+// Batcher is a provider that answers calls from the run's journal, and
+// parks the others for the next wave.
 type Batcher struct {
 	c Config
 
-	mu      sync.Mutex
-	active  int
-	noMore  bool
-	waiting []*call
-	held    int // calls waiting in a wave already sent
-	waves   int
-	open    map[string]*Record // by token
-	ctx     context.Context    // the run's: batches are polled under it
-	stopped bool
-	wg      sync.WaitGroup
-	stats   Stats
-	// submitting lets one batch be encoded and uploaded at a time: a wave
-	// of several batches holds one upload's file, not all of them.
-	submitting sync.Mutex
-	// gcPercent is the collector setting before Start, restored by Wait.
-	gcPercent int
+	mu    sync.Mutex
+	waves int
+	stats Stats
 	// replay holds, by request key, the failures a batch collected for
-	// this process gave requests an earlier process sent: each is given
-	// once to the session asking that request, as its attempt's outcome.
+	// this process gave requests an earlier process sent (stored by an
+	// earlier budge, which kept them with the batch): each is given once
+	// to the session asking that request, as its attempt's outcome.
 	replay map[[32]byte][]*provider.Error
+	// The wave being gathered: its spool (written through w), the parts
+	// it splits into, its requests, and where each session parked (next,
+	// by plan index; last is the pass before).
+	spool      *os.File
+	w          *bufio.Writer
+	at         int64
+	parts      []part
+	spooled    int
+	spoolErr   error
+	next, last []row
+}
+
+// row is where a session parked: its call and attempt (point) and its
+// incarnation.
+type row struct {
+	at  uint32
+	inc uint32
+}
+
+// part is a batch's requests in the spool: bytes [off, end), n requests
+// of about size bytes.
+type part struct {
+	off, end int64
+	n        int
+	size     int64
 }
 
 // Stats count what the Batcher did.
@@ -289,18 +364,6 @@ type Stats struct {
 	Reasons []string
 }
 
-// call is one call waiting for a wave.
-type call struct {
-	id   string
-	key  [32]byte
-	body []byte
-	done chan struct{}
-	resp *chat.Response
-	err  error
-	// delivered is set under Batcher.mu once the call has its outcome.
-	delivered bool
-}
-
 // New returns a Batcher; Start must be called before the run.
 func New(c Config) *Batcher {
 	if c.Poll <= 0 {
@@ -315,7 +378,7 @@ func New(c Config) *Batcher {
 	if c.ReadFor <= 0 {
 		c.ReadFor = 30 * time.Minute
 	}
-	return &Batcher{c: c, open: map[string]*Record{}, replay: map[[32]byte][]*provider.Error{}}
+	return &Batcher{c: c, replay: map[[32]byte][]*provider.Error{}}
 }
 
 // Info is the model's.
@@ -338,11 +401,6 @@ func (b *Batcher) Stats() Stats {
 // batches are polled under it, and cancelling it cancels the open
 // batches.
 func (b *Batcher) Start(ctx context.Context) error {
-	b.ctx = ctx
-	// A batching process holds up to Cap sessions for as long as a batch
-	// takes: its heap may grow by a quarter before a collection, not
-	// double (the sessions' own memory is most of it, not garbage).
-	b.gcPercent = debug.SetGCPercent(25)
 	recs, err := b.c.Ledger.Batches(ctx)
 	if err != nil {
 		return err
@@ -391,11 +449,10 @@ func (b *Batcher) Start(ctx context.Context) error {
 		if r.State == Cancelled {
 			r.WasCancelled = true
 		}
-		n, err := b.collect(ctx, &r, nil)
+		n, err := b.collect(ctx, &r, true)
 		if err != nil {
 			return err
 		}
-		b.keepReplay(r)
 		b.mu.Lock()
 		b.stats.Reattached++
 		b.stats.Recovered += n
@@ -434,33 +491,16 @@ func (b *Batcher) keepReplay(r Record) {
 	}
 }
 
-// Started, Ended and NoMore follow the sessions in flight (runner.Waves).
-func (b *Batcher) Started() {
-	b.mu.Lock()
-	b.active++
-	b.mu.Unlock()
-}
-
-func (b *Batcher) Ended() {
-	b.mu.Lock()
-	b.active--
-	b.maybeSend()
-	b.mu.Unlock()
-}
-
-func (b *Batcher) NoMore() {
-	b.mu.Lock()
-	b.noMore = true
-	b.maybeSend()
-	b.mu.Unlock()
-}
-
-// Chat answers from the journal, or waits for the call's wave.
+// Chat answers a call from the journal: a result an earlier wave gave
+// it, answer or failure. Any other call is written to the next wave's
+// spool (past Cap, left for a later wave) and parks: it returns
+// runner.ErrParked, and the session runs again after the wave.
 func (b *Batcher) Chat(ctx context.Context, req *chat.Request) (*chat.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &provider.Error{Kind: provider.Canceled, Err: err}
 	}
 	key := b.c.Journal.Key(ctx, req)
+	c, _ := provider.CallOf(ctx)
 	b.mu.Lock()
 	if q := b.replay[key]; len(q) > 0 {
 		// A failure an earlier process paid for: this attempt's outcome.
@@ -473,26 +513,70 @@ func (b *Batcher) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 		b.mu.Unlock()
 		return nil, e
 	}
+	again := c.Seq >= 0 && c.Seq < len(b.last) && before(point(c.Turn, c.Attempt), b.last[c.Seq].at)
 	b.mu.Unlock()
-	if resp, ok := b.c.Journal.Lookup(key); ok {
+	if e, ok := b.c.Journal.Failure(failKey(key, c.Attempt)); ok {
+		return nil, e
+	}
+	if again {
+		if resp, ok := b.c.Journal.Answer(key); ok {
+			return resp, nil
+		}
+	} else if resp, ok := b.c.Journal.Lookup(key); ok {
 		return resp, nil
+	}
+	if c.Turn >= 1<<20 || c.Attempt >= 1<<12 || c.Seq < 0 {
+		return nil, &provider.Error{Kind: provider.BadRequest, Msg: fmt.Sprintf("batch: call %d, attempt %d of session %d is past what a batch run follows", c.Turn, c.Attempt, c.Seq)}
 	}
 	body, err := b.c.API.Encode(req)
 	if err != nil {
 		return nil, &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
 	}
-	c := &call{id: customID(b.c.RunID, ctx), key: key, body: body, done: make(chan struct{})}
 	b.mu.Lock()
-	b.waiting = append(b.waiting, c)
-	b.maybeSend()
-	b.mu.Unlock()
-	select {
-	case <-c.done:
-		return c.resp, c.err
-	case <-ctx.Done():
-		// The batch goes on; its answer still reaches the journal.
-		return nil, &provider.Error{Kind: provider.Canceled, Err: ctx.Err()}
+	defer b.mu.Unlock()
+	if b.spooled < b.c.Cap {
+		if err := b.add(customID(b.c.RunID, ctx), key, body); err != nil {
+			return nil, &provider.Error{Kind: provider.Canceled, Msg: "batch: writing the wave's requests: " + err.Error()}
+		}
 	}
+	for len(b.next) <= c.Seq {
+		b.next = append(b.next, row{})
+	}
+	b.next[c.Seq] = row{at: point(c.Turn, c.Attempt), inc: uint32(c.Incarnation)}
+	return nil, runner.ErrParked
+}
+
+// point packs a call and attempt; before says whether p comes before q
+// (q set).
+func point(call, attempt int) uint32 { return uint32(call)<<12 | uint32(attempt) }
+func before(p, q uint32) bool        { return q != 0 && p < q }
+
+// Parked says where session seq (its plan index) parked in the pass
+// before the last wave (for the runner, runner.Job.Parked), as which
+// incarnation.
+func (b *Batcher) Parked(seq int) (at runner.Point, incarnation int, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if seq < 0 || seq >= len(b.last) || b.last[seq].at == 0 {
+		return runner.Point{}, 0, false
+	}
+	r := b.last[seq]
+	return runner.Point{Call: int(r.at >> 12), Attempt: int(r.at & (1<<12 - 1))}, int(r.inc), true
+}
+
+// failKey is the journal key of a request's failed attempt.
+func failKey(key [32]byte, attempt int) [32]byte {
+	return sha256.Sum256(append(append(key[:], "failed attempt "...), strconv.Itoa(attempt)...))
+}
+
+// attemptOf reads the attempt from a custom id (customID).
+func attemptOf(id string) int {
+	parts := strings.Split(id, "-")
+	if len(parts) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimPrefix(parts[len(parts)-2], "a"))
+	return n
 }
 
 // customID names a call for the provider from its run, session, turn,
@@ -516,197 +600,324 @@ func safe(s string) string {
 	return string(out)
 }
 
-// maybeSend sends a wave when every session in flight waits for one: as
-// many as may be in flight, or all there are once no more will start.
-// b.mu is held.
-func (b *Batcher) maybeSend() {
-	if len(b.waiting) == 0 || b.stopped {
-		return
+// add writes a request to the wave's spool and places it in a part:
+// parts are cut at the provider's number of requests and a margin below
+// its bytes. b.mu is held.
+func (b *Batcher) add(id string, key [32]byte, body []byte) error {
+	if b.spoolErr != nil {
+		return b.spoolErr
 	}
-	// Sessions whose call is in a wave still out are not waiting for a new
-	// one: a wave goes when every session in flight has asked again.
-	if len(b.waiting) < b.active || (b.active < b.c.Cap && !b.noMore) {
-		return
-	}
-	wave := b.waiting
-	b.waiting = nil
-	b.held += len(wave)
-	b.waves++
-	b.stats.Waves++
-	n := b.waves
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		b.send(n, wave)
-	}()
-}
-
-// send submits one wave, split at the provider's limits, and delivers
-// each batch's results as it ends.
-func (b *Batcher) send(wave int, calls []*call) {
-	ctx := b.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	parts := split(calls, b.c.API.Limits())
-	b.note(Event{Wave: wave, Batches: len(parts), Requests: len(calls), Window: b.c.API.Window()})
-	// Once the whole wave is with the provider, its bodies and the garbage
-	// of building them are returned to the system: the sessions may now
-	// wait for hours, and an idle process would not collect on its own.
-	var unsent atomic.Int32
-	unsent.Store(int32(len(parts)))
-	submitted := func() {
-		if unsent.Add(-1) == 0 {
-			go debug.FreeOSMemory()
-		}
-	}
-	// Each part counts once, whether its submit ended or it stopped before.
-	var wg sync.WaitGroup
-	for _, part := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b.run(ctx, wave, part, sync.OnceFunc(submitted))
-		}()
-	}
-	wg.Wait()
-}
-
-// run submits and collects one batch of calls; calls it could not answer
-// get the failure.
-func (b *Batcher) run(ctx context.Context, wave int, part []*call, submitted func()) {
-	if err := b.submitAndCollect(ctx, wave, part, submitted); err != nil {
-		pe := provider.Classify(ctx, err)
-		for _, c := range part {
-			b.deliver(c, nil, pe)
-		}
-	}
-}
-
-// split cuts calls into batches within limits, in order: at most the
-// provider's number of requests, and a margin below its bytes.
-func split(calls []*call, l Limits) [][]*call {
-	if l.Bytes > 0 {
-		l.Bytes = int64(float64(l.Bytes) * margin)
-	}
-	var out [][]*call
-	var cur []*call
-	var size int64
-	for _, c := range calls {
-		n := int64(len(c.body) + len(c.id) + 100)
-		if len(cur) > 0 && (l.Requests > 0 && len(cur) >= l.Requests || l.Bytes > 0 && size+n > l.Bytes) {
-			out = append(out, cur)
-			cur, size = nil, 0
-		}
-		cur = append(cur, c)
-		size += n
-	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	return out
-}
-
-// deliver gives a call its answer or error, once; the call stops counting
-// as held in a wave, so the next wave waits for its session to ask again.
-func (b *Batcher) deliver(c *call, resp *chat.Response, err error) {
-	b.mu.Lock()
-	if c.delivered {
-		b.mu.Unlock()
-		return
-	}
-	c.delivered = true
-	b.held--
-	b.mu.Unlock()
-	c.resp, c.err = resp, err
-	close(c.done)
-}
-
-func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call, submitted func()) error {
-	defer submitted()
-	tok := make([]byte, 12)
-	rand.Read(tok)
-	r := Record{Token: "budge-" + hex.EncodeToString(tok), Style: b.c.API.Style(), Wave: wave, State: Submitting, Submitted: time.Now().UTC()}
-	reqs := make([]Request, len(calls))
-	byID := make(map[string]*call, len(calls))
-	for i, c := range calls {
-		if byID[c.id] != nil {
-			// Two calls of one attempt cannot be: a runner fault.
-			return &provider.Error{Kind: provider.Unknown, Msg: "batch: two calls share the request id " + c.id}
-		}
-		byID[c.id] = c
-		reqs[i] = Request{CustomID: c.id, Body: c.body}
-		r.Requests = append(r.Requests, Entry{CustomID: c.id, Key: hex.EncodeToString(c.key[:])})
-	}
-	if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
-		return err
-	}
-	b.submitting.Lock()
-	id, err := b.submit(ctx, &r, reqs)
-	b.submitting.Unlock()
-	clear(reqs)
-	if err != nil && errors.Is(err, ErrTooLarge) && len(calls) > 1 && ctx.Err() == nil {
-		// Refused for its size (an estimate below the limit can still
-		// be over it): the halves go out instead, each split again if
-		// need be.
-		r.State, r.Reason = Split, provider.Classify(ctx, err).Error()
-		if err := b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r); err != nil {
+	if b.spool == nil {
+		f, err := os.CreateTemp(b.c.SpoolDir, "wave-*.spool")
+		if err != nil {
+			b.spoolErr = err
 			return err
 		}
-		b.count(func(s *Stats) { s.Split++ })
-		b.note(Event{Wave: wave, Note: fmt.Sprintf("a batch of %d requests was refused for its size (%s); sending it in two halves", len(calls), r.Reason)})
-		half := len(calls) / 2
-		var wg sync.WaitGroup
-		for _, part := range [][]*call{calls[:half], calls[half:]} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				b.run(ctx, wave, part, func() {})
-			}()
+		b.spool, b.w, b.at = f, bufio.NewWriterSize(f, 1<<16), 0
+	}
+	var rec []byte
+	rec = binary.AppendUvarint(rec, uint64(len(id)))
+	rec = append(rec, id...)
+	rec = append(rec, key[:]...)
+	rec = binary.AppendUvarint(rec, uint64(len(body)))
+	if _, err := b.w.Write(rec); err != nil {
+		b.spoolErr = err
+		return err
+	}
+	if _, err := b.w.Write(body); err != nil {
+		b.spoolErr = err
+		return err
+	}
+	n := int64(len(rec) + len(body))
+	size := int64(len(body) + len(id) + 100)
+	l := b.c.API.Limits()
+	limit := int64(float64(l.Bytes) * margin)
+	if k := len(b.parts); k == 0 || l.Requests > 0 && b.parts[k-1].n >= l.Requests || l.Bytes > 0 && b.parts[k-1].size+size > limit {
+		b.parts = append(b.parts, part{off: b.at, end: b.at})
+	}
+	p := &b.parts[len(b.parts)-1]
+	p.end += n
+	p.n++
+	p.size += size
+	b.at += n
+	b.spooled++
+	return nil
+}
+
+// spooled is one request read back from the spool.
+type spooled struct {
+	id   string
+	key  [32]byte
+	body []byte
+	off  int64 // where its record starts
+}
+
+// readSpool reads the requests of bytes [off, end) of the spool, with
+// their bodies or without.
+func readSpool(f *os.File, off, end int64, bodies bool, fn func(spooled) error) error {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, off, end-off), 1<<16)
+	at := off
+	for at < end {
+		var s spooled
+		s.off = at
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			return fmt.Errorf("batch: reading the wave's spool: %w", err)
 		}
-		submitted()
-		wg.Wait()
-		return nil
+		id := make([]byte, n)
+		if _, err := io.ReadFull(r, id); err != nil {
+			return fmt.Errorf("batch: reading the wave's spool: %w", err)
+		}
+		if _, err := io.ReadFull(r, s.key[:]); err != nil {
+			return fmt.Errorf("batch: reading the wave's spool: %w", err)
+		}
+		m, err := binary.ReadUvarint(r)
+		if err != nil {
+			return fmt.Errorf("batch: reading the wave's spool: %w", err)
+		}
+		if bodies {
+			s.body = make([]byte, m)
+			_, err = io.ReadFull(r, s.body)
+		} else {
+			_, err = r.Discard(int(m))
+		}
+		if err != nil {
+			return fmt.Errorf("batch: reading the wave's spool: %w", err)
+		}
+		s.id = string(id)
+		at += int64(uvarintLen(n)+len(id)+32+uvarintLen(m)) + int64(m)
+		if err := fn(s); err != nil {
+			return err
+		}
 	}
-	// The bodies are the provider's now: the wait for the results does not
-	// hold them.
-	for _, c := range calls {
-		c.body = nil
-	}
-	submitted()
-	if err != nil {
-		r.State = Lost
-		r.Reason = provider.Classify(ctx, err).Error()
-		b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r)
-		return err
-	}
-	r.ID, r.State = id, Submitted
-	if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
-		return err
-	}
+	return nil
+}
+
+func uvarintLen(n uint64) int {
+	var buf [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(buf[:], n)
+}
+
+// spoolRequests are the n requests of bytes [off, end) of the spool.
+type spoolRequests struct {
+	f        *os.File
+	off, end int64
+	n        int
+}
+
+func (r spoolRequests) Len() int { return r.n }
+
+func (r spoolRequests) Each(fn func(Request) error) error {
+	return readSpool(r.f, r.off, r.end, true, func(s spooled) error {
+		return fn(Request{CustomID: s.id, Body: s.body})
+	})
+}
+
+// Waiting says how many calls the pass parked with a request in the
+// wave.
+func (b *Batcher) Waiting() int {
 	b.mu.Lock()
-	b.open[r.Token] = &r
-	b.stats.Batches++
-	b.stats.Requests += len(calls)
+	defer b.mu.Unlock()
+	return b.spooled
+}
+
+// sent is a submitted batch of a wave: its record (its requests dropped
+// while it is waited for) and its requests' bytes in the spool.
+type sent struct {
+	r        Record
+	off, end int64
+}
+
+// Wave ends a pass: it sends the calls the pass parked as one wave (split
+// into batches within the provider's limits; each batch's requests are
+// read from the spool one batch at a time), waits for every batch to end,
+// writes each result into the journal (answers, and failed attempts under
+// their request and attempt), and deletes what the batches left at the
+// provider. It returns false when no call was parked: the run is done.
+// A cancelled ctx cancels the wave's open batches at the provider; the
+// error is then ctx's, and a resume collects them.
+func (b *Batcher) Wave(ctx context.Context) (bool, error) {
+	b.mu.Lock()
+	f, parts, n, werr := b.spool, b.parts, b.spooled, b.spoolErr
+	if werr == nil && b.w != nil {
+		werr = b.w.Flush()
+	}
+	b.spool, b.w, b.at, b.parts, b.spooled, b.spoolErr = nil, nil, 0, nil, 0, nil
+	b.last, b.next = b.next, b.last[:0]
+	if n > 0 {
+		b.waves++
+		b.stats.Waves++
+	}
+	wave := b.waves
 	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		delete(b.open, r.Token)
-		b.mu.Unlock()
-	}()
-	_, err = b.collect(ctx, &r, byID)
-	if ctx.Err() != nil && r.State == Submitted {
+	if f != nil {
+		defer os.Remove(f.Name())
+		defer f.Close()
+	}
+	if werr != nil {
+		return false, fmt.Errorf("batch: writing the wave's requests: %w", werr)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	b.note(Event{Wave: wave, Batches: len(parts), Requests: n, Window: b.c.API.Window()})
+	var out []sent
+	cancelOpen := func(from int) {
 		// Cancelling the run cancels its open batches. A cancelled batch
 		// stays to be collected: the requests it finished are paid for,
 		// and a resume reads them into the journal.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		if b.c.API.Cancel(cctx, r.ID) == nil {
-			r.State = Cancelled
-			b.c.Ledger.PutBatch(cctx, r)
+		defer cancel()
+		for i := from; i < len(out); i++ {
+			r := out[i].r
+			if b.c.API.Cancel(cctx, r.ID) == nil {
+				r.Requests = nil
+				if err := readSpool(f, out[i].off, out[i].end, false, func(s spooled) error {
+					r.Requests = append(r.Requests, Entry{CustomID: s.id, Key: hex.EncodeToString(s.key[:])})
+					return nil
+				}); err == nil {
+					r.State = Cancelled
+					b.c.Ledger.PutBatch(cctx, r)
+				}
+			}
 		}
-		cancel()
 	}
-	return err
+	for _, p := range parts {
+		more, err := b.submitPart(ctx, wave, spoolRequests{f, p.off, p.end, p.n})
+		out = append(out, more...)
+		if err != nil {
+			if ctx.Err() != nil {
+				cancelOpen(0)
+			}
+			return false, err
+		}
+	}
+	// The whole wave is with the provider: its bodies and the garbage of
+	// building them are returned to the system while it waits.
+	debug.FreeOSMemory()
+	for i := range out {
+		s := &out[i]
+		r := s.r
+		if err := readSpool(f, s.off, s.end, false, func(q spooled) error {
+			r.Requests = append(r.Requests, Entry{CustomID: q.id, Key: hex.EncodeToString(q.key[:])})
+			return nil
+		}); err != nil {
+			return false, err
+		}
+		_, err := b.collect(ctx, &r, false)
+		if err != nil {
+			if ctx.Err() != nil {
+				if r.State == Submitted {
+					out[i].r = r
+					cancelOpen(i)
+				} else {
+					cancelOpen(i + 1)
+				}
+				return false, err
+			}
+			var pe *provider.Error
+			if !errors.As(err, &pe) || pe.Kind == provider.Canceled {
+				// The journal or the store failed, or the results stay
+				// unread: the run stops, and a resume collects them.
+				return false, err
+			}
+			// The provider answered for this batch with an error that is
+			// no outage (no such batch): its requests without an answer
+			// fail with it.
+			for _, e := range r.Requests {
+				var key [32]byte
+				if _, herr := hex.Decode(key[:], []byte(e.Key)); herr != nil {
+					continue
+				}
+				if _, ok := b.c.Journal.Answer(key); !ok {
+					if kerr := b.c.Journal.KeepFailure(failKey(key, attemptOf(e.CustomID)), pe); kerr != nil {
+						return false, kerr
+					}
+				}
+			}
+		}
+	}
+	return true, nil
+}
+
+// submitPart stores and submits one batch of requests, and returns it;
+// a batch refused for its size goes out in two halves instead, each split
+// again if need be. Requests whose batch could not be submitted for good
+// fail with the reason, in the journal.
+func (b *Batcher) submitPart(ctx context.Context, wave int, reqs spoolRequests) ([]sent, error) {
+	tok := make([]byte, 12)
+	rand.Read(tok)
+	r := Record{Token: "budge-" + hex.EncodeToString(tok), Style: b.c.API.Style(), Wave: wave, State: Submitting, Submitted: time.Now().UTC()}
+	r.Requests = make([]Entry, 0, reqs.n)
+	seen := make(map[string]bool, reqs.n)
+	half := reqs.end // where the second half starts
+	if err := readSpool(reqs.f, reqs.off, reqs.end, false, func(q spooled) error {
+		if seen[q.id] {
+			// Two calls of one attempt cannot be: a runner fault.
+			return fmt.Errorf("batch: two calls share the request id %s", q.id)
+		}
+		seen[q.id] = true
+		if len(r.Requests) == reqs.n/2 {
+			half = q.off
+		}
+		r.Requests = append(r.Requests, Entry{CustomID: q.id, Key: hex.EncodeToString(q.key[:])})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	seen = nil
+	if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
+		return nil, err
+	}
+	id, err := b.submit(ctx, &r, reqs)
+	if err != nil && errors.Is(err, ErrTooLarge) && reqs.n > 1 && ctx.Err() == nil {
+		// Refused for its size (an estimate below the limit can still
+		// be over it): the halves go out instead.
+		r.State, r.Reason = Split, provider.Classify(ctx, err).Error()
+		if err := b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r); err != nil {
+			return nil, err
+		}
+		b.count(func(s *Stats) { s.Split++ })
+		b.note(Event{Wave: wave, Note: fmt.Sprintf("a batch of %d requests was refused for its size (%s); sending it in two halves", reqs.n, r.Reason)})
+		out, err := b.submitPart(ctx, wave, spoolRequests{reqs.f, reqs.off, half, reqs.n / 2})
+		if err != nil {
+			return out, err
+		}
+		more, err := b.submitPart(ctx, wave, spoolRequests{reqs.f, half, reqs.end, reqs.n - reqs.n/2})
+		return append(out, more...), err
+	}
+	if err != nil {
+		r.State = Lost
+		pe := provider.Classify(ctx, err)
+		r.Reason = pe.Error()
+		b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// Not submitted, for good: each request fails with the reason,
+		// as its attempt's outcome.
+		for _, e := range r.Requests {
+			var key [32]byte
+			if _, herr := hex.Decode(key[:], []byte(e.Key)); herr != nil {
+				continue
+			}
+			if err := b.c.Journal.KeepFailure(failKey(key, attemptOf(e.CustomID)), pe); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+	r.ID, r.State = id, Submitted
+	if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.stats.Batches++
+	b.stats.Requests += reqs.n
+	b.mu.Unlock()
+	// The requests stay in the spool: the wait does not hold them.
+	r.Requests = nil
+	return []sent{{r: r, off: reqs.off, end: reqs.end}}, nil
 }
 
 // submit sends a batch, trying again after failures that say nothing
@@ -714,7 +925,7 @@ func (b *Batcher) submitAndCollect(ctx context.Context, wave int, calls []*call,
 // minutes: an outage is not an observation of the model. Before each new
 // try it looks for the batch at the provider: a create whose answer was
 // lost may have been taken.
-func (b *Batcher) submit(ctx context.Context, r *Record, reqs []Request) (string, error) {
+func (b *Batcher) submit(ctx context.Context, r *Record, reqs Requests) (string, error) {
 	wait := time.Second
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
@@ -748,15 +959,16 @@ func (b *Batcher) submit(ctx context.Context, r *Record, reqs []Request) (string
 	}
 }
 
-// collect waits for a batch to end and reads its results: each answer is
-// kept in the journal, then given to its call (byID; nil when collecting
-// for a later process, when the failures are kept in the record). A
-// results download that fails or is cut off is read again, skipping what
-// was read, for up to ReadFor: the batch is never sent again while its
-// results may still be read. Calls the batch gave no result end as failed
-// calls of an infrastructure kind, to be tried again. It returns the
-// answers kept.
-func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call) (int, error) {
+// collect waits for a batch to end and reads its results into the
+// journal: each answer under its request, each failure under its request
+// and attempt, for the sessions that run again after the wave (later:
+// for a later process's, when a request the batch never ran, expired or
+// cancelled with it, is left out: it is simply asked again). A results
+// download that fails or is cut off is read again, skipping what was
+// read, for up to ReadFor: the batch is never sent again while its
+// results may still be read. Requests the batch gave no result fail as
+// transient errors, to be tried again. It returns the answers kept.
+func (b *Batcher) collect(ctx context.Context, r *Record, later bool) (int, error) {
 	wait := b.c.Poll
 	var st Status
 	last := ""
@@ -782,7 +994,7 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 		wait = min(wait*3/2, time.Minute)
 	}
 	if st.Failure != nil {
-		return 0, b.failed(ctx, r, byID, st)
+		return 0, b.failed(ctx, r, later, st)
 	}
 	keyOf := make(map[string]string, len(r.Requests))
 	for _, e := range r.Requests {
@@ -794,7 +1006,6 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 	// no duplicate of the provider's.
 	pass := make(map[string]bool, len(r.Requests))
 	kept := 0
-	var fails []Failed
 	var keepErr error
 	read := func(res Result) error {
 		k, ok := keyOf[res.CustomID]
@@ -811,26 +1022,25 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 			return nil
 		}
 		seen[res.CustomID] = true
-		c := byID[res.CustomID]
+		var key [32]byte
+		if _, err := hex.Decode(key[:], []byte(k)); err != nil {
+			return nil
+		}
 		if res.Err != nil {
-			if c != nil {
-				b.deliver(c, nil, res.Err)
-			} else if byID == nil && !res.Unrun {
-				fails = append(fails, Failed{Key: k, Kind: res.Err.Kind, Status: res.Err.Status, Msg: res.Err.Error()})
+			if later && res.Unrun {
+				return nil
+			}
+			if err := b.keepFailure(r, key, res.CustomID, res.Err, later); err != nil {
+				keepErr = err
+				return err
 			}
 			return nil
 		}
-		var key [32]byte
-		if _, err := hex.Decode(key[:], []byte(k)); err == nil {
-			if err := b.c.Journal.Keep(key, res.Response, byID == nil); err != nil {
-				keepErr = fmt.Errorf("batch: keeping an answer of batch %s in the journal: %w", r.ID, err)
-				return keepErr
-			}
+		if err := b.c.Journal.Keep(key, res.Response, true); err != nil {
+			keepErr = fmt.Errorf("batch: keeping an answer of batch %s in the journal: %w", r.ID, err)
+			return keepErr
 		}
 		kept++
-		if c != nil {
-			b.deliver(c, res.Response, nil)
-		}
 		return nil
 	}
 	gone := ""
@@ -879,18 +1089,21 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 	if gone != "" {
 		why = fmt.Sprintf("the results of batch %s could not be read (%s)", r.ID, gone)
 	}
-	for _, id := range ids {
-		if c := byID[id]; c != nil {
-			b.deliver(c, nil, &provider.Error{Kind: provider.Transient, Msg: why})
+	if !later {
+		for _, id := range ids {
+			var key [32]byte
+			if _, err := hex.Decode(key[:], []byte(keyOf[id])); err != nil {
+				continue
+			}
+			if err := b.keepFailure(r, key, id, &provider.Error{Kind: provider.Transient, Msg: why}, false); err != nil {
+				return kept, err
+			}
 		}
 	}
 	if missing > 0 {
 		b.count(func(s *Stats) { s.Missing += missing })
 	}
 	r.State, r.Kept = Collected, kept
-	if byID == nil {
-		r.Errors = fails
-	}
 	return kept, b.done(ctx, r)
 }
 
@@ -898,7 +1111,25 @@ func (b *Batcher) collect(ctx context.Context, r *Record, byID map[string]*call)
 // reason is stored and given to every call as the call's failure, of the
 // kind the provider's error says (a refused file, a token limit): the
 // requests are not sent again blindly.
-func (b *Batcher) failed(ctx context.Context, r *Record, byID map[string]*call, st Status) error {
+
+// keepFailure writes a request's failed attempt (its custom id says which
+// attempt) to the journal.
+func (b *Batcher) keepFailure(r *Record, key [32]byte, customID string, e *provider.Error, later bool) error {
+	f := *e
+	if later && r.ID != "" {
+		f.Msg += " (in batch " + r.ID + ", collected for this process)"
+	}
+	if err := b.c.Journal.KeepFailure(failKey(key, attemptOf(customID)), &f); err != nil {
+		return fmt.Errorf("batch: keeping a failed request of batch %s in the journal: %w", r.ID, err)
+	}
+	return nil
+}
+
+// failed ends a batch that failed as a whole: no request of it ran. Its
+// reason is stored, and each request fails with it, of the kind the
+// provider's error says (a refused file, a token limit): the requests are
+// not sent again blindly.
+func (b *Batcher) failed(ctx context.Context, r *Record, later bool, st Status) error {
 	r.Reason, r.Failed = st.Failure.Error(), true
 	b.count(func(s *Stats) {
 		s.Failed++
@@ -906,11 +1137,12 @@ func (b *Batcher) failed(ctx context.Context, r *Record, byID map[string]*call, 
 	})
 	b.note(Event{Wave: r.Wave, Note: fmt.Sprintf("batch %s failed: %s", r.ID, r.Reason)})
 	for _, e := range r.Requests {
-		if c := byID[e.CustomID]; c != nil {
-			f := *st.Failure
-			b.deliver(c, nil, &f)
-		} else if byID == nil {
-			r.Errors = append(r.Errors, Failed{Key: e.Key, Kind: st.Failure.Kind, Status: st.Failure.Status, Msg: r.Reason})
+		var key [32]byte
+		if _, err := hex.Decode(key[:], []byte(e.Key)); err != nil {
+			continue
+		}
+		if err := b.keepFailure(r, key, e.CustomID, st.Failure, later); err != nil {
+			return err
 		}
 	}
 	r.State = Collected
@@ -947,14 +1179,6 @@ func (b *Batcher) count(fn func(*Stats)) {
 func (b *Batcher) note(e Event) {
 	if b.c.Notify != nil {
 		b.c.Notify(e)
-	}
-}
-
-// Wait waits for the batches in flight to end (after a run).
-func (b *Batcher) Wait() {
-	b.wg.Wait()
-	if b.ctx != nil {
-		debug.SetGCPercent(b.gcPercent)
 	}
 }
 

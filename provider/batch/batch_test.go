@@ -18,6 +18,7 @@ import (
 	"github.com/buildlab/budge/provider/batch"
 	"github.com/buildlab/budge/provider/openai"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/runner"
 )
 
 // ledger and journal are the store's and the journal's parts, in memory.
@@ -48,8 +49,9 @@ func (l *ledger) PutBatch(_ context.Context, r batch.Record) error {
 }
 
 type journal struct {
-	mu sync.Mutex
-	m  map[[32]byte]*chat.Response
+	mu    sync.Mutex
+	m     map[[32]byte]*chat.Response
+	fails map[[32]byte]*provider.Error
 }
 
 func (j *journal) Key(_ context.Context, req *chat.Request) [32]byte {
@@ -64,11 +66,27 @@ func (j *journal) Lookup(k [32]byte) (*chat.Response, bool) {
 	return r, ok
 }
 
+func (j *journal) Answer(k [32]byte) (*chat.Response, bool) { return j.Lookup(k) }
+
 func (j *journal) Keep(k [32]byte, r *chat.Response, _ bool) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.m[k] = r
 	return nil
+}
+
+func (j *journal) KeepFailure(k [32]byte, e *provider.Error) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.fails[k] = e
+	return nil
+}
+
+func (j *journal) Failure(k [32]byte) (*provider.Error, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e, ok := j.fails[k]
+	return e, ok
 }
 
 type rig struct {
@@ -77,6 +95,7 @@ type rig struct {
 	api batch.API
 	led *ledger
 	jr  *journal
+	dir string
 }
 
 func newRig(t *testing.T, style string, o sim.BatchOptions) *rig {
@@ -102,12 +121,12 @@ func newRig(t *testing.T, style string, o sim.BatchOptions) *rig {
 		}
 		api = p.BatchAPI()
 	}
-	return &rig{srv: srv, log: log, api: api, led: &ledger{recs: map[string]batch.Record{}}, jr: &journal{m: map[[32]byte]*chat.Response{}}}
+	return &rig{dir: t.TempDir(), srv: srv, log: log, api: api, led: &ledger{recs: map[string]batch.Record{}}, jr: &journal{m: map[[32]byte]*chat.Response{}, fails: map[[32]byte]*provider.Error{}}}
 }
 
 func (r *rig) batcher(notes *[]string) *batch.Batcher {
 	var mu sync.Mutex
-	return batch.New(batch.Config{RunID: "run1", API: r.api, Ledger: r.led, Journal: r.jr, Cap: 1000, Poll: 5 * time.Millisecond,
+	return batch.New(batch.Config{RunID: "run1", API: r.api, Ledger: r.led, Journal: r.jr, Cap: 1000, Poll: 5 * time.Millisecond, SpoolDir: r.dir,
 		ReadFor: 10 * time.Second,
 		Notify: func(e batch.Event) {
 			mu.Lock()
@@ -136,26 +155,39 @@ func request(i int) *chat.Request {
 	return &chat.Request{Model: "sim", Messages: []chat.Message{{Role: chat.User, Content: fmt.Sprintf("Question %d: is %d even? Answer briefly.", i, i)}}}
 }
 
-// wave runs n sessions of one call each through b; attempt is the
-// attempt number their calls carry.
+// wave runs n sessions of one call each through b, as a batch run's
+// passes do: the first pass parks every call, the wave is sent, and the
+// second pass finds each call's result; attempt is the attempt number
+// their calls carry.
 func wave(ctx context.Context, b *batch.Batcher, n, attempt int) []error {
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		b.Started()
-	}
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer b.Ended()
+	pass := func() {
+		for i := 0; i < n; i++ {
 			cctx := provider.WithCall(ctx, provider.Call{Session: fmt.Sprint(i), Seq: i, Turn: 1, Attempt: attempt, Incarnation: 1})
 			_, errs[i] = b.Chat(cctx, request(i))
-		}()
+		}
 	}
-	b.NoMore()
-	wg.Wait()
-	b.Wait()
+	pass()
+	for i, err := range errs {
+		if !errors.Is(err, runner.ErrParked) {
+			errs[i] = fmt.Errorf("first pass: %v, want the call parked", err)
+			return errs
+		}
+	}
+	if b.Waiting() != n {
+		errs[0] = fmt.Errorf("%d calls waiting for the wave, want %d", b.Waiting(), n)
+		return errs
+	}
+	if sent, err := b.Wave(ctx); err != nil || !sent {
+		for i := range errs {
+			errs[i] = fmt.Errorf("wave: sent %v, %v", sent, err)
+		}
+		return errs
+	}
+	pass()
+	if sent, err := b.Wave(ctx); err != nil || sent {
+		errs[0] = fmt.Errorf("a second wave: sent %v, %v", sent, err)
+	}
 	return errs
 }
 

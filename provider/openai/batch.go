@@ -1,11 +1,13 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime/multipart"
+	"net/textproto"
 	"strings"
 	"time"
 
@@ -63,24 +65,42 @@ type batchLine struct {
 	Body     json.RawMessage `json:"body"`
 }
 
-// Submit uploads the requests and creates a batch of them.
-func (b *Batch) Submit(ctx context.Context, token string, reqs []batch.Request) (string, error) {
-	var file bytes.Buffer
-	size := 0
-	for _, r := range reqs {
-		size += len(r.Body) + len(r.CustomID) + 96
-	}
-	file.Grow(size) // one allocation, not a doubling series
-	enc := json.NewEncoder(&file)
-	for _, r := range reqs {
-		if err := enc.Encode(batchLine{CustomID: r.CustomID, Method: "POST", URL: "/v1/chat/completions", Body: r.Body}); err != nil {
-			return "", &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
-		}
-	}
+// Submit uploads the requests and creates a batch of them. The upload's
+// body is written to a temporary file from the requests and streamed from
+// there: a batch of 200 MB is not held in memory.
+func (b *Batch) Submit(ctx context.Context, token string, reqs batch.Requests) (string, error) {
 	var f oa.FileObject
 	err := b.call(ctx, &f, func(ctx context.Context, opt option.RequestOption) error {
-		_, err := b.files.New(ctx, oa.FileNewParams{File: oa.File(bytes.NewReader(file.Bytes()), token+".jsonl", "application/jsonl"), Purpose: oa.FilePurposeBatch}, opt)
-		return err
+		var ct string
+		body, err := batch.Body(func(w io.Writer) error {
+			mw := multipart.NewWriter(w)
+			ct = mw.FormDataContentType()
+			if err := mw.WriteField("purpose", string(oa.FilePurposeBatch)); err != nil {
+				return err
+			}
+			h := make(textproto.MIMEHeader)
+			h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename=%q`, token+".jsonl"))
+			h.Set("Content-Type", "application/jsonl")
+			part, err := mw.CreatePart(h)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(part)
+			if err := reqs.Each(func(r batch.Request) error {
+				if err := enc.Encode(batchLine{CustomID: r.CustomID, Method: "POST", URL: "/v1/chat/completions", Body: r.Body}); err != nil {
+					return &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			return mw.Close()
+		})
+		if err != nil {
+			return err
+		}
+		defer body.Close()
+		return b.p.client.Post(ctx, "files", nil, nil, opt, option.WithRequestBody(ct, body))
 	})
 	if err != nil {
 		return "", tooLarge(err)

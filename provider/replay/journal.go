@@ -42,7 +42,7 @@ type Journal struct {
 	// ownAt is the own file's place in files once an entry of its own was
 	// indexed (-1 before).
 	ownAt int
-	index map[[32]byte]entryAt
+	index map[shortKey]entryAt
 	files []*os.File // earlier processes' files, by entryAt.file
 	// Group writing: pending holds the lines of the next group (number
 	// next); written is how many groups are written; writing says one is
@@ -58,13 +58,28 @@ type Journal struct {
 	hits, misses atomic.Int64
 }
 
-// entryAt is where an earlier process's entry is: its file, the offset of
-// its JSON and its length.
+// entryAt is where an entry is: its file (index in files) and the offset
+// of its JSON, packed (file<<48 | offset), and its length. With the key
+// cut to its first 16 bytes (shortKey), an entry takes 32 bytes of the
+// index, not 56: a batch run of a million sessions looks up its 3 million
+// answers there.
 type entryAt struct {
-	file int
-	off  int64
-	n    int
+	pos uint64
+	n   uint32
 }
+
+func at(file int, off int64, n int) entryAt {
+	return entryAt{pos: uint64(file)<<48 | uint64(off), n: uint32(n)}
+}
+
+func (e entryAt) file() int  { return int(e.pos >> 48) }
+func (e entryAt) off() int64 { return int64(e.pos & (1<<48 - 1)) }
+
+// shortKey is the first half of a key: two requests' SHA-256 sums agree
+// on 128 bits with a chance of about 2^-128 a pair.
+type shortKey [16]byte
+
+func short(key [32]byte) shortKey { return shortKey(key[:16]) }
 
 // journalSuffix names journal files; keyWidth is a key's hex length, which
 // starts every line, followed by a tab and the entry's JSON.
@@ -79,7 +94,7 @@ func OpenJournal(dir string, inner provider.Provider) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	j := &Journal{dir: dir, inner: inner, index: map[[32]byte]entryAt{}, ownAt: -1}
+	j := &Journal{dir: dir, inner: inner, index: map[shortKey]entryAt{}, ownAt: -1}
 	j.wrote = sync.NewCond(&j.mu)
 	names, err := filepath.Glob(filepath.Join(dir, "*"+journalSuffix))
 	if err != nil {
@@ -122,7 +137,7 @@ func (j *Journal) indexFile(name string) error {
 		var key [32]byte
 		if h == keyWidth+1 && n > keyWidth+2 && head[keyWidth] == '\t' {
 			if _, herr := hex.Decode(key[:], head[:keyWidth]); herr == nil {
-				j.index[key] = entryAt{file: file, off: off + keyWidth + 1, n: n - keyWidth - 2}
+				j.index[short(key)] = at(file, off+keyWidth+1, n-keyWidth-2)
 			}
 		}
 		off += int64(n)
@@ -185,16 +200,70 @@ func (j *Journal) Keep(key [32]byte, resp *chat.Response, later bool) error {
 	return j.append(key, b, later)
 }
 
-// recorded reads an earlier process's answer to the request with key.
-func (j *Journal) recorded(key [32]byte) (*chat.Response, bool) {
-	j.mu.Lock()
-	at, ok := j.index[key]
-	j.mu.Unlock()
+// Answer is Lookup without counting a hit: a batch run asks it again for
+// the calls a session made in earlier passes.
+func (j *Journal) Answer(key [32]byte) (*chat.Response, bool) { return j.recorded(key) }
+
+// failed is a failed attempt as the journal keeps it.
+type failed struct {
+	Failure struct {
+		Kind   provider.Kind `json:"kind"`
+		Status int           `json:"status,omitempty"`
+		Msg    string        `json:"msg"`
+	} `json:"failure"`
+}
+
+// KeepFailure writes a failed attempt (a request a batch failed) under its
+// own key, for this process and later ones.
+func (j *Journal) KeepFailure(key [32]byte, e *provider.Error) error {
+	var f failed
+	f.Failure.Kind, f.Failure.Status, f.Failure.Msg = e.Kind, e.Status, e.Msg
+	if e.Err != nil {
+		f.Failure.Msg += ": " + e.Err.Error()
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return j.append(key, b, true)
+}
+
+// Failure reads a failed attempt KeepFailure wrote.
+func (j *Journal) Failure(key [32]byte) (*provider.Error, bool) {
+	b, ok := j.read(key)
 	if !ok {
 		return nil, false
 	}
-	b := make([]byte, at.n)
-	if _, err := j.files[at.file].ReadAt(b, at.off); err != nil {
+	var f failed
+	if json.Unmarshal(b, &f) != nil || f.Failure.Kind == "" {
+		return nil, false
+	}
+	return &provider.Error{Kind: f.Failure.Kind, Status: f.Failure.Status, Msg: f.Failure.Msg}, true
+}
+
+// read reads the entry with key.
+func (j *Journal) read(key [32]byte) ([]byte, bool) {
+	j.mu.Lock()
+	e, ok := j.index[short(key)]
+	var f *os.File
+	if ok && e.file() < len(j.files) {
+		f = j.files[e.file()]
+	}
+	j.mu.Unlock()
+	if f == nil {
+		return nil, false
+	}
+	b := make([]byte, e.n)
+	if _, err := f.ReadAt(b, e.off()); err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// recorded reads an earlier process's answer to the request with key.
+func (j *Journal) recorded(key [32]byte) (*chat.Response, bool) {
+	b, ok := j.read(key)
+	if !ok {
 		return nil, false
 	}
 	var e entry
@@ -262,7 +331,7 @@ func (j *Journal) append(key [32]byte, entry []byte, index bool) error {
 		j.ownAt = len(j.files)
 		j.files = append(j.files, r)
 	}
-	j.index[key] = entryAt{file: j.ownAt, off: off + keyWidth + 1, n: len(entry)}
+	j.index[short(key)] = at(j.ownAt, off+keyWidth+1, len(entry))
 	return nil
 }
 

@@ -84,6 +84,10 @@ type LogEntry struct {
 	DurationMS float64   `json:"duration_ms"`
 }
 
+// JudgeModel is the model name the simulated framing judge is served
+// under ("judge", "judge:PROFILE"): a model, not a run's protocol.
+const JudgeModel = "judge"
+
 // ServerOptions configure a simulator server.
 type ServerOptions struct {
 	// Models resolves the model named in a request to an in-process
@@ -152,7 +156,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 	if o.Models == nil {
 		o.Models = func(model string) (provider.Provider, error) {
 			kind, profile, _ := strings.Cut(model, ":")
-			if kind == "judge" && o.Judge != nil {
+			if kind == JudgeModel && o.Judge != nil {
 				p, err := LookupFramingProfile(profile)
 				if err != nil {
 					return nil, err

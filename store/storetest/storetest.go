@@ -55,28 +55,6 @@ func OpenPostgres(t testing.TB) *store.Store {
 	return st
 }
 
-// Backends are the store backends, by name, each opening a new, empty
-// store: what Each runs a test on.
-var Backends = []struct {
-	Name string
-	Open func(t testing.TB) *store.Store
-}{
-	{"sqlite", Open},
-	{"postgres", OpenPostgres},
-}
-
-// Each runs fn as a subtest on every backend ("sqlite", "postgres");
-// open opens a new, empty store on that backend each time it is called.
-// The postgres subtest skips when PostgreSQL is not installed.
-func Each(t *testing.T, fn func(t *testing.T, open func() *store.Store)) {
-	t.Helper()
-	for _, b := range Backends {
-		t.Run(b.Name, func(t *testing.T) {
-			fn(t, func() *store.Store { t.Helper(); return b.Open(t) })
-		})
-	}
-}
-
 // OpenLocation opens the store at loc, a directory or a postgres:// URL
 // (with its local cache in a temporary directory), closed when t ends.
 func OpenLocation(t testing.TB, loc string) *store.Store {

@@ -81,7 +81,7 @@ func Build(p provider.Provider, o Options) (*Stack, error) {
 	}
 	if o.Batch != nil {
 		s.Batch = batch.New(batch.Config{RunID: o.Batch.RunID, API: o.Batch.API, Info: info, Ledger: o.Batch.Ledger,
-			Journal: s.Journal, Cap: o.Concurrency, Notify: o.Batch.Notify, KeepFiles: o.Batch.KeepFiles})
+			Journal: s.Journal, Cap: o.Concurrency, SpoolDir: o.JournalDir, Notify: o.Batch.Notify, KeepFiles: o.Batch.KeepFiles})
 		s.Provider = s.Batch
 	}
 	if o.CacheDir != "" {
@@ -109,10 +109,18 @@ func (s *Stack) Close() error {
 func (s *Stack) Config(c runner.Config) runner.Config {
 	c.Adapt, c.Budget, c.Pace = s.Adapt, s.Budget, s.Pace
 	if s.Batch != nil {
-		c.Waves = s.Batch
+		// A pass of a batch run answers its sessions' calls from the
+		// journal or parks them: a few hundred sessions in flight keep
+		// the cores busy, and the wave, not the pass, holds the run's
+		// concurrency (the most requests in one wave).
+		c.Batch = true
+		c.Concurrency = min(c.Concurrency, PassSessions)
 	}
 	return c
 }
+
+// PassSessions is the most sessions in flight in a pass of a batch run.
+const PassSessions = 256
 
 // Recorded answers from a stored run's recorded responses, with zero
 // network calls (a replay). format is how the responses were written; ""
