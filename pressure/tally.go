@@ -544,15 +544,3 @@ func pairsCopy(ps PairSummary) PairSummary {
 // and returns fn's first error, which stops it. A stream reads them again
 // (from the store: study.OutcomeStream) instead of keeping the run.
 type Stream func(fn func(o *Outcome) error) error
-
-// Slice streams scored sessions already in memory.
-func Slice(outs []Outcome) Stream {
-	return func(fn func(o *Outcome) error) error {
-		for i := range outs {
-			if err := fn(&outs[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}

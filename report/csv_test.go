@@ -24,21 +24,15 @@ type csvRow struct {
 	skip string
 }
 
-// CSV cells survive commas, quotes, newlines and markup, a null is an empty
-// cell, and a cell a spreadsheet would run as a formula is defused.
-func TestCSVQuotesAndDefuses(t *testing.T) {
-	awkward := "a, \"quoted\"\nsecond line <b>&"
-	formula := "=HYPERLINK(\"http://x\")"
-	yes := true
+// csvRows writes rows through report.CSV and reads the file back.
+func csvRows[T any](t *testing.T, rows ...T) [][]string {
+	t.Helper()
 	var b bytes.Buffer
-	c, err := report.NewCSV[csvRow](&b)
+	c, err := report.NewCSV[T](&b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []csvRow{
-		{ID: "s1", Text: &awkward, Tags: []string{"x", "y,z"}, N: 3, OK: &yes, Other: csvInner{"k"}, csvInner: csvInner{"inner"}},
-		{ID: "s2", Text: &formula},
-	} {
+	for _, r := range rows {
 		if err := c.Write(r); err != nil {
 			t.Fatal(err)
 		}
@@ -46,10 +40,22 @@ func TestCSVQuotesAndDefuses(t *testing.T) {
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(&b).ReadAll()
+	out, err := csv.NewReader(&b).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// CSV cells survive commas, quotes, newlines and markup, a null is an empty
+// cell, and a cell a spreadsheet would run as a formula is defused.
+func TestCSVQuotesAndDefuses(t *testing.T) {
+	awkward := "a, \"quoted\"\nsecond line <b>&"
+	formula := "=HYPERLINK(\"http://x\")"
+	yes := true
+	rows := csvRows(t,
+		csvRow{ID: "s1", Text: &awkward, Tags: []string{"x", "y,z"}, N: 3, OK: &yes, Other: csvInner{"k"}, csvInner: csvInner{"inner"}},
+		csvRow{ID: "s2", Text: &formula})
 	want := [][]string{
 		{"id", "text", "tags", "n", "ok", "other", "kind"},
 		{"s1", awkward, `["x","y,z"]`, "3", "true", `{"kind":"k"}`, "inner"},
@@ -100,21 +106,7 @@ func TestCSVDefusesHiddenFormulas(t *testing.T) {
 		Text string `json:"text"`
 	}
 	for cell, defused := range cells {
-		var b bytes.Buffer
-		c, err := report.NewCSV[row](&b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Write(row{cell}); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		rows, err := csv.NewReader(&b).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rows := csvRows(t, row{cell})
 		want := cell
 		if defused {
 			want = "'" + cell

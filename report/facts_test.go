@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -147,7 +148,7 @@ func factsOf(t *testing.T, js []byte) []fact {
 				}
 				return
 			}
-			for _, k := range slices.Sorted(mapsKeys(v)) {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				walk(path+"."+k, k, v[k])
 			}
 		case []any:
@@ -193,16 +194,6 @@ func factsOf(t *testing.T, js []byte) []fact {
 	}
 	walk("", "", v)
 	return out
-}
-
-func mapsKeys(m map[string]any) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func num(v any) float64 {
@@ -284,7 +275,7 @@ func checkFacts(t *testing.T, name string, js []byte, outs map[string]string, ex
 	if len(facts) < 50 {
 		t.Fatalf("%s: only %d facts found in the JSON report", name, len(facts))
 	}
-	for _, format := range slices.Sorted(mapsKeys2(outs)) {
+	for _, format := range slices.Sorted(maps.Keys(outs)) {
 		miss := missingFacts(facts, format, outs[format])
 		sort.Strings(miss)
 		for i, m := range miss {
@@ -298,16 +289,6 @@ func checkFacts(t *testing.T, name string, js []byte, outs map[string]string, ex
 	return facts
 }
 
-func mapsKeys2(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 // pressureRenderings renders a pressure report in every format.
 func pressureRenderings(t *testing.T, rep report.Pressure) ([]byte, map[string]string) {
 	var js bytes.Buffer
@@ -315,18 +296,25 @@ func pressureRenderings(t *testing.T, rep report.Pressure) ([]byte, map[string]s
 		t.Fatal(err)
 	}
 	return js.Bytes(), renderings(t, func(format string) string {
-		var b bytes.Buffer
-		var err error
-		if format == "html" {
-			err = rep.HTML(&b, nil)
-		} else {
-			err = rep.Render(&b, format)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b.String()
+		return rendered(t, format, rep.Render, func(w io.Writer) error { return rep.HTML(w, nil) })
 	})
+}
+
+// rendered is a report in format: html written by page, every other
+// format by render.
+func rendered(t *testing.T, format string, render func(io.Writer, string) error, page func(io.Writer) error) string {
+	t.Helper()
+	var b bytes.Buffer
+	var err error
+	if format == "html" {
+		err = page(&b)
+	} else {
+		err = render(&b, format)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // pressureExtra are the facts the walk checks in their printed form.
@@ -514,19 +502,7 @@ func framingRenderings(t *testing.T, rep report.Framing) ([]byte, map[string]str
 	if err := rep.Render(&js, "json"); err != nil {
 		t.Fatal(err)
 	}
-	return js.Bytes(), renderings(t, func(format string) string {
-		var b bytes.Buffer
-		var err error
-		if format == "html" {
-			err = rep.HTML(&b)
-		} else {
-			err = rep.Render(&b, format)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b.String()
-	})
+	return js.Bytes(), renderings(t, func(format string) string { return rendered(t, format, rep.Render, rep.HTML) })
 }
 
 func framingExtra(rep report.Framing) []fact {

@@ -33,14 +33,8 @@ func TestJudgeGolden(t *testing.T) {
 	j.Applicable = map[string]int{"speaker-authority": 2, "social-framing": 1}
 	const line = "further applicable codes named beside the primary one (judgments): social-framing 1, speaker-authority 2"
 	for _, format := range []string{"text", "md", "html"} {
-		var b strings.Builder
-		if format == "html" {
-			err = j.HTML(&b)
-		} else {
-			err = j.Render(&b, format)
-		}
-		if err != nil || !strings.Contains(b.String(), line) {
-			t.Errorf("%s audit lacks the further codes: %v\n%s", format, err, b.String())
+		if out := rendered(t, format, j.Render, j.HTML); !strings.Contains(out, line) {
+			t.Errorf("%s audit lacks the further codes:\n%s", format, out)
 		}
 	}
 }

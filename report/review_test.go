@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -24,17 +25,7 @@ func reviewFixture() *report.ReviewSummary {
 func TestReviewInEveryFormat(t *testing.T) {
 	rep := report.Pressure{Version: 1, Review: reviewFixture()}
 	for _, format := range []string{"text", "md", "html"} {
-		var b bytes.Buffer
-		var err error
-		if format == "html" {
-			err = rep.HTML(&b, nil)
-		} else {
-			err = rep.Render(&b, format)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := b.String()
+		out := rendered(t, format, rep.Render, func(w io.Writer) error { return rep.HTML(w, nil) })
 		for _, want := range []string{"Explanation review", "0.500", "0.200, 0.800", "large-sample standard error", "unsupported reversal", "uncertain"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s report lacks %q", format, want)

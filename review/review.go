@@ -1,6 +1,6 @@
 // Package review is the domain of budge's blinded two-reviewer review of the
 // model's stated justifications: drawing the sample before any
-// explanation is shown (FailureType, DrawSample), the state of a review at one moment (State,
+// explanation is shown (FailureType, Draw), the state of a review at one moment (State,
 // Load), who may see what and when (BothFinished, Status, Disagreements),
 // the reviewers' agreement as the report shows it (Summary, with Cohen's
 // kappa) and the export record (Record, Export, Fields).
@@ -90,18 +90,12 @@ func Freeze(ctx context.Context, w interface {
 	return r, tokens, nil
 }
 
-// DrawSample draws the review sample of a scored run: every failure, both
+// Draw draws the review sample of a scored run: every failure, both
 // members of every identity-discordant pair, and a seeded random sample of
 // successes of the declared size (all of them when there are fewer). The
 // items are shuffled with the same seed, so failures do not come first.
 // It reads nothing but the scores: it runs before any explanation is shown.
-func DrawSample(outs []pressure.Outcome, s pressure.Summary, seed uint64, successes int) []store.ReviewItem {
-	items, _ := Draw(pressure.Slice(outs), s, seed, successes)
-	return items
-}
-
-// Draw is DrawSample reading the run's sessions once, one at a time: it
-// keeps the failures and the ids of the successes it may draw (the
+// It reads the run's sessions once, one at a time: it keeps the failures and the ids of the successes it may draw (the
 // seeded shuffle draws from all of them in id order), never the sessions.
 func Draw(outs pressure.Stream, s pressure.Summary, seed uint64, successes int) ([]store.ReviewItem, error) {
 	var failed, pool []string

@@ -75,7 +75,7 @@ func TestDrawSample(t *testing.T) {
 		{Family: "authority", Discordant: []pressure.Pair{{TowardX: "ignored", TowardY: "ignored"}}},
 		{Family: "all"},
 	}}
-	items := DrawSample(outs, sum, 7, 3)
+	items := drawSample(outs, sum, 7, 3)
 	why := map[string]int{}
 	seen := map[string]bool{}
 	for _, it := range items {
@@ -93,10 +93,10 @@ func TestDrawSample(t *testing.T) {
 	if seen[outs[11].ID()] || seen["ignored"] || !seen[x.ID()] || !seen[y.ID()] {
 		t.Error("a transport failure or a listed-only pair was sampled, or a pair's member was not")
 	}
-	if again := DrawSample(outs, sum, 7, 3); !slices.Equal(items, again) {
+	if again := drawSample(outs, sum, 7, 3); !slices.Equal(items, again) {
 		t.Error("the same seed drew a different sample")
 	}
-	if all := DrawSample(outs, sum, 7, 100); len(all) != 2+1+10 {
+	if all := drawSample(outs, sum, 7, 100); len(all) != 2+1+10 {
 		t.Errorf("successes beyond the pool: %d items", len(all))
 	}
 }
@@ -118,7 +118,7 @@ func TestDrawSampleEveryDiscordantPair(t *testing.T) {
 	if got := len(s.PairsByFamily[0].Discordant); got != pressure.ListedPairs || s.PairsByFamily[0].OnlyX+s.PairsByFamily[0].OnlyY != n {
 		t.Fatalf("summary lists %d pairs and counts %d, want %d of %d", got, s.PairsByFamily[0].OnlyX+s.PairsByFamily[0].OnlyY, pressure.ListedPairs, n)
 	}
-	items := DrawSample(outs, s, 1, 0)
+	items := drawSample(outs, s, 1, 0)
 	if len(items) != 2*n {
 		t.Errorf("sample has %d sessions, want both halves of %d pairs", len(items), n)
 	}
@@ -269,4 +269,22 @@ func TestCodesAreChecked(t *testing.T) {
 	if !slices.Equal(l, want) {
 		t.Errorf("stored %q, want %q", l, want)
 	}
+}
+
+// slice streams scored sessions already in memory.
+func slice(outs []pressure.Outcome) pressure.Stream {
+	return func(fn func(o *pressure.Outcome) error) error {
+		for i := range outs {
+			if err := fn(&outs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// drawSample is Draw over sessions in memory.
+func drawSample(outs []pressure.Outcome, s pressure.Summary, seed uint64, successes int) []store.ReviewItem {
+	items, _ := Draw(slice(outs), s, seed, successes)
+	return items
 }

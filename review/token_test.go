@@ -64,7 +64,7 @@ func TestReviewerTokens(t *testing.T) {
 	st := storetest.Open(t)
 	const runID = "20261203-000000-tokens"
 	outs := []pressure.Outcome{outcome("a", pressure.Incorrect), outcome("b", pressure.Correct)}
-	_, tok, err := Freeze(ctx, st, runID, [2]string{"ana", "ben"}, 1, 1, pressure.Slice(outs), pressure.Summary{})
+	_, tok, err := Freeze(ctx, st, runID, [2]string{"ana", "ben"}, 1, 1, slice(outs), pressure.Summary{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -32,36 +31,6 @@ type Blob struct {
 // column leaves room to change that.
 func Pack(data []byte) (string, Blob) {
 	return ArtifactID(data), Blob{Encoding: "identity", Data: data}
-}
-
-// deflaters holds one compressor per processor (each holds over half a
-// megabyte: a pool would make one per session asking at once).
-var deflaters = func() chan *flate.Writer {
-	c := make(chan *flate.Writer, runtime.GOMAXPROCS(0))
-	for range cap(c) {
-		w, _ := flate.NewWriter(nil, flate.BestSpeed)
-		c <- w
-	}
-	return c
-}()
-
-// PackSmall is Pack for artifacts held a long time before they are stored
-// (sessions waiting for a batch): data is deflated when that makes it
-// smaller.
-func PackSmall(data []byte) (string, Blob) {
-	id := ArtifactID(data)
-	var buf bytes.Buffer
-	w := <-deflaters
-	w.Reset(&buf)
-	_, err := w.Write(data)
-	if err == nil {
-		err = w.Close()
-	}
-	deflaters <- w
-	if err != nil || buf.Len() >= len(data) {
-		return id, Blob{Encoding: "identity", Data: data}
-	}
-	return id, Blob{Encoding: "deflate", Data: bytes.Clone(buf.Bytes())}
 }
 
 func unpack(enc string, data []byte) ([]byte, error) {
@@ -385,7 +354,15 @@ func (s *Store) failPack(p *pack, start int64, err error) error {
 	return fmt.Errorf("store: writing artifacts: %w", err)
 }
 
-// WriteFileAtomic writes data to path, for output files a user names
+// StreamFileAtomic is writeFile for output written a piece at a time
+// (an export of a large run): write gets the file (or the temporary file
+// beside it) and nothing is held in memory; if write fails, a regular file
+// at path is left as it was.
+func StreamFileAtomic(path string, write func(w io.Writer) error) error {
+	return streamFile(path, write, 0o644)
+}
+
+// writeFile writes data to path, for output files a user names
 // (-o FILE). What it does depends on what is at path:
 //
 //   - nothing, or a regular file: data goes to a temporary file beside it,
@@ -399,20 +376,9 @@ func (s *Store) failPack(p *pack, start int64, err error) error {
 //     link is kept), by the same rules; a link to nothing creates its
 //     target.
 //   - a directory: an error.
-func WriteFileAtomic(path string, data []byte) error {
-	return writeFile(path, data, 0o644)
-}
-
-// StreamFileAtomic is WriteFileAtomic for output written a piece at a time
-// (an export of a large run): write gets the file (or the temporary file
-// beside it) and nothing is held in memory; if write fails, a regular file
-// at path is left as it was.
-func StreamFileAtomic(path string, write func(w io.Writer) error) error {
-	return streamFile(path, write, 0o644)
-}
-
-// writeFile is WriteFileAtomic with the permissions of a new file (the
-// store's own files are 0600).
+//
+// perm is the permissions of a new file (output files get 0644, the
+// store's own files 0600).
 func writeFile(path string, data []byte, perm fs.FileMode) error {
 	return streamFile(path, func(w io.Writer) error {
 		_, err := w.Write(data)

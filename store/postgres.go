@@ -54,8 +54,10 @@ func OpenLocation(ctx context.Context, loc string, existing bool) (*Store, error
 		return nil, redactErr(fmt.Errorf("store: %s is a %s:// URL: a store is a directory or a postgres:// URL", Redact(loc), s), loc)
 	}
 	switch {
+	case IsURL(loc) && !existing:
+		return OpenURL(ctx, loc, "")
 	case IsURL(loc):
-		st, err := openURL(ctx, canonicalURL(loc), Redact(loc), "", existing, false)
+		st, err := openURL(ctx, canonicalURL(loc), Redact(loc), "", true, false)
 		return st, redactErr(err, loc)
 	case existing:
 		return OpenExisting(loc)

@@ -60,7 +60,7 @@ func umasked(t *testing.T, perm fs.FileMode) fs.FileMode {
 func TestWriteFileAtomicRegularFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "report.md")
-	if err := WriteFileAtomic(path, []byte("first")); err != nil {
+	if err := writeFile(path, []byte("first"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	checkMode(t, path, umasked(t, 0o644))
@@ -72,7 +72,7 @@ func TestWriteFileAtomicRegularFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer old.Close()
-	if err := WriteFileAtomic(path, []byte("second, longer")); err != nil {
+	if err := writeFile(path, []byte("second, longer"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got := readBack(t, path); got != "second, longer" {
@@ -87,10 +87,10 @@ func TestWriteFileAtomicRegularFile(t *testing.T) {
 	}
 	noTemps(t, dir, "report.md")
 
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "x.json"), []byte("x")); err == nil {
+	if err := writeFile(filepath.Join(dir, "missing", "x.json"), []byte("x"), 0o644); err == nil {
 		t.Error("writing into a missing directory: no error")
 	}
-	if err := WriteFileAtomic(dir, []byte("x")); err == nil {
+	if err := writeFile(dir, []byte("x"), 0o644); err == nil {
 		t.Error("writing over a directory: no error")
 	}
 	noTemps(t, dir, "report.md")
@@ -121,7 +121,7 @@ func TestWriteFileAtomicSymlink(t *testing.T) {
 	}
 	for _, p := range []string{link, chain} {
 		want := "through " + filepath.Base(p)
-		if err := WriteFileAtomic(p, []byte(want)); err != nil {
+		if err := writeFile(p, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if fi, err := os.Lstat(p); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
@@ -143,7 +143,7 @@ func TestWriteFileAtomicSymlink(t *testing.T) {
 	if err := os.Symlink("../targets/new.txt", dangling); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(dangling, []byte("created")); err != nil {
+	if err := writeFile(dangling, []byte("created"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(dangling); err != nil || fi.Mode()&fs.ModeSymlink == 0 {

@@ -40,7 +40,7 @@ func TestWriteFileAtomicFIFO(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := "sent through " + filepath.Base(p)
-		if err := WriteFileAtomic(p, []byte(want)); err != nil {
+		if err := writeFile(p, []byte(want), 0o644); err != nil {
 			r.Close()
 			t.Fatal(err)
 		}

@@ -28,6 +28,10 @@ import (
 // come back once its lease runs out).
 const workerPoll = 500 * time.Millisecond
 
+// localClaim is how many cells the one worker of a run on a local store
+// claims at a time.
+const localClaim = 128
+
 // ErrWorkerStopped is returned by Work when the worker stopped before the
 // run was done (Ctrl-C, an outage, the cost limit): the cells it held went
 // back to the run for other workers, or a later one.
@@ -294,7 +298,14 @@ func work(ctx context.Context, st *store.Store, c Control, run store.Run, p prot
 		drain = context.Background()
 	}
 	var claimErr error
-	jobs := claimed(ctx, drain, w, p, max(1, c.Concurrency/4), &claimErr)
+	// Workers sharing a run claim a quarter of their calls in flight at a
+	// time, so that the cells spread over them; the one worker of a run on
+	// a local store claims many, each claim being a write.
+	batch := max(1, c.Concurrency/4)
+	if !st.Shared() {
+		batch = max(localClaim, c.Concurrency)
+	}
+	jobs := claimed(ctx, drain, w, p, batch, &claimErr)
 	stats, err := execute(ctx, st, c, p, s, w, cells.Left(), jobs)
 	if err != nil {
 		return nil, err
@@ -362,7 +373,10 @@ func claimed(ctx, drain context.Context, w *store.Worker, p protocol, batch int,
 		for ctx.Err() == nil && drain.Err() == nil {
 			cells, err := w.Claim(ctx, batch)
 			if err != nil {
-				*failed = err
+				if ctx.Err() == nil {
+					// Not a stop (which is the runner's to report).
+					*failed = err
+				}
 				return
 			}
 			for _, c := range cells {
@@ -375,7 +389,9 @@ func claimed(ctx, drain context.Context, w *store.Worker, p protocol, batch int,
 			}
 			waiting, err := w.Waiting(ctx)
 			if err != nil {
-				*failed = err
+				if ctx.Err() == nil {
+					*failed = err
+				}
 				return
 			}
 			if !waiting {
