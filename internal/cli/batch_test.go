@@ -136,7 +136,9 @@ func TestBatchInterruptCancelsOpenBatches(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	t.Parallel() // mostly waiting on child processes and the server
-	srv, hs := batchServer(t, sim.BatchOptions{Delay: 2 * time.Second}, nil)
+	// The first batch stays open until it is cancelled; the later ones
+	// finish at once.
+	srv, hs := batchServer(t, sim.BatchOptions{Delay: 50 * time.Millisecond, Hold: []int{1}}, nil)
 	dir := t.TempDir()
 	model := batchModel(t, "openai", hs.URL)
 	cmd, id := startChild(t, append([]string{"run", "--dir", dir, "--seed", "19", "--batch", "--quiet"}, model...)...)

@@ -1,10 +1,14 @@
-package cli
+package study
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"testing"
 
+	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/store/storetest"
 )
 
 // A model that wraps every answer as real models do (reasoning blocks,
@@ -12,7 +16,7 @@ import (
 // the clean in-process simulator, with every repair counted; strict
 // parsing refuses every wrapped answer instead.
 func TestMessyModelReadTolerantly(t *testing.T) {
-	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Messy: 1}}, nil)
+	url, _, _ := simServer(t, sim.Faults{Messy: 1})
 	type parsing struct {
 		Replies    int            `json:"replies"`
 		Strict     int            `json:"read_strictly"`
@@ -29,27 +33,32 @@ func TestMessyModelReadTolerantly(t *testing.T) {
 			All parsing `json:"all_replies"`
 		} `json:"parsing"`
 	}
-	run := func(extra ...string) measures {
+	run := func(overHTTP, strict bool) measures {
 		t.Helper()
-		dir := t.TempDir()
-		args := append([]string{"run", "--dir", dir, "--seed", "5", "--concurrency", "16", "--quiet"}, extra...)
-		if code, out, errs := budge(t, args...); code != ExitOK && code != ExitBlocked {
-			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errs)
+		ctx := context.Background()
+		st := storetest.Open(t)
+		o := DefaultPressureOptions()
+		o.Seed, o.Concurrency, o.StrictParse = 5, 16, strict
+		if overHTTP {
+			o.Model, o.Endpoint = "openai-compatible:sim", endpoint.Options{BaseURL: url, Concurrency: 16}
 		}
-		code, out, errs := budge(t, "report", "latest", "--dir", dir, "--format", "json")
-		if code != ExitOK {
-			t.Fatalf("report: exit %d: %s", code, errs)
+		res, err := Start(ctx, st, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := res.Render(ctx, st, &b, "json"); err != nil {
+			t.Fatal(err)
 		}
 		var rep struct {
 			Measures measures `json:"measures"`
 		}
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		if err := json.Unmarshal(b.Bytes(), &rep); err != nil {
 			t.Fatal(err)
 		}
 		return rep.Measures
 	}
-	clean := run()
-	messy := run("--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1")
+	clean, messy := run(false, false), run(true, false)
 	if clean.Baseline != messy.Baseline || clean.Uptake != messy.Uptake {
 		t.Errorf("messy replies changed the measures: baseline %v vs %v, uptake %v vs %v", messy.Baseline, clean.Baseline, messy.Uptake, clean.Uptake)
 	}
@@ -58,7 +67,7 @@ func TestMessyModelReadTolerantly(t *testing.T) {
 	if p.Strict >= p.Replies/10 || p.Tolerant <= p.Replies*9/10 || wrapped < p.Replies*9/10 {
 		t.Errorf("messy run parsing %+v: want nearly every reply read only with a repair", p)
 	}
-	strict := run("--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1", "--strict-parse")
+	strict := run(true, true)
 	if s := strict.Parsing.All; s.Strict >= s.Replies/10 || strict.Baseline.Numerator >= clean.Baseline.Numerator/10 {
 		t.Errorf("strict parsing of messy replies: %+v, baseline %v", s, strict.Baseline)
 	}
