@@ -46,8 +46,8 @@ discovery_deck() {
 
 # start_view RUN DIR TRIES: starts `budge view` on run RUN of the store DIR
 # on a free port and waits until it listens, TRIES tenths of a second at
-# most (its first start on a store builds the browse indexes before it
-# listens: minutes for a million sessions). Sets pid and url (without its
+# most (it listens at once; a run's page answers "being scored" until the
+# run's index is built: minutes for a million sessions on a first start). Sets pid and url (without its
 # final slash); fails, showing the viewer's errors, if it exits first.
 start_view() {
   "$budge" view "$1" --dir "$2" --addr 127.0.0.1:0 > "$work/view.out" 2> "$work/view.err" &

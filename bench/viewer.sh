@@ -2,8 +2,8 @@
 # The viewer on a large run: builds a simulator run of about N sessions
 # (default 41600; the discovery deck with its repeats raised, its cases
 # copied past 208,000 sessions as bench/scale.sh does), starts `budge view`
-# on it (which scores the run once for the viewer and keeps the result in
-# the store: timed as "index"), then times each page over HTTP, the median
+# on it (it listens at once, "first page", and scores the run once for the
+# viewer, keeping the result in the store: timed as "index"), then times each page over HTTP, the median
 # of REPEAT requests (default 5):
 #   runs list, first page of the session table, the failures-only filter,
 #   the page after it (key paging), a sort by final answer, a transcript
@@ -31,7 +31,15 @@ run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
 
 start=$(date +%s.%N)
 start_view "$run" "$dir" 36000
-printf 'index: budge view listened after %.1f s (browse indexes, scoring the run for the viewer when it was not yet)\n' \
+curl -fsS -o /dev/null "$url/"
+printf 'first page: budge view served the runs list %.1f s after it started\n' "$(echo "$(date +%s.%N) - $start" | bc)"
+# A run's page answers 503 ("being scored", with its progress) until the
+# run's index is built.
+until [ "$(curl -sS -o /dev/null -w '%{http_code}' "$url/runs/$run/")" = 200 ]; do
+  kill -0 "$pid" 2>/dev/null || { cat "$work/view.err" >&2; exit 1; }
+  sleep 1
+done
+printf 'index: the run'"'"'s table answered %.1f s after it started (browse indexes, scoring the run for the viewer when it was not yet)\n' \
   "$(echo "$(date +%s.%N) - $start" | bc)"
 
 # time PATH: the median time of $repeat requests, in milliseconds.

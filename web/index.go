@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/buildlab/budge/pressure"
@@ -118,6 +119,20 @@ type indexer struct {
 type build struct {
 	done chan struct{}
 	err  error
+	// scored counts the sessions indexed so far, of planned.
+	scored  atomic.Int64
+	planned int
+}
+
+// stillScoring is the answer to a page of a run whose index is being built
+// when the server's patience (Options.Patience) ran out: how far it got.
+type stillScoring struct {
+	run             string
+	scored, planned int64
+}
+
+func (e *stillScoring) Error() string {
+	return fmt.Sprintf("run %s is being scored for the viewer: %d of %d sessions so far", e.run, e.scored, e.planned)
 }
 
 // basis says which state of a run an index describes. A running run's
@@ -158,8 +173,16 @@ func (s *Server) index(ctx context.Context, run store.Run) (*headline, error) {
 		return h, err
 	}
 	bd := s.startBuild(run, b)
+	var patience <-chan time.Time
+	if s.opt.Patience > 0 {
+		t := time.NewTimer(s.opt.Patience)
+		defer t.Stop()
+		patience = t.C
+	}
 	select {
 	case <-bd.done:
+	case <-patience:
+		return nil, &stillScoring{run: run.ID, scored: bd.scored.Load(), planned: int64(bd.planned)}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -234,11 +257,11 @@ func (s *Server) startBuild(run store.Run, basis string) *build {
 	if bd := ix.building[run.ID]; bd != nil {
 		return bd
 	}
-	bd := &build{done: make(chan struct{})}
+	bd := &build{done: make(chan struct{}), planned: run.Planned}
 	ix.building[run.ID] = bd
 	go func() {
 		ix.one <- struct{}{}
-		bd.err = s.writeIndex(context.Background(), run, basis)
+		bd.err = s.writeIndex(context.Background(), run, basis, &bd.scored)
 		<-ix.one
 		ix.mu.Lock()
 		delete(ix.building, run.ID)
@@ -257,7 +280,7 @@ func (s *Server) building(id string) bool {
 
 // writeIndex scores a run and stores its index: the run hands each
 // session as the table shows it, counted here by the table's filters.
-func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string) error {
+func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string, scored *atomic.Int64) error {
 	v, err := study.OpenViewer(ctx, s.st, run.ID)
 	if err != nil {
 		return err
@@ -267,7 +290,7 @@ func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string) er
 		return err
 	}
 	h := &headline{Protocol: run.Protocol}
-	m, err := v.Index(ctx, s.st, counted{w, h})
+	m, err := v.Index(ctx, s.st, counted{w, h, scored})
 	if err != nil {
 		return err
 	}
@@ -292,11 +315,13 @@ func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string) er
 // headline.
 type counted struct {
 	*store.ViewWriter
-	h *headline
+	h      *headline
+	scored *atomic.Int64 // sessions so far, for pages that ask meanwhile
 }
 
 func (c counted) Add(ctx context.Context, v store.ViewSession) error {
 	c.h.count(v)
+	c.scored.Add(1)
 	return c.ViewWriter.Add(ctx, v)
 }
 

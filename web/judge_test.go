@@ -12,7 +12,7 @@ import (
 )
 
 // A store holding a judge run opens in the viewer: every run is indexed
-// (budge view does this before it listens), the runs list shows the judge
+// (budge view does this as it starts), the runs list shows the judge
 // run's headline, its session table lists every judgment, and its report
 // page and a judgment's transcript answer 200.
 func TestViewerShowsJudgeRuns(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"html/template"
 	"io/fs"
 	"net"
@@ -26,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/framing"
@@ -53,6 +55,10 @@ type Options struct {
 	// scored). It is a function so web does not depend on how runs are
 	// scored; nil disables the report and the review's sampling.
 	LoadReport func(ctx context.Context, st *store.Store, runID string) (*study.View, error)
+	// Patience is how long a page waits for its run to be scored for the
+	// viewer before it answers with how far the scoring got (a page that
+	// reloads itself); 0 waits for the scoring to end.
+	Patience time.Duration
 }
 
 // Server serves the viewer.
@@ -252,6 +258,16 @@ func (s *Server) renderPage(w http.ResponseWriter, name string, p page) {
 }
 
 func fail(w http.ResponseWriter, err error) {
+	var busy *stillScoring
+	if errors.As(err, &busy) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Retry-After", "2")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=2><title>budge: scoring</title>"+
+			"<p>%s. This page reloads itself until the run's table is ready; the <a href=\"/\">runs list</a> answers meanwhile.</p>\n",
+			html.EscapeString(busy.Error()))
+		return
+	}
 	code := http.StatusInternalServerError
 	switch {
 	case errors.Is(err, store.ErrNoSession), errors.Is(err, store.ErrNoReview), errors.Is(err, errNotFound):

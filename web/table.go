@@ -56,7 +56,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		}
 		if row.H == nil {
 			// Never scored here, or changed since: the run's own page
-			// scores it (budge view scores every run before it listens).
+			// scores it (budge view scores every run as it starts).
 			row.State = "not scored for the viewer yet: open the run"
 			if s.building(x.ID) {
 				row.State = "scoring for the viewer…"

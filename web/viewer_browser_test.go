@@ -19,7 +19,7 @@ func TestBrowserFailuresAndDiscordantPair(t *testing.T) {
 	c := serve(t, st, web.Options{})
 	run := c.base + "/runs/" + id
 
-	// budge view scores every run before it listens; here opening the
+	// budge view scores every run as it starts; here opening the
 	// run does.
 	c.get("/runs/"+id+"/", 200)
 	do(t, ctx, "runs list", chromedp.Navigate(c.base+"/"), chromedp.WaitVisible(chromedp.CSS("#runs")))

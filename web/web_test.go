@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/pressure"
@@ -579,4 +580,39 @@ func framingViewer(t *testing.T) (*client, string) {
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	return &client{t: t, base: ts.URL, http: ts.Client()}, res.Manifest.RunID
+}
+
+// A page of a run still being scored for the viewer answers, once the
+// server's patience runs out, with how far the scoring got and reloads
+// itself; the runs list answers meanwhile; the table follows once scored.
+func TestRunPageWhileScoring(t *testing.T) {
+	st, id := simRun(t)
+	c := serve(t, st, web.Options{Patience: time.Nanosecond})
+	page := c.get("/runs/"+id+"/", http.StatusServiceUnavailable)
+	if !strings.Contains(page, "is being scored for the viewer") || !strings.Contains(page, "of 416 sessions so far") ||
+		!strings.Contains(page, "http-equiv=refresh") {
+		t.Fatalf("page while scoring: %s", page)
+	}
+	if !strings.Contains(c.get("/", 200), id) {
+		t.Fatal("the runs list does not answer while a run is scored")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := c.http.Get(c.base + "/runs/" + id + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			if m := countRe.FindStringSubmatch(string(b)); m == nil || m[1] != "416" {
+				t.Fatalf("table once scored: %v", m)
+			}
+			return
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("status %d after scoring began: %s", resp.StatusCode, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -70,15 +70,8 @@ func viewStore(ctx context.Context, std IO, st *store.Store, pos []string, tok, 
 		}
 		runs = append(runs, id)
 	}
-	srv, err := web.New(st, web.Options{Runs: runs, Token: tok, LoadReport: loadScored})
+	srv, err := web.New(st, web.Options{Runs: runs, Token: tok, LoadReport: loadScored, Patience: viewPatience})
 	if err != nil {
-		return err
-	}
-	// Score every run for the viewer once (kept in the store), so
-	// the runs list and session tables answer without scoring.
-	if err := srv.IndexAll(ctx, func(r store.Run) {
-		fmt.Fprintf(std.Err, "scoring run %s for the viewer (%d sessions planned)\n", r.ID, r.Planned)
-	}); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -88,8 +81,27 @@ func viewStore(ctx context.Context, std IO, st *store.Store, pos []string, tok, 
 	fmt.Fprintln(std.Out, "viewer:", viewerURL(ln.Addr(), tok))
 	sctx, stop := serverInterrupts(ctx, std)
 	defer stop()
+	// Score every run for the viewer once (kept in the store), so the runs
+	// list and session tables answer without scoring. The viewer listens
+	// meanwhile: the runs list answers at once, and a run's page says how
+	// far its scoring got until its table is ready.
+	indexed := make(chan error, 1)
+	go func() {
+		indexed <- srv.IndexAll(sctx, func(r store.Run) {
+			fmt.Fprintf(std.Err, "scoring run %s for the viewer (%d sessions planned)\n", r.ID, r.Planned)
+		})
+	}()
+	go func() {
+		if err := <-indexed; err != nil && sctx.Err() == nil {
+			fmt.Fprintf(std.Err, "budge view: %v (the run's page tries again when it is opened)\n", err)
+		}
+	}()
 	return serve(sctx, &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}, ln)
 }
+
+// viewPatience is how long a page of a run waits for the run's scoring
+// before it answers with its progress.
+const viewPatience = 3 * time.Second
 
 // minToken is the shortest token accepted beyond loopback: one that can be
 // guessed protects nothing.
