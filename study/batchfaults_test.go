@@ -9,6 +9,7 @@ import (
 
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
@@ -17,9 +18,9 @@ import (
 // batchRun runs the discovery deck with --batch against the simulator's
 // batch endpoints (what budge sim serve serves) planted with o, in style
 // (openai or anthropic); batch false runs it with direct calls instead.
-func batchRun(t *testing.T, style string, o sim.BatchOptions, batch bool, opts ...func(*PressureOptions)) (*PressureResult, *sim.Server, *sim.RequestLog, *store.Store) {
+func batchRun(t *testing.T, style string, o sim.BatchOptions, batch bool, opts ...func(*PressureOptions)) (*PressureResult, *sim.Server, *providertest.RequestLog, *store.Store) {
 	t.Helper()
-	log := &sim.RequestLog{}
+	log := &providertest.RequestLog{}
 	srv, err := sim.NewServer(sim.ServerOptions{Batch: o, OnRequest: log.Add})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +49,7 @@ func batchRun(t *testing.T, style string, o sim.BatchOptions, batch bool, opts .
 // paidOnce checks that the server answered (was paid for) no more
 // requests than the run stored answers: a request answered twice would
 // be paid twice.
-func paidOnce(t *testing.T, st *store.Store, res *PressureResult, log *sim.RequestLog) int {
+func paidOnce(t *testing.T, st *store.Store, res *PressureResult, log *providertest.RequestLog) int {
 	t.Helper()
 	answered := 0
 	for _, e := range log.Entries() {
@@ -218,7 +219,7 @@ func TestBatchKeepFiles(t *testing.T) {
 // cancel instead of sending them again, and the run ends as a direct run
 // does, every request paid once.
 func TestCancelledBatchAnswersCollectedOnResume(t *testing.T) {
-	log := &sim.RequestLog{}
+	log := &providertest.RequestLog{}
 	srv, err := sim.NewServer(sim.ServerOptions{Batch: sim.BatchOptions{Hold: []int{1}, CancelDone: 0.5}, OnRequest: log.Add})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
+	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/replay"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/report"
@@ -28,9 +29,9 @@ import (
 )
 
 // simServer starts the simulator server with faults; it returns its base URL.
-func simServer(t testing.TB, f sim.Faults) (string, *sim.Server, *sim.RequestLog) {
+func simServer(t testing.TB, f sim.Faults) (string, *sim.Server, *providertest.RequestLog) {
 	t.Helper()
-	log := &sim.RequestLog{}
+	log := &providertest.RequestLog{}
 	s, err := sim.NewServer(sim.ServerOptions{Faults: f, OnRequest: log.Add})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
@@ -15,7 +16,7 @@ import (
 )
 
 // batchServer is budge sim serve in the test, with its batch settings.
-func batchServer(t *testing.T, o sim.BatchOptions, log *sim.RequestLog) (*sim.Server, *httptest.Server) {
+func batchServer(t *testing.T, o sim.BatchOptions, log *providertest.RequestLog) (*sim.Server, *httptest.Server) {
 	t.Helper()
 	so := sim.ServerOptions{Batch: o}
 	if log != nil {
@@ -50,7 +51,7 @@ func TestBatchResumeAfterKill(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	t.Parallel() // mostly waiting on child processes and the server
-	log := &sim.RequestLog{}
+	log := &providertest.RequestLog{}
 	srv, hs := batchServer(t, sim.BatchOptions{Delay: 700 * time.Millisecond}, log)
 	dir := t.TempDir()
 	model := batchModel(t, "openai", hs.URL)

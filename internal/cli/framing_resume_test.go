@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/framing"
+	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
@@ -19,7 +20,7 @@ import (
 
 // judgeServer serves the simulated framing judge over HTTP, knowing the
 // sample items' answers, as `budge sim serve` does.
-func judgeServer(t *testing.T, latency time.Duration, log *sim.RequestLog) *httptest.Server {
+func judgeServer(t *testing.T, latency time.Duration, log *providertest.RequestLog) *httptest.Server {
 	t.Helper()
 	k, err := judgeKnowledge("sample")
 	if err != nil {
@@ -30,7 +31,7 @@ func judgeServer(t *testing.T, latency time.Duration, log *sim.RequestLog) *http
 
 // simServer serves the simulator with o over HTTP until the test ends,
 // keeping its request log in log when given.
-func simServer(t *testing.T, o sim.ServerOptions, log *sim.RequestLog) *httptest.Server {
+func simServer(t *testing.T, o sim.ServerOptions, log *providertest.RequestLog) *httptest.Server {
 	t.Helper()
 	if log != nil {
 		o.OnRequest = log.Add
@@ -139,7 +140,7 @@ func TestFramingKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	log := &sim.RequestLog{}
+	log := &providertest.RequestLog{}
 	hs := judgeServer(t, 3*time.Millisecond, log)
 	dir := t.TempDir()
 	seed := uint64(time.Now().UnixNano())

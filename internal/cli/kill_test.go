@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/pgtest"
@@ -154,7 +155,7 @@ func TestRunsShowsKilledRunStopped(t *testing.T) {
 		t.Skip("starts a child process")
 	}
 	dir := t.TempDir()
-	log := &sim.RequestLog{}
+	log := &providertest.RequestLog{}
 	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 10 * time.Millisecond}}, log)
 	cmd, id := startChild(t, "run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1", "--concurrency", "2", "--quiet")
 	time.Sleep(100 * time.Millisecond)

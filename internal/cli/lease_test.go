@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
 )
@@ -19,7 +20,7 @@ func TestConcurrentResumesOneProceeds(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	t.Parallel() // mostly waiting on child processes and the server
-	log := &sim.RequestLog{}
+	log := &providertest.RequestLog{}
 	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 10 * time.Millisecond}}, log)
 	dir := t.TempDir()
 	cmd, id := startChild(t, "run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1", "--seed", "7", "--concurrency", "4", "--quiet")

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
@@ -85,7 +86,7 @@ func TestKillAndResume(t *testing.T) {
 }
 
 func testKillAndResume(t *testing.T, dir string) {
-	log := &sim.RequestLog{}
+	log := &providertest.RequestLog{}
 	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 4 * time.Millisecond}}, log)
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 7))
@@ -235,7 +236,7 @@ type killSnapshot struct {
 // random 30 ms to maxSleepMS, resumes it and kills the resume, kills times
 // in all, then lets a last resume finish. It returns the run id and what
 // was stored at each kill.
-func killResumeLoop(t *testing.T, dir string, log *sim.RequestLog, rng *rand.Rand, kills, maxSleepMS int, first []string, resume func(id string) []string) (string, []killSnapshot) {
+func killResumeLoop(t *testing.T, dir string, log *providertest.RequestLog, rng *rand.Rand, kills, maxSleepMS int, first []string, resume func(id string) []string) (string, []killSnapshot) {
 	t.Helper()
 	var snaps []killSnapshot
 	id := ""

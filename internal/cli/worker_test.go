@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/store/storetest"
@@ -31,7 +32,7 @@ func TestWorkersSurviveKill(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	url := storeLocation(t, "postgres")
-	log := &sim.RequestLog{}
+	log := &providertest.RequestLog{}
 	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 40 * time.Millisecond}}, log)
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 3))

@@ -17,6 +17,7 @@ import (
 	"github.com/buildlab/budge/provider/anthropic"
 	"github.com/buildlab/budge/provider/batch"
 	"github.com/buildlab/budge/provider/openai"
+	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/runner"
 )
@@ -91,7 +92,7 @@ func (j *journal) Failure(k [32]byte) (*provider.Error, bool) {
 
 type rig struct {
 	srv *sim.Server
-	log *sim.RequestLog
+	log *providertest.RequestLog
 	api batch.API
 	led *ledger
 	jr  *journal
@@ -100,7 +101,7 @@ type rig struct {
 
 func newRig(t *testing.T, style string, o sim.BatchOptions) *rig {
 	t.Helper()
-	log := &sim.RequestLog{}
+	log := &providertest.RequestLog{}
 	srv, err := sim.NewServer(sim.ServerOptions{Batch: o, OnRequest: log.Add})
 	if err != nil {
 		t.Fatal(err)

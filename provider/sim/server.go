@@ -112,27 +112,6 @@ type ServerOptions struct {
 	APIKey string
 }
 
-// RequestLog keeps a server's request log in memory for inspection: pass
-// its Add as ServerOptions.OnRequest.
-type RequestLog struct {
-	mu      sync.Mutex
-	entries []LogEntry
-}
-
-// Add records one entry.
-func (l *RequestLog) Add(e LogEntry) {
-	l.mu.Lock()
-	l.entries = append(l.entries, e)
-	l.mu.Unlock()
-}
-
-// Entries are the entries so far, in arrival order.
-func (l *RequestLog) Entries() []LogEntry {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]LogEntry(nil), l.entries...)
-}
-
 // Server is the simulator (or any in-process provider) behind an
 // OpenAI-compatible chat completions API, with fault injection and a
 // request log. Without faults, a client gets exactly the answers the
