@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -54,12 +55,32 @@ func (c *Cache) Key(ctx context.Context, req *chat.Request) string {
 // requestKey is the sha256 that keys a request's answer in a cache or a
 // journal: the provider's description, the request and the repeat index.
 func requestKey(ctx context.Context, info provider.Info, req *chat.Request) [32]byte {
-	b, _ := json.Marshal(struct {
+	// The sha256 of json.Marshal's encoding, hashed as the encoder writes
+	// it instead of from a copy: one allocation of a request's size fewer
+	// on every call.
+	h := keyHash{sha256.New()}
+	_ = json.NewEncoder(h).Encode(struct {
 		Provider provider.Info `json:"provider"`
 		Request  *chat.Request `json:"request"`
 		Repeat   int           `json:"repeat"`
 	}{info, req, provider.Repeat(ctx)})
-	return sha256.Sum256(b)
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// keyHash hashes what a json.Encoder writes but the newline that ends
+// each value (an Encoder writes a value in one Write), so that the sum is
+// that of json.Marshal's bytes.
+type keyHash struct{ hash.Hash }
+
+func (k keyHash) Write(b []byte) (int, error) {
+	n := len(b)
+	if n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	k.Hash.Write(b)
+	return n, nil
 }
 
 func (c *Cache) path(key string) string { return filepath.Join(c.dir, key[:2], key+".json") }
