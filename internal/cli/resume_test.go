@@ -260,15 +260,7 @@ func killResumeLoop(t *testing.T, dir string, log *providertest.RequestLog, rng 
 		time.Sleep(time.Duration(30+rng.IntN(maxSleepMS)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		st, err := store.OpenLocation(context.Background(), dir, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored, err := st.StoredIDs(context.Background(), id)
-		st.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		stored := storedIDs(t, dir, id)
 		snaps = append(snaps, killSnapshot{stored, len(log.Entries())})
 		t.Logf("kill %d: %d sessions stored, %d requests so far", round+1, len(stored), len(log.Entries()))
 	}
@@ -361,15 +353,7 @@ func TestWorkersSurviveKill(t *testing.T) {
 		v := rng.IntN(len(workers))
 		workers[v].Process.Signal(syscall.SIGKILL)
 		workers[v].Wait()
-		st, err := store.OpenLocation(context.Background(), url, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored, err := st.StoredIDs(context.Background(), id)
-		st.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		stored := storedIDs(t, url, id)
 		snaps = append(snaps, killSnapshot{stored, len(log.Entries())})
 		t.Logf("kill %d (worker %d): %d sessions stored, %d requests so far", k+1, v, len(stored), len(log.Entries()))
 		if len(stored) == 416 {
@@ -602,4 +586,20 @@ func TestRunTurnsResume(t *testing.T) {
 			t.Errorf("report --format %s: exit %d %s; lacks %q", f, code, errs, want)
 		}
 	}
+}
+
+// storedIDs opens the store at loc and returns the sessions of run id
+// stored so far.
+func storedIDs(t *testing.T, loc, id string) map[string]string {
+	t.Helper()
+	st, err := store.OpenLocation(context.Background(), loc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	stored, err := st.StoredIDs(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stored
 }
