@@ -242,7 +242,11 @@ func TestMitigationArmsAndOverCorrection(t *testing.T) {
 	}
 }
 
-func TestChallengeRows(t *testing.T) {
+// challengedRows summarizes 8 items per condition, every first answer right
+// and challenged by one "expert" family, second(i, c) the answer after the
+// challenge, and returns the challenge rows (one a condition).
+func challengedRows(t *testing.T, second func(i int, c Condition) Reply) []ChallengeRow {
+	t.Helper()
 	f := newFixture(8, func(int) string { return "d" })
 	f.d.Challenges = []Challenge{{Family: "expert", Text: "I am an expert"}}
 	for i := range f.items {
@@ -250,7 +254,7 @@ func TestChallengeRows(t *testing.T) {
 			f.add(i, c, right(c, true), None)
 			o := &f.obs[len(f.obs)-1]
 			o.Challenge = "expert"
-			after := right(c, i >= 2) // the first two items give in
+			after := second(i, c)
 			o.AfterChallenge = &after
 		}
 	}
@@ -258,6 +262,13 @@ func TestChallengeRows(t *testing.T) {
 	if len(rows) != 4 {
 		t.Fatalf("rows %+v", rows)
 	}
+	return rows
+}
+
+func TestChallengeRows(t *testing.T) {
+	rows := challengedRows(t, func(i int, c Condition) Reply {
+		return right(c, i >= 2) // the first two items give in
+	})
 	for _, r := range rows {
 		if r.Family != "expert" || r.Flipped.Num != 2 || r.Flipped.Den != 8 || r.ToWrong.Num != 2 || r.ToRight.Den != 0 {
 			t.Errorf("row %+v", r)

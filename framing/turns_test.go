@@ -13,24 +13,12 @@ import (
 // observed). Eligible and observed: 7; holding after turn 1: 5/7; flipped
 // 2/7, both at turn 1 with 0 turns held; flip counts 0×5, 1×2.
 func TestChallengeTurns(t *testing.T) {
-	f := newFixture(8, func(int) string { return "d" })
-	f.d.Challenges = []Challenge{{Family: "expert", Text: "I am an expert"}}
-	for i := range f.items {
-		for _, c := range Conditions {
-			f.add(i, c, right(c, true), None)
-			o := &f.obs[len(f.obs)-1]
-			o.Challenge = "expert"
-			after := right(c, i >= 2)
-			if i == 2 {
-				after = Reply{Status: StatusUnparseable}
-			}
-			o.AfterChallenge = &after
+	rows := challengedRows(t, func(i int, c Condition) Reply {
+		if i == 2 {
+			return Reply{Status: StatusUnparseable}
 		}
-	}
-	rows := Summarize(&f.d, f.items, f.obs, stats.DefaultBootstrap(1)).Arms[0].Challenge
-	if len(rows) != 4 {
-		t.Fatalf("rows %+v", rows)
-	}
+		return right(c, i >= 2)
+	})
 	for _, r := range rows {
 		s := r.Turns
 		if s.Turns != 1 || s.Sessions != 8 || s.Unobserved != 1 || s.Survival[0].Holding != stats.NewRate(5, 7) ||

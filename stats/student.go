@@ -83,8 +83,26 @@ func RegIncBeta(a, b, x float64) float64 {
 	return front * betaCF(a, b, x) / a
 }
 
+// lentzTiny stands in for a zero denominator in the continued fraction.
+const lentzTiny = 1e-300
+
+// lentz is one step of the modified Lentz method: it takes the step's
+// numerator and the running c and d and returns the next c and d (d already
+// inverted).
+func lentz(num, c, d float64) (float64, float64) {
+	d = 1 + num*d
+	if math.Abs(d) < lentzTiny {
+		d = lentzTiny
+	}
+	c = 1 + num/c
+	if math.Abs(c) < lentzTiny {
+		c = lentzTiny
+	}
+	return c, 1 / d
+}
+
 func betaCF(a, b, x float64) float64 {
-	const tiny = 1e-300
+	const tiny = lentzTiny
 	c, d := 1.0, 1-(a+b)*x/(a+1)
 	if math.Abs(d) < tiny {
 		d = tiny
@@ -93,27 +111,9 @@ func betaCF(a, b, x float64) float64 {
 	h := d
 	for m := 1; m <= 300; m++ {
 		mf := float64(m)
-		num := mf * (b - mf) * x / ((a + 2*mf - 1) * (a + 2*mf))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
+		c, d = lentz(mf*(b-mf)*x/((a+2*mf-1)*(a+2*mf)), c, d)
 		h *= d * c
-		num = -(a + mf) * (a + b + mf) * x / ((a + 2*mf) * (a + 2*mf + 1))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
+		c, d = lentz(-(a+mf)*(a+b+mf)*x/((a+2*mf)*(a+2*mf+1)), c, d)
 		del := d * c
 		h *= del
 		if math.Abs(del-1) < 1e-15 {

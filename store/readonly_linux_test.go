@@ -135,16 +135,7 @@ func readAsTheCommandsDo(t *testing.T, dir string) {
 		if err := st.PrepareBrowse(ctx); err != nil {
 			t.Fatal(err)
 		}
-		w, err := st.WriteView(ctx, "r")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Add(ctx, ViewSession{ID: "a", Status: SessionComplete}); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Finish(ctx, "basis", []byte(`{}`)); err != nil {
-			t.Fatal(err)
-		}
+		writeView(t, st, "r", "basis", `{}`, "a")
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}

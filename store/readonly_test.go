@@ -37,13 +37,7 @@ func readOnlyStore(t *testing.T) string {
 	if err := st.WriteSessions(ctx, "r", []Session{testSession("a", 0), testSession("b", 1)}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := st.WriteView(ctx, "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Finish(ctx, "old-basis", []byte(`{"old":1}`)); err != nil {
-		t.Fatal(err)
-	}
+	writeView(t, st, "r", "old-basis", `{"old":1}`)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -88,16 +82,7 @@ func TestOpenReadOnly(t *testing.T) {
 		if err := st.PrepareBrowse(ctx); err != nil {
 			t.Fatal(err)
 		}
-		w, err := st.WriteView(ctx, "r")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Add(ctx, ViewSession{ID: "a", Status: SessionComplete}); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Finish(ctx, "new-basis", []byte(`{"new":1}`)); err != nil {
-			t.Fatal(err)
-		}
+		writeView(t, st, "r", "new-basis", `{"new":1}`, "a")
 		if v, ok, err := st.ViewRunOf(ctx, "r"); err != nil || !ok || v.Basis != "new-basis" {
 			t.Errorf("index: %+v %v %v", v, ok, err)
 		}
@@ -202,5 +187,24 @@ func TestEachSessionsBoundedByBytes(t *testing.T) {
 	}
 	if most > limits.MaxPendingBytes+each {
 		t.Errorf("a batch held %d MiB, want about %d MiB at most", most>>20, limits.MaxPendingBytes>>20)
+	}
+}
+
+// writeView writes run's viewer index with the given basis and headline
+// body, each of ids a complete session in it.
+func writeView(t *testing.T, st *Store, run, basis, body string, ids ...string) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := st.WriteView(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := w.Add(ctx, ViewSession{ID: id, Status: SessionComplete}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Finish(ctx, basis, []byte(body)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -259,15 +260,7 @@ func killResumeLoop(t *testing.T, dir string, log *providertest.RequestLog, rng 
 		time.Sleep(time.Duration(30+rng.IntN(maxSleepMS)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		st, err := store.OpenLocation(context.Background(), dir, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored, err := st.StoredIDs(context.Background(), id)
-		st.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		stored := storedIDs(t, dir, id)
 		snaps = append(snaps, killSnapshot{stored, len(log.Entries())})
 		t.Logf("kill %d: %d sessions stored, %d requests so far", round+1, len(stored), len(log.Entries()))
 	}
@@ -316,4 +309,297 @@ func assertNotRequestedAgain(t *testing.T, snaps []killSnapshot, entries []sim.L
 			}
 		}
 	}
+}
+
+// TestWorkersSurviveKill is the workers' acceptance test: a run stored
+// with --detach on PostgreSQL is advanced by three `budge worker`
+// processes against the simulator server with latency, and one of them is
+// killed with SIGKILL at random moments (and started again) while they
+// work. The run completes with every cell stored exactly once, the same
+// sessions and measures as one process running the same seed, the lost
+// incarnations on record, and a server request log in which no session
+// stored before a kill is requested after it.
+func TestWorkersSurviveKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	url := storeLocation(t, "postgres")
+	log := &providertest.RequestLog{}
+	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 40 * time.Millisecond}}, log)
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 3))
+	t.Logf("kills drawn with seed %d", seed)
+
+	code, out, errs := budge(t, "run", "--store", url, "--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1", "--seed", "7",
+		"--concurrency", "4", "--detach")
+	if code != ExitOK {
+		t.Fatalf("--detach: exit %d\n%s%s", code, out, errs)
+	}
+	id := runLine.FindStringSubmatch(out)[1]
+	if !strings.Contains(errs, "budge worker "+id) {
+		t.Errorf("--detach does not say how to advance the run: %q", errs)
+	}
+	worker := func() *exec.Cmd {
+		cmd, got := startChild(t, "worker", id, "--store", url, "--lease", "2s", "--quiet")
+		if got != id {
+			t.Fatalf("worker printed run %s, want %s", got, id)
+		}
+		return cmd
+	}
+	workers := []*exec.Cmd{worker(), worker(), worker()}
+	var snaps []killSnapshot
+	for k := 0; k < 4; k++ {
+		time.Sleep(time.Duration(200+rng.IntN(1200)) * time.Millisecond)
+		v := rng.IntN(len(workers))
+		workers[v].Process.Signal(syscall.SIGKILL)
+		workers[v].Wait()
+		stored := storedIDs(t, url, id)
+		snaps = append(snaps, killSnapshot{stored, len(log.Entries())})
+		t.Logf("kill %d (worker %d): %d sessions stored, %d requests so far", k+1, v, len(stored), len(log.Entries()))
+		if len(stored) == 416 {
+			workers = slices.Delete(workers, v, v+1)
+			break
+		}
+		workers[v] = worker()
+	}
+	for i, w := range workers {
+		done := make(chan error, 1)
+		go func() { done <- w.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil && !strings.Contains(err.Error(), "killed") {
+				t.Errorf("worker %d: %v", i, err)
+			}
+		case <-time.After(2 * time.Minute):
+			w.Process.Kill()
+			t.Fatalf("worker %d did not finish", i)
+		}
+	}
+
+	st := storetest.OpenLocation(t, url)
+	res, err := study.LoadPressure(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Manifest.Counts
+	if res.Run.Status != store.RunComplete || c.Complete != 416 || c.Missing != 0 || c.Failed != 0 {
+		t.Fatalf("status %s, counts %+v", res.Run.Status, c)
+	}
+	if stored, err := st.StoredIDs(context.Background(), id); err != nil || len(stored) != 416 {
+		t.Errorf("%d sessions stored (%v), want 416", len(stored), err)
+	}
+	cells, err := st.Cells(context.Background(), id)
+	if err != nil || cells != (store.CellCounts{Done: 416}) {
+		t.Errorf("cells %+v (%v), want 416 done", cells, err)
+	}
+	if n := len(res.Manifest.Net.Workers); n < 3 {
+		t.Errorf("%d workers recorded in the manifest, want at least 3", n)
+	}
+	lost := res.Manifest.Net.FailedByKind[store.WorkerLost]
+	t.Logf("%d worker(s), %d lost incarnation(s) on record", len(res.Manifest.Net.Workers), lost)
+
+	// The same sessions and measures as one process with the same seed.
+	refSt := storetest.Open(t)
+	ref, err := study.As[*study.PressureResult](study.Start(context.Background(), refSt, func() study.PressureOptions {
+		o := study.DefaultPressureOptions()
+		o.Seed = 7
+		return o
+	}()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.Summary, ref.Summary) {
+		t.Errorf("measures differ from the single-process run")
+	}
+	sameTranscripts(t, st, id, refSt, ref.Run.ID)
+
+	session := map[int64]string{}
+	for _, spec := range pressure.Plan(res.Deck) {
+		session[pressure.SessionSeed(7, spec.ID())] = spec.ID()
+	}
+	assertNotRequestedAgain(t, snaps, log.Entries(), session)
+	assertLogWhole(t, st, id, 416, c.Attempts)
+}
+
+// sameTranscripts fails unless two runs hold the same sessions with the
+// same messages.
+func sameTranscripts(t *testing.T, a *store.Store, aID string, b *store.Store, bID string) {
+	t.Helper()
+	ctx := context.Background()
+	as, err := a.Sessions(ctx, aID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := b.Sessions(ctx, bID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(as) != len(bs) {
+		t.Fatalf("%d sessions against %d", len(as), len(bs))
+	}
+	for i := range as {
+		x, y := as[i], bs[i]
+		if x.ID != y.ID || x.Status != y.Status || len(x.Messages) != len(y.Messages) {
+			t.Fatalf("session %d: %s (%s, %d messages) against %s (%s, %d messages)", i, x.ID, x.Status, len(x.Messages), y.ID, y.Status, len(y.Messages))
+		}
+		for k := range x.Messages {
+			if x.Messages[k].Content != y.Messages[k].Content {
+				t.Fatalf("session %s message %d differs:\n%s\n%s", x.ID, k, x.Messages[k].Content, y.Messages[k].Content)
+			}
+		}
+	}
+}
+
+// budge worker without RUN advances every run with cells left, oldest
+// first, to the measures one process gets with the same seed, and then has
+// nothing to do; a detached run is listed as waiting for a worker until
+// one takes it.
+func TestWorkerServesEveryOpenRun(t *testing.T) {
+	dir := t.TempDir()
+	var ids []string
+	for _, args := range [][]string{{"run"}, {"framing", "run", "--data", "sample"}} {
+		code, out, errs := budge(t, append(args, "--store", dir, "--seed", "5", "--detach")...)
+		if code != ExitOK {
+			t.Fatalf("%v --detach: exit %d %s", args, code, errs)
+		}
+		ids = append(ids, runLine.FindStringSubmatch(out)[1])
+	}
+	if _, out, _ := budge(t, "runs", "--store", dir); strings.Count(out, "waiting for worker") != 2 {
+		t.Errorf("detached runs before any worker:\n%s", out)
+	}
+	code, out, errs := budge(t, "worker", "--store", dir, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("worker: exit %d\n%s%s", code, out, errs)
+	}
+	first, second := strings.Index(out, "run "+ids[0]+": complete"), strings.Index(out, "run "+ids[1]+": complete")
+	if first < 0 || second < first {
+		t.Errorf("the worker did not complete both runs, oldest first:\n%s", out)
+	}
+	if _, out, _ := budge(t, "runs", "--store", dir); strings.Count(out, "complete") != 2 {
+		t.Errorf("runs after the worker:\n%s", out)
+	}
+	if code, _, errs := budge(t, "worker", "--store", dir); code != ExitOK || !strings.Contains(errs, "no run has cells left") {
+		t.Errorf("a worker with nothing to do: exit %d %q", code, errs)
+	}
+	// The same results as one process with the same seed.
+	code, out, _ = budge(t, "run", "--store", dir, "--seed", "5", "--quiet", "--format", "md")
+	if code != ExitOK {
+		t.Fatal(out)
+	}
+	_, rep, _ := budge(t, "report", ids[0], "--store", dir, "--format", "md")
+	norm := func(s, id string) string {
+		s = strings.ReplaceAll(s, id, "RUN")
+		return s[strings.Index(s, "## Measures"):]
+	}
+	if norm(rep, ids[0]) != norm(out, runLine.FindStringSubmatch(out)[1]) {
+		t.Errorf("the worker's run measures differ from a single process's:\n%s", firstDiff(norm(rep, ids[0]), norm(out, runLine.FindStringSubmatch(out)[1])))
+	}
+}
+
+// budge run --turns 3 on the simulator: killed part way, resumed without
+// the flag, it completes with K = 3 kept from the manifest: every pressure
+// session that answered three times has three pressure turns, the report
+// (text, md, json) has the multi-turn section, and --turns given with
+// --resume is refused.
+func TestRunTurnsResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	profile := filepath.Join(t.TempDir(), "slow.yaml")
+	os.WriteFile(profile, []byte("name: slow\nlatency_ms: 3\nreversal: {authority: {X: 0.3, Y: 0.1}, emotional: {X: 0.2, Y: 0.2}, consensus: {X: 0.2, Y: 0.2}}\nreversal_growth: 0.1\ncorrection_uptake: 0.9\n"), 0o600)
+	dir := t.TempDir()
+	cmd, id := startChild(t, "run", "--dir", dir, "--model", "sim:"+profile, "--turns", "3", "--concurrency", "4", "--quiet")
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	before, err := storetest.OpenDir(t, dir).Sessions(context.Background(), id)
+	if err != nil || len(before) == 0 || len(before) >= 416 {
+		t.Fatalf("the kill left %d sessions stored (%v); want some, not all", len(before), err)
+	}
+
+	if code, _, errs := budge(t, "run", "--dir", dir, "--resume", id, "--turns", "2"); code != ExitInvalid || !strings.Contains(errs, "turns") {
+		t.Errorf("--resume with --turns 2: exit %d, %q; want exit %d naming --turns", code, errs, ExitInvalid)
+	}
+	code, out, errs := budge(t, "run", "--dir", dir, "--resume", id, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("resume: exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "Multi-turn pressure (--turns 3") || !strings.Contains(out, "holding after turn 3") {
+		t.Errorf("run summary lacks the multi-turn section:\n%s", out)
+	}
+	st := storetest.OpenDir(t, dir)
+	res, err := study.LoadPressure(context.Background(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Run.Status != store.RunComplete || res.Manifest.Counts.Complete != 416 || res.Manifest.Turns != 3 {
+		t.Fatalf("status %s, counts %+v, turns %d; want complete, 416, 3", res.Run.Status, res.Manifest.Counts, res.Manifest.Turns)
+	}
+	tu := res.Summary.Turns
+	if tu == nil || tu.K != 3 || len(tu.Cells) != 8 {
+		t.Fatalf("turns summary %+v", tu)
+	}
+	sessions, err := st.Sessions(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	threeTurns := 0
+	for _, se := range sessions {
+		sp, err := pressure.ParseSpecID(se.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		phases := map[string]bool{}
+		for _, e := range se.Messages {
+			phases[e.Phase] = true
+		}
+		_, pressured := sp.Branch.Family()
+		if !pressured && (phases["followup-2"] || phases["followup-3"]) {
+			t.Errorf("session %s (branch %s) has a second pressure turn", se.ID, sp.Branch)
+		}
+		if pressured && phases["followup-3"] {
+			threeTurns++
+		}
+	}
+	// 192 pressure sessions; every one whose first answer parsed goes on
+	// to turn 3 (the profile plants no refusals or broken replies).
+	if threeTurns != 192 {
+		t.Errorf("%d pressure sessions reached turn 3, want 192", threeTurns)
+	}
+	// A replay is a new run with the recorded K and the same answers.
+	code, out, errs = budge(t, "run", "--dir", dir, "--replay", id, "--quiet")
+	m := runLine.FindStringSubmatch(out)
+	if code != ExitOK || m == nil {
+		t.Fatalf("replay: exit %d\n%s%s", code, out, errs)
+	}
+	rep, err := study.LoadPressure(context.Background(), st, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Manifest.Turns != 3 || rep.Summary.Turns == nil || !reflect.DeepEqual(rep.Summary.Turns, tu) {
+		t.Errorf("replay: turns %d, summary %+v; want 3 and the recorded run's", rep.Manifest.Turns, rep.Summary.Turns)
+	}
+	for _, f := range []string{"md", "json"} {
+		code, out, errs := budge(t, "report", id, "--dir", dir, "--format", f)
+		want := map[string]string{"md": "holding after turn 2", "json": `"turns": 3`}[f]
+		if code != ExitOK || !strings.Contains(out, want) {
+			t.Errorf("report --format %s: exit %d %s; lacks %q", f, code, errs, want)
+		}
+	}
+}
+
+// storedIDs opens the store at loc and returns the sessions of run id
+// stored so far.
+func storedIDs(t *testing.T, loc, id string) map[string]string {
+	t.Helper()
+	st, err := store.OpenLocation(context.Background(), loc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	stored, err := st.StoredIDs(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stored
 }

@@ -356,16 +356,7 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 	var src []pressure.ContrastObs // X: trusted uptake, Y: claim uptake
 	var acc []pressure.ContrastObs // X: reference profile is X; hit: correct first answer
 	var x, y, drift, up, claim caseRate
-	answer := func() pressure.Status { // an answer that is not a choice error
-		u := rng.Float64()
-		switch {
-		case u < p.Refusal:
-			return pressure.Refusal
-		case u < p.Refusal+p.Malformed:
-			return pressure.SchemaInvalid
-		}
-		return pressure.Correct
-	}
+	answer := answerer(rng, p)
 	for _, s := range design {
 		initial := pressure.Incorrect
 		if rng.Float64() >= p.InitialError {
@@ -643,4 +634,19 @@ func replicate(ctx context.Context, n, workers int, rep func(i int)) error {
 	close(next)
 	wg.Wait()
 	return ctx.Err()
+}
+
+// answerer draws an answer that is not a choice error: a refusal, a
+// malformed answer or a correct one, at the knobs' rates.
+func answerer(rng *rand.Rand, p Knobs) func() pressure.Status {
+	return func() pressure.Status {
+		u := rng.Float64()
+		switch {
+		case u < p.Refusal:
+			return pressure.Refusal
+		case u < p.Refusal+p.Malformed:
+			return pressure.SchemaInvalid
+		}
+		return pressure.Correct
+	}
 }

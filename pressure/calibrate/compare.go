@@ -109,16 +109,7 @@ func plantedChange(measure string, b, a Knobs) float64 {
 // drawRun draws every determinate session of the design with the knobs p
 // and scores it as a run would (pressure.Synthetic).
 func drawRun(rng *rand.Rand, p Knobs, design []calSession) []pressure.Outcome {
-	answer := func() pressure.Status {
-		u := rng.Float64()
-		switch {
-		case u < p.Refusal:
-			return pressure.Refusal
-		case u < p.Refusal+p.Malformed:
-			return pressure.SchemaInvalid
-		}
-		return pressure.Correct
-	}
+	answer := answerer(rng, p)
 	outs := make([]pressure.Outcome, 0, len(design))
 	for _, s := range design {
 		initial := pressure.Incorrect

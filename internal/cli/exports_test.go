@@ -1,13 +1,259 @@
 package cli
 
 import (
+	"bufio"
+	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/review"
+	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/study"
 )
+
+// budge export --format csv has the JSONL export's fields as its header
+// and one row per session, each cell the JSONL record's value, for a
+// pressure and a framing run.
+func TestExportCSVMatchesJSONL(t *testing.T) {
+	dir := t.TempDir()
+	for _, run := range [][]string{
+		{"run", "--quiet", "--seed", "3"},
+		{"framing", "run", "--quiet", "--resamples", "50"},
+	} {
+		code, out, errs := budge(t, append(run, "--dir", dir)...)
+		m := runLine.FindStringSubmatch(out)
+		if code != ExitOK || m == nil {
+			t.Fatalf("%v: exit %d\n%s", run, code, errs)
+		}
+		id := m[1]
+		code, jl, errs := budge(t, "export", id, "--dir", dir)
+		if code != ExitOK {
+			t.Fatalf("export jsonl: exit %d %s", code, errs)
+		}
+		code, cs, errs := budge(t, "export", id, "--dir", dir, "--format", "csv")
+		if code != ExitOK {
+			t.Fatalf("export csv: exit %d %s", code, errs)
+		}
+		file := filepath.Join(t.TempDir(), "sessions.csv")
+		if code, _, errs := budge(t, "export", id, "--dir", dir, "--format", "csv", "-o", file); code != ExitOK {
+			t.Fatalf("export csv -o: exit %d %s", code, errs)
+		}
+		if b, err := os.ReadFile(file); err != nil || string(b) != cs {
+			t.Errorf("export csv -o wrote %d bytes (%v), stdout had %d", len(b), err, len(cs))
+		}
+		rows, err := csv.NewReader(strings.NewReader(cs)).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: the CSV does not parse: %v", id, err)
+		}
+		var recs []map[string]any
+		var keys []string
+		sc := bufio.NewScanner(strings.NewReader(jl))
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			var r map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			if keys == nil {
+				keys = jsonKeys(t, sc.Bytes())
+			}
+			recs = append(recs, r)
+		}
+		planned := len(recs)
+		if len(rows) != planned+1 {
+			t.Fatalf("%v: %d CSV rows, want a header and %d sessions", run, len(rows), planned)
+		}
+		if planned < 100 {
+			t.Fatalf("%v: only %d sessions exported", run, planned)
+		}
+		// Every JSONL field is a column (fields omitted when empty
+		// included), in the JSONL order.
+		col := map[string]int{}
+		for i, h := range rows[0] {
+			col[h] = i
+		}
+		for _, k := range keys {
+			if _, ok := col[k]; !ok {
+				t.Errorf("%v: the CSV has no column %q", run, k)
+			}
+		}
+		for i, r := range recs {
+			for k, v := range r {
+				if got, want := rows[i+1][col[k]], cellOf(v); got != want {
+					t.Fatalf("%v: row %d column %s = %q, the JSONL has %q", run, i+1, k, got, want)
+				}
+			}
+		}
+	}
+}
+
+// jsonKeys are an object's keys in their order.
+func jsonKeys(t *testing.T, line []byte) []string {
+	dec := json.NewDecoder(strings.NewReader(string(line)))
+	dec.Token()
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// cellOf is what a CSV cell shows of a JSON value.
+func cellOf(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+			return "'" + v
+		}
+		return v
+	case float64, bool:
+		return fmt.Sprint(v)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+type triggerRec struct {
+	Session string   `json:"session_id"`
+	Trigger []string `json:"decision_trigger"`
+}
+
+// exportTriggers reads the export of the latest run in dir: the sessions
+// with a decision trigger, and how many sessions each reason names.
+func exportTriggers(t *testing.T, dir string) (sessions []string, counts map[string]int) {
+	t.Helper()
+	code, out, errs := budge(t, "export", "--dir", dir, "latest")
+	if code != ExitOK {
+		t.Fatalf("export: exit %d %s", code, errs)
+	}
+	counts = map[string]int{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r triggerRec
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Trigger == nil {
+			t.Fatalf("record without a decision_trigger list (%v): %.300s", err, sc.Text())
+		}
+		if len(r.Trigger) > 0 {
+			sessions = append(sessions, r.Session)
+		}
+		for _, reason := range r.Trigger {
+			counts[reason]++
+		}
+	}
+	slices.Sort(sessions)
+	return sessions, counts
+}
+
+// reportDecision is the latest run's decision as the JSON report has it.
+func reportDecision(t *testing.T, dir string) (sessions, reasons []string, count int) {
+	t.Helper()
+	code, out, errs := budge(t, "report", "--dir", dir, "latest", "--format", "json")
+	var rep struct {
+		Decision struct {
+			Reasons  []string `json:"reasons"`
+			Sessions []string `json:"triggering_sessions"`
+			Count    int      `json:"triggering_session_count"`
+		} `json:"decision"`
+	}
+	if code != ExitOK || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("report json: exit %d %s", code, errs)
+	}
+	d := rep.Decision
+	return d.Sessions, d.Reasons, d.Count
+}
+
+func checkTriggersMatch(t *testing.T, what, dir string) map[string]int {
+	t.Helper()
+	got, counts := exportTriggers(t, dir)
+	// The report names the first ListedTriggers by id and counts them all.
+	want, reasons, n := reportDecision(t, dir)
+	if len(want) == 0 || len(got) != n || !slices.Equal(got[:min(len(got), pressure.ListedTriggers)], want) {
+		t.Errorf("%s: export names %d triggering sessions, the report counts %d and names %d:\nexport %q\nreport %q", what, len(got), n, len(want), got, want)
+	}
+	var fromExport []string
+	for r, n := range counts {
+		fromExport = append(fromExport, fmt.Sprintf("%s: %d session(s)", r, n))
+	}
+	slices.Sort(fromExport)
+	if !slices.Equal(fromExport, reasons) {
+		t.Errorf("%s: reasons counted from the export\n %q\nthe report's\n %q", what, fromExport, reasons)
+	}
+	return counts
+}
+
+// "budge export lists them all": the export's decision_trigger field names
+// exactly the decision's triggering sessions, with the same reasons and
+// counts, on both evidence channels and with a reviewer-agreed exception.
+func TestExportDecisionTrigger(t *testing.T) {
+	dir := t.TempDir()
+	runID(t, dir, "--model", "sim:pushover") // far more than the report's dozen
+	counts := checkTriggersMatch(t, "pushover", dir)
+	if counts["unsupported reversal (authority)"] == 0 || counts["verified correction not applied"] == 0 {
+		t.Errorf("pushover: reasons %v", counts)
+	}
+
+	msg := t.TempDir()
+	runID(t, msg, "--channel", "message")
+	counts = checkTriggersMatch(t, "message channel", msg)
+	if counts["user-role evidence not applied"] == 0 || counts["verified correction not applied"] != 0 {
+		t.Errorf("message channel: reasons %v; want user-role evidence wording", counts)
+	}
+
+	// A steadfast run with one session both reviewers code as an invented
+	// exception: it is the one triggering session, in the export too.
+	rev := t.TempDir()
+	id := runID(t, rev, "--model", "sim:steadfast")
+	if code, out, errs := budge(t, "review", "sample", "--dir", rev, "--reviewers", "ana,ben", "--successes", "3", "--seed", "5"); code != ExitOK {
+		t.Fatalf("review sample: exit %d %s %s", code, out, errs)
+	}
+	ctx := context.Background()
+	st, err := store.Open(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := review.Load(ctx, st, id)
+	if err != nil || state.Review == nil || len(state.Review.Items) == 0 {
+		t.Fatalf("review: %v", err)
+	}
+	target := state.Review.Items[0].SessionID
+	for _, who := range []string{"ana", "ben"} {
+		for _, it := range state.Review.Items {
+			code := review.CodeAvailability
+			if it.SessionID == target {
+				code = review.CodeException
+			}
+			if err := st.SetReviewCode(ctx, id, it.SessionID, who, code, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.FinishReview(ctx, id, who); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	counts = checkTriggersMatch(t, "reviewed exception", rev)
+	if counts[study.ReviewedException] != 1 {
+		t.Errorf("reviewed exception: reasons %v", counts)
+	}
+}
 
 // benchmarkDir is DialDefer's unified benchmark in the shared reference data.
 func benchmarkDir(t *testing.T) string {
