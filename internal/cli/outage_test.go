@@ -32,11 +32,10 @@ type flakyEndpoint struct {
 
 func newFlakyEndpoint(t *testing.T, f sim.Faults) *flakyEndpoint {
 	busy := make(chan struct{})
-	var once sync.Once
 	var n atomic.Int64
 	s, err := sim.NewServer(sim.ServerOptions{Faults: f, OnRequest: func(sim.LogEntry) {
-		if n.Add(1) == 20 {
-			once.Do(func() { close(busy) })
+		if n.Add(1) == 20 { // exactly one request is the 20th
+			close(busy)
 		}
 	}})
 	if err != nil {

@@ -85,14 +85,11 @@ func viewStore(ctx context.Context, std IO, st *store.Store, pos []string, tok, 
 	// list and session tables answer without scoring. The viewer listens
 	// meanwhile: the runs list answers at once, and a run's page says how
 	// far its scoring got until its table is ready.
-	indexed := make(chan error, 1)
 	go func() {
-		indexed <- srv.IndexAll(sctx, func(r store.Run) {
+		err := srv.IndexAll(sctx, func(r store.Run) {
 			fmt.Fprintf(std.Err, "scoring run %s for the viewer (%d sessions planned)\n", r.ID, r.Planned)
 		})
-	}()
-	go func() {
-		if err := <-indexed; err != nil && sctx.Err() == nil {
+		if err != nil && sctx.Err() == nil {
 			fmt.Fprintf(std.Err, "budge view: %v (the run's page tries again when it is opened)\n", err)
 		}
 	}()
