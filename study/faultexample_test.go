@@ -39,7 +39,15 @@ func TestREADMEFaultInjectionExample(t *testing.T) {
 	}
 	c := res.Manifest.Counts
 	if res.Run.Status != store.RunComplete || c.Complete != discoverySessions || c.Failed != 0 || c.Missing != 0 {
-		t.Fatalf("the example at default settings: status %s, counts %+v", res.Run.Status, c)
+		var why []string
+		if ss, err := st.Sessions(context.Background(), res.Run.ID); err == nil {
+			for _, se := range ss {
+				if se.Status != store.SessionComplete {
+					why = append(why, fmt.Sprintf("%s: %s %s in %s: %s", se.ID, se.Status, se.FailureKind, se.FailedPhase, se.FailureMsg))
+				}
+			}
+		}
+		t.Fatalf("the example at default settings: status %s, counts %+v; sessions not complete: %v", res.Run.Status, c, why)
 	}
 	faults := srv.FaultCounts()
 	injected := faults["429"] + faults["5xx"] + faults["reset"] + faults["truncate"]
