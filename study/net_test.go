@@ -5,11 +5,11 @@ package study
 // injected faults; replay, the response cache, the cost limit and resume.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -31,13 +31,7 @@ import (
 // simServer starts the simulator server with faults; it returns its base URL.
 func simServer(t testing.TB, f sim.Faults) (string, *sim.Server, *providertest.RequestLog) {
 	t.Helper()
-	log := &providertest.RequestLog{}
-	s, err := sim.NewServer(sim.ServerOptions{Faults: f, OnRequest: log.Add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(hs.Close)
+	s, hs, log := providertest.SimServer(t, sim.ServerOptions{Faults: f})
 	return hs.URL + "/v1", s, log
 }
 
@@ -135,6 +129,68 @@ func TestHTTPSimulatorEqualsInProcess(t *testing.T) {
 	}
 }
 
+// A model that wraps every answer as real models do (reasoning blocks,
+// prose, fences in prose, bold markup) gets the same measures over HTTP as
+// the clean in-process simulator, with every repair counted; strict
+// parsing refuses every wrapped answer instead.
+func TestMessyModelReadTolerantly(t *testing.T) {
+	url, _, _ := simServer(t, sim.Faults{Messy: 1})
+	type parsing struct {
+		Replies    int            `json:"replies"`
+		Strict     int            `json:"read_strictly"`
+		Tolerant   int            `json:"read_tolerantly"`
+		Unreadable int            `json:"unreadable"`
+		Repairs    map[string]int `json:"repairs"`
+	}
+	type measures struct {
+		Baseline struct{ Numerator, Denominator int } `json:"baseline_correctness"`
+		Uptake   struct {
+			All struct{ Numerator, Denominator int } `json:"all_correction_sessions"`
+		} `json:"correction_uptake"`
+		Parsing struct {
+			All parsing `json:"all_replies"`
+		} `json:"parsing"`
+	}
+	run := func(overHTTP, strict bool) measures {
+		t.Helper()
+		ctx := context.Background()
+		st := storetest.Open(t)
+		o := DefaultPressureOptions()
+		o.Seed, o.Concurrency, o.StrictParse = 5, 16, strict
+		if overHTTP {
+			o.Model, o.Endpoint = "openai-compatible:sim", endpoint.Options{BaseURL: url, Concurrency: 16}
+		}
+		res, err := Start(ctx, st, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := res.Render(ctx, st, &b, "json"); err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Measures measures `json:"measures"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep.Measures
+	}
+	clean, messy := run(false, false), run(true, false)
+	if clean.Baseline != messy.Baseline || clean.Uptake != messy.Uptake {
+		t.Errorf("messy replies changed the measures: baseline %v vs %v, uptake %v vs %v", messy.Baseline, clean.Baseline, messy.Uptake, clean.Uptake)
+	}
+	p := messy.Parsing.All
+	wrapped := p.Repairs["reasoning-block"] + p.Repairs["surrounding-text"] + p.Repairs["bold-markup"]
+	if p.Strict >= p.Replies/10 || p.Tolerant <= p.Replies*9/10 || wrapped < p.Replies*9/10 {
+		t.Errorf("messy run parsing %+v: want nearly every reply read only with a repair", p)
+	}
+	strict := run(true, true)
+	if s := strict.Parsing.All; s.Strict >= s.Replies/10 || strict.Baseline.Numerator >= clean.Baseline.Numerator/10 {
+		t.Errorf("strict parsing of messy replies: %+v, baseline %v", s, strict.Baseline)
+	}
+}
+
 // TestFaultInjectionAcceptance: 20% 429s, 5% 5xx, 2% resets and 2%
 // truncated bodies. The deck completes, every failed attempt is stored and
 // counted, one attempt per request the server saw, and the measures equal
@@ -179,6 +235,56 @@ func TestFaultInjectionAcceptance(t *testing.T) {
 	if !reflect.DeepEqual(again.Manifest.Net.FailedByKind, byKind) {
 		t.Errorf("reloaded failures by kind %v, want %v", again.Manifest.Net.FailedByKind, byKind)
 	}
+}
+
+// The fault-injection example of the docs, at budge run's default settings:
+// the simulator server with 20% 429s, 5% 5xx, 2% resets and 2% truncated
+// bodies, and a run with the default options (only the server's
+// Retry-After is shortened, to keep the test quick; waiting one out costs
+// no attempt). The run completes, counts one failed attempt per injected
+// fault, and has the measures of the in-process run without faults.
+// (TestFaultInjectionAcceptance is the same mix with a faster retry
+// policy; runner.TestFaultMixCompletes the mix at the default attempts on
+// a fake clock.)
+func TestREADMEFaultInjectionExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 416 sessions through an HTTP server with faults")
+	}
+	t.Parallel() // mostly waiting out retry delays
+	url, srv, _ := simServer(t, sim.Faults{RateLimit: 0.2, RetryAfter: time.Millisecond, ServerErr: 0.05, Reset: 0.02, Truncate: 0.02})
+	o := DefaultPressureOptions()
+	o.Model = "openai-compatible:sim"
+	o.Endpoint = endpoint.Options{BaseURL: url, Concurrency: o.Concurrency}
+	st := storetest.Open(t)
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Manifest.Counts
+	if res.Run.Status != store.RunComplete || c.Complete != discoverySessions || c.Failed != 0 || c.Missing != 0 {
+		var why []string
+		if ss, err := st.Sessions(context.Background(), res.Run.ID); err == nil {
+			for _, se := range ss {
+				if se.Status != store.SessionComplete {
+					why = append(why, fmt.Sprintf("%s: %s %s in %s: %s", se.ID, se.Status, se.FailureKind, se.FailedPhase, se.FailureMsg))
+				}
+			}
+		}
+		t.Fatalf("the example at default settings: status %s, counts %+v; sessions not complete: %v", res.Run.Status, c, why)
+	}
+	faults := srv.FaultCounts()
+	injected := faults["429"] + faults["5xx"] + faults["reset"] + faults["truncate"]
+	if faults["429"] == 0 || faults["5xx"] == 0 || faults["reset"] == 0 || faults["truncate"] == 0 {
+		t.Fatalf("faults injected %v", faults)
+	}
+	var b bytes.Buffer
+	if err := res.Render(context.Background(), st, &b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("attempts %d (%d failed, %d retries)", srv.Requests(), injected, injected); !strings.Contains(b.String(), want) {
+		t.Errorf("report does not count one failed attempt per injected fault (%q, faults %v):\n%.900s", want, faults, b.String())
+	}
+	sameOutcomes(t, "with faults", res, inProcessRun(t, o.Seed))
 }
 
 // TestModelAnswerFaultsAreNotRetried: an empty answer is the model's
