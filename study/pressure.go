@@ -414,12 +414,8 @@ func (p *pressureRun) scoreIDs(ctx context.Context, st *store.Store, runID strin
 		if !want[id] {
 			continue
 		}
-		var stored *store.Session
-		se, err := st.Session(ctx, runID, id)
-		switch {
-		case err == nil:
-			stored = &se
-		case !errors.Is(err, store.ErrNoSession):
+		stored, err := StoredSession(ctx, st, runID, id)
+		if err != nil {
 			return err
 		}
 		out, _ := p.score(i, stored)
