@@ -155,12 +155,7 @@ func (r *FramingResult) baselineOf(ctx context.Context, item int) (*ItemObservat
 // Observations are the run's own scored sessions, in plan order: for small
 // runs and tests, as they grow with the run (Each does not).
 func (r *FramingResult) Observations(ctx context.Context) ([]framing.Observation, error) {
-	var obs []framing.Observation
-	err := r.Each(ctx, func(o *framing.Observation, _ string) error {
-		obs = append(obs, *o)
-		return nil
-	})
-	return obs, err
+	return collect(ctx, r.Each)
 }
 
 // Paired is every observation the run's measures pair, those a fixed-C1
