@@ -9,7 +9,7 @@ import (
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
-	"github.com/buildlab/budge/provider/providertest"
+	"github.com/buildlab/budge/testkit/providertest"
 )
 
 // long answers with more than the reader's buffer of content.
