@@ -317,6 +317,10 @@ CREATE INDEX IF NOT EXISTS view_sessions_pair ON view_sessions (run_id, pair, se
 -- indexes by session id, which a large run's page cache cannot hold. A
 -- session's rows are found by its schedule position, which its sessions
 -- row (or, for the attempts of a session not stored, its cell) holds.
+-- Messages, whose rows are often larger than a quarter of a page, stay in
+-- a table by row id (which a run appends to) with the key as its index:
+-- as a table by key, their text would spill into overflow pages and the
+-- table grow by half.
 -- The migration copies the version 7 tables into these a batch of
 -- sessions at a time, recording how far it got in migration_progress, so
 -- that a migration that is stopped goes on where it was when it is
@@ -358,7 +362,7 @@ CREATE TABLE IF NOT EXISTS messages_clustered (
   name TEXT NOT NULL,
   refusal TEXT NOT NULL,
   PRIMARY KEY (run_id, schedule_pos, session_id, seq)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS migration_progress (
   step TEXT PRIMARY KEY,
   run_id TEXT NOT NULL,
