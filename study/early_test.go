@@ -9,7 +9,7 @@ import (
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // A fresh run is scored as its sessions are stored; its result is the one
