@@ -808,7 +808,7 @@ func ImportFraming(ctx context.Context, st *store.Store, o ImportOptions) (*Fram
 	if err != nil {
 		return nil, err
 	}
-	return As[*FramingResult](finish(ctx, st, p, run))
+	return As[*FramingResult](finish(ctx, st, p, run, nil))
 }
 
 // firstDifference describes where two texts first differ.
