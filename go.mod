@@ -2,6 +2,13 @@ module github.com/buildlab/budge
 
 go 1.26.0
 
+// testkit/ holds the test kits (temporary PostgreSQL servers, real stores,
+// the provider conformance suite, file-limit helpers). Only tests import
+// them; ./... leaves them out, so `go vet ./...` and deadcode see the
+// program budge builds. .ci/run vets and tests them by name and checks
+// that no non-test package depends on them.
+ignore ./testkit
+
 require (
 	github.com/goccy/go-yaml v1.19.2
 	github.com/jackc/pgx/v5 v5.13.0

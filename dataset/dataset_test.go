@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/buildlab/budge/framing"
-	"github.com/buildlab/budge/limits/limitstest"
+	"github.com/buildlab/budge/testkit/limitstest"
 )
 
 // wantProblems checks that opening path fails with exactly these problems

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/limits/limitstest"
+	"github.com/buildlab/budge/testkit/limitstest"
 )
 
 // refusedWith opens path, which must fail with a problem at file:line whose

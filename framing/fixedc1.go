@@ -40,33 +40,6 @@ type Baseline struct {
 	Observations []Observation
 }
 
-// PairC1 checks that base can give the C1 answers of a run of items under
-// design d and returns them re-indexed to the run's items, by template,
-// item and condition (C1Pairing, with every observation of base at hand).
-func PairC1(d *Design, items []Item, base Baseline) ([]Observation, error) {
-	p, err := NewC1Pairing(d, items, base)
-	if err != nil {
-		return nil, err
-	}
-	for i := range base.Observations {
-		p.Add(i, &base.Observations[i])
-	}
-	if err := p.Finish(); err != nil {
-		return nil, err
-	}
-	var out []Observation
-	for item := range items {
-		for _, pos := range p.For(item) {
-			o := base.Observations[pos]
-			p.Reindex(&o, item)
-			out = append(out, o)
-		}
-	}
-	// PairC1's order: by template, then item, then condition.
-	slices.SortStableFunc(out, func(a, b Observation) int { return p.template[a.Template] - p.template[b.Template] })
-	return out, nil
-}
-
 // C1Pairing matches a run's items with the unmitigated C1 answers of
 // another run (base) by content. It is built in three steps, so that the
 // other run's sessions can be streamed past it rather than held:

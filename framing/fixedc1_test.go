@@ -1,11 +1,12 @@
 package framing
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
 
-// A fixed-C1 design plans only C2 sessions, and PairC1 gives the other
+// A fixed-C1 design plans only C2 sessions, and C1Pairing gives the other
 // run's unmitigated C1 answers re-indexed to this run's items by content,
 // whatever their ids and order, or refuses with what differs.
 func TestFixedC1PlanAndPairing(t *testing.T) {
@@ -29,7 +30,7 @@ func TestFixedC1PlanAndPairing(t *testing.T) {
 	if n := len(Plan(&d, items)); n != 2*len(items) {
 		t.Errorf("%d sessions planned, want %d", n, 2*len(items))
 	}
-	got, err := PairC1(&d, items, Baseline{Run: "BASE", Design: &base, Items: baseItems, Observations: obs})
+	got, err := pairC1(&d, items, Baseline{Run: "BASE", Design: &base, Items: baseItems, Observations: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestFixedC1PlanAndPairing(t *testing.T) {
 		{"unfinished", &d, items, Baseline{Run: "BASE", Design: &base, Items: baseItems, Observations: append(short[:0:0], obs[2:]...)}, "run BASE lacks 2 of the 4 unmitigated C1 answers"},
 		{"fixed itself", &d, items, Baseline{Run: "BASE", Design: &d, Items: baseItems, Observations: obs}, "has no C1 answers of its own"},
 	} {
-		if _, err := PairC1(c.d, c.items, c.base); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := pairC1(c.d, c.items, c.base); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
@@ -66,4 +67,31 @@ func TestFixedC1PlanAndPairing(t *testing.T) {
 	if errs := joint.Validate(); len(errs) != 1 || !strings.Contains(errs[0], "C1 comes from run BASE") {
 		t.Errorf("joint mode with a fixed C1: %v", errs)
 	}
+}
+
+// pairC1 runs C1Pairing's three steps with every observation of base at
+// hand and returns base's C1 answers re-indexed to the run's items, by
+// template, item and condition (the order study's streaming gives).
+func pairC1(d *Design, items []Item, base Baseline) ([]Observation, error) {
+	p, err := NewC1Pairing(d, items, base)
+	if err != nil {
+		return nil, err
+	}
+	for i := range base.Observations {
+		p.Add(i, &base.Observations[i])
+	}
+	if err := p.Finish(); err != nil {
+		return nil, err
+	}
+	var out []Observation
+	for item := range items {
+		for _, pos := range p.For(item) {
+			o := base.Observations[pos]
+			p.Reindex(&o, item)
+			out = append(out, o)
+		}
+	}
+	// The order: by template, then item, then condition.
+	slices.SortStableFunc(out, func(a, b Observation) int { return p.template[a.Template] - p.template[b.Template] })
+	return out, nil
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/limits/limitstest"
+	"github.com/buildlab/budge/testkit/limitstest"
 	"github.com/goccy/go-yaml/lexer"
 )
 

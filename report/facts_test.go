@@ -20,8 +20,8 @@ import (
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // A fact is one thing the JSON report states, as a reader must find it in

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/report"
-	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // TestHiddenCodesRule: before both reviewers have finished, a reviewer sees

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/store/pgtest"
+	"github.com/buildlab/budge/testkit/pgtest"
 )
 
 // The conformance suite: every store test that is not about SQLite's files
@@ -25,7 +25,7 @@ var backends = []string{"sqlite", "postgres"}
 // suite is the conformance suite: the store's behaviour that both backends
 // share, each test as it runs on one backend (openStore and storeOpener
 // open a store of it). TestBackends runs every test on SQLite and on
-// PostgreSQL (with BUDGE_PG_TESTS=1; see store/pgtest); run one with
+// PostgreSQL (with BUDGE_PG_TESTS=1; see testkit/pgtest); run one with
 // go test -run 'TestBackends/sqlite/Artifacts$'.
 var suite = []struct {
 	name string

@@ -454,7 +454,7 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 		}
 		a := Attempt{Incarnation: c.Lost.Incarnation, Started: now, Outcome: "interrupted", ErrorKind: WorkerLost,
 			ErrorMsg: c.Lost.Holder + " stopped renewing its lease on this session; the calls it made in this incarnation were not stored"}
-		lost.addAttempt(w.runID, c.ID, a)
+		lost.addAttempt(w.runID, c.Pos, c.ID, a)
 		if w.Logs() {
 			lines = append(lines, LogLines(w.runID, Session{ID: c.ID, Status: SessionInterrupted, Attempts: []Attempt{a}})...)
 		}

@@ -18,7 +18,9 @@ func cellRun(t testing.TB, st *Store, id string, n int) {
 	t.Helper()
 	cells := make([]PlannedCell, n)
 	for i := range cells {
-		cells[i] = PlannedCell{ID: fmt.Sprintf("s%03d", i), Seq: i, Pos: n - 1 - i}
+		// The schedule position testSession has: a session's attempts are
+		// kept at it, the record of a lost incarnation too.
+		cells[i] = PlannedCell{ID: fmt.Sprintf("s%03d", i), Seq: i, Pos: 100 - i}
 	}
 	r := testRun(id, base)
 	r.Planned = n

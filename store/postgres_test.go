@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/store/pgtest"
+	"github.com/buildlab/budge/testkit/pgtest"
 )
 
 // What the PostgreSQL backend does differently from SQLite's files: its

@@ -454,7 +454,8 @@ func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 		// content and refusal may hold any bytes (d.text): the search is a
 		// byte substring on both databases.
 		text := p.add(d.text(q.Search))
-		conds = append(conds, `EXISTS (SELECT 1 FROM messages m WHERE m.run_id = c.run_id AND m.session_id = c.session_id
+		conds = append(conds, `EXISTS (SELECT 1 FROM messages m WHERE m.run_id = c.run_id
+			AND m.schedule_pos IN (SELECT s.schedule_pos FROM sessions s WHERE s.run_id = c.run_id AND s.session_id = c.session_id) AND m.session_id = c.session_id
 			AND (`+d.contains("m.content", text)+` OR `+d.contains("m.refusal", text)+`))`)
 	}
 	return strings.Join(conds, " AND "), p

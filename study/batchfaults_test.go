@@ -9,10 +9,10 @@ import (
 
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
-	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/providertest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // batchRun runs the discovery deck with --batch against the simulator's

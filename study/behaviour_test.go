@@ -28,7 +28,7 @@ import (
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // Discovery deck dimensions (spec section 4).

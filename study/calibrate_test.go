@@ -7,7 +7,7 @@ import (
 	"github.com/buildlab/budge/pressure/calibrate"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/stats"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // The calibration draws sessions from the planted probabilities instead of

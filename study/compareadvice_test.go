@@ -13,7 +13,7 @@ import (
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // runModel runs a deck on a model (the discovery deck on sim without

@@ -10,7 +10,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/review"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // plantedDecision runs the discovery deck on a simulator profile planted

@@ -8,7 +8,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/review"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // A session both reviewers coded as an invented exception triggers the

@@ -9,7 +9,7 @@ import (
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/provider/endpoint"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // A run with --baseline-c1 asks only C2 and is scored against another
@@ -53,23 +53,41 @@ func TestFramingBaselineC1(t *testing.T) {
 			t.Fatalf("the run asked C1: %s", ob.Session)
 		}
 	}
-	// The pairing streamed from the store is the one made from every
-	// observation at hand, and the tally counted what Summarize counts.
+	// The pairing streamed from the store gives, by template, item and C1
+	// condition, the baseline's unmitigated answer on the item with the
+	// same content, re-indexed to this run's item; and the tally counted
+	// what Summarize counts.
 	baseObs, err := base.Observations(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantBase, err := framing.PairC1(&fixed.Snapshot.Design, fixed.Snapshot.Items, framing.Baseline{Run: base.Run.ID, Design: &base.Snapshot.Design,
-		Items: base.Snapshot.Items, Observations: baseObs})
-	if err != nil {
-		t.Fatal(err)
+	var wantBase []framing.Observation
+	for _, tm := range fixed.Snapshot.Design.Templates {
+		for i := range fixed.Snapshot.Items {
+			it := &fixed.Snapshot.Items[i]
+			for _, c := range []framing.Condition{framing.C1True, framing.C1False} {
+				var match *framing.Observation
+				for j, ob := range baseObs {
+					if ob.Template == tm.Name && ob.Condition == c && ob.Mitigation == framing.None &&
+						framing.ContentKey(base.Snapshot.Items[ob.Index]) == framing.ContentKey(*it) {
+						match = &baseObs[j]
+					}
+				}
+				if match == nil {
+					t.Fatalf("the baseline has no %s answer on %s under %s", c, it.ID, tm.Name)
+				}
+				o := *match
+				o.Index, o.Item, o.Domain, o.Stratum = i, it.ID, it.Domain, framing.Stratum(it)
+				wantBase = append(wantBase, o)
+			}
+		}
 	}
 	paired, traces, err := fixed.Paired(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := append(wantBase, mine...); !reflect.DeepEqual(paired, want) {
-		t.Errorf("paired observations differ from PairC1's: %d and %d", len(paired), len(want))
+		t.Errorf("paired observations differ from the baseline's matched by content: %d and %d", len(paired), len(want))
 	}
 	if len(traces) != len(paired) {
 		t.Errorf("%d traces for %d paired sessions", len(traces), len(paired))

@@ -14,7 +14,7 @@ import (
 
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/stats"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // sharedData is the read-only reference data beside the repository.

@@ -14,7 +14,7 @@ import (
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // synthetic writes n question items in budge's item format.

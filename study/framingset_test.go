@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // runItems runs the framing protocol on the items of a JSONL text and

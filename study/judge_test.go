@@ -14,7 +14,7 @@ import (
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 func runJudge(t *testing.T, st *store.Store, source, model string, repeats int) *JudgeResult {

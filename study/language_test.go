@@ -16,7 +16,7 @@ import (
 
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 func useDeck(name, lang string) func(*PressureOptions) {

@@ -224,6 +224,18 @@ func readManifest(run store.Run, m any) error {
 	return nil
 }
 
+// readStored decodes a stored run's manifest into m and its JSON snapshot
+// (content) into snap; what names the snapshot's contents in an error.
+func readStored(run store.Run, m any, content []byte, snap any, what string) error {
+	if err := readManifest(run, m); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(content, snap); err != nil {
+		return fmt.Errorf("run %s: stored %s are unreadable: %w", run.ID, what, err)
+	}
+	return nil
+}
+
 // spec is a planned session of any protocol.
 type spec interface{ ID() string }
 

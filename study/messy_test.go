@@ -8,7 +8,7 @@ import (
 
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/sim"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // A model that wraps every answer as real models do (reasoning blocks,

@@ -20,12 +20,12 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
-	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/replay"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/providertest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // simServer starts the simulator server with faults; it returns its base URL.

@@ -32,7 +32,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/endpoint"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // TestTinyGGUF checks the generator itself (no server needed).

@@ -12,7 +12,7 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/sim"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // sim:oracle, opened by name as `budge run --model sim:oracle` opens it, is

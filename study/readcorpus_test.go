@@ -26,7 +26,7 @@ import (
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/endpoint"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // Readings a careful human gives a reply, besides a role or a choice.

@@ -14,7 +14,7 @@ import (
 	"github.com/buildlab/budge/framing"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider/sim"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // xrec is an export record as the cross-check reads it: only the fields

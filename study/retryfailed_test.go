@@ -9,7 +9,7 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/sim"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // kindFaults fails every 17th call (counted from the 5th) for a transport

@@ -9,7 +9,7 @@ import (
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // Sessions that failed for transport reasons over HTTP are run again by a

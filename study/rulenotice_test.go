@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // A run of the simulator on a deck whose rule it cannot apply (the example

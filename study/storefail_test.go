@@ -9,7 +9,7 @@ import (
 
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // failingSink refuses every write, as a full disk does.

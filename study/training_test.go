@@ -9,7 +9,7 @@ import (
 
 	"github.com/buildlab/budge/dataset"
 	"github.com/buildlab/budge/framing"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // A data set with no store: items of a test split are never written, the

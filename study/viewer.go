@@ -298,14 +298,24 @@ func caseRow(o *pressure.Outcome) store.ViewSession {
 	return v
 }
 
-func (p *framingRun) viewer(run store.Run) *Viewer {
-	return &Viewer{Table: TableItems, index: func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
-		r, err := As[*FramingResult](loadWith(ctx, st, run, p))
+// indexLoaded is the viewer's index of a run that is indexed from its
+// scored result: it loads run as protocol p and has the result (an R)
+// index itself.
+func indexLoaded[R interface {
+	Result
+	indexView(ctx context.Context, sink ViewSink) (*ViewHeadline, error)
+}](run store.Run, p protocol) func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
+	return func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
+		r, err := As[R](loadWith(ctx, st, run, p))
 		if err != nil {
 			return nil, err
 		}
 		return r.indexView(ctx, sink)
-	}}
+	}
+}
+
+func (p *framingRun) viewer(run store.Run) *Viewer {
+	return &Viewer{Table: TableItems, index: indexLoaded[*FramingResult](run, p)}
 }
 
 // framingStatus is an answer's status as the table shows it: correct or
@@ -413,13 +423,7 @@ func (r *FramingResult) indexView(ctx context.Context, sink ViewSink) (*ViewHead
 }
 
 func (p *judgeRun) viewer(run store.Run) *Viewer {
-	return &Viewer{Table: TableJudgments, index: func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
-		r, err := As[*JudgeResult](loadWith(ctx, st, run, p))
-		if err != nil {
-			return nil, err
-		}
-		return r.indexView(ctx, sink)
-	}}
+	return &Viewer{Table: TableJudgments, index: indexLoaded[*JudgeResult](run, p)}
 }
 
 // indexView hands sink a judge run's judgments as its session rows: the

@@ -13,7 +13,7 @@ import (
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // openShared opens n stores on one fresh PostgreSQL database, as n

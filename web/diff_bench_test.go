@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/storetest"
 	"github.com/buildlab/budge/web"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/storetest"
 	"github.com/buildlab/budge/web"
 )
 

@@ -21,8 +21,8 @@ import (
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/storetest"
 	"github.com/buildlab/budge/web"
 )
 

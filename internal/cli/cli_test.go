@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // budge runs the command line in-process and returns its exit code and output.

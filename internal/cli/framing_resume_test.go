@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/framing"
-	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/providertest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // judgeServer serves the simulated framing judge over HTTP, knowing the

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/pgtest"
-	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/pgtest"
+	"github.com/buildlab/budge/testkit/providertest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // Two resumes of one interrupted run at once: one proceeds, the other is

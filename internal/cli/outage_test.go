@@ -13,8 +13,8 @@ import (
 
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // flakyEndpoint is the simulator server at a fixed address that can be

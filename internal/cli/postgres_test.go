@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 var traceRef = regexp.MustCompile(`"trace_ref":"sha256:[0-9a-f]{64}"`)

@@ -19,11 +19,11 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/pressure"
-	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/providertest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 // childCmd is budge as a child process (TestMain runs it).

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildlab/budge/provider/providertest"
+	"github.com/buildlab/budge/testkit/providertest"
 )
 
 func TestConformance(t *testing.T) {

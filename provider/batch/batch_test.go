@@ -17,9 +17,9 @@ import (
 	"github.com/buildlab/budge/provider/anthropic"
 	"github.com/buildlab/budge/provider/batch"
 	"github.com/buildlab/budge/provider/openai"
-	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/runner"
+	"github.com/buildlab/budge/testkit/providertest"
 )
 
 // ledger and journal are the store's and the journal's parts, in memory.

@@ -9,8 +9,8 @@ import (
 	"testing/iotest"
 
 	"github.com/buildlab/budge/limits"
-	"github.com/buildlab/budge/limits/limitstest"
 	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/testkit/limitstest"
 )
 
 // read collects Lines' output as "line" and "over:<id>" entries.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/provider/providertest"
+	"github.com/buildlab/budge/testkit/providertest"
 )
 
 // A key pasted into the config file is never printed back, whatever the

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/provider"
-	"github.com/buildlab/budge/provider/providertest"
+	"github.com/buildlab/budge/testkit/providertest"
 )
 
 func TestConformance(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
-	"github.com/buildlab/budge/provider/providertest"
+	"github.com/buildlab/budge/testkit/providertest"
 )
 
 func body(t *testing.T, req *chat.Request, f Format) map[string]any {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
-	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/storetest"
+	"github.com/buildlab/budge/testkit/providertest"
+	"github.com/buildlab/budge/testkit/storetest"
 )
 
 type counting struct {

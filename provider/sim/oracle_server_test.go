@@ -9,8 +9,8 @@ import (
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider/openai"
-	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/testkit/providertest"
 )
 
 // oracleRequest is a request after the registry was read: records R-1 (P-1)

@@ -17,8 +17,8 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/openai"
-	"github.com/buildlab/budge/provider/providertest"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/testkit/providertest"
 )
 
 func serve(t *testing.T, o sim.ServerOptions) (*sim.Server, string) {

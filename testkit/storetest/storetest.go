@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/buildlab/budge/store"
-	"github.com/buildlab/budge/store/pgtest"
+	"github.com/buildlab/budge/testkit/pgtest"
 )
 
 // Open opens a new store in a temporary directory of t.
