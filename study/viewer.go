@@ -196,10 +196,22 @@ func (p *pressureRun) indexView(ctx context.Context, st *store.Store, run store.
 		disc = disc[:0]
 		return err
 	}
-	sc := p.newScorer(p.tally(), func(o *pressure.Outcome, _ string) error {
+	// Each row carries its session's plan position, stored status and
+	// attempts, so the rows written so far are a table of their own while
+	// the rest of the run is scored.
+	var cur *store.Session
+	sc := &pressureScorer{p: p}
+	sc.tally = p.tally()
+	sc.score = func(i int, se *store.Session) (pressure.Outcome, string) {
+		cur = se
+		return p.score(i, se)
+	}
+	sc.each = func(i int, o *pressure.Outcome, _ string) error {
 		pairs.Add(o)
-		if o.InitialStatus != pressure.Missing {
-			if err := sink.Add(ctx, caseRow(o)); err != nil {
+		if o.InitialStatus != pressure.Missing && cur != nil {
+			v := caseRow(o)
+			v.Seq, v.Status, v.Attempts = i, cur.Status, len(cur.Attempts)
+			if err := sink.Add(ctx, v); err != nil {
 				return err
 			}
 		}
@@ -208,7 +220,7 @@ func (p *pressureRun) indexView(ctx context.Context, st *store.Store, run store.
 			return markDisc()
 		}
 		return nil
-	})
+	}
 	done, err := scoreThrough(ctx, st, p, sc)
 	if err != nil {
 		return nil, err
