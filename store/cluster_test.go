@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,12 +15,7 @@ import (
 // SQLite only: these tests build a version 7 store by hand.
 
 // version7Store makes a store at schema version 7 in a new directory,
-// holding what writing want does: two runs of sessions (complete, failed),
-// attempts of interrupted sessions that have cells, and of one that has
-// none (a run made before runs had cells). It is made with this budge and
-// its attempts and messages are then moved into the version 7 tables (the
-// "tables" section's), which is what a store written by the budge before
-// version 8 holds.
+// holding what writeVersion7 writes, in the tables of version 7.
 func version7Store(t *testing.T, sessions int) (dir string, runs []string) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "store")
@@ -27,6 +23,24 @@ func version7Store(t *testing.T, sessions int) (dir string, runs []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs = writeVersion7(t, s, sessions)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, dir)
+	exec(t, db, append(version7Tables(sqliteDialect), "PRAGMA user_version = 7")...)
+	db.Close()
+	return dir, runs
+}
+
+// writeVersion7 writes two runs of sessions (complete, failed), attempts
+// of interrupted sessions that have cells, and of one that has none (a
+// run made before runs had cells). Written with this budge, its attempts
+// and messages are then moved into the version 7 tables
+// (version7Tables), which is what a store written by the budge before
+// version 8 holds.
+func writeVersion7(t *testing.T, s *Store, sessions int) (runs []string) {
+	t.Helper()
 	ctx := context.Background()
 	runs = []string{"r1", "r2"}
 	for k, run := range runs {
@@ -35,26 +49,20 @@ func version7Store(t *testing.T, sessions int) (dir string, runs []string) {
 		var ss []Session
 		for i := range sessions {
 			se := testSession(fmt.Sprintf("s%03d", i), i)
-			// Schedule positions in another order than plan positions.
-			se.SchedulePos = (i*7 + k) % sessions
 			switch {
 			case i%5 == 1:
 				se = failedSession(se.ID, i)
-				se.SchedulePos = (i*7 + k) % sessions
 			case i%5 == 2:
 				se = interruptedSession(se.ID, i)
-				se.SchedulePos = (i*7 + k) % sessions
+			}
+			// Schedule positions in another order than plan positions.
+			se.SchedulePos = (i*7 + k) % sessions
+			if se.Status == SessionInterrupted {
 				cells = append(cells, PlannedCell{ID: se.ID, Seq: i, Pos: se.SchedulePos})
 			}
 			ss = append(ss, se)
 		}
-		if err := s.AddCells(ctx, run, func(yield func(PlannedCell) bool) {
-			for _, c := range cells {
-				if !yield(c) {
-					return
-				}
-			}
-		}); err != nil {
+		if err := s.AddCells(ctx, run, slices.Values(cells)); err != nil {
 			t.Fatal(err)
 		}
 		mustWrite(t, s, run, ss...)
@@ -63,24 +71,81 @@ func version7Store(t *testing.T, sessions int) (dir string, runs []string) {
 	lone := interruptedSession("lone", 999)
 	lone.SchedulePos = 999
 	mustWrite(t, s, "r1", lone)
-	if err := s.Close(); err != nil {
+	return runs
+}
+
+// checkVersion7 checks that a store writeVersion7 wrote and that was then
+// migrated reads back every session, attempt and message it held,
+// orphaned attempts included, and that a resumed session finds its
+// earlier attempts that had no position.
+func checkVersion7(t *testing.T, s *Store, runs []string, sessions int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, run := range runs {
+		got, err := s.Sessions(ctx, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != sessions*4/5 {
+			t.Fatalf("run %s: %d sessions, want %d", run, len(got), sessions*4/5)
+		}
+		for _, se := range got {
+			want := testSession(se.ID, se.Seq)
+			if se.Seq%5 == 1 {
+				want = failedSession(se.ID, se.Seq)
+			}
+			want.SchedulePos = se.SchedulePos
+			sameSession(t, se, want)
+			one, err := s.Session(ctx, run, se.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameSession(t, one, want)
+		}
+		orphans, err := s.Orphans(ctx, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantOrphans := sessions / 5
+		if run == "r1" {
+			wantOrphans++
+		}
+		if len(orphans) != wantOrphans {
+			t.Errorf("run %s: orphaned attempts of %d sessions, want %d", run, len(orphans), wantOrphans)
+		}
+	}
+	// Each attempt of an interrupted session is at its cell's position;
+	// the one without a cell at -1, until its next incarnation is stored.
+	var pos int
+	if err := s.db.QueryRowContext(ctx, `SELECT schedule_pos FROM attempts WHERE run_id = 'r1' AND session_id = 's002' LIMIT 1`).Scan(&pos); err != nil || pos != 14 {
+		t.Errorf("s002's attempts at %d (%v), want its cell's 14", pos, err)
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT schedule_pos FROM attempts WHERE run_id = 'r1' AND session_id = 'lone' LIMIT 1`).Scan(&pos); err != nil || pos != unplaced {
+		t.Errorf("lone's attempts at %d (%v), want %d", pos, err, unplaced)
+	}
+	resumed := testSession("lone", 999)
+	resumed.SchedulePos = 999
+	resumed.Incarnation = 2
+	for i := range resumed.Attempts {
+		resumed.Attempts[i].Incarnation = 2
+	}
+	mustWrite(t, s, "r1", resumed)
+	one, err := s.Session(ctx, "r1", "lone")
+	if err != nil {
 		t.Fatal(err)
 	}
-	db := rawDB(t, dir)
-	stmts := version7Tables()
-	stmts = append(stmts, "PRAGMA user_version = 7")
-	exec(t, db, stmts...)
-	db.Close()
-	return dir, runs
+	if len(one.Attempts) != 5 || one.Attempts[0].Incarnation != 1 || one.Attempts[4].Incarnation != 2 {
+		t.Errorf("the resumed session read back with attempts %+v, want its 2 earlier ones and 3 new", one.Attempts)
+	}
 }
 
 // version7Tables are the statements that put a store's attempts and
 // messages back into the tables of the "tables" section, which schema
 // versions 1 to 7 have.
-func version7Tables() []string {
+func version7Tables(d dialect) []string {
 	var stmts []string
 	for _, table := range []string{"attempts", "messages"} {
-		ddl := sqliteDialect.ddl("tables")
+		ddl := d.ddl("tables")
 		create := ddl[strings.Index(ddl, "CREATE TABLE IF NOT EXISTS "+table+" "):]
 		create = create[:strings.Index(create, ";")]
 		cols := map[string]string{"attempts": attemptCols, "messages": messageCols}[table]
@@ -144,59 +209,7 @@ func TestMigrateVersion7(t *testing.T) {
 	if after := counts(s.db); after != before {
 		t.Errorf("attempts and messages after the migration %v, before %v", after, before)
 	}
-	for _, run := range runs {
-		got := sessions(t, s, run)
-		if len(got) != 32 {
-			t.Fatalf("run %s: %d sessions, want 32", run, len(got))
-		}
-		for _, se := range got {
-			want := testSession(se.ID, se.Seq)
-			if se.Seq%5 == 1 {
-				want = failedSession(se.ID, se.Seq)
-			}
-			want.SchedulePos = se.SchedulePos
-			sameSession(t, se, want)
-			one, err := s.Session(ctx, run, se.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameSession(t, one, want)
-		}
-		orphans, err := s.Orphans(ctx, run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantOrphans := 8
-		if run == "r1" {
-			wantOrphans++
-		}
-		if len(orphans) != wantOrphans {
-			t.Errorf("run %s: orphaned attempts of %d sessions, want %d", run, len(orphans), wantOrphans)
-		}
-	}
-	// Each attempt of an interrupted session is at its cell's position;
-	// the one without a cell at -1, until its next incarnation is stored.
-	var pos int
-	if err := s.db.QueryRowContext(ctx, `SELECT schedule_pos FROM attempts WHERE run_id = 'r1' AND session_id = 's002'`).Scan(&pos); err != nil || pos != 14 {
-		t.Errorf("s002's attempts at %d (%v), want its cell's 14", pos, err)
-	}
-	if err := s.db.QueryRowContext(ctx, `SELECT schedule_pos FROM attempts WHERE run_id = 'r1' AND session_id = 'lone'`).Scan(&pos); err != nil || pos != unplaced {
-		t.Errorf("lone's attempts at %d (%v), want %d", pos, err, unplaced)
-	}
-	resumed := testSession("lone", 999)
-	resumed.SchedulePos = 999
-	resumed.Incarnation = 2
-	for i := range resumed.Attempts {
-		resumed.Attempts[i].Incarnation = 2
-	}
-	mustWrite(t, s, "r1", resumed)
-	one, err := s.Session(ctx, "r1", "lone")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(one.Attempts) != 5 || one.Attempts[0].Incarnation != 1 || one.Attempts[4].Incarnation != 2 {
-		t.Errorf("the resumed session read back with attempts %+v, want its 2 earlier ones and 3 new", one.Attempts)
-	}
+	checkVersion7(t, s, runs, 40)
 	// The migration's own tables are gone.
 	for _, table := range []string{"attempts_clustered", "messages_clustered", "migration_progress"} {
 		var n int

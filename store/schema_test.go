@@ -102,7 +102,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 func TestOpenAdoptsUnversionedStore(t *testing.T) {
 	dir := newStoreWithRun(t)
 	db := rawDB(t, dir)
-	exec(t, db, version7Tables()...)
+	exec(t, db, version7Tables(sqliteDialect)...)
 	exec(t, db, "PRAGMA user_version = 0", "DROP TABLE review_items", "DROP TABLE reviews", "DROP TABLE deck_freezes")
 	s := openCurrent(t, dir)
 	ctx := context.Background()
