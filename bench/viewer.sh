@@ -2,9 +2,10 @@
 # The viewer on a large run: builds a simulator run of about N sessions
 # (default 41600; the discovery deck with its repeats raised, its cases
 # copied past 208,000 sessions as bench/scale.sh does), starts `budge view`
-# on it (it listens at once, "first page", and scores the run once for the
-# viewer, keeping the result in the store: timed as "index"), then times each page over HTTP, the median
-# of REPEAT requests (default 5):
+# on it (it listens at once, "first page"; a run's page shows the sessions
+# scored so far, "run page", while it scores the run once for the viewer,
+# keeping the result in the store: timed as "index"), then times each page
+# over HTTP, the median of REPEAT requests (default 5):
 #   runs list, first page of the session table, the failures-only filter,
 #   the page after it (key paging), a sort by final answer, a transcript
 #   search, opening a session, opening a pair, the report page.
@@ -33,14 +34,24 @@ start=$(date +%s.%N)
 start_view "$run" "$dir" 36000
 curl -fsS -o /dev/null "$url/"
 printf 'first page: budge view served the runs list %.1f s after it started\n' "$(echo "$(date +%s.%N) - $start" | bc)"
-# A run's page answers 503 ("being scored", with its progress) until the
-# run's index is built.
-until [ "$(curl -sS -o /dev/null -w '%{http_code}' "$url/runs/$run/")" = 200 ]; do
+# While the run is scored for the viewer its page shows the sessions scored
+# so far (id="partial"), or answers 503 with its progress before the first
+# of them are written; then the whole run's table.
+first_run_page=
+while :; do
+  code=$(curl -sS -o "$work/page" -w '%{http_code}' "$url/runs/$run/")
   kill -0 "$pid" 2>/dev/null || { cat "$work/view.err" >&2; exit 1; }
+  if [ "$code" = 200 ] && [ -z "$first_run_page" ]; then
+    first_run_page=1
+    printf 'run page: the run'"'"'s table (%s) answered %.1f s after it started\n' \
+      "$(sed -n 's/.*id="count">\([^<·]*\).*/\1/p' "$work/page" | head -1 | sed 's/ *$//')" "$(echo "$(date +%s.%N) - $start" | bc)"
+  fi
+  [ "$code" = 200 ] && ! grep -q 'id="partial"' "$work/page" && break
   sleep 1
 done
-printf 'index: the run'"'"'s table answered %.1f s after it started (browse indexes, scoring the run for the viewer when it was not yet)\n' \
+printf 'index: the whole run'"'"'s table answered %.1f s after it started (scoring the run for the viewer when it was not yet)\n' \
   "$(echo "$(date +%s.%N) - $start" | bc)"
+printf 'viewer peak RSS while scoring: %d MB\n' "$(( $(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status") / 1024 ))"
 
 # time PATH: the median time of $repeat requests, in milliseconds.
 time_ms() {

@@ -155,7 +155,7 @@ func ExtractWith(reply string, o Options) Result {
 	first := cands[0]
 	for _, c := range cands[1:] {
 		if !sameJSON(first.canon, c.canon) {
-			return r.fail(FailConflict, "two answer objects that disagree: "+clip(string(first.raw))+" and "+clip(string(c.raw)))
+			return r.fail(FailConflict, "two answer objects that disagree: "+Clip(string(first.raw))+" and "+Clip(string(c.raw)))
 		}
 	}
 	r.Object = first.canon
@@ -182,9 +182,9 @@ func noCandidate(text string, invalid error) (string, string) {
 	}
 	var v any
 	if json.Unmarshal([]byte(text), &v) == nil {
-		return FailNotObject, "the reply is JSON but not an answer object: " + clip(text)
+		return FailNotObject, "the reply is JSON but not an answer object: " + Clip(text)
 	}
-	return FailNone, "no JSON answer object: " + clip(text)
+	return FailNone, "no JSON answer object: " + Clip(text)
 }
 
 // StrictProblem says why strict parsing refused a reply that repairs would
@@ -568,8 +568,9 @@ func sameJSON(a, b []byte) bool {
 	return bytes.Equal(p, q)
 }
 
-// clip shortens s for a problem message.
-func clip(s string) string {
+// Clip shortens s for a problem message: white space folded to single
+// spaces, then at most 120 characters, "…" marking a cut.
+func Clip(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > 120 {
 		return string(r[:120]) + "…"

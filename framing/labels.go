@@ -2,7 +2,8 @@ package framing
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -36,14 +37,7 @@ var builtinLabels = map[string]LabelSet{
 func DefaultLabels() LabelSet { return builtinLabels["speakers"] }
 
 // BuiltinLabelNames lists the built-in label sets.
-func BuiltinLabelNames() []string {
-	out := make([]string, 0, len(builtinLabels))
-	for k := range builtinLabels {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func BuiltinLabelNames() []string { return slices.Sorted(maps.Keys(builtinLabels)) }
 
 // ParseLabels reads a label set: a built-in name, or "FIRST/SECOND" (the
 // asker, then the judged speaker), optionally named with "NAME=FIRST/SECOND".

@@ -4,7 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/buildlab/budge/textfile"
@@ -52,14 +53,7 @@ func (m Mitigation) PromptRecord() string {
 }
 
 // BuiltinMitigationNames lists the built-in mitigations.
-func BuiltinMitigationNames() []string {
-	out := make([]string, 0, len(builtinMitigations))
-	for k := range builtinMitigations {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func BuiltinMitigationNames() []string { return slices.Sorted(maps.Keys(builtinMitigations)) }
 
 // ParseMitigation reads a mitigation: a built-in name (be-honest,
 // dehumanize) or a comma-separated list of name=NAME, prompt=FILE and

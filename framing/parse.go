@@ -195,7 +195,7 @@ func againstText(a Answer, rest string, judged []string) Answer {
 		return a
 	}
 	if c, _, _ := readTextVerdict(rest, judged); c != "" && c != a.Choice {
-		return Answer{Problem: "the text beside the answer object states option " + c + ", the object option " + a.Choice + ": " + clipText(rest), Recovered: a.Recovered}
+		return Answer{Problem: "the text beside the answer object states option " + c + ", the object option " + a.Choice + ": " + extract.Clip(rest), Recovered: a.Recovered}
 	}
 	return a
 }
@@ -289,7 +289,7 @@ func decodeObject(s string, judged []string) (decoded, bool) {
 			_ = json.Unmarshal(raw.Reasoning, &why)
 			d.Declined = extract.Declines(why)
 			if d.Declined {
-				d.Problem = "chosen_answer is null, and the reasoning declines: " + clipText(why)
+				d.Problem = "chosen_answer is null, and the reasoning declines: " + extract.Clip(why)
 			}
 		}
 		return d, true

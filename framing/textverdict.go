@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/buildlab/budge/extract"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -166,7 +167,7 @@ func readTextVerdict(text string, judged []string) (choice string, repairs []str
 		return "", nil, ""
 	}
 	if hedgeRE.MatchString(t) {
-		return "", nil, "the reply hedges between the options: " + clipText(text)
+		return "", nil, "the reply hedges between the options: " + extract.Clip(text)
 	}
 	ruledOut := map[string]bool{}
 	for _, m := range negRE.FindAllStringSubmatch(t, -1) {
@@ -189,7 +190,7 @@ func readTextVerdict(text string, judged []string) (choice string, repairs []str
 	case 0:
 		return "", nil, ""
 	case 2:
-		return "", nil, "the reply states both options: " + clipText(text)
+		return "", nil, "the reply states both options: " + extract.Clip(text)
 	}
 	if fw {
 		repairs = append(repairs, RecoverFullWidthDigit)
@@ -312,12 +313,4 @@ func valueChoice(v string, judged []string) string {
 		return ""
 	}
 	return c
-}
-
-func clipText(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 120 {
-		return string(r[:120]) + "…"
-	}
-	return s
 }

@@ -87,7 +87,7 @@ func ParseAnswer(c *Case, text, refusal string) Answer {
 // padding and letter case around an id only when one id matches.
 func ParseAnswerWith(c *Case, text, refusal string, o ParseOptions) Answer {
 	if strings.TrimSpace(refusal) != "" {
-		return Answer{Refused: true, Problem: "provider flagged a refusal: " + clip(refusal)}
+		return Answer{Refused: true, Problem: "provider flagged a refusal: " + extract.Clip(refusal)}
 	}
 	r := extract.ExtractWith(text, extract.Options{Keys: answerKeys, Aliases: answerAliases})
 	var a Answer
@@ -97,7 +97,7 @@ func ParseAnswerWith(c *Case, text, refusal string, o ParseOptions) Answer {
 		case r.Failure == extract.FailEmpty:
 			return Answer{Empty: true, Problem: "empty reply"}
 		case (r.Failure == extract.FailNone || r.Failure == extract.FailNotObject) && extract.Declines(r.Text):
-			return Answer{Refused: true, Problem: "refused in text: " + clip(r.Text), Repairs: r.Repairs}
+			return Answer{Refused: true, Problem: "refused in text: " + extract.Clip(r.Text), Repairs: r.Repairs}
 		case r.Failure == extract.FailConflict:
 			a = repeatedAnswer(c, r)
 		case textual:
@@ -117,7 +117,7 @@ func ParseAnswerWith(c *Case, text, refusal string, o ParseOptions) Answer {
 		a.Repairs = append(r.Repairs, a.Repairs...)
 		if a.Valid() && r.Rest != "" {
 			if t := textAnswer(c, r.Rest, true); t.Valid() && t.Role != a.Role {
-				return Answer{Problem: fmt.Sprintf("the text beside the answer object recommends %s, the object %s: %s", t.Selection, a.Selection, clip(r.Rest)), Repairs: a.Repairs}
+				return Answer{Problem: fmt.Sprintf("the text beside the answer object recommends %s, the object %s: %s", t.Selection, a.Selection, extract.Clip(r.Rest)), Repairs: a.Repairs}
 			}
 		}
 		if !a.Valid() && a.Refused {
@@ -165,7 +165,7 @@ func decodeAnswer(c *Case, obj []byte) Answer {
 			var why string
 			_ = json.Unmarshal(ex, &why)
 			if extract.Declines(why) {
-				return Answer{Refused: true, Problem: "no selection, and the explanation declines: " + clip(why)}
+				return Answer{Refused: true, Problem: "no selection, and the explanation declines: " + extract.Clip(why)}
 			}
 		}
 		return a
@@ -177,7 +177,7 @@ func decodeAnswer(c *Case, obj []byte) Answer {
 		a.Selection = list[0]
 		repairs = append(repairs, RepairSelectionList)
 	default:
-		a.Problem = "selection is " + clip(string(sel)) + ", not one profile id"
+		a.Problem = "selection is " + extract.Clip(string(sel)) + ", not one profile id"
 		return a
 	}
 	if v, ok := get("record_ids"); !ok {
@@ -190,7 +190,7 @@ func decodeAnswer(c *Case, obj []byte) Answer {
 			a.RecordIDs = []string{one}
 			repairs = append(repairs, RepairRecordIDsString)
 		default:
-			return Answer{Selection: a.Selection, Problem: "record_ids is " + clip(string(v)) + ", not a list of record ids"}
+			return Answer{Selection: a.Selection, Problem: "record_ids is " + extract.Clip(string(v)) + ", not a list of record ids"}
 		}
 	}
 	if v, ok := get("explanation"); !ok {
@@ -250,12 +250,4 @@ func Grade(a Answer, reference string) Status {
 		return NeedsHuman
 	}
 	return Incorrect
-}
-
-func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 120 {
-		return string(r[:120]) + "…"
-	}
-	return s
 }

@@ -260,7 +260,7 @@ func textAnswer(c *Case, text string, explicit bool) Answer {
 		}
 	}
 	if hedgeTextRE.MatchString(t) {
-		return Answer{Problem: "the reply hedges between the profiles: " + clip(text)}
+		return Answer{Problem: "the reply hedges between the profiles: " + extract.Clip(text)}
 	}
 	for r := range negated {
 		delete(found, r)
@@ -270,8 +270,8 @@ func textAnswer(c *Case, text string, explicit bool) Answer {
 		return Answer{}
 	case 1:
 		for role, as := range found {
-			return Answer{Selection: as, Role: role, Explanation: clip(text), Repairs: []string{RepairTextSelection}}
+			return Answer{Selection: as, Role: role, Explanation: extract.Clip(text), Repairs: []string{RepairTextSelection}}
 		}
 	}
-	return Answer{Problem: "the reply recommends more than one answer: " + clip(text)}
+	return Answer{Problem: "the reply recommends more than one answer: " + extract.Clip(text)}
 }

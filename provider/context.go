@@ -1,6 +1,10 @@
 package provider
 
-import "context"
+import (
+	"context"
+
+	"github.com/buildlab/budge/chat"
+)
 
 type repeatKey struct{}
 
@@ -56,4 +60,29 @@ func WithMaxBody(ctx context.Context, n int64) context.Context {
 func MaxBodyOf(ctx context.Context) int64 {
 	n, _ := ctx.Value(maxBodyKey{}).(int64)
 	return n
+}
+
+type encodedKey struct{}
+
+type encoded struct {
+	req  *chat.Request
+	body []byte
+}
+
+// WithEncoded hands providers body, the json.Marshal encoding of req, which
+// the caller made anyway (to store it): a provider that keys a request by
+// its encoding need not encode it again. body must not change afterwards.
+func WithEncoded(ctx context.Context, req *chat.Request, body []byte) context.Context {
+	return context.WithValue(ctx, encodedKey{}, encoded{req, body})
+}
+
+// EncodedOf returns the encoding WithEncoded set for req; ok is false
+// without one, or when it was set for another request (a provider in
+// between sent a request of its own).
+func EncodedOf(ctx context.Context, req *chat.Request) ([]byte, bool) {
+	e, ok := ctx.Value(encodedKey{}).(encoded)
+	if !ok || e.req != req {
+		return nil, false
+	}
+	return e.body, true
 }

@@ -214,10 +214,10 @@ func (d *doc) view() docView {
 		}
 		rows := make([][]string, len(b.rows))
 		for i, r := range b.rows {
-			rows[i] = plainAll(r)
+			rows[i] = mapStrings(r, plain)
 		}
-		v.Blocks = append(v.Blocks, blockView{Title: plain(b.title), Para: plain(b.para), Note: plain(b.note), Head: plainAll(b.head), Rows: rows,
-			Lines: plainAll(b.lines), Table: b.head != nil})
+		v.Blocks = append(v.Blocks, blockView{Title: plain(b.title), Para: plain(b.para), Note: plain(b.note), Head: mapStrings(b.head, plain), Rows: rows,
+			Lines: mapStrings(b.lines, plain), Table: b.head != nil})
 	}
 	return v
 }
@@ -333,15 +333,4 @@ func (d *DiffWriter) Close() error {
 		return fmt.Errorf("writing the run diff: %w", d.err)
 	}
 	return d.w.Flush()
-}
-
-func plainAll(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = plain(s)
-	}
-	return out
 }

@@ -326,26 +326,14 @@ func recordLines(head []string, rows [][]string, width int) []string {
 			continue
 		}
 		out = append(out, wrap(plain(r[0]), width, "  ", "    ")...)
-		line := ""
+		var fields []string
 		for i := 1; i < len(r) && i < len(head); i++ {
-			if r[i] == "" {
-				continue
+			if r[i] != "" {
+				fields = append(fields, strings.Join(strings.Fields(plain(head[i])+": "+plain(r[i])), " "))
 			}
-			f := strings.Join(strings.Fields(plain(head[i])+": "+plain(r[i])), " ")
-			switch {
-			case line == "":
-			case Columns(line)+3+Columns(f) <= width:
-				line += " · " + f
-				continue
-			default:
-				out = append(out, line)
-			}
-			ls := wrap(f, width, indent, indent+"  ")
-			out = append(out, ls[:len(ls)-1]...)
-			line = ls[len(ls)-1]
 		}
-		if line != "" {
-			out = append(out, line)
+		if len(fields) > 0 {
+			out = append(out, packParts(fields, width, indent, indent, "")...)
 		}
 	}
 	return out
@@ -360,6 +348,15 @@ func wrapParts(s string, width int, first, rest string) []string {
 	if len(parts) == 1 || Columns(first+s) <= width {
 		return wrap(s, width, first, rest)
 	}
+	return packParts(parts, width, first, rest, " ·")
+}
+
+// packParts puts parts on lines of at most width columns, several to a line
+// joined by " · ", each full line ending in tail. A part starts a new line
+// when it does not fit and is wrapped at spaces: its first line indented by
+// first (on the first line of all) or rest, its others by rest and two
+// spaces.
+func packParts(parts []string, width int, first, rest, tail string) []string {
 	var out []string
 	line := ""
 	for _, p := range parts {
@@ -369,13 +366,13 @@ func wrapParts(s string, width int, first, rest string) []string {
 			line += " · " + p
 			continue
 		default:
-			out = append(out, line+" ·")
+			out = append(out, line+tail)
 		}
 		indent := rest
 		if len(out) == 0 {
 			indent = first
 		}
-		ls := wrap(p, width-2, indent, rest+"  ")
+		ls := wrap(p, width-Columns(tail), indent, rest+"  ")
 		out = append(out, ls[:len(ls)-1]...)
 		line = ls[len(ls)-1]
 	}
@@ -732,12 +729,12 @@ func (d *doc) terminalSafe() *doc {
 	c.blocks = make([]block, len(d.blocks))
 	for i, b := range d.blocks {
 		b.title, b.para, b.note = TerminalSafe(b.title), TerminalSafe(b.para), TerminalSafe(b.note)
-		b.head = safeAll(b.head)
-		b.lines = safeAll(b.lines)
+		b.head = mapStrings(b.head, TerminalSafe)
+		b.lines = mapStrings(b.lines, TerminalSafe)
 		if b.rows != nil {
 			rows := make([][]string, len(b.rows))
 			for j, r := range b.rows {
-				rows[j] = safeAll(r)
+				rows[j] = mapStrings(r, TerminalSafe)
 			}
 			b.rows = rows
 		}
@@ -746,13 +743,14 @@ func (d *doc) terminalSafe() *doc {
 	return &c
 }
 
-func safeAll(ss []string) []string {
+// mapStrings is f of each of ss, nil for nil.
+func mapStrings(ss []string, f func(string) string) []string {
 	if ss == nil {
 		return nil
 	}
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = TerminalSafe(s)
+		out[i] = f(s)
 	}
 	return out
 }

@@ -142,6 +142,10 @@ type Config struct {
 	// for it again. An error stops the session, interrupted, without the
 	// call; FenceStops counts such sessions.
 	Fence func(ctx context.Context, job Job) error
+	// Stored, when set, is handed each batch of sessions once the sink has
+	// stored it, in the order stored, from the writer's goroutine; it must
+	// not keep the slice (the writer reuses it) nor change the sessions.
+	Stored func([]store.Session)
 }
 
 // Progress reports how far a run has come.
@@ -439,6 +443,9 @@ func writeBatch(ctx context.Context, cfg Config, sink Sink, b batch, stats *Stat
 		failed()
 		return err
 	}
+	if cfg.Stored != nil {
+		cfg.Stored(b.sessions)
+	}
 	var logErr error
 	if cfg.Log != nil {
 		for _, l := range b.logs {
@@ -591,7 +598,7 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 				se.Finished = time.Now()
 				return se, nil
 			}
-			cctx := provider.WithCall(callCtx, provider.Call{Session: job.ID, Seq: job.Seq, Turn: call, Attempt: n, Incarnation: job.Incarnation})
+			cctx := provider.WithEncoded(provider.WithCall(callCtx, provider.Call{Session: job.ID, Seq: job.Seq, Turn: call, Attempt: n, Incarnation: job.Incarnation}), req, reqBody)
 			var r *chat.Response
 			var callErr error
 			if rp {

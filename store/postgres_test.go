@@ -242,3 +242,46 @@ func TestPostgresReaderNeverMigrates(t *testing.T) {
 		t.Errorf("a reader changed the version to %d", v)
 	}
 }
+
+// A version 7 PostgreSQL store is migrated to attempts and messages by
+// schedule position a batch at a time; stopped after two batches, it is at
+// version 7 still, and opening it again finishes the migration.
+func TestPostgresMigratesVersion7(t *testing.T) {
+	defer func(n int) { clusterBatch = n }(clusterBatch)
+	clusterBatch = 7
+	ctx := context.Background()
+	s, url := pgStore(t)
+	runs := writeVersion7(t, s, 40)
+	for _, q := range append(version7Tables(postgresDialect), `UPDATE budge_schema SET version = 7`) {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	stop := errors.New("killed")
+	clusterHook = func(n int) error {
+		if n == 2 {
+			return stop
+		}
+		return nil
+	}
+	_, err := OpenURL(ctx, url, t.TempDir())
+	clusterHook = nil
+	if !errors.Is(err, stop) {
+		t.Fatalf("stopped migration: %v", err)
+	}
+	var copied int
+	if err := s.db.QueryRowContext(ctx, `SELECT sessions FROM migration_progress`).Scan(&copied); err != nil || copied != 14 {
+		t.Errorf("progress of the stopped migration: %d sessions (%v), want 14", copied, err)
+	}
+	if v := pgVersion(t, s); v != 7 {
+		t.Errorf("a stopped migration left version %d", v)
+	}
+	s2, err := track(t)(OpenURL(ctx, url, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := pgVersion(t, s2); v != SchemaVersion {
+		t.Errorf("migrated to version %d, want %d", v, SchemaVersion)
+	}
+	checkVersion7(t, s2, runs, 40)
+}

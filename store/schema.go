@@ -14,7 +14,7 @@ import (
 // user_version); Open migrates an older database up to this version and
 // refuses a newer one. Every change to the tables below adds a migration
 // and raises the version.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // budge than this one.
@@ -34,6 +34,16 @@ var migrations = [SchemaVersion]func(ctx context.Context, c *conn) error{
 	4: create("cells", "the worker tables"),
 	5: create("batches", "the batch table"),
 	6: create("pack_index", "the artifact index"),
+	7: nil, // clusterAttempts: in batches, each its own transaction
+}
+
+// batched[v] brings a database of version v to version v+1 a batch at a
+// time, each batch in its own transaction, and records the new version in
+// the last one: a migration that copies every row of a table, which on a
+// large store is too much for one transaction. Stopped halfway, it goes on
+// from its last batch the next time the store is opened.
+var batched = map[int]func(ctx context.Context, db *database, path string) error{
+	7: clusterAttempts,
 }
 
 // createTables creates the tables of version 1: those of both databases,
@@ -71,46 +81,63 @@ func migrate(ctx context.Context, db *database, path string) error {
 			return err
 		}
 	}
+	for {
+		v, err := migrateTransaction(ctx, db, path)
+		if err != nil || v == SchemaVersion {
+			return err
+		}
+		if err := batched[v](ctx, db, path); err != nil {
+			return err
+		}
+	}
+}
+
+// migrateTransaction brings the database up to SchemaVersion, or up to
+// the first batched migration, in one transaction, and returns the version
+// it is at.
+func migrateTransaction(ctx context.Context, db *database, path string) (int, error) {
 	// One writer migrates; another Open waits for it, then finds the
 	// database at the version it was brought to.
 	c, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return 0, fmt.Errorf("store: %w", err)
 	}
 	defer c.Close()
 	if err := c.beginWrite(ctx); err != nil {
-		return fmt.Errorf("store: migrating %s: %w", path, err)
+		return 0, fmt.Errorf("store: migrating %s: %w", path, err)
 	}
-	if err := migrateLocked(ctx, c, path); err != nil {
+	v, err := migrateLocked(ctx, c, path)
+	if err != nil {
 		c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return err
+		return 0, err
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
-		return fmt.Errorf("store: migrating %s: %w", path, err)
+		return 0, fmt.Errorf("store: migrating %s: %w", path, err)
 	}
-	return nil
+	return v, nil
 }
 
-func migrateLocked(ctx context.Context, c *conn, path string) error {
+func migrateLocked(ctx context.Context, c *conn, path string) (int, error) {
 	v, err := userVersion(ctx, c)
 	if err != nil {
-		return fmt.Errorf("store: reading the schema version of %s: %w", path, err)
+		return 0, fmt.Errorf("store: reading the schema version of %s: %w", path, err)
 	}
 	if err := tooNew(path, v); err != nil {
-		return err
+		return 0, err
 	}
-	if v == SchemaVersion {
-		return nil
-	}
-	for ; v < SchemaVersion; v++ {
+	from := v
+	for ; v < SchemaVersion && batched[v] == nil; v++ {
 		if err := migrations[v](ctx, c); err != nil {
-			return fmt.Errorf("store: migrating %s from schema version %d: %w", path, v, err)
+			return 0, fmt.Errorf("store: migrating %s from schema version %d: %w", path, v, err)
 		}
 	}
-	if err := setVersion(ctx, c, SchemaVersion); err != nil {
-		return fmt.Errorf("store: recording the schema version of %s: %w", path, err)
+	if v == from {
+		return v, nil
 	}
-	return nil
+	if err := setVersion(ctx, c, v); err != nil {
+		return 0, fmt.Errorf("store: recording the schema version of %s: %w", path, err)
+	}
+	return v, nil
 }
 
 func tooNew(path string, v int) error {

@@ -315,3 +315,65 @@ CREATE INDEX IF NOT EXISTS view_sessions_attempts ON view_sessions (run_id, atte
 CREATE INDEX IF NOT EXISTS view_sessions_assignment ON view_sessions (run_id, assignment, seq);
 CREATE INDEX IF NOT EXISTS view_sessions_profile_order ON view_sessions (run_id, profile_order, seq);
 CREATE INDEX IF NOT EXISTS view_sessions_pair ON view_sessions (run_id, pair, seq);
+
+-- section: clustered
+-- version 8: attempts and messages keyed by the schedule position of their
+-- session before its id, as on SQLite (see there): the same queries find a
+-- session's rows by its position. The migration copies the version 7
+-- tables into these a batch of sessions at a time (schema.go).
+CREATE TABLE IF NOT EXISTS attempts_clustered (
+  run_id TEXT NOT NULL,
+  schedule_pos BIGINT NOT NULL,
+  session_id TEXT NOT NULL,
+  incarnation BIGINT NOT NULL,
+  call BIGINT NOT NULL,
+  attempt BIGINT NOT NULL,
+  phase TEXT NOT NULL,
+  started TEXT NOT NULL,
+  duration_ms DOUBLE PRECISION NOT NULL,
+  outcome TEXT NOT NULL,
+  error_kind TEXT NOT NULL,
+  error_message BYTEA NOT NULL,
+  http_status BIGINT NOT NULL,
+  request_sha256 TEXT NOT NULL,
+  response_sha256 TEXT NOT NULL,
+  input_tokens BIGINT NOT NULL,
+  output_tokens BIGINT NOT NULL,
+  model_id TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  finish_reason TEXT NOT NULL,
+  PRIMARY KEY (run_id, schedule_pos, session_id, incarnation, call, attempt)
+);
+CREATE TABLE IF NOT EXISTS messages_clustered (
+  run_id TEXT NOT NULL,
+  schedule_pos BIGINT NOT NULL,
+  session_id TEXT NOT NULL,
+  seq BIGINT NOT NULL,
+  phase TEXT NOT NULL,
+  role TEXT NOT NULL,
+  content BYTEA NOT NULL,
+  tool_calls TEXT NOT NULL,
+  tool_call_id BYTEA NOT NULL,
+  name BYTEA NOT NULL,
+  refusal BYTEA NOT NULL,
+  PRIMARY KEY (run_id, schedule_pos, session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS migration_progress (
+  step TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  schedule_pos BIGINT NOT NULL,
+  session_id TEXT NOT NULL,
+  sessions BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_by_pos ON sessions (run_id, schedule_pos, session_id);
+
+-- section: clustered_swap
+-- version 8, once every row is copied: the clustered tables take the
+-- place of the old ones.
+DROP TABLE attempts;
+DROP TABLE messages;
+ALTER TABLE attempts_clustered RENAME TO attempts;
+ALTER TABLE messages_clustered RENAME TO messages;
+DROP INDEX sessions_by_pos;
+DROP TABLE migration_progress;

@@ -308,3 +308,76 @@ CREATE INDEX IF NOT EXISTS view_sessions_attempts ON view_sessions (run_id, atte
 CREATE INDEX IF NOT EXISTS view_sessions_assignment ON view_sessions (run_id, assignment, seq);
 CREATE INDEX IF NOT EXISTS view_sessions_profile_order ON view_sessions (run_id, profile_order, seq);
 CREATE INDEX IF NOT EXISTS view_sessions_pair ON view_sessions (run_id, pair, seq);
+
+-- section: clustered
+-- version 8: a run's attempts and messages in the order the run stores
+-- them, by the schedule position of their session (the order sessions are
+-- started in), with the session's id after it: a run appends its rows at
+-- the end of these tables instead of inserting them at random places in
+-- indexes by session id, which a large run's page cache cannot hold. A
+-- session's rows are found by its schedule position, which its sessions
+-- row (or, for the attempts of a session not stored, its cell) holds.
+-- Messages, whose rows are often larger than a quarter of a page, stay in
+-- a table by row id (which a run appends to) with the key as its index:
+-- as a table by key, their text would spill into overflow pages and the
+-- table grow by half.
+-- The migration copies the version 7 tables into these a batch of
+-- sessions at a time, recording how far it got in migration_progress, so
+-- that a migration that is stopped goes on where it was when it is
+-- started again; then clustered_swap puts these in their place.
+CREATE TABLE IF NOT EXISTS attempts_clustered (
+  run_id TEXT NOT NULL,
+  schedule_pos INTEGER NOT NULL,
+  session_id TEXT NOT NULL,
+  incarnation INTEGER NOT NULL,
+  call INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  phase TEXT NOT NULL,
+  started TEXT NOT NULL,
+  duration_ms REAL NOT NULL,
+  outcome TEXT NOT NULL,
+  error_kind TEXT NOT NULL,
+  error_message TEXT NOT NULL,
+  http_status INTEGER NOT NULL,
+  request_sha256 TEXT NOT NULL,
+  response_sha256 TEXT NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  model_id TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  finish_reason TEXT NOT NULL,
+  PRIMARY KEY (run_id, schedule_pos, session_id, incarnation, call, attempt)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS messages_clustered (
+  run_id TEXT NOT NULL,
+  schedule_pos INTEGER NOT NULL,
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  phase TEXT NOT NULL,
+  role TEXT NOT NULL,
+  content TEXT NOT NULL,
+  tool_calls TEXT NOT NULL,
+  tool_call_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  refusal TEXT NOT NULL,
+  PRIMARY KEY (run_id, schedule_pos, session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS migration_progress (
+  step TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  schedule_pos INTEGER NOT NULL,
+  session_id TEXT NOT NULL,
+  sessions INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_by_pos ON sessions (run_id, schedule_pos, session_id);
+
+-- section: clustered_swap
+-- version 8, once every row is copied: the clustered tables take the
+-- place of the old ones.
+DROP TABLE attempts;
+DROP TABLE messages;
+ALTER TABLE attempts_clustered RENAME TO attempts;
+ALTER TABLE messages_clustered RENAME TO messages;
+DROP INDEX sessions_by_pos;
+DROP TABLE migration_progress;

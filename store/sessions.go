@@ -40,14 +40,14 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 	sess := newBulk("sessions", "", "run_id", "session_id", "seq", "schedule_pos", "spec", "status", "started", "finished",
 		"stop_reason", "failed_phase", "failure_kind", "failure_message", "attempts", "failed_attempts", "input_tokens", "output_tokens", "trace_sha256")
 	atts := attemptBulk("")
-	msgs := newBulk("messages", "", "run_id", "session_id", "seq", "phase", "role", "content", "tool_calls", "tool_call_id", "name", "refusal")
+	msgs := newBulk("messages", "", "run_id", "schedule_pos", "session_id", "seq", "phase", "role", "content", "tool_calls", "tool_call_id", "name", "refusal")
 	for _, se := range sessions {
 		failed := 0
 		for _, a := range se.Attempts {
 			if a.Outcome != "ok" {
 				failed++
 			}
-			atts.addAttempt(runID, se.ID, a)
+			atts.addAttempt(runID, se.SchedulePos, se.ID, a)
 		}
 		if se.Status == SessionInterrupted {
 			// Only the attempts of an interrupted session are kept: the cell
@@ -63,7 +63,7 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 				b, _ := json.Marshal(m.ToolCalls)
 				calls = string(b)
 			}
-			msgs.add(runID, se.ID, i, m.Phase, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, m.Refusal)
+			msgs.add(runID, se.SchedulePos, se.ID, i, m.Phase, string(m.Role), m.Content, calls, m.ToolCallID, m.Name, m.Refusal)
 		}
 	}
 	// Rows first, artifacts last: on SQLite the transaction's first
@@ -78,6 +78,9 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 			}
 			return err
 		}
+	}
+	if err := adoptUnplaced(ctx, tx, runID, sessions); err != nil {
+		return s.fail(err)
 	}
 	if len(sess.args)+len(atts.args) > 0 {
 		// Only sessions and attempts refer to artifacts.
@@ -94,6 +97,29 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 	s.checkpointSoon()
 	return nil
 }
+
+// adoptUnplaced moves the attempts a resumed session's earlier
+// incarnations left at schedule position -1 (stored by a run without
+// cells, before attempts were kept by schedule position, and copied by
+// the migration without one) to the session's position, where reading the
+// session finds them. Only a resumed session (incarnation past 1) can have
+// any; for each, it is one look at the run's few such rows.
+func adoptUnplaced(ctx context.Context, tx *txn, runID string, sessions []Session) error {
+	for _, se := range sessions {
+		if se.Incarnation <= 1 || se.SchedulePos == unplaced {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET schedule_pos = $1 WHERE run_id = $2 AND schedule_pos = $3 AND session_id = $4`,
+			se.SchedulePos, runID, unplaced, se.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unplaced is the schedule position of attempts the migration to schema
+// version 8 found no position for.
+const unplaced = -1
 
 // artifactBulk collects rows of the artifact index.
 func artifactBulk(suffix string) *bulk {
@@ -120,13 +146,13 @@ func (b *bulk) add(vals ...any) { b.args = append(b.args, vals...) }
 
 // attemptBulk collects rows of the attempts table; suffix is as newBulk's.
 func attemptBulk(suffix string) *bulk {
-	return newBulk("attempts", suffix, "run_id", "session_id", "incarnation", "call", "attempt", "phase", "started", "duration_ms", "outcome",
+	return newBulk("attempts", suffix, "run_id", "schedule_pos", "session_id", "incarnation", "call", "attempt", "phase", "started", "duration_ms", "outcome",
 		"error_kind", "error_message", "http_status", "request_sha256", "response_sha256", "input_tokens", "output_tokens", "model_id", "fingerprint", "request_id", "finish_reason")
 }
 
 // addAttempt adds one attempt of a session to an attemptBulk.
-func (b *bulk) addAttempt(runID, sessionID string, a Attempt) {
-	b.add(runID, sessionID, a.Incarnation, a.Call, a.Attempt, a.Phase, ts(a.Started), a.DurationMS, a.Outcome,
+func (b *bulk) addAttempt(runID string, pos int, sessionID string, a Attempt) {
+	b.add(runID, pos, sessionID, a.Incarnation, a.Call, a.Attempt, a.Phase, ts(a.Started), a.DurationMS, a.Outcome,
 		a.ErrorKind, a.ErrorMsg, a.HTTPStatus, a.RequestSHA, a.ResponseSHA, a.InputTokens, a.OutputTokens,
 		a.ModelID, a.Fingerprint, a.RequestID, a.FinishReason)
 }
@@ -223,7 +249,7 @@ func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 // Sessions loads every stored session of a run with attempts and messages,
 // in canonical (plan) order.
 func (s *Store) Sessions(ctx context.Context, runID string) ([]Session, error) {
-	return s.loadSessions(ctx, `run_id = $1`, runID)
+	return s.loadSessionsWhere(ctx, `run_id = $1`, []any{runID}, `run_id = $1`, []any{runID})
 }
 
 // ErrNoSession is returned by Session for an id the run does not hold.
@@ -231,7 +257,9 @@ var ErrNoSession = errors.New("store: no such session")
 
 // Session reads one stored session with its attempts and messages.
 func (s *Store) Session(ctx context.Context, runID, id string) (Session, error) {
-	out, err := s.loadSessions(ctx, `run_id = $1 AND session_id = $2`, runID, id)
+	out, err := s.loadSessionsWhere(ctx, `run_id = $1 AND session_id = $2`, []any{runID, id},
+		`run_id = $1 AND schedule_pos IN (SELECT schedule_pos FROM sessions WHERE run_id = $1 AND session_id = $2) AND session_id = $2`,
+		[]any{runID, id})
 	if err != nil {
 		return Session{}, err
 	}
@@ -241,15 +269,9 @@ func (s *Store) Session(ctx context.Context, runID, id string) (Session, error) 
 	return out[0], nil
 }
 
-// loadSessions reads the sessions a condition on run_id and session_id
-// selects, in plan order, with their attempts and messages (which have
-// those columns too).
-func (s *Store) loadSessions(ctx context.Context, cond string, args ...any) ([]Session, error) {
-	return s.loadSessionsWhere(ctx, cond, args, cond, args)
-}
-
 // loadSessionsWhere reads the sessions cond selects, in plan order, and
-// their attempts and messages, which childCond selects.
+// their attempts and messages, which childCond selects: by the schedule
+// positions of the sessions, which is how those tables are keyed.
 func (s *Store) loadSessionsWhere(ctx context.Context, cond string, args []any, childCond string, childArgs []any) ([]Session, error) {
 	out, err := queryAll(ctx, s.db, scanSession, `SELECT `+sessionCols+` FROM sessions WHERE `+cond+` ORDER BY seq`, args...)
 	if err != nil || len(out) == 0 {
@@ -263,7 +285,7 @@ func (s *Store) loadSessionsWhere(ctx context.Context, cond string, args []any, 
 		if se := index[a.session]; se != nil {
 			se.Attempts = append(se.Attempts, a.Attempt)
 		}
-	}, `SELECT `+attemptCols+` FROM attempts WHERE `+childCond+` ORDER BY session_id, incarnation, call, attempt`, childArgs...)
+	}, `SELECT `+attemptCols+` FROM attempts WHERE `+childCond+` ORDER BY schedule_pos, session_id, incarnation, call, attempt`, childArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +293,7 @@ func (s *Store) loadSessionsWhere(ctx context.Context, cond string, args []any, 
 		if se := index[m.session]; se != nil {
 			se.Messages = append(se.Messages, m.Entry)
 		}
-	}, `SELECT `+messageCols+` FROM messages WHERE `+childCond+` ORDER BY session_id, seq`, childArgs...)
+	}, `SELECT `+messageCols+` FROM messages WHERE `+childCond+` ORDER BY schedule_pos, session_id, seq`, childArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +324,7 @@ func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn fun
 			n = int(min(int64(size), max(1, limits.MaxPendingBytes*read/max(held, 1))))
 		}
 		batch, err := s.loadSessionsWhere(ctx, `run_id = $1 AND seq >= $2 AND seq < $3`, []any{runID, lo, lo + n},
-			`run_id = $1 AND session_id IN (SELECT session_id FROM sessions WHERE run_id = $2 AND seq >= $3 AND seq < $4)`,
+			`run_id = $1 AND schedule_pos IN (SELECT schedule_pos FROM sessions WHERE run_id = $2 AND seq >= $3 AND seq < $4)`,
 			[]any{runID, runID, lo, lo + n})
 		if err != nil {
 			return err
@@ -368,14 +390,16 @@ func (s *Store) Unstore(ctx context.Context, runID string, ids []string) error {
 	}
 	defer tx.Rollback()
 	for _, id := range ids {
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE run_id = $1 AND session_id = $2 AND status = $3`, runID, id, SessionFailed)
+		var pos int
+		err := tx.QueryRowContext(ctx, `DELETE FROM sessions WHERE run_id = $1 AND session_id = $2 AND status = $3 RETURNING schedule_pos`,
+			runID, id, SessionFailed).Scan(&pos)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store: run %s: session %s is not stored as failed", runID, id)
+		}
 		if err != nil {
 			return fmt.Errorf("store: run %s: taking back session %s: %w", runID, id, err)
 		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return fmt.Errorf("store: run %s: session %s is not stored as failed", runID, id)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE run_id = $1 AND session_id = $2`, runID, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE run_id = $1 AND schedule_pos = $2 AND session_id = $3`, runID, pos, id); err != nil {
 			return fmt.Errorf("store: run %s: taking back session %s: %w", runID, id, err)
 		}
 	}

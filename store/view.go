@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -18,14 +19,19 @@ import (
 // them loses nothing the sessions do not hold.
 
 // The index's tables are the section "view" of the schema files;
-// PrepareBrowse creates them.
+// PrepareView creates them.
 
 // ViewSession is one session as the viewer's table shows it. Text fields
 // are "" where they do not apply (no final answer, no pressure message).
 type ViewSession struct {
-	ID         string `json:"session_id"`
+	ID string `json:"session_id"`
+	// Seq, Status and Attempts are the session's plan position, stored
+	// status (complete or failed) and attempts. A row added without a
+	// Status takes all three from the sessions table when its index is
+	// finished (ViewWriter.Finish); one added with them is placed at once,
+	// so the rows written so far answer a ViewQuery of their own.
 	Seq        int    `json:"seq"`
-	Status     string `json:"status"` // stored: complete or failed
+	Status     string `json:"status"`
 	Attempts   int    `json:"attempts"`
 	Case       string `json:"case,omitempty"`
 	Branch     string `json:"branch,omitempty"`
@@ -110,11 +116,41 @@ type ViewWriter struct {
 	s     *Store
 	runID string
 	rows  []ViewSession
-	n     int
+	// unplaced says some row was added without its plan position, or out
+	// of plan order; last is the plan position of the last row added.
+	unplaced bool
+	last     int
+	chunk    int // rows the next transaction writes
+
+	mu   sync.Mutex
+	done ViewProgress // the rows committed so far
+}
+
+// ViewProgress is how much of an index a ViewWriter has committed: Rows
+// rows, which are every row of a plan position below Below when Placed
+// (each row was added with its plan position, in plan order). A page
+// may show those rows as the run's table so far (ViewQuery.Below).
+type ViewProgress struct {
+	Rows   int
+	Below  int
+	Placed bool
+}
+
+// Progress is what the writer has committed so far; safe to call while
+// another goroutine writes.
+func (w *ViewWriter) Progress() ViewProgress {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.done
 }
 
 // viewChunk is how many sessions one transaction of a ViewWriter writes.
-const viewChunk = 2000
+// The first writes fewer (firstViewChunk, doubling), so a page of the
+// rows written so far (ViewProgress) is there within moments of the start.
+const (
+	viewChunk      = 2000
+	firstViewChunk = 64
+)
 
 // WriteView starts writing a run's index, dropping the one it had.
 func (s *Store) WriteView(ctx context.Context, runID string) (*ViewWriter, error) {
@@ -126,7 +162,7 @@ func (s *Store) WriteView(ctx context.Context, runID string) (*ViewWriter, error
 			return nil, s.fail(err)
 		}
 	}
-	return &ViewWriter{s: s, runID: runID}, nil
+	return &ViewWriter{s: s, runID: runID, last: -1, chunk: firstViewChunk, done: ViewProgress{Placed: true}}, nil
 }
 
 // cleanText makes model text storable in a TEXT column of either
@@ -147,8 +183,13 @@ func cleanText(v string) string {
 
 // Add queues one session's row, writing a chunk when enough are queued.
 func (w *ViewWriter) Add(ctx context.Context, v ViewSession) error {
+	if v.Status == "" || v.Seq <= w.last {
+		w.unplaced = true
+	}
+	w.last = v.Seq
 	w.rows = append(w.rows, v)
-	if len(w.rows) >= viewChunk {
+	if len(w.rows) >= w.chunk {
+		w.chunk = min(2*w.chunk, viewChunk)
 		return w.flush(ctx)
 	}
 	return nil
@@ -185,7 +226,11 @@ func (w *ViewWriter) flush(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return w.s.fail(err)
 	}
-	w.n += len(w.rows)
+	w.mu.Lock()
+	w.done.Rows += len(w.rows)
+	w.done.Below = w.rows[len(w.rows)-1].Seq + 1
+	w.done.Placed = w.done.Placed && !w.unplaced
+	w.mu.Unlock()
 	w.rows = w.rows[:0]
 	return nil
 }
@@ -252,9 +297,10 @@ func (w *ViewWriter) Count(ctx context.Context, flag string) (int, error) {
 	return n, nil
 }
 
-// Finish writes the last rows, takes each row's plan position, stored
-// status and attempts from the sessions table (rows whose session is not
-// stored are dropped), then stores the headline on its basis.
+// Finish writes the last rows, takes the plan position, stored status and
+// attempts of rows added without them from the sessions table (rows whose
+// session is not stored are dropped), then stores the headline on its
+// basis.
 func (w *ViewWriter) Finish(ctx context.Context, basis string, headline []byte) error {
 	if err := w.flush(ctx); err != nil {
 		return err
@@ -270,13 +316,18 @@ func (w *ViewWriter) Finish(ctx context.Context, basis string, headline []byte) 
 		`UPDATE view_sessions SET (seq, status, attempts) = (SELECT s.seq, s.status, s.attempts FROM sessions s
 			WHERE s.run_id = view_sessions.run_id AND s.session_id = view_sessions.session_id) WHERE run_id = $1`,
 	} {
+		if !w.unplaced {
+			break // every row came from a stored session, placed
+		}
 		if _, err := tx.ExecContext(ctx, q, w.runID); err != nil {
 			return s.fail(err)
 		}
 	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM view_sessions WHERE run_id = $1`, w.runID).Scan(&n); err != nil {
-		return s.fail(err)
+	n := w.Progress().Rows
+	if w.unplaced {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM view_sessions WHERE run_id = $1`, w.runID).Scan(&n); err != nil {
+			return s.fail(err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO view_runs (run_id, basis, sessions, headline) VALUES ($1, $2, $3, $4)`,
 		w.runID, basis, n, string(headline)); err != nil {
@@ -309,6 +360,10 @@ type ViewQuery struct {
 	// Search keeps sessions with a message whose content or refusal holds
 	// this text exactly (case-sensitive), answered by the database.
 	Search string
+	// Below, when positive, keeps the sessions at plan positions below it:
+	// an index being written answers for the rows it has committed
+	// (ViewProgress.Below).
+	Below int
 	// Sort is a ViewColumns key ("" is plan order); Desc reverses it.
 	Sort string
 	Desc bool
@@ -363,6 +418,9 @@ const CountCap = 10000
 func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 	var p params
 	conds := []string{"c.run_id = " + p.add(runID)}
+	if q.Below > 0 {
+		conds = append(conds, "c.seq < "+p.add(q.Below))
+	}
 	rev := q.Reversal
 	if rev == ReversalEligible {
 		conds = append(conds, "c.reversal IN ('yes', 'no', 'unreadable')")
@@ -396,7 +454,8 @@ func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 		// content and refusal may hold any bytes (d.text): the search is a
 		// byte substring on both databases.
 		text := p.add(d.text(q.Search))
-		conds = append(conds, `EXISTS (SELECT 1 FROM messages m WHERE m.run_id = c.run_id AND m.session_id = c.session_id
+		conds = append(conds, `EXISTS (SELECT 1 FROM messages m WHERE m.run_id = c.run_id
+			AND m.schedule_pos IN (SELECT s.schedule_pos FROM sessions s WHERE s.run_id = c.run_id AND s.session_id = c.session_id) AND m.session_id = c.session_id
 			AND (`+d.contains("m.content", text)+` OR `+d.contains("m.refusal", text)+`))`)
 	}
 	return strings.Join(conds, " AND "), p
@@ -600,6 +659,11 @@ func (s *Store) viewByID(ctx context.Context, runID, id string) ([]ViewSession, 
 	}
 	return out, s.fail(rows.Err())
 }
+
+// PrepareView creates the viewer index's tables and their indexes: at
+// once on any store (PrepareBrowse's indexes of the sessions table take a
+// while on a large one).
+func (s *Store) PrepareView(ctx context.Context) error { return s.prepareView(ctx) }
 
 // prepareView creates the index's tables and their indexes. An index
 // written by an older budge, without the triggers column, is dropped

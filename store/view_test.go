@@ -215,3 +215,78 @@ func testViewIndex(t *testing.T) {
 		t.Errorf("rewritten index = %+v", v)
 	}
 }
+
+// An index being written answers for the rows it has committed: rows added
+// with their plan positions, in plan order, are committed a few at first
+// (a first page comes at once), and a query bounded by the writer's
+// progress counts exactly those. Rows added without them, or out of
+// order, are not offered before Finish places them.
+func TestViewWriterProgress(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	if err := st.PrepareView(ctx); err != nil {
+		t.Fatal(err)
+	}
+	createRun(t, st, "r", base)
+	var ss []Session
+	for i := range 400 {
+		ss = append(ss, testSession(fmt.Sprintf("s%03d", i), i))
+	}
+	if err := st.WriteSessions(ctx, "r", ss); err != nil {
+		t.Fatal(err)
+	}
+	w, err := st.WriteView(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := w.Progress(); p.Rows != 0 {
+		t.Fatalf("progress before any row: %+v", p)
+	}
+	// Every other session, as a run whose odd positions were never stored.
+	for i := 0; i < 400; i += 2 {
+		v := ViewSession{ID: fmt.Sprintf("s%03d", i), Seq: i, Status: "complete", Attempts: 2, Failure: i%3 == 0}
+		if err := w.Add(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		if p := w.Progress(); i == 2*(firstViewChunk-1) && (p.Rows != firstViewChunk || p.Below != i+1 || !p.Placed) {
+			t.Fatalf("after %d rows, progress %+v: want the first %d committed below %d", i/2+1, p, firstViewChunk, i+1)
+		}
+	}
+	p := w.Progress()
+	if p.Rows != 3*firstViewChunk || !p.Placed {
+		t.Fatalf("progress %+v, want %d rows committed", p, 3*firstViewChunk)
+	}
+	failures := 0
+	for i := 0; i < p.Below; i += 2 {
+		if i%3 == 0 {
+			failures++
+		}
+	}
+	got, err := st.ViewSessions(ctx, "r", ViewQuery{Failures: true, Below: p.Below, Limit: 5})
+	if err != nil || got.Total != failures || len(got.Rows) != 5 || got.Rows[0].ID != "s000" || got.Rows[1].ID != "s006" {
+		t.Fatalf("failures below %d: total %d, rows %v, %v; want %d from s000, s006", p.Below, got.Total, pageIDs(got), err, failures)
+	}
+	if err := w.Finish(ctx, "b", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := st.ViewRunOf(ctx, "r"); err != nil || !ok || v.Sessions != 200 {
+		t.Fatalf("finished index: %+v %v %v, want 200 sessions", v, ok, err)
+	}
+	if row, ok, err := st.ViewSessionOf(ctx, "r", "s398"); err != nil || !ok || row.Seq != 398 || row.Attempts != 2 {
+		t.Fatalf("last row %+v %v %v", row, ok, err)
+	}
+
+	// Out of plan order: nothing is offered as a table so far.
+	w, err = st.WriteView(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 399; i >= 0; i-- {
+		if err := w.Add(ctx, ViewSession{ID: fmt.Sprintf("s%03d", i), Seq: i, Status: "complete"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := w.Progress(); p.Rows == 0 || p.Placed {
+		t.Fatalf("rows out of plan order: progress %+v, want rows committed but not placed", p)
+	}
+}

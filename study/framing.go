@@ -466,11 +466,8 @@ func newFramingRun(data string, d framing.Design, items []framing.Item, b stats.
 // loadFraming reads a stored framing run's manifest and snapshot.
 func loadFraming(run store.Run, _ string, content []byte) (protocol, error) {
 	p := &framingRun{m: &FramingManifest{}, snap: &FramingSnapshot{}}
-	if err := readManifest(run, p.m); err != nil {
+	if err := readStored(run, p.m, content, p.snap, "items"); err != nil {
 		return nil, err
-	}
-	if err := json.Unmarshal(content, p.snap); err != nil {
-		return nil, fmt.Errorf("run %s: stored items are unreadable: %w", run.ID, err)
 	}
 	p.bytes, p.plan = content, framing.PlanOf(&p.snap.Design, p.snap.Items)
 	return p, nil
@@ -811,7 +808,7 @@ func ImportFraming(ctx context.Context, st *store.Store, o ImportOptions) (*Fram
 	if err != nil {
 		return nil, err
 	}
-	return As[*FramingResult](finish(ctx, st, p, run))
+	return As[*FramingResult](finish(ctx, st, p, run, nil))
 }
 
 // firstDifference describes where two texts first differ.

@@ -102,7 +102,7 @@ func (r *FramingResult) Item(ctx context.Context, index int) (*ItemObservations,
 	}
 	per := r.p.plan.PerItem()
 	for i := index * per; i < (index+1)*per; i++ {
-		se, err := storedAt(ctx, r.st, r.Run.ID, r.p.plan.At(i).ID())
+		se, err := StoredSession(ctx, r.st, r.Run.ID, r.p.plan.At(i).ID())
 		if err != nil {
 			return nil, err
 		}
@@ -115,8 +115,9 @@ func (r *FramingResult) Item(ctx context.Context, index int) (*ItemObservations,
 	return out, nil
 }
 
-// storedAt is a run's stored session id, or nil when it was never stored.
-func storedAt(ctx context.Context, st *store.Store, run, id string) (*store.Session, error) {
+// StoredSession is a run's stored session id, or nil when it was never
+// stored.
+func StoredSession(ctx context.Context, st *store.Store, run, id string) (*store.Session, error) {
 	se, err := st.Session(ctx, run, id)
 	switch {
 	case errors.Is(err, store.ErrNoSession):
@@ -136,7 +137,7 @@ func (r *FramingResult) baselineOf(ctx context.Context, item int) (*ItemObservat
 		return out, nil
 	}
 	for _, pos := range b.pair.For(item) {
-		se, err := storedAt(ctx, r.st, b.info.Run, b.run.plan.At(pos).ID())
+		se, err := StoredSession(ctx, r.st, b.info.Run, b.run.plan.At(pos).ID())
 		if err != nil {
 			return nil, err
 		}
@@ -154,12 +155,7 @@ func (r *FramingResult) baselineOf(ctx context.Context, item int) (*ItemObservat
 // Observations are the run's own scored sessions, in plan order: for small
 // runs and tests, as they grow with the run (Each does not).
 func (r *FramingResult) Observations(ctx context.Context) ([]framing.Observation, error) {
-	var obs []framing.Observation
-	err := r.Each(ctx, func(o *framing.Observation, _ string) error {
-		obs = append(obs, *o)
-		return nil
-	})
-	return obs, err
+	return collect(ctx, r.Each)
 }
 
 // Paired is every observation the run's measures pair, those a fixed-C1
@@ -201,7 +197,7 @@ func (r *FramingResult) Observation(ctx context.Context, id string) (o *framing.
 		if r.p.plan.At(i).ID() != id {
 			continue
 		}
-		se, err := storedAt(ctx, r.st, r.Run.ID, id)
+		se, err := StoredSession(ctx, r.st, r.Run.ID, id)
 		if err != nil {
 			return nil, false, err
 		}

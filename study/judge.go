@@ -343,11 +343,8 @@ func newJudgeRun(snap *JudgeSnapshot) (*judgeRun, error) {
 // loadJudge reads a stored judge run's manifest and snapshot.
 func loadJudge(run store.Run, _ string, content []byte) (protocol, error) {
 	p := &judgeRun{m: &JudgeManifest{}, snap: &JudgeSnapshot{}}
-	if err := readManifest(run, p.m); err != nil {
+	if err := readStored(run, p.m, content, p.snap, "judge tasks"); err != nil {
 		return nil, err
-	}
-	if err := json.Unmarshal(content, p.snap); err != nil {
-		return nil, fmt.Errorf("run %s: stored judge tasks are unreadable: %w", run.ID, err)
 	}
 	p.bytes, p.specs = content, judge.Plan(p.snap.Tasks, p.snap.Repeats)
 	return p, nil

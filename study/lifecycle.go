@@ -224,6 +224,18 @@ func readManifest(run store.Run, m any) error {
 	return nil
 }
 
+// readStored decodes a stored run's manifest into m and its JSON snapshot
+// (content) into snap; what names the snapshot's contents in an error.
+func readStored(run store.Run, m any, content []byte, snap any, what string) error {
+	if err := readManifest(run, m); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(content, snap); err != nil {
+		return fmt.Errorf("run %s: stored %s are unreadable: %w", run.ID, what, err)
+	}
+	return nil
+}
+
 // spec is a planned session of any protocol.
 type spec interface{ ID() string }
 
@@ -413,7 +425,7 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 	}
 	stats, runErr := runPasses(ctx, drain, s.Config(runner.Config{RunID: h.RunID, Concurrency: c.Concurrency, Retry: h.Retry,
 		JitterSeed: h.Seed, Progress: c.Progress, Log: logger, OutageWait: c.OutageWait, RateLimitWait: c.RateLimitWait, Notice: c.Notice,
-		Fence: fence(ctx, sink)}), p, s, sink, n, jobs)
+		Fence: fence(ctx, sink), Stored: c.stored}), p, s, sink, n, jobs)
 	if log != nil {
 		if err := log.Close(); err != nil && runErr == nil {
 			runErr = err
@@ -439,9 +451,9 @@ func execute(ctx context.Context, st *store.Store, c Control, p protocol, s *sta
 
 // finish scores a run from its stored sessions, sets its final status and
 // stores the scored manifest.
-func finish(ctx context.Context, st *store.Store, p protocol, run store.Run) (Result, error) {
+func finish(ctx context.Context, st *store.Store, p protocol, run store.Run, e *early) (Result, error) {
 	h := p.head()
-	sc, err := scoreStored(ctx, st, p)
+	sc, err := scoreRun(ctx, st, p, e)
 	if err != nil {
 		return nil, err
 	}
@@ -499,10 +511,6 @@ type failer interface{ failed() error }
 // scoreThrough is scoreStored through the scorer sc.
 func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionScorer) (sessionScorer, error) {
 	h := p.head()
-	orphans, err := st.Orphans(ctx, h.RunID)
-	if err != nil {
-		return nil, err
-	}
 	planned, idAt := plannedIDs(p)
 	t := newTally()
 	next := 0
@@ -540,7 +548,7 @@ func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionSc
 		}
 		scored <- err
 	}()
-	err = st.EachSessions(rctx, h.RunID, scoreBatch, func(batch []store.Session) error {
+	err := st.EachSessions(rctx, h.RunID, scoreBatch, func(batch []store.Session) error {
 		select {
 		case batches <- batch:
 			return nil
@@ -559,10 +567,22 @@ func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionSc
 		sc.add(next, nil)
 		t.missing++
 	}
+	return settle(ctx, st, p, sc, t)
+}
+
+// settle completes the header once every planned position is scored into
+// sc and tallied into t: the orphaned attempts, the counts, the cost and
+// the fingerprint.
+func settle(ctx context.Context, st *store.Store, p protocol, sc sessionScorer, t *tallied) (sessionScorer, error) {
 	if err := stopped(sc); err != nil {
 		return nil, err
 	}
-	t.finish(h, orphans, planned)
+	h := p.head()
+	orphans, err := st.Orphans(ctx, h.RunID)
+	if err != nil {
+		return nil, err
+	}
+	t.finish(h, orphans, plannedLen(p))
 	h.Net.CostUSD = nil
 	if h.Net.Price != nil {
 		cost := h.Net.Price.Cost(h.Counts.InputTokens, h.Counts.OutputTokens)

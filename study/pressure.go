@@ -143,12 +143,17 @@ func (r *PressureResult) StreamOf(ctx context.Context, ids []string) pressure.St
 // Outcomes are every scored session of the run, in plan order: for small
 // runs and tests, as they grow with the run (Each does not).
 func (r *PressureResult) Outcomes(ctx context.Context) ([]pressure.Outcome, error) {
-	var outs []pressure.Outcome
-	err := r.Each(ctx, func(o *pressure.Outcome, _ string) error {
-		outs = append(outs, *o)
+	return collect(ctx, r.Each)
+}
+
+// collect gathers, in order, every session a result's Each hands out.
+func collect[T any](ctx context.Context, each func(context.Context, func(o *T, trace string) error) error) ([]T, error) {
+	var out []T
+	err := each(ctx, func(o *T, _ string) error {
+		out = append(out, *o)
 		return nil
 	})
-	return outs, err
+	return out, err
 }
 
 // Head is the manifest's common part.
@@ -414,12 +419,8 @@ func (p *pressureRun) scoreIDs(ctx context.Context, st *store.Store, runID strin
 		if !want[id] {
 			continue
 		}
-		var stored *store.Session
-		se, err := st.Session(ctx, runID, id)
-		switch {
-		case err == nil:
-			stored = &se
-		case !errors.Is(err, store.ErrNoSession):
+		stored, err := StoredSession(ctx, st, runID, id)
+		if err != nil {
 			return err
 		}
 		out, _ := p.score(i, stored)

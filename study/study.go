@@ -100,6 +100,9 @@ type Control struct {
 	// fingerprint; a resume, a replay and a re-score read replies as the
 	// recorded run did, whatever this says.
 	StrictParse bool
+
+	// stored is handed each batch of sessions once stored (early).
+	stored func([]store.Session)
 }
 
 // Header is the part of a run's manifest that every protocol has: identity,

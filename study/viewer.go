@@ -196,10 +196,22 @@ func (p *pressureRun) indexView(ctx context.Context, st *store.Store, run store.
 		disc = disc[:0]
 		return err
 	}
-	sc := p.newScorer(p.tally(), func(o *pressure.Outcome, _ string) error {
+	// Each row carries its session's plan position, stored status and
+	// attempts, so the rows written so far are a table of their own while
+	// the rest of the run is scored.
+	var cur *store.Session
+	sc := &pressureScorer{p: p}
+	sc.tally = p.tally()
+	sc.score = func(i int, se *store.Session) (pressure.Outcome, string) {
+		cur = se
+		return p.score(i, se)
+	}
+	sc.each = func(i int, o *pressure.Outcome, _ string) error {
 		pairs.Add(o)
-		if o.InitialStatus != pressure.Missing {
-			if err := sink.Add(ctx, caseRow(o)); err != nil {
+		if o.InitialStatus != pressure.Missing && cur != nil {
+			v := caseRow(o)
+			v.Seq, v.Status, v.Attempts = i, cur.Status, len(cur.Attempts)
+			if err := sink.Add(ctx, v); err != nil {
 				return err
 			}
 		}
@@ -208,7 +220,7 @@ func (p *pressureRun) indexView(ctx context.Context, st *store.Store, run store.
 			return markDisc()
 		}
 		return nil
-	})
+	}
 	done, err := scoreThrough(ctx, st, p, sc)
 	if err != nil {
 		return nil, err
@@ -286,14 +298,24 @@ func caseRow(o *pressure.Outcome) store.ViewSession {
 	return v
 }
 
-func (p *framingRun) viewer(run store.Run) *Viewer {
-	return &Viewer{Table: TableItems, index: func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
-		r, err := As[*FramingResult](loadWith(ctx, st, run, p))
+// indexLoaded is the viewer's index of a run that is indexed from its
+// scored result: it loads run as protocol p and has the result (an R)
+// index itself.
+func indexLoaded[R interface {
+	Result
+	indexView(ctx context.Context, sink ViewSink) (*ViewHeadline, error)
+}](run store.Run, p protocol) func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
+	return func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
+		r, err := As[R](loadWith(ctx, st, run, p))
 		if err != nil {
 			return nil, err
 		}
 		return r.indexView(ctx, sink)
-	}}
+	}
+}
+
+func (p *framingRun) viewer(run store.Run) *Viewer {
+	return &Viewer{Table: TableItems, index: indexLoaded[*FramingResult](run, p)}
 }
 
 // framingStatus is an answer's status as the table shows it: correct or
@@ -401,13 +423,7 @@ func (r *FramingResult) indexView(ctx context.Context, sink ViewSink) (*ViewHead
 }
 
 func (p *judgeRun) viewer(run store.Run) *Viewer {
-	return &Viewer{Table: TableJudgments, index: func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
-		r, err := As[*JudgeResult](loadWith(ctx, st, run, p))
-		if err != nil {
-			return nil, err
-		}
-		return r.indexView(ctx, sink)
-	}}
+	return &Viewer{Table: TableJudgments, index: indexLoaded[*JudgeResult](run, p)}
 }
 
 // indexView hands sink a judge run's judgments as its session rows: the

@@ -297,6 +297,14 @@ func work(ctx context.Context, st *store.Store, c Control, run store.Run, p prot
 	if drain == nil {
 		drain = context.Background()
 	}
+	var e *early
+	if !st.Shared() && cells.Done == 0 && cells.Claimed == 0 {
+		// A fresh run on a local store: its sessions are scored as they
+		// are stored.
+		e = newEarly(p)
+		defer e.close()
+		c.stored = e.stored
+	}
 	var claimErr error
 	// Workers sharing a run claim a quarter of their calls in flight at a
 	// time, so that the cells spread over them; the one worker of a run on
@@ -307,6 +315,10 @@ func work(ctx context.Context, st *store.Store, c Control, run store.Run, p prot
 	}
 	jobs := claimed(ctx, drain, w, p, batch, &claimErr)
 	stats, err := execute(ctx, st, c, p, s, w, cells.Left(), jobs)
+	if e != nil {
+		// Scoring reads the manifest, which record writes next.
+		e.close()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +365,7 @@ func work(ctx context.Context, st *store.Store, c Control, run store.Run, p prot
 			if err := recordWorkers(wctx, st, h); err != nil {
 				return nil, err
 			}
-			return finish(wctx, st, p, run)
+			return finish(wctx, st, p, run, e)
 		}
 		select {
 		case <-ctx.Done():

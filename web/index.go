@@ -122,18 +122,36 @@ type build struct {
 	// scored counts the sessions indexed so far, of planned.
 	scored  atomic.Int64
 	planned int
+	// w is the index's writer, once it is written (nil before).
+	w atomic.Pointer[store.ViewWriter]
+}
+
+// progress is how far a build got: sessions scored, and what of the index
+// is committed.
+func (bd *build) progress(run string) *stillScoring {
+	e := &stillScoring{run: run, Scored: bd.scored.Load(), Planned: int64(bd.planned)}
+	if w := bd.w.Load(); w != nil {
+		e.Written = w.Progress()
+	}
+	return e
 }
 
 // stillScoring is the answer to a page of a run whose index is being built
 // when the server's patience (Options.Patience) ran out: how far it got.
 type stillScoring struct {
 	run             string
-	scored, planned int64
+	Scored, Planned int64
+	// Written is what of the index is committed: when its rows are
+	// placed, the session table shows them meanwhile.
+	Written store.ViewProgress
 }
 
 func (e *stillScoring) Error() string {
-	return fmt.Sprintf("run %s is being scored for the viewer: %d of %d sessions so far", e.run, e.scored, e.planned)
+	return fmt.Sprintf("run %s is being scored for the viewer: %d of %d sessions so far", e.run, e.Scored, e.Planned)
 }
+
+// partial says the table can show the rows written so far.
+func (e *stillScoring) partial() bool { return e.Written.Placed && e.Written.Rows > 0 }
 
 // basis says which state of a run an index describes. A running run's
 // basis does not follow its sessions as they are stored (scoring a big run
@@ -182,7 +200,7 @@ func (s *Server) index(ctx context.Context, run store.Run) (*headline, error) {
 	select {
 	case <-bd.done:
 	case <-patience:
-		return nil, &stillScoring{run: run.ID, scored: bd.scored.Load(), planned: int64(bd.planned)}
+		return nil, bd.progress(run.ID)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -197,8 +215,9 @@ func (s *Server) index(ctx context.Context, run store.Run) (*headline, error) {
 }
 
 // IndexAll scores for the viewer every run it serves whose index is
-// missing or stale, one at a time, calling progress before each. budge view
-// calls it before it listens, so the runs list has every headline.
+// missing or stale, one at a time, calling progress before each, then
+// makes the sessions table's indexes (store.PrepareBrowse). budge view
+// calls it once it listens, so the runs list has every headline soon.
 func (s *Server) IndexAll(ctx context.Context, progress func(run store.Run)) error {
 	runs, err := s.st.ListRuns(ctx)
 	if err != nil {
@@ -222,7 +241,9 @@ func (s *Server) IndexAll(ctx context.Context, progress func(run store.Run)) err
 			return fmt.Errorf("scoring run %s for the viewer: %w", run.ID, err)
 		}
 	}
-	return nil
+	// The indexes of the sessions table a framing item's page reads (it
+	// answers without them, more slowly).
+	return s.st.PrepareBrowse(ctx)
 }
 
 // storedHeadline is the run's stored headline when it is current, and the
@@ -261,7 +282,7 @@ func (s *Server) startBuild(run store.Run, basis string) *build {
 	ix.building[run.ID] = bd
 	go func() {
 		ix.one <- struct{}{}
-		bd.err = s.writeIndex(context.Background(), run, basis, &bd.scored)
+		bd.err = s.writeIndex(context.Background(), run, basis, bd)
 		<-ix.one
 		ix.mu.Lock()
 		delete(ix.building, run.ID)
@@ -271,16 +292,20 @@ func (s *Server) startBuild(run store.Run, basis string) *build {
 	return bd
 }
 
-// building reports whether a run is being scored for the viewer.
-func (s *Server) building(id string) bool {
+// building is how far the scoring of a run for the viewer got; nil when
+// it is not being scored.
+func (s *Server) building(id string) *stillScoring {
 	s.ix.mu.Lock()
 	defer s.ix.mu.Unlock()
-	return s.ix.building[id] != nil
+	if bd := s.ix.building[id]; bd != nil {
+		return bd.progress(id)
+	}
+	return nil
 }
 
 // writeIndex scores a run and stores its index: the run hands each
 // session as the table shows it, counted here by the table's filters.
-func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string, scored *atomic.Int64) error {
+func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string, bd *build) error {
 	v, err := study.OpenViewer(ctx, s.st, run.ID)
 	if err != nil {
 		return err
@@ -289,8 +314,9 @@ func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string, sc
 	if err != nil {
 		return err
 	}
+	bd.w.Store(w)
 	h := &headline{Protocol: run.Protocol}
-	m, err := v.Index(ctx, s.st, counted{w, h, scored})
+	m, err := v.Index(ctx, s.st, counted{w, h, &bd.scored})
 	if err != nil {
 		return err
 	}
@@ -321,9 +347,19 @@ type counted struct {
 
 func (c counted) Add(ctx context.Context, v store.ViewSession) error {
 	c.h.count(v)
-	c.scored.Add(1)
-	return c.ViewWriter.Add(ctx, v)
+	n := c.scored.Add(1)
+	if err := c.ViewWriter.Add(ctx, v); err != nil {
+		return err
+	}
+	if hook := scoredHook.Load(); hook != nil {
+		(*hook)(n)
+	}
+	return nil
 }
+
+// scoredHook, set only by tests, is called after each session a build
+// adds, with how many it added so far: a test holds a build part way.
+var scoredHook atomic.Pointer[func(n int64)]
 
 func yesNo(b bool) string {
 	if b {

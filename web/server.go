@@ -86,7 +86,10 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := st.PrepareBrowse(context.Background()); err != nil {
+	// The viewer's own tables, at once; the sessions table's indexes
+	// (PrepareBrowse), which take a while on a large store, come after
+	// the runs are scored (IndexAll), so the viewer listens first.
+	if err := st.PrepareView(context.Background()); err != nil {
 		return nil, err
 	}
 	s := &Server{st: st, opt: opt, csrf: hex.EncodeToString(b), tmpl: t, mux: http.NewServeMux(), viewers: map[string]*study.Viewer{},

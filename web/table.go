@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -58,8 +59,8 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 			// Never scored here, or changed since: the run's own page
 			// scores it (budge view scores every run as it starts).
 			row.State = "not scored for the viewer yet: open the run"
-			if s.building(x.ID) {
-				row.State = "scoring for the viewer…"
+			if b := s.building(x.ID); b != nil {
+				row.State = fmt.Sprintf("scoring for the viewer: %d of %d sessions so far…", b.Scored, b.Planned)
 			}
 		}
 		out = append(out, row)
@@ -69,10 +70,13 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 
 // tableData is one page of the session table.
 type tableData struct {
-	Run      store.Run
-	Framing  bool
-	Judge    bool // a judge run: one row per judgment
-	H        *headline
+	Run     store.Run
+	Framing bool
+	Judge   bool // a judge run: one row per judgment
+	H       *headline
+	// Partial is set while the run is scored for the viewer: the table
+	// shows the sessions scored so far (H is nil).
+	Partial  *stillScoring
 	Q        url.Values // the request's filters, for the form
 	Rows     []tableRow
 	Count    string
@@ -177,6 +181,12 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 		q.Del("rescore")
 	}
 	h, err := s.index(ctx, run)
+	var busy *stillScoring
+	if errors.As(err, &busy) && busy.partial() {
+		// Scored in part: the table shows the rows written so far, and
+		// says so.
+		err = nil
+	}
 	if err != nil {
 		return err
 	}
@@ -187,7 +197,7 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 	if err != nil {
 		return err
 	}
-	d := tableData{Run: run, Framing: v.Table == study.TableItems, Judge: v.Table == study.TableJudgments, H: h, Q: url.Values{}}
+	d := tableData{Run: run, Framing: v.Table == study.TableItems, Judge: v.Table == study.TableJudgments, H: h, Partial: busy, Q: url.Values{}}
 	for _, k := range valueFilters {
 		d.Q.Set(k, q.Get(k))
 	}
@@ -213,6 +223,9 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 	}
 	// The whole run: its size is in the headline, no need to count.
 	vq.NoCount = unfiltered
+	if busy != nil {
+		vq.Below = busy.Written.Below
+	}
 	qctx := ctx
 	if vq.Search != "" {
 		// A search reads transcripts: bounded, so a rare phrase on a big
@@ -227,6 +240,8 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 		d.Count = fmt.Sprintf("the search for %q read transcripts for %v without filling a page and was stopped: narrow it with a filter", vq.Search, SearchTimeout)
 	case err != nil:
 		return fmt.Errorf("%w: %v", errBadRequest, err)
+	case busy != nil && unfiltered:
+		d.Count = fmt.Sprintf("%d sessions scored so far", busy.Written.Rows)
 	case unfiltered:
 		d.Count = fmt.Sprintf("%d sessions", h.Sessions)
 	case p.Total < 0:
@@ -235,6 +250,11 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, run store.Run)
 		d.Count = fmt.Sprintf("more than %d sessions", store.CountCap)
 	default:
 		d.Count = fmt.Sprintf("%d sessions", p.Total)
+	}
+	if busy != nil && !unfiltered {
+		// A count of the part scored is a count of that part, never of
+		// the run.
+		d.Count += fmt.Sprintf(" of the %d scored so far", busy.Written.Rows)
 	}
 	for _, v := range p.Rows {
 		row := tableRow{ViewSession: v}

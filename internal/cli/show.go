@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 
@@ -46,12 +45,8 @@ func cmdShow(ctx context.Context, std IO, args []string) error {
 		if err != nil {
 			return err
 		}
-		var stored *store.Session
-		se, err := st.Session(ctx, id, sessionID)
-		switch {
-		case err == nil:
-			stored = &se
-		case !errors.Is(err, store.ErrNoSession):
+		stored, err := study.StoredSession(ctx, st, id, sessionID)
+		if err != nil {
 			return err
 		}
 		return report.Transcript(std.Out, id, sessionID, outcome, stored)

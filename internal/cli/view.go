@@ -23,8 +23,9 @@ pairs, parse and transport failures, unreviewed, transcript search),
 sortable by any column and paged on the server, each session's transcript
 with tool calls, evidence versions, attempts and retries, matched pairs side
 by side, framing items, the run diff, the HTML report with its counts linked
-to their sessions, and the explanation review. Before it listens it scores
-each run not yet scored for the viewer and keeps the result in the store.
+to their sessions, and the explanation review. Once it listens it scores
+each run not yet scored for the viewer and keeps the result in the store;
+meanwhile a run's page shows the sessions scored so far.
 With RUN arguments only those runs are served. It listens on 127.0.0.1 unless --addr says otherwise;
 on any other address a token is required (generated unless --token is given)
 and printed in the URL. That token does not open a reviewer's pages: each

@@ -456,10 +456,6 @@ func Calibrate(ctx context.Context, o Options) (*Calibration, error) {
 	if grid == nil {
 		grid = DefaultGrid()
 	}
-	workers := o.Workers
-	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	cases, repeats, design := calibrationDesign(d, o.Cases, o.Repeats)
 	cal := &Calibration{Deck: d.Name, Cases: cases, Repeats: repeats, Branches: len(d.BranchesOf(pressure.Determinate)), Sessions: len(design), Replications: o.Replications,
 		Seed: o.Seed, Resamples: o.Resamples, Simulated: calibrationModel}
@@ -476,7 +472,7 @@ func Calibrate(ctx context.Context, o Options) (*Calibration, error) {
 		claim := (1 - g.Knobs.Refusal - g.Knobs.Malformed) * g.Knobs.ClaimUptake
 		planted := [8]float64{gap, x, y, drift, up, up - (x+y)/2, claim, up - claim}
 		res := make([]repResult, o.Replications)
-		if err := replicate(ctx, o.Replications, workers, func(i int) {
+		if err := replicate(ctx, o.Replications, o.Workers, func(i int) {
 			rng := rand.New(rand.NewPCG(o.Seed, uint64(gi)<<32|uint64(i)))
 			res[i] = simulateRep(rng, g.Knobs, design, planted, b, nil)
 		}); err != nil {
@@ -614,9 +610,12 @@ func PowerSweep(ctx context.Context, o Options, gap float64, cases []int) ([]Pow
 }
 
 // replicate runs rep(i) for every replication i below n on workers
-// goroutines, each replication once; it stops handing out replications
-// when ctx ends and returns its error.
+// goroutines (GOMAXPROCS when workers is below 1), each replication once;
+// it stops handing out replications when ctx ends and returns its error.
 func replicate(ctx context.Context, n, workers int, rep func(i int)) error {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range workers {

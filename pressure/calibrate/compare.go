@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 
 	"github.com/buildlab/budge/pressure"
 )
@@ -163,10 +162,6 @@ func CalibrateCompare(ctx context.Context, o Options, grid []CompareScenario) (*
 	if grid == nil {
 		grid = DefaultCompareGrid()
 	}
-	workers := o.Workers
-	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	_, _, design := calibrationDesign(d, o.Cases, o.Repeats)
 	cal := &CompareCalibration{Deck: d.Name, Sessions: len(design), Replications: o.Replications, Seed: o.Seed, Simulated: compareModel,
 		Rules: pressure.CompareRules(0)}
@@ -185,7 +180,7 @@ func CalibrateCompare(ctx context.Context, o Options, grid []CompareScenario) (*
 		for _, m := range CoveredMeasures {
 			planted[m] = plantedChange(m, sc.Before, sc.After)
 		}
-		if err := replicate(ctx, o.Replications, workers, func(i int) {
+		if err := replicate(ctx, o.Replications, o.Workers, func(i int) {
 			rng := rand.New(rand.NewPCG(o.Seed, 1<<40|uint64(gi)<<32|uint64(i)))
 			before, after := drawRun(rng, sc.Before, design), drawRun(rng, sc.After, design)
 			cm := pressure.NewComparer(d, 0)

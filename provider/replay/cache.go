@@ -9,6 +9,7 @@ import (
 	"hash"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/buildlab/budge/chat"
@@ -55,6 +56,21 @@ func (c *Cache) Key(ctx context.Context, req *chat.Request) string {
 // requestKey is the sha256 that keys a request's answer in a cache or a
 // journal: the provider's description, the request and the repeat index.
 func requestKey(ctx context.Context, info provider.Info, req *chat.Request) [32]byte {
+	if body, ok := provider.EncodedOf(ctx, req); ok {
+		// The caller's encoding of the request, in its place in the
+		// encoding of the whole key: the same bytes, encoded once.
+		d, _ := json.Marshal(info)
+		h := sha256.New()
+		h.Write([]byte(`{"provider":`))
+		h.Write(d)
+		h.Write([]byte(`,"request":`))
+		h.Write(body)
+		h.Write(strconv.AppendInt([]byte(`,"repeat":`), int64(provider.Repeat(ctx)), 10))
+		h.Write([]byte{'}'})
+		var sum [32]byte
+		h.Sum(sum[:0])
+		return sum
+	}
 	// The sha256 of json.Marshal's encoding, hashed as the encoder writes
 	// it instead of from a copy: one allocation of a request's size fewer
 	// on every call.

@@ -121,3 +121,39 @@ func TestJournalKeepsFailures(t *testing.T) {
 	defer j2.Close()
 	check(j2, "later process")
 }
+
+// Two keys that share the index's first 8 bytes never answer for each
+// other: the later one is indexed and the earlier one is missed (asked
+// again), in this process and in a later one.
+func TestJournalKeysSharingAPrefix(t *testing.T) {
+	dir := t.TempDir()
+	j, err := OpenJournal(dir, &long{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var earlier, later [32]byte
+	earlier[31], later[31] = 1, 2
+	for i, k := range [][32]byte{earlier, later} {
+		resp := &chat.Response{Message: chat.Message{Role: chat.Assistant, Content: []string{"earlier", "later"}[i]}}
+		if err := j.Keep(k, resp, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(j *Journal, when string) {
+		t.Helper()
+		if r, ok := j.Answer(later); !ok || r.Message.Content != "later" {
+			t.Errorf("%s: the later key's answer: %+v, %v", when, r, ok)
+		}
+		if r, ok := j.Answer(earlier); ok {
+			t.Errorf("%s: the earlier key answered with %q; want a miss", when, r.Message.Content)
+		}
+	}
+	check(j, "same process")
+	j.Close()
+	j2, err := OpenJournal(dir, &long{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	check(j2, "later process")
+}
