@@ -8,14 +8,19 @@
 # one invocation so both see the same machine, and the ratios printed.
 #   bash bench/throughput.sh                  # this checkout, 3 rounds
 #   BASE=24c9cf4 ROUNDS=5 bash bench/throughput.sh
+#   BUDGE=b/budge BASE=24c9cf4 BASE_BUDGE=b/budge-24c9cf4 bash bench/throughput.sh  # builds made beforehand
 source "$(dirname "$0")/lib.sh"
 rounds=${ROUNDS:-3}
 bins=("$budge")
 names=(this)
 if [ -n "${BASE:-}" ]; then
-  git worktree add -q --detach "$work/base" "$BASE"
-  (cd "$work/base" && go build -o "$work/budge-base" ./cmd/budge)
-  git worktree remove --force "$work/base"
+  if [ -n "${BASE_BUDGE:-}" ]; then
+    cp "$BASE_BUDGE" "$work/budge-base" # a build of BASE made beforehand
+  else
+    git worktree add -q --detach "$work/base" "$BASE"
+    (cd "$work/base" && go build -o "$work/budge-base" ./cmd/budge)
+    git worktree remove --force "$work/base"
+  fi
   bins+=("$work/budge-base")
   names+=("$BASE")
 fi

@@ -72,6 +72,16 @@ func (x *Exchange) Middleware(req *http.Request, next func(*http.Request) (*http
 	// on its own after a reset; every attempt must be one observation.
 	req.Header.Del("Idempotency-Key")
 	req.Header.Del("X-Idempotency-Key")
+	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
+		// The SDKs wrap the body in a reader of their own, which Go's
+		// transport cannot tell is in memory: it then writes the headers
+		// on their own and copies the body through a 32 KB buffer of its
+		// own, a write and an allocation more on every call. The body's
+		// fresh copy is a reader it knows.
+		if b, err := req.GetBody(); err == nil {
+			req.Body = b
+		}
+	}
 	res, err := next(req)
 	if err != nil {
 		x.SendErr = err

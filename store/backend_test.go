@@ -40,6 +40,8 @@ var suite = []struct {
 	{"PaceSharedByWorkers", testPaceSharedByWorkers},
 	{"CellsManyAtOnce", testCellsManyAtOnce},
 	{"CellFence", testCellFence},
+	{"CellStoredOnceFromOneBatch", testCellStoredOnceFromOneBatch},
+	{"CellsNotTakenOverBySelf", testCellsNotTakenOverBySelf},
 	{"LeaseOneHolder", testLeaseOneHolder},
 	{"LeaseRace", testLeaseRace},
 	{"LeaseStaleHeartbeatIsTakenOver", testLeaseStaleHeartbeatIsTakenOver},

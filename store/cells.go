@@ -306,14 +306,22 @@ func (w *Worker) holdsNow(sessionID string, incarnation int) bool {
 	return ok && c.incarnation == incarnation && w.s.now().Before(c.until)
 }
 
-// forget drops cells from the fence: stored, or given back.
-func (w *Worker) forget(ids ...string) {
+// forget drops every cell from the fence: given back.
+func (w *Worker) forget() {
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
-	if ids == nil {
-		clear(w.held)
-	}
-	for _, id := range ids {
+	clear(w.held)
+}
+
+// forgetCell drops a stored session's cell from the fence, unless the
+// worker holds it as another incarnation (the session stored is one that
+// lost the cell, which the worker claimed again since): that one still
+// runs, and still holds it. A session that carries no incarnation drops
+// the cell.
+func (w *Worker) forgetCell(id string, incarnation int) {
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
+	if c, ok := w.held[id]; ok && (incarnation <= 0 || c.incarnation == incarnation) {
 		delete(w.held, id)
 	}
 }
@@ -413,12 +421,16 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	// cells and cells whose lease ran out are picked apart, each the first
 	// n in schedule order along the index by state: one condition with OR
 	// would read every open cell of the run and sort them, at each claim.
+	// A lapsed cell of the worker's own is not taken: the worker still
+	// runs it (its heartbeat stalled, or its write is under way), and as
+	// the next incarnation it would run twice in one process, the first
+	// run's calls thrown away. Another worker takes it over.
 	lock := s.db.d.skipLocked()
 	until := now.Add(s.leaseTimeout()).UnixMilli()
 	rows, err := tx.QueryContext(ctx, `WITH open AS MATERIALIZED (
 		SELECT session_id, pos FROM cells WHERE run_id = $1 AND state = $2 ORDER BY pos LIMIT $3`+lock+`),
 		expired AS MATERIALIZED (
-		SELECT session_id, pos FROM cells WHERE run_id = $1 AND state = $4 AND lease_until < $5 ORDER BY pos LIMIT $3`+lock+`),
+		SELECT session_id, pos FROM cells WHERE run_id = $1 AND state = $4 AND lease_until < $5 AND token <> $6 ORDER BY pos LIMIT $3`+lock+`),
 		picked AS MATERIALIZED (
 		SELECT session_id FROM (SELECT session_id, pos FROM open UNION ALL SELECT session_id, pos FROM expired) AS claimable ORDER BY pos LIMIT $3)
 		UPDATE cells SET lost_holder = CASE WHEN state = $4 THEN holder ELSE '' END,
@@ -529,7 +541,12 @@ func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Sess
 	// write lock before it reads anything. It is the fence: a cell moves
 	// on only while this worker holds it as the incarnation the session
 	// ran as (a session that carries none is matched by holder alone).
-	held := map[string]bool{}
+	// A batch may carry two records of one cell (an incarnation that lost
+	// it, and the one that holds it now): a record is the cell's result
+	// only if the cell was marked done for its own incarnation, and only
+	// one record is, so a cell's session is never stored twice, nor a
+	// lost incarnation's because a later one matched.
+	var finished map[string]int // cells marked done: their incarnation
 	for _, set := range []struct {
 		sessions []Session
 		state    string
@@ -539,28 +556,35 @@ func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Sess
 		}
 		match, args := heldBy(set.sessions, set.state, w.runID, w.token, CellClaimed)
 		rows, err := tx.QueryContext(ctx, `UPDATE cells SET state = $1, lease_until = 0
-			WHERE run_id = $2 AND token = $3 AND state = $4 AND (`+match+`) RETURNING session_id`, args...)
+			WHERE run_id = $2 AND token = $3 AND state = $4 AND (`+match+`) RETURNING session_id, claims`, args...)
 		if err != nil {
 			return nil, nil, s.fail(err)
 		}
+		moved := map[string]int{}
 		for rows.Next() {
 			var id string
-			if err := rows.Scan(&id); err != nil {
+			var claims int
+			if err := rows.Scan(&id, &claims); err != nil {
 				rows.Close()
 				return nil, nil, s.fail(err)
 			}
-			held[id] = true
+			moved[id] = claims
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, nil, s.fail(err)
 		}
+		if set.state == CellDone {
+			finished = moved
+		}
 	}
 	out := make([]Session, 0, len(sessions))
 	var lines []byte
 	for _, se := range sessions {
-		w.forget(se.ID)
-		if !held[se.ID] {
+		w.forgetCell(se.ID, se.Incarnation)
+		if claims, ok := finished[se.ID]; ok && se.Status != SessionInterrupted && (se.Incarnation <= 0 || se.Incarnation == claims) {
+			delete(finished, se.ID) // its one result
+		} else {
 			se.Status = SessionInterrupted
 		}
 		out = append(out, se)

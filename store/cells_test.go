@@ -519,3 +519,109 @@ func twoWorkers(t *testing.T) (*clock, []*Store, *Worker, *Worker) {
 	}
 	return c, st, w[0], w[1]
 }
+
+// ranAs is testSession run as incarnation inc: the session carries it, and
+// so does every attempt.
+func ranAs(id string, seq, inc int) Session {
+	se := asRun(id, seq, inc)
+	se.Incarnation = inc
+	return se
+}
+
+// A cell is stored once, as the incarnation that holds it, whatever else a
+// batch carries of it. A worker that ran a session as incarnation 1 and,
+// its lease lapsed, as incarnation 2 (its claim took its own lapsed cell,
+// or another worker's takeover was given back) may hand both records to
+// one write: only the record of the incarnation the cell has is its
+// result, and a lost incarnation is never stored because a later one, done
+// or interrupted, matched the fence in the same batch. (A batch holding
+// both once stored the session twice, failing the write with "already
+// stored", or stored the lost incarnation while the interrupted later one
+// opened the cell again, for the next incarnation to be stored over it.)
+func testCellStoredOnceFromOneBatch(t *testing.T) {
+	c, st, a, b := twoWorkers(t)
+	ctx := context.Background()
+	if cs, err := a.Claim(ctx, 2); err != nil || len(cs) != 2 || cs[0].ID != "s002" || cs[1].ID != "s001" {
+		t.Fatalf("a claimed %+v, %v", cs, err)
+	}
+	// a's lease lapses; b takes both cells over as incarnation 2 and gives
+	// them back (it stops), and a claims them again, as incarnation 3.
+	c.set(t0.Add(2 * DefaultLeaseTimeout))
+	if cs, err := b.Claim(ctx, 2); err != nil || len(cs) != 2 || cs[0].Incarnation != 2 {
+		t.Fatalf("b claimed %+v, %v", cs, err)
+	}
+	if err := b.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := a.Claim(ctx, 2)
+	if err != nil || len(again) != 2 || again[0].ID != "s002" || again[0].Incarnation != 3 || again[1].Incarnation != 3 {
+		t.Fatalf("a claimed again %+v, %v; want s002 and s001 as incarnation 3", again, err)
+	}
+	// One batch: both of a's records of s002, complete; of s001, the lost
+	// incarnation complete and the holding one interrupted.
+	cut := interruptedSession("s001", 1)
+	for i := range cut.Attempts {
+		cut.Attempts[i].Incarnation = 3
+	}
+	cut.Incarnation = 3
+	batch := []Session{ranAs("s002", 2, 1), ranAs("s002", 2, 3), ranAs("s001", 1, 1), cut}
+	if err := a.WriteSessions(ctx, "r", batch); err != nil {
+		t.Fatalf("writing both incarnations in one batch: %v", err)
+	}
+	stored, err := st[1].StoredIDs(ctx, "r")
+	if err != nil || len(stored) != 1 || stored["s002"] != SessionComplete {
+		t.Fatalf("stored %v, %v; want only s002", stored, err)
+	}
+	se, err := st[1].Session(ctx, "r", "s002")
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[int]int{}
+	for _, at := range se.Attempts {
+		by[at.Incarnation]++
+	}
+	n := len(testSession("x", 0).Attempts)
+	// Incarnation 1: a's attempts and b's record of its takeover; 3: a's
+	// (b gave incarnation 2 back before making a call).
+	if by[1] != n+1 || by[3] != n {
+		t.Errorf("attempts of s002 by incarnation = %v; want %d of 1 (and the takeover record), %d of 3", by, n, n)
+	}
+	if cc, _ := st[0].Cells(ctx, "r"); cc != (CellCounts{Open: 2, Done: 1}) {
+		t.Errorf("cells = %+v; want s001 open again (and s000 never claimed), s002 done", cc)
+	}
+	// s001 runs again, as incarnation 4, and is stored once.
+	next, err := a.Claim(ctx, 1)
+	if err != nil || len(next) != 1 || next[0].ID != "s001" || next[0].Incarnation != 4 {
+		t.Fatalf("claimed %+v, %v; want s001 as incarnation 4", next, err)
+	}
+	if err := a.WriteSessions(ctx, "r", []Session{ranAs("s001", 1, 4)}); err != nil {
+		t.Fatalf("storing the next incarnation of a cell whose lost one was in a batch: %v", err)
+	}
+}
+
+// A worker does not take over its own cells whose lease lapsed (its
+// heartbeat stalled): it still runs them, and a claim taking one as the
+// next incarnation would run the session twice in one process and throw
+// the first run's calls away. Another worker takes them.
+func testCellsNotTakenOverBySelf(t *testing.T) {
+	c, _, a, b := twoWorkers(t)
+	ctx := context.Background()
+	if cs, err := a.Claim(ctx, 1); err != nil || len(cs) != 1 || cs[0].ID != "s002" {
+		t.Fatalf("a claimed %+v, %v", cs, err)
+	}
+	c.set(t0.Add(2 * DefaultLeaseTimeout))
+	cs, err := a.Claim(ctx, 1)
+	if err != nil || len(cs) != 1 || cs[0].ID != "s001" || cs[0].Incarnation != 1 {
+		t.Fatalf("a claimed %+v, %v past its lease; want the open s001, not its own s002 again", cs, err)
+	}
+	if err := a.Holds(ctx, "s002", 1); err != nil {
+		t.Errorf("a's own lapsed cell: %v; want it still a's", err)
+	}
+	// a's renewal by Holds moved its lease on: past it again, b takes
+	// s002 over.
+	c.set(t0.Add(4 * DefaultLeaseTimeout))
+	over, err := b.Claim(ctx, 3)
+	if err != nil || len(over) != 3 || over[0].ID != "s002" || over[0].Incarnation != 2 || over[0].Lost == nil {
+		t.Fatalf("b claimed %+v, %v; want s002 taken over first", over, err)
+	}
+}

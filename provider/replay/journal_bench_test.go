@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -61,4 +63,49 @@ func BenchmarkJournalAppend(b *testing.B) {
 		b.ReportMetric(float64(j.written)/float64(b.N), "writes/op")
 		j.mu.Unlock()
 	})
+}
+
+// BenchmarkJournalIndex opens a journal an earlier process left with
+// 300,000 answers (a batch run of 100,000 sessions) and reports the heap
+// its index holds per answer (index-B/answer): what a batch run's memory
+// grows by with its sessions, about three answers a session.
+func BenchmarkJournalIndex(b *testing.B) {
+	const answers = 300_000
+	dir := b.TempDir()
+	f, err := os.Create(filepath.Join(dir, "earlier"+journalSuffix))
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := make([]byte, 0, 256)
+	for i := range answers {
+		var key [32]byte
+		binary.LittleEndian.PutUint64(key[:], uint64(i)*0x9E3779B97F4A7C15)
+		line = hex.AppendEncode(line[:0], key[:])
+		line = append(line, "\t{\"response\":{\"message\":{\"role\":\"assistant\",\"content\":\"ok\"}}}\n"...)
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f.Close()
+	b.ResetTimer()
+	for range b.N {
+		before := liveHeap()
+		j, err := OpenJournal(dir, &counting{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		after := liveHeap()
+		if got := len(j.index); got != answers {
+			b.Fatalf("indexed %d answers, want %d", got, answers)
+		}
+		j.Close()
+		b.ReportMetric(float64(after-before)/answers, "index-B/answer")
+	}
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -286,7 +286,7 @@ func (s *Server) draw() (seq int64, fault string, status int, latency time.Durat
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	body, err := readBody(r, 64<<20)
 	seq, fault, fstatus, latency := s.draw()
 	entry := LogEntry{Seq: seq, Time: start.UTC(), Fault: fault}
 	sum := sha256.Sum256(body)
@@ -381,7 +381,21 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // closes the connection mid-body, without a log line
 	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.Write(out)
+}
+
+// readBody reads a request's body, at most limit bytes, into a buffer of
+// its declared length (io.ReadAll would grow one from 512 bytes).
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= limit {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(io.LimitReader(r.Body, limit))
 }
 
 func (s *Server) record(e LogEntry) {
