@@ -511,10 +511,6 @@ type failer interface{ failed() error }
 // scoreThrough is scoreStored through the scorer sc.
 func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionScorer) (sessionScorer, error) {
 	h := p.head()
-	orphans, err := st.Orphans(ctx, h.RunID)
-	if err != nil {
-		return nil, err
-	}
 	planned, idAt := plannedIDs(p)
 	t := newTally()
 	next := 0
@@ -552,7 +548,7 @@ func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionSc
 		}
 		scored <- err
 	}()
-	err = st.EachSessions(rctx, h.RunID, scoreBatch, func(batch []store.Session) error {
+	err := st.EachSessions(rctx, h.RunID, scoreBatch, func(batch []store.Session) error {
 		select {
 		case batches <- batch:
 			return nil
@@ -572,6 +568,13 @@ func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionSc
 		t.missing++
 	}
 	if err := stopped(sc); err != nil {
+		return nil, err
+	}
+	// The attempts of sessions never stored count once every session is
+	// scored: read last, so the first sessions are scored (and a viewer
+	// shows them) without waiting for a read of every attempt.
+	orphans, err := st.Orphans(ctx, h.RunID)
+	if err != nil {
 		return nil, err
 	}
 	t.finish(h, orphans, planned)
