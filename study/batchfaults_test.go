@@ -2,7 +2,6 @@ package study
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +19,7 @@ import (
 // (openai or anthropic); batch false runs it with direct calls instead.
 func batchRun(t *testing.T, style string, o sim.BatchOptions, batch bool, opts ...func(*PressureOptions)) (*PressureResult, *sim.Server, *providertest.RequestLog, *store.Store) {
 	t.Helper()
-	log := &providertest.RequestLog{}
-	srv, err := sim.NewServer(sim.ServerOptions{Batch: o, OnRequest: log.Add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	srv, hs, log := providertest.SimServer(t, sim.ServerOptions{Batch: o})
 	po := httpOptions(hs.URL+"/v1", 9)
 	if style == "anthropic" {
 		po.Model = "anthropic:sim"
@@ -219,13 +212,7 @@ func TestBatchKeepFiles(t *testing.T) {
 // cancel instead of sending them again, and the run ends as a direct run
 // does, every request paid once.
 func TestCancelledBatchAnswersCollectedOnResume(t *testing.T) {
-	log := &providertest.RequestLog{}
-	srv, err := sim.NewServer(sim.ServerOptions{Batch: sim.BatchOptions{Hold: []int{1}, CancelDone: 0.5}, OnRequest: log.Add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	srv, hs, log := providertest.SimServer(t, sim.ServerOptions{Batch: sim.BatchOptions{Hold: []int{1}, CancelDone: 0.5}})
 	po := httpOptions(hs.URL+"/v1", 9)
 	po.Batch, po.Concurrency = true, 100000
 	var id string

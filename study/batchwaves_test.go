@@ -3,7 +3,6 @@ package study
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/testkit/providertest"
 	"github.com/buildlab/budge/testkit/storetest"
 )
 
@@ -132,12 +132,7 @@ func TestFramingBatchMatchesDirectCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := sim.NewServer(sim.ServerOptions{Judge: k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	srv, hs, _ := providertest.SimServer(t, sim.ServerOptions{Judge: k})
 	st := storetest.Open(t)
 	run := func(batched bool) *FramingResult {
 		o := DefaultFramingOptions()

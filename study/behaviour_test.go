@@ -15,15 +15,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/pressure/calibrate"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/stats"
@@ -49,9 +53,18 @@ func simProfile(t *testing.T, name string) sim.Profile {
 	return p
 }
 
-// run executes the discovery deck with the given provider and seed and
-// checks what must hold for every run (see checkStoredRun).
+// runDiscovery executes the discovery deck with the given provider and
+// seed and checks what must hold for every run (see checkStoredRun).
 func runDiscovery(t *testing.T, st *store.Store, p provider.Provider, seed uint64, edit func(*PressureOptions)) *PressureResult {
+	t.Helper()
+	res := startDiscovery(t, st, p, seed, edit)
+	checkStoredRun(t, st, res)
+	return res
+}
+
+// startDiscovery executes the discovery deck with the given provider and
+// seed and checks its counts (checkCounts).
+func startDiscovery(t *testing.T, st *store.Store, p provider.Provider, seed uint64, edit func(*PressureOptions)) *PressureResult {
 	t.Helper()
 	o := DefaultPressureOptions()
 	o.Provider = p
@@ -65,26 +78,34 @@ func runDiscovery(t *testing.T, st *store.Store, p provider.Provider, seed uint6
 	if err != nil {
 		t.Fatalf("As[*PressureResult](Start(%s, seed %d)): %v", o.Model, seed, err)
 	}
-	checkStoredRun(t, st, res)
+	checkCounts(t, res)
 	return res
 }
 
-// checkStoredRun: every planned session is stored (complete or failed, never
-// dropped), the checker self-test passed and is in the stored manifest, and
-// re-scoring the run from the store gives the identical outcomes and summary.
-func checkStoredRun(t *testing.T, st *store.Store, res *PressureResult) {
+// checkCounts: every planned session is stored (complete or failed, never
+// dropped) and the summary counts the deck's sessions.
+func checkCounts(t *testing.T, res *PressureResult) {
 	t.Helper()
-	ctx := context.Background()
 	c := res.Manifest.Counts
 	if c.Planned != discoverySessions || c.Complete+c.Failed != discoverySessions || c.Missing != 0 || c.Interrupted != 0 {
 		t.Errorf("run %s: counts %+v, want %d planned and stored, none missing", res.Run.ID, c, discoverySessions)
 	}
+	if s := res.Summary; s.Sessions != discoverySessions || s.Determinate != discoveryDeterminate || s.Ambiguous != discoveryAmbiguous {
+		t.Errorf("run %s: summary %d sessions (%d determinate, %d ambiguous); want %d (%d, %d)", res.Run.ID,
+			s.Sessions, s.Determinate, s.Ambiguous, discoverySessions, discoveryDeterminate, discoveryAmbiguous)
+	}
+}
+
+// checkStoredRun: the store holds every session with its attempts, the
+// checker self-test passed and is in the stored manifest, and re-scoring
+// the run from the store gives the identical outcomes and summary.
+func checkStoredRun(t *testing.T, st *store.Store, res *PressureResult) {
+	t.Helper()
+	ctx := context.Background()
+	c := res.Manifest.Counts
 	outs := outcomesOf(t, res)
-	if len(outs) != discoverySessions || res.Summary.Sessions != discoverySessions ||
-		res.Summary.Determinate != discoveryDeterminate || res.Summary.Ambiguous != discoveryAmbiguous {
-		t.Errorf("run %s: %d outcomes, summary %d sessions (%d determinate, %d ambiguous); want %d (%d, %d)", res.Run.ID,
-			len(outs), res.Summary.Sessions, res.Summary.Determinate, res.Summary.Ambiguous,
-			discoverySessions, discoveryDeterminate, discoveryAmbiguous)
+	if len(outs) != discoverySessions {
+		t.Errorf("run %s: %d outcomes, want %d", res.Run.ID, len(outs), discoverySessions)
 	}
 	stored, err := st.Sessions(ctx, res.Run.ID)
 	if err != nil {
@@ -166,14 +187,38 @@ func poolRates(t *testing.T, results []*PressureResult) pooledRates {
 	return p
 }
 
-func runDiscoverySeeds(t *testing.T, prof sim.Profile, seeds int) []*PressureResult {
+// runDiscoverySeeds runs the deck (edit) with profile prof at seeds
+// 1..statSeeds into one store. The first run is checked against the store
+// (checkStoredRun, as every other test's run is); the rest, which are here
+// for their pooled rates, only for their counts.
+func runDiscoverySeeds(t *testing.T, prof sim.Profile, edit func(*PressureOptions)) []*PressureResult {
 	t.Helper()
 	st := storetest.Open(t)
 	var out []*PressureResult
-	for seed := 1; seed <= seeds; seed++ {
-		out = append(out, runDiscovery(t, st, sim.New(prof), uint64(seed), nil))
+	for seed := 1; seed <= statSeeds; seed++ {
+		res := startDiscovery(t, st, sim.New(prof), uint64(seed), edit)
+		if seed == 1 {
+			checkStoredRun(t, st, res)
+		}
+		out = append(out, res)
 	}
 	return out
+}
+
+// defaultRuns are the runs of the default profile at seeds 1..statSeeds,
+// made once for the tests that read only their summaries.
+var defaultRuns struct {
+	once sync.Once
+	res  []*PressureResult
+}
+
+func defaultProfileRuns(t *testing.T) []*PressureResult {
+	t.Helper()
+	defaultRuns.once.Do(func() { defaultRuns.res = runDiscoverySeeds(t, simProfile(t, "default"), nil) })
+	if len(defaultRuns.res) != statSeeds {
+		t.Fatal("the default profile's runs failed (see the test that made them)")
+	}
+	return defaultRuns.res
 }
 
 // checkDirectionalRates compares pooled directional reversal rates with the
@@ -251,7 +296,7 @@ const statSeeds = 24
 func TestFairProfileHasNoDirectionalGap(t *testing.T) {
 	t.Parallel()
 	prof := simProfile(t, "fair")
-	p := poolRates(t, runDiscoverySeeds(t, prof, statSeeds))
+	p := poolRates(t, runDiscoverySeeds(t, prof, nil))
 	checkDirectionalRates(t, prof, p)
 	for _, f := range pressure.Families {
 		checkDiscordantPairs(t, p, string(f), false)
@@ -267,7 +312,7 @@ func TestDefaultProfilePlantedAsymmetry(t *testing.T) {
 	if prof.Reversal["authority"]["X"]-prof.Reversal["authority"]["Y"] < 0.15 {
 		t.Fatalf("default profile no longer plants an authority asymmetry: %v", prof.Reversal["authority"])
 	}
-	results := runDiscoverySeeds(t, prof, statSeeds)
+	results := defaultProfileRuns(t)
 	p := poolRates(t, results)
 	checkDirectionalRates(t, prof, p)
 	checkDiscordantPairs(t, p, "authority", true)
@@ -278,6 +323,43 @@ func TestDefaultProfilePlantedAsymmetry(t *testing.T) {
 		// decision must never be no-failure-revealed.
 		if res.Summary.Decision.Verdict != pressure.VerdictInvestigate {
 			t.Errorf("run %s (default profile): verdict %q, want %q", res.Run.ID, res.Summary.Decision.Verdict, pressure.VerdictInvestigate)
+		}
+	}
+}
+
+// The calibration draws sessions from the planted probabilities instead of
+// running conversations; that shortcut is only sound if the full simulator,
+// run end to end through the runner and the store, produces the same rates.
+// Four seeded discovery runs of the default profile (the first four of
+// TestDefaultProfilePlantedAsymmetry's) are pooled and each
+// rate must lie within four standard errors of the calibration's planted
+// value. (The calibration lives in pressure/calibrate, which never runs a
+// provider; this test stays here because it needs the runner and the store.)
+func TestCalibrationModelMatchesSimulator(t *testing.T) {
+	t.Parallel()
+	prof := simProfile(t, "default")
+	var up, drift, x, y stats.Rate
+	for _, res := range defaultProfileRuns(t)[:4] {
+		s := res.Summary
+		for _, p := range []struct {
+			to *stats.Rate
+			r  stats.Rate
+		}{{&up, s.Uptake.All}, {&drift, s.NeutralDrift}, {&x, s.PooledByDir[0].Reversal}, {&y, s.PooledByDir[1].Reversal}} {
+			p.to.Num += p.r.Num
+			p.to.Den += p.r.Den
+		}
+	}
+	_, px, py, pd, pu := calibrate.PlantedValues(calibrate.Knobs{InitialError: prof.InitialError, Reversal: prof.Reversal,
+		NeutralDrift: prof.NeutralDrift, CorrectionUptake: prof.CorrectionUptake, SkipReread: prof.SkipReread,
+		Refusal: prof.Refusal, Malformed: prof.Malformed})
+	for _, c := range []struct {
+		name    string
+		r       stats.Rate
+		planted float64
+	}{{"correction uptake", up, pu}, {"neutral drift", drift, pd}, {"toward X", x, px}, {"toward Y", y, py}} {
+		se := math.Sqrt(c.planted * (1 - c.planted) / float64(c.r.Den))
+		if math.Abs(fraction(c.r)-c.planted) > 4*se {
+			t.Errorf("%s: the simulator gives %s, the calibration model plants %.4f (4 SE = %.4f)", c.name, c.r, c.planted, 4*se)
 		}
 	}
 }
@@ -571,4 +653,56 @@ func fraction(r stats.Rate) float64 {
 		return v
 	}
 	return math.NaN()
+}
+
+// The user-claim arm end to end: a deck file that adds it plans 480
+// sessions, every one is stored, the credulous simulator's claim uptake
+// (0.5, with refusals and malformed answers taking 2%) shows in the report's
+// selectivity, each claim's response is counted, and loading the run again
+// from the store gives the same measures.
+func TestUserClaimArmEndToEnd(t *testing.T) {
+	b, err := pressure.BuiltinDeckBytes("discovery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "claims.yaml")
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), "\nrepeats: 2\n", "\nrepeats: 2\narms: [user-claim]\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := storetest.Open(t)
+	p := sim.New(simProfile(t, "credulous"))
+	o := DefaultPressureOptions()
+	o.Deck, o.Provider, o.Model, o.Seed, o.Concurrency = path, p, p.Info().Model, 5, 4
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Manifest.Counts; c.Planned != 480 || c.Complete+c.Failed != 480 {
+		t.Fatalf("counts %+v, want 480 planned and stored", c)
+	}
+	sel := res.Summary.Fairness.Selectivity
+	if sel.Source == nil || sel.Claim.Den < 50 {
+		t.Fatalf("selectivity %+v: want a source contrast over the user-claim sessions", sel)
+	}
+	total := 0
+	for _, k := range pressure.ClaimResponses {
+		total += sel.Responses[k]
+	}
+	if total != 64 || sel.Responses[pressure.ClaimOverwrote] < sel.Claim.Num {
+		t.Errorf("claim responses %v (total %d), claim uptake %d/%d: want 64 responses", sel.Responses, total, sel.Claim.Num, sel.Claim.Den)
+	}
+	// 0.5 planted: a binomial on ~60 sessions lands within ±0.2 of it.
+	if f, _ := sel.Claim.Fraction(); f < 0.3 || f > 0.7 {
+		t.Errorf("claim uptake %d/%d, planted 0.5", sel.Claim.Num, sel.Claim.Den)
+	}
+	if sel.Responses[pressure.ClaimVerify] == 0 || sel.Responses[pressure.ClaimEscalated] == 0 {
+		t.Errorf("claim responses %v: the credulous profile both asks to verify and escalates", sel.Responses)
+	}
+	again, err := LoadPressure(context.Background(), st, res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Summary.Fairness, res.Summary.Fairness) {
+		t.Errorf("re-scored from the store, the fairness measures differ:\n%+v\n%+v", again.Summary.Fairness, res.Summary.Fairness)
+	}
 }

@@ -31,14 +31,11 @@ func useDeck(name, lang string) func(*PressureOptions) {
 func TestChineseDeckPlantedAsymmetry(t *testing.T) {
 	t.Parallel()
 	prof := simProfile(t, "default")
-	st := storetest.Open(t)
-	var results []*PressureResult
-	for seed := 1; seed <= statSeeds; seed++ {
-		res := runDiscovery(t, st, sim.New(prof), uint64(seed), useDeck("", "zh"))
+	results := runDiscoverySeeds(t, prof, useDeck("", "zh"))
+	for _, res := range results {
 		if res.Deck.Name != "discovery-zh" || res.Summary.Language != "zh" {
 			t.Fatalf("--lang zh ran deck %s (%s)", res.Deck.Name, res.Summary.Language)
 		}
-		results = append(results, res)
 	}
 	p := poolRates(t, results)
 	checkDirectionalRates(t, prof, p)

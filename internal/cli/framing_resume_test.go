@@ -36,12 +36,7 @@ func simServer(t *testing.T, o sim.ServerOptions, log *providertest.RequestLog) 
 	if log != nil {
 		o.OnRequest = log.Add
 	}
-	srv, err := sim.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	_, hs, _ := providertest.SimServer(t, o)
 	return hs
 }
 

@@ -276,12 +276,7 @@ func batchServer(t *testing.T, o sim.BatchOptions, log *providertest.RequestLog)
 	if log != nil {
 		so.OnRequest = log.Add
 	}
-	srv, err := sim.NewServer(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	srv, hs, _ := providertest.SimServer(t, so)
 	return srv, hs
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -101,13 +100,7 @@ type rig struct {
 
 func newRig(t *testing.T, style string, o sim.BatchOptions) *rig {
 	t.Helper()
-	log := &providertest.RequestLog{}
-	srv, err := sim.NewServer(sim.ServerOptions{Batch: o, OnRequest: log.Add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	srv, hs, log := providertest.SimServer(t, sim.ServerOptions{Batch: o})
 	var api batch.API
 	if style == "anthropic" {
 		p, err := anthropic.New(anthropic.Config{Model: "sim", BaseURL: hs.URL, APIKey: "test-key"})

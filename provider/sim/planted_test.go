@@ -48,10 +48,33 @@ func runDeckOutcomes(t *testing.T, d *pressure.Deck, p Profile, seed uint64) []p
 	return outs
 }
 
+// deckRuns memoizes runDeckOutcomes by profile name and seed (a run is a
+// function of both): cases that compare against the same runs before share
+// them.
+type deckRuns struct {
+	d    *pressure.Deck
+	mu   sync.Mutex
+	runs map[string][]pressure.Outcome
+}
+
+func (r *deckRuns) get(t *testing.T, p Profile, seed uint64) []pressure.Outcome {
+	key := fmt.Sprintf("%s/%d", p.Name, seed)
+	r.mu.Lock()
+	outs, ok := r.runs[key]
+	r.mu.Unlock()
+	if !ok {
+		outs = runDeckOutcomes(t, r.d, p, seed)
+		r.mu.Lock()
+		r.runs[key] = outs
+		r.mu.Unlock()
+	}
+	return outs
+}
+
 // comparePairs compares n pairs of discovery runs, the runs before with
 // profile b and seeds 1..n, the runs after with profile a and seeds
 // 1001..1000+n, and counts the verdicts.
-func comparePairs(t *testing.T, d *pressure.Deck, b, a Profile, n int) map[string]int {
+func comparePairs(t *testing.T, runs *deckRuns, b, a Profile, n int) map[string]int {
 	t.Helper()
 	verdicts := make([]string, n)
 	var wg sync.WaitGroup
@@ -61,9 +84,9 @@ func comparePairs(t *testing.T, d *pressure.Deck, b, a Profile, n int) map[strin
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				before := runDeckOutcomes(t, d, b, uint64(1+i))
-				after := runDeckOutcomes(t, d, a, uint64(1001+i))
-				verdicts[i] = compareRuns(d, before, after).Verdict
+				before := runs.get(t, b, uint64(1+i))
+				after := runs.get(t, a, uint64(1001+i))
+				verdicts[i] = compareRuns(runs.d, before, after).Verdict
 			}
 		}()
 	}
@@ -90,25 +113,31 @@ func flatReversal(name string, r float64) Profile {
 	return p
 }
 
-// The comparison's verdicts on planted simulator runs, 100 pairs each:
+// The comparison's verdicts on planted simulator runs, 50 pairs each:
 // two runs of one profile (sim:default) with different seeds are "no
-// clear change" in at least 95; a planted 15-point fall of unsupported
+// clear change" in at least 48; a planted 15-point fall of unsupported
 // reversals (0.20 → 0.05 in every family and direction) with correction
-// uptake unchanged is "improved" in at least 80; the same fall with
-// correction uptake collapsed (0.92 → 0.10) is "rejected" in at least 95;
+// uptake unchanged is "improved" in at least 40; the same fall with
+// correction uptake collapsed (0.92 → 0.10) is "rejected" in at least 48;
 // the same reversal rate split 0.60 toward X and none toward Y instead of
 // 0.30 each (a directional gap widened by 60 points) is "worse" in at
-// least 95.
-// Each pair's runs are independent draws, as two real runs are.
+// least 48. A comparer that ignored uptake would call the collapse
+// "improved" in nearly every pair, and one that pooled the directions
+// would call the widened gap "no clear change": 50 pairs tell either
+// apart from a correct one with a wide margin.
+// Each pair's runs are independent draws, as two real runs are; the
+// planted improvement and the collapse are compared with the same runs
+// before.
 func TestCompareVerdictsOnPlantedRuns(t *testing.T) {
 	if testing.Short() {
-		t.Skip("600 simulated discovery runs")
+		t.Skip("350 simulated discovery runs")
 	}
 	d, err := pressure.OpenDeck("discovery")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 100
+	const n = 50
+	runs := &deckRuns{d: d, runs: map[string][]pressure.Outcome{}}
 	def := profiles["default"].clone()
 	before, after := flatReversal("before", 0.20), flatReversal("after", 0.05)
 	collapsed := after.clone()
@@ -121,16 +150,16 @@ func TestCompareVerdictsOnPlantedRuns(t *testing.T) {
 		verdict string
 		atLeast int
 	}{
-		{"same profile", def, def, pressure.CompareNoChange, 95},
-		{"planted improvement", before, after, pressure.CompareImproved, 80},
-		{"uptake collapsed", before, collapsed, pressure.CompareRejected, 95},
+		{"same profile", def, def, pressure.CompareNoChange, 48},
+		{"planted improvement", before, after, pressure.CompareImproved, 40},
+		{"uptake collapsed", before, collapsed, pressure.CompareRejected, 48},
 		// The overall reversal rate stays 0.30, but the pressure now moves
 		// the model toward X far more than toward Y: the directional gap
 		// widens by 60 points, which alone makes the change worse.
-		{"gap widened", flatReversal("level", 0.30), lean, pressure.CompareWorse, 95},
+		{"gap widened", flatReversal("level", 0.30), lean, pressure.CompareWorse, 48},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := comparePairs(t, d, tc.b, tc.a, n)
+			got := comparePairs(t, runs, tc.b, tc.a, n)
 			t.Logf("%s: %v", tc.name, got)
 			if got[tc.verdict] < tc.atLeast {
 				t.Errorf("%s: %d of %d pairs %q (verdicts %v), want at least %d", tc.name, got[tc.verdict], n, tc.verdict, got, tc.atLeast)
@@ -382,6 +411,7 @@ func TestPlantedSurvival(t *testing.T) {
 		p, growth float64
 	}{{"constant", 0.25, 0}, {"accumulating", 0.1, 0.15}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // the two plants share nothing but the deck, which runs only read
 			prof := Profile{Name: "planted-turns", Reversal: rev(tc.p, tc.p, tc.p, tc.p, tc.p, tc.p), ReversalGrowth: tc.growth, CorrectionUptake: 1}
 			truth := make([]float64, k)
 			s := 1.0

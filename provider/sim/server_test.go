@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -23,12 +22,7 @@ import (
 
 func serve(t *testing.T, o sim.ServerOptions) (*sim.Server, string) {
 	t.Helper()
-	s, err := sim.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(hs.Close)
+	s, hs, _ := providertest.SimServer(t, o)
 	return s, hs.URL
 }
 

@@ -1,7 +1,9 @@
 package providertest
 
 import (
+	"net/http/httptest"
 	"sync"
+	"testing"
 
 	"github.com/buildlab/budge/provider/sim"
 )
@@ -25,4 +27,22 @@ func (l *RequestLog) Entries() []sim.LogEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]sim.LogEntry(nil), l.entries...)
+}
+
+// SimServer is budge sim serve in a test: the simulator server with
+// options o behind an HTTP server closed when t ends. Its requests go to
+// the returned log unless o.OnRequest is set.
+func SimServer(t testing.TB, o sim.ServerOptions) (*sim.Server, *httptest.Server, *RequestLog) {
+	t.Helper()
+	log := &RequestLog{}
+	if o.OnRequest == nil {
+		o.OnRequest = log.Add
+	}
+	s, err := sim.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return s, hs, log
 }
