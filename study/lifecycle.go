@@ -577,6 +577,9 @@ func settle(ctx context.Context, st *store.Store, p protocol, sc sessionScorer, 
 	if err := stopped(sc); err != nil {
 		return nil, err
 	}
+	// The attempts of sessions never stored count once every session is
+	// scored: read last, so the first sessions are scored (and a viewer
+	// shows them) without waiting for a read of every attempt.
 	h := p.head()
 	orphans, err := st.Orphans(ctx, h.RunID)
 	if err != nil {
