@@ -184,22 +184,29 @@ func (s *Server) rescore(ctx context.Context, run store.Run) error {
 }
 
 // index returns a run's current headline, scoring the run first when its
-// index is missing or stale (waiting for a build another request started).
+// index is missing or stale (waiting for a build another request started),
+// for as long as the server's patience (Options.Patience) lasts.
 func (s *Server) index(ctx context.Context, run store.Run) (*headline, error) {
+	return s.indexWithin(ctx, run, s.opt.Patience)
+}
+
+// indexWithin is index waiting at most patience for the scoring (0: until
+// it ends).
+func (s *Server) indexWithin(ctx context.Context, run store.Run, patience time.Duration) (*headline, error) {
 	h, b, err := s.storedHeadline(ctx, run)
 	if err != nil || h != nil {
 		return h, err
 	}
 	bd := s.startBuild(run, b)
-	var patience <-chan time.Time
-	if s.opt.Patience > 0 {
-		t := time.NewTimer(s.opt.Patience)
+	var waited <-chan time.Time
+	if patience > 0 {
+		t := time.NewTimer(patience)
 		defer t.Stop()
-		patience = t.C
+		waited = t.C
 	}
 	select {
 	case <-bd.done:
-	case <-patience:
+	case <-waited:
 		return nil, bd.progress(run.ID)
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -237,7 +244,8 @@ func (s *Server) IndexAll(ctx context.Context, progress func(run store.Run)) err
 		if progress != nil {
 			progress(run)
 		}
-		if _, err := s.index(ctx, run); err != nil {
+		// However long it takes: the server's patience is a page's.
+		if _, err := s.indexWithin(ctx, run, 0); err != nil {
 			return fmt.Errorf("scoring run %s for the viewer: %w", run.ID, err)
 		}
 	}

@@ -694,3 +694,20 @@ func TestRunPageShowsWhatIsScored(t *testing.T) {
 		t.Errorf("while scoring, %s failures of the first 192; the whole index has %d", m[1], want)
 	}
 }
+
+// Scoring every run in the background (what budge view does once it
+// listens) waits for each run's scoring however short the pages'
+// patience, so every run ends with its headline.
+func TestIndexAllOutlastsPatience(t *testing.T) {
+	st, id := simRun(t)
+	srv, err := web.New(st, web.Options{Patience: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.IndexAll(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := st.ViewRunOf(context.Background(), id); err != nil || !ok || v.Sessions != 416 {
+		t.Fatalf("index after IndexAll: %+v %v %v", v, ok, err)
+	}
+}
