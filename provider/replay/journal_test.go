@@ -112,14 +112,7 @@ func TestJournalKeepsFailures(t *testing.T) {
 			t.Errorf("%s: the failure answered as %+v", when, r)
 		}
 	}
-	check(j, "same process")
-	j.Close()
-	j2, err := OpenJournal(dir, &long{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j2.Close()
-	check(j2, "later process")
+	inBothProcesses(t, dir, j, check)
 }
 
 // Two keys that share the index's first 8 bytes never answer for each
@@ -148,6 +141,13 @@ func TestJournalKeysSharingAPrefix(t *testing.T) {
 			t.Errorf("%s: the earlier key answered with %q; want a miss", when, r.Message.Content)
 		}
 	}
+	inBothProcesses(t, dir, j, check)
+}
+
+// inBothProcesses checks the journal j (in dir) as this process has it,
+// then, once closed, as a later process opens it.
+func inBothProcesses(t *testing.T, dir string, j *Journal, check func(*Journal, string)) {
+	t.Helper()
 	check(j, "same process")
 	j.Close()
 	j2, err := OpenJournal(dir, &long{})
