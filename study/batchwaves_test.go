@@ -40,11 +40,13 @@ func maxTurns(t *testing.T, st *store.Store, id string) int {
 // waves as the longest session has turns), one batch per wave, and every
 // request in a batch is a stored attempt.
 func TestBatchWavesMatchDirectCalls(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("batch runs of the discovery deck")
 	}
 	for _, style := range []string{"openai", "anthropic"} {
 		t.Run(style, func(t *testing.T) {
+			t.Parallel()
 			var mu sync.Mutex
 			var first *batch.Event
 			res, srv, _, st := batchRun(t, style, sim.BatchOptions{}, true, func(o *PressureOptions) {
@@ -80,6 +82,7 @@ func TestBatchWavesMatchDirectCalls(t *testing.T) {
 // done: every failed request is stored as a failed attempt of its session
 // and tried again in a later wave, and the run completes.
 func TestBatchErrorsAndExpiryRetried(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a batch run of the discovery deck")
 	}
@@ -124,6 +127,7 @@ func TestBatchErrorsAndExpiryRetried(t *testing.T) {
 // sessions and measures of the same seed without it, in one wave (a
 // framing session is one model turn) of one batch.
 func TestFramingBatchMatchesDirectCalls(t *testing.T) {
+	t.Parallel()
 	j, err := FramingJudge("sample")
 	if err != nil {
 		t.Fatal(err)
