@@ -76,11 +76,13 @@ func sameTranscripts(t *testing.T, what string, gst *store.Store, got string, ws
 // waves as the longest session has turns), one batch per wave, and every
 // request in a batch is a stored attempt.
 func TestBatchWavesMatchDirectCalls(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("batch runs of the discovery deck")
 	}
 	for _, style := range []string{"openai", "anthropic"} {
 		t.Run(style, func(t *testing.T) {
+			t.Parallel()
 			var mu sync.Mutex
 			var first *batch.Event
 			var limit int64
@@ -126,6 +128,7 @@ func TestBatchWavesMatchDirectCalls(t *testing.T) {
 // done: every failed request is stored as a failed attempt of its session
 // and tried again in a later wave, and the run completes.
 func TestBatchErrorsAndExpiryRetried(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a batch run of the discovery deck")
 	}
@@ -170,6 +173,7 @@ func TestBatchErrorsAndExpiryRetried(t *testing.T) {
 // sessions and measures of the same seed without it, in one wave (a
 // framing session is one model turn) of one batch.
 func TestFramingBatchMatchesDirectCalls(t *testing.T) {
+	t.Parallel()
 	j, err := FramingJudge("sample")
 	if err != nil {
 		t.Fatal(err)
