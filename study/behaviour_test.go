@@ -661,6 +661,7 @@ func fraction(r stats.Rate) float64 {
 // selectivity, each claim's response is counted, and loading the run again
 // from the store gives the same measures.
 func TestUserClaimArmEndToEnd(t *testing.T) {
+	t.Parallel()
 	b, err := pressure.BuiltinDeckBytes("discovery")
 	if err != nil {
 		t.Fatal(err)

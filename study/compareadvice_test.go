@@ -61,6 +61,7 @@ func withPrompt(t *testing.T, text string) func(*PressureOptions) {
 // reversals, but no correction taken) is an apparent improvement,
 // rejected. Over several pairs, Rejected names only the pairs that reject.
 func TestCompareVerdictsOfProfiles(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("five runs of the discovery deck")
 	}
@@ -116,6 +117,7 @@ func compareText(t *testing.T, st *store.Store, cmp report.Compare) map[string]s
 // the frozen confirmation deck is told it is the confirmation, and warned in
 // every format when more revisions were evaluated on that deck.
 func TestCompareConfirmationAdvice(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("seven runs")
 	}
@@ -181,6 +183,7 @@ func TestCompareConfirmationAdvice(t *testing.T) {
 // A deck revised after it was frozen (the same name, frozen again with
 // other content) is named in the comparison of runs on the new version.
 func TestCompareDeckRevisedAfterFreezing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	src, err := os.ReadFile(filepath.Join("..", "pressure", "decks", "confirmation.yaml"))

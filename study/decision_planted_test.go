@@ -157,6 +157,7 @@ func TestPlantedManufacturedWinnersAreInvestigated(t *testing.T) {
 // decision rule when the run is loaded, even on a run that revealed nothing
 // else.
 func TestReviewedExceptionTriggersDecision(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	res := runDiscovery(t, st, sim.New(simProfile(t, "steadfast")), 4, nil)

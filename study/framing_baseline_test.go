@@ -19,6 +19,7 @@ import (
 // after an interruption and a replay re-read the baseline from the store
 // and give the same measures.
 func TestFramingBaselineC1(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	opts := func(model string) FramingOptions {

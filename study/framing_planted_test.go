@@ -70,6 +70,7 @@ func knowledgeEntries(d *framing.Design, items []framing.Item) []sim.KnowledgeEn
 // nothing gets a verdict (a false alarm) in at most 5, and one that takes
 // 15 points off a DDS of +30 is found "reduced" in at least 80.
 func TestFramingPlantedMitigation(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("100 replications")
 	}
@@ -85,6 +86,7 @@ func TestFramingPlantedMitigation(t *testing.T) {
 		{"15 points less", 0.075, func(o string) bool { return o == framing.OutcomeReduced }, 80},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := base
 			p.MitigatedDeference = &tc.mitigated
 			hits, outcomes := 0, map[string]int{}

@@ -38,6 +38,7 @@ func synthetic(t testing.TB, n int) string {
 // C2 75/65, DDS +30) is recovered by a 1,000-item run within its reported
 // interval, and a no-deference profile gives an interval covering 0.
 func TestPlantedDDSIsRecovered(t *testing.T) {
+	t.Parallel()
 	data := synthetic(t, 1000)
 	for _, c := range []struct {
 		model   string
@@ -69,6 +70,7 @@ func TestPlantedDDSIsRecovered(t *testing.T) {
 // A run crossing templates, labels, mitigations and challenges reloads from
 // the store with identical measures.
 func TestFramingRunReloadsIdentically(t *testing.T) {
+	t.Parallel()
 	st := storetest.Open(t)
 	o := DefaultFramingOptions()
 	o.Model = "sim:mitigable"

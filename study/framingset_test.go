@@ -37,6 +37,7 @@ func runItems(t *testing.T, st *store.Store, items string) string {
 // warned about and not compared, the same question under another id is.
 // One run is its own report; several in html are refused.
 func TestFramingRunsAgreementMatchesByContent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	a := runItems(t, st, `{"id": "truthfulqa-1", "domain": "tq", "question": "What color is the sky on a clear day?", "correct": "Blue", "incorrect": "Green"}

@@ -48,6 +48,7 @@ func framingOf(t *testing.T, st *store.Store, n int, model string, concurrency i
 // its order-swap agreement and repeat stability; re-read from the store the
 // audit is the same.
 func TestJudgeCodesEveryFramingFlip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	fr := framingOf(t, st, 60, "", 4)
@@ -132,6 +133,7 @@ func TestJudgeCodesEveryFramingFlip(t *testing.T) {
 // gives one code to all (kappa 0: his marginal makes chance agreement equal
 // to the observed). Before both have finished there is no agreement.
 func TestJudgeKappaAgainstReviewers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	pr := runDiscovery(t, st, sim.New(simProfile(t, "default")), 3, nil)
@@ -204,6 +206,7 @@ func (m mentionsGroup) Chat(ctx context.Context, req *chat.Request) (*chat.Respo
 // --unblinded shows them. The judge's codes come from the same codebook as
 // the reviewers'.
 func TestJudgeBlindsIdentityLabels(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	if !slices.Equal(judge.ReasonCodebook.Names(), review.ReasonCodes) {
 		t.Fatalf("judge reason codes %v differ from the reviewers' %v", judge.ReasonCodebook.Names(), review.ReasonCodes)
@@ -278,6 +281,7 @@ func (d drainAfter) Chat(ctx context.Context, req *chat.Request) (*chat.Response
 // uninterrupted judge run with the same seed. Asked again with the
 // response cache, a judge run answers every call from it.
 func TestJudgeResumesAndCaches(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	fr := framingOf(t, st, 40, "", 2)
@@ -347,6 +351,7 @@ func (m grantsExceptions) Chat(ctx context.Context, req *chat.Request) (*chat.Re
 // alike), and the decision says the assessment is a judge's, over the
 // failures only.
 func TestJudgeAssessesFabricatedExceptions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	pr := runDiscovery(t, st, grantsExceptions{sim.New(simProfile(t, "default"))}, 3, nil)
@@ -399,6 +404,7 @@ func TestJudgeAssessesFabricatedExceptions(t *testing.T) {
 // no task has a C2 answer that was refused, unparseable or empty, and the
 // flips the measures list (per domain) are the tasks.
 func TestJudgeGetsOnlyRealFlipsOnMessyRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	fr := framingOf(t, st, 120, "sim:messy", 4)

@@ -96,6 +96,7 @@ func sameOutcomes(t *testing.T, what string, got, want *PressureResult) {
 // simulator's per-session results for the same seed, and the request's
 // seed reaches the server.
 func TestHTTPSimulatorEqualsInProcess(t *testing.T) {
+	t.Parallel()
 	url, srv, log := simServer(t, sim.Faults{})
 	st := storetest.Open(t)
 	res, err := As[*PressureResult](Start(context.Background(), st, httpOptions(url, 7)))
@@ -134,6 +135,7 @@ func TestHTTPSimulatorEqualsInProcess(t *testing.T) {
 // the clean in-process simulator, with every repair counted; strict
 // parsing refuses every wrapped answer instead.
 func TestMessyModelReadTolerantly(t *testing.T) {
+	t.Parallel()
 	url, _, _ := simServer(t, sim.Faults{Messy: 1})
 	type parsing struct {
 		Replies    int            `json:"replies"`
@@ -196,6 +198,7 @@ func TestMessyModelReadTolerantly(t *testing.T) {
 // counted, one attempt per request the server saw, and the measures equal
 // the fault-free run's.
 func TestFaultInjectionAcceptance(t *testing.T) {
+	t.Parallel()
 	url, srv, _ := simServer(t, sim.Faults{RateLimit: 0.20, RetryAfter: 2 * time.Millisecond, ServerErr: 0.05, Reset: 0.02, Truncate: 0.02, Seed: 3})
 	o := httpOptions(url, 7)
 	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}
@@ -356,6 +359,7 @@ func notComplete(t *testing.T, st *store.Store, runID string) []string {
 // answer (scored, never retried); a malformed body is a transport failure
 // (retried).
 func TestModelAnswerFaultsAreNotRetried(t *testing.T) {
+	t.Parallel()
 	url, srv, _ := simServer(t, sim.Faults{Empty: 0.1, Malformed: 0.1, Seed: 5})
 	o := httpOptions(url, 7)
 	o.Retry = provider.RetryPolicy{MaxAttempts: 12, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
@@ -382,6 +386,7 @@ func TestModelAnswerFaultsAreNotRetried(t *testing.T) {
 // TestReplay: a finished run re-runs from its recorded responses with zero
 // network calls (its server is gone) and gives the same results.
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	url, _, _ := simServer(t, sim.Faults{RateLimit: 0.1, RetryAfter: time.Millisecond, Seed: 9})
 	st := storetest.Open(t)
 	o := httpOptions(url, 11)
@@ -432,6 +437,7 @@ func inProcessIn(t *testing.T, st *store.Store, seed uint64) *PressureResult {
 // TestReplayMatchesByRequest: a request the recorded run never sent has no
 // answer, and the session fails as not_recorded instead of being guessed.
 func TestReplayMatchesByRequest(t *testing.T) {
+	t.Parallel()
 	st := storetest.Open(t)
 	orig := inProcessIn(t, st, 3)
 	// Remove one recorded answer's request from the index by replaying a
@@ -454,6 +460,7 @@ func TestReplayMatchesByRequest(t *testing.T) {
 // TestResponseCache: a second identical run is answered from the cache
 // without a request; another seed is not.
 func TestResponseCache(t *testing.T) {
+	t.Parallel()
 	url, srv, _ := simServer(t, sim.Faults{})
 	st := storetest.Open(t)
 	o := httpOptions(url, 5)
@@ -501,6 +508,7 @@ func (v verbose) Chat(ctx context.Context, req *chat.Request) (*chat.Response, e
 // before its running cost would pass the limit, and --resume with a higher
 // limit completes it to the uninterrupted run's results.
 func TestMaxCost(t *testing.T) {
+	t.Parallel()
 	cfg := &endpoint.Config{Prices: map[string]endpoint.Price{"sim:default": {Input: 10, Output: 30}}}
 	st := storetest.Open(t)
 	o := DefaultPressureOptions()
@@ -562,8 +570,10 @@ func TestMaxCost(t *testing.T) {
 // interrupted sessions' attempts as orphans and the rerun uses the next
 // incarnation.
 func TestResumeAfterDrain(t *testing.T) {
+	t.Parallel()
 	for _, hard := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hard=%v", hard), func(t *testing.T) {
+			t.Parallel()
 			st := storetest.Open(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			drain, stop := context.WithCancel(context.Background())

@@ -199,6 +199,7 @@ func miniDeck(t *testing.T, dir string) string {
 }
 
 func TestOllamaIntegration(t *testing.T) {
+	t.Parallel()
 	bin := os.Getenv("BUDGE_OLLAMA")
 	if bin == "" {
 		t.Skip("skipped: the Ollama integration test needs an ollama binary; set BUDGE_OLLAMA=/path/to/ollama " +

@@ -381,10 +381,12 @@ func tally(name string, kinds []replyKind, got map[int][]string, t *testing.T) {
 // English and Chinese, and compares budge's reading with the careful
 // human's.
 func TestReadingCorpus(t *testing.T) {
+	t.Parallel()
 	if n := len(pressureKinds) + len(framingKinds); n < 150 {
 		t.Fatalf("the corpus has %d kinds, want at least 150", n)
 	}
 	t.Run("pressure", func(t *testing.T) {
+		t.Parallel()
 		got := map[int][]string{}
 		for _, deckName := range []string{"discovery", "discovery-zh"} {
 			for i, g := range pressureCorpusRun(t, deckName) {
@@ -394,6 +396,7 @@ func TestReadingCorpus(t *testing.T) {
 		tally("pressure", pressureKinds, got, t)
 	})
 	t.Run("framing", func(t *testing.T) {
+		t.Parallel()
 		tally("framing", framingKinds, framingCorpusRun(t), t)
 	})
 }

@@ -54,6 +54,7 @@ func str(p *string) string {
 // row from those lines alone, by each reference's definition, without
 // budge's scoring code: every value equals the report's to 1e-9.
 func TestReferenceRowsFromTheExport(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a full messy run")
 	}
@@ -279,6 +280,7 @@ type frec struct {
 // (bench_analyzer: every item, a null answer wrong) and SYCON's Turn of
 // Flip and Number of Flips, equals the report's reference rows to 1e-9.
 func TestFramingReferenceRowsFromTheExport(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	o := DefaultFramingOptions()
 	o.Data, o.Model, o.Concurrency = synthetic(t, 90), "sim:messy", 4

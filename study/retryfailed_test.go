@@ -38,6 +38,7 @@ func (k *kindFaults) Chat(ctx context.Context, req *chat.Request) (*chat.Respons
 // reasons: a failure the request itself caused would fail again, and is
 // an observation of the run, so it stays as it was.
 func TestRetryFailedTakesOnlyTransportFailures(t *testing.T) {
+	t.Parallel()
 	st := storetest.Open(t)
 	ctx := context.Background()
 	o := DefaultPressureOptions()

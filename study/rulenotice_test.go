@@ -14,6 +14,7 @@ import (
 // simulator does instead; sim:oracle on that deck, and the simulator on a
 // deck of its own rule, say nothing.
 func TestSimulatorRuleNotice(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	explicit := filepath.Join("..", "docs", "examples", "tablet-loan.yaml")
 	for _, c := range []struct {

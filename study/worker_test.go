@@ -38,6 +38,7 @@ func openShared(t *testing.T, n int) []*store.Store {
 // their calls in flight), the ledger holds what they spent, and the last
 // to stop scores the run as interrupted by the cost limit.
 func TestWorkersShareTheCostLimit(t *testing.T) {
+	t.Parallel()
 	sts := openShared(t, 2)
 	cfg := &endpoint.Config{Prices: map[string]endpoint.Price{"sim:default": {Input: 10, Output: 30}}}
 	full := inProcessRun(t, 8)
@@ -122,6 +123,7 @@ func (s stamped) Chat(ctx context.Context, req *chat.Request) (*chat.Response, e
 // Two workers on a run with --rate keep to it between them: no second
 // holds more calls than the run's limit, and the run completes.
 func TestWorkersShareTheRate(t *testing.T) {
+	t.Parallel()
 	sts := openShared(t, 2)
 	o := DefaultPressureOptions()
 	o.Seed, o.Concurrency, o.Rate = 3, 16, 400
@@ -224,8 +226,10 @@ func (p *pausable) Chat(ctx context.Context, req *chat.Request) (*chat.Response,
 // request is answered twice beyond those in flight at the pause. On
 // SQLite the run's lease is the fence as well; on PostgreSQL the cells'.
 func TestPausedWorkerPaysNothingTwice(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
 			var sts []*store.Store
 			if backend == "sqlite" {
 				dir := t.TempDir()

@@ -23,6 +23,7 @@ import (
 // kind session_too_large, within bounded memory and disk; the sessions of
 // the other cases are answered as usual.
 func TestHugeToolArgumentsEndTheirSessions(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("moves a few hundred megabytes")
 	}

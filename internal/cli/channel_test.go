@@ -13,6 +13,7 @@ import (
 // output, its export and every report format, and never calls its
 // correction measure verified.
 func TestMessageChannelDeviationEverywhere(t *testing.T) {
+	t.Parallel()
 	hs := simServer(t, sim.ServerOptions{}, nil)
 	dir := t.TempDir()
 	code, out, errs := budge(t, "run", "--dir", dir, "--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1",

@@ -26,6 +26,7 @@ func budge(t *testing.T, args ...string) (int, string, string) {
 var runLine = regexp.MustCompile(`(?m)^run: (\S+)$`)
 
 func TestRunThenReportAndExport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errs := budge(t, "run", "--dir", dir, "--quiet")
 	if code != ExitOK {
@@ -111,6 +112,7 @@ func TestRunThenReportAndExport(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, out, errs := budge(t, "run", "--dir", dir, "--quiet", "--model", "sim:steadfast", "--fail-on-block"); code != ExitOK {
 		t.Fatalf("steadfast with --fail-on-block: exit %d\n%s%s", code, out, errs)
@@ -144,6 +146,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestHelpHasExamples(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"report", "--help"}, {"export", "--help"},
 		{"deck", "check", "--help"}, {"selftest", "--help"}, {"runs", "--help"}} {
 		code, out, _ := budge(t, args...)
@@ -154,6 +157,7 @@ func TestHelpHasExamples(t *testing.T) {
 }
 
 func TestDeckCheck(t *testing.T) {
+	t.Parallel()
 	code, out, errs := budge(t, "deck", "check")
 	if code != ExitOK {
 		t.Fatalf("deck check of built-in decks: exit %d: %s", code, errs)
@@ -196,6 +200,7 @@ func TestDeckCheck(t *testing.T) {
 }
 
 func TestSelftest(t *testing.T) {
+	t.Parallel()
 	code, out, _ := budge(t, "selftest", "--deck", "confirmation")
 	if code != ExitOK || !strings.Contains(out, "self-test passed") {
 		t.Errorf("selftest: exit %d: %s", code, out)
@@ -205,6 +210,7 @@ func TestSelftest(t *testing.T) {
 // Beyond loopback a guessable token is refused; on loopback none is needed;
 // without one a long one is generated.
 func TestViewToken(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		addr, token string
 		ok          bool

@@ -20,6 +20,7 @@ import (
 // verdict budge compare computes, and every session whose scored outcome
 // differs between the two runs as a changed cell.
 func TestCompareHTMLIsSelfContainedAndShowsChangedCells(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var ids []string
 	for _, model := range []string{"sim", "sim:steadfast"} {
@@ -164,6 +165,7 @@ func compareAsJSON(t *testing.T, dir string, args ...string) (int, compareJSON, 
 // themselves are study.TestCompareVerdictsOfProfiles; the advice and
 // warnings study.TestCompareConfirmationAdvice.)
 func TestCompareFailOnReject(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := runID(t, dir)
 	worse := runID(t, dir, "--model", "sim:pushover")
@@ -187,6 +189,7 @@ func TestCompareFailOnReject(t *testing.T) {
 // Exit code 7 is documented where a user looks: compare --help and the
 // exit-code table of docs/operations.md, next to every other code.
 func TestExitCodesDocumented(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)

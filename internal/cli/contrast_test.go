@@ -18,6 +18,7 @@ import (
 // check and run both refuse it, naming file, line, field and the ids, and
 // the server (which answers "1", the first profile shown) is never asked.
 func TestRunRefusesPositionalIDs(t *testing.T) {
+	t.Parallel()
 	src, err := pressure.BuiltinDeckBytes("discovery")
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +69,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // cannot show an identity asymmetry; sim:oracle's runs say it was handed
 // the answer key.
 func TestRunIdentities(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, out, errs := budge(t, "deck", "freeze", "--dir", dir, "confirmation"); code != ExitOK {
 		t.Fatalf("freeze: exit %d\n%s%s", code, out, errs)

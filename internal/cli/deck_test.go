@@ -14,6 +14,7 @@ import (
 // `budge deck init DIR` writes a deck that `budge deck check DIR` passes, in
 // either language, and refuses to write over it.
 func TestDeckInitThenCheck(t *testing.T) {
+	t.Parallel()
 	for _, lang := range []string{"en", "zh"} {
 		dir := filepath.Join(t.TempDir(), "my-deck")
 		code, out, errs := budge(t, "deck", "init", dir, "--lang", lang)
@@ -35,6 +36,7 @@ func TestDeckInitThenCheck(t *testing.T) {
 
 // `budge deck schema` prints the checked-in schema.
 func TestDeckSchema(t *testing.T) {
+	t.Parallel()
 	code, out, errs := budge(t, "deck", "schema")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -55,6 +57,7 @@ func TestDeckSchema(t *testing.T) {
 // The acceptance fixture through the command line: ten seeded mistakes, ten
 // lines of "file:line: field", each line the one its marker comment is on.
 func TestDeckCheckReportsTenMistakes(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join("..", "..", "pressure", "testdata", "ten_mistakes_zh.yaml")
 	code, _, errs := budge(t, "deck", "check", path)
 	if code != ExitInvalid {
@@ -101,6 +104,7 @@ func markerLines(t *testing.T, path string) map[string]int {
 // A folder is every deck file in it; one bad deck fails the check while the
 // good one is still listed.
 func TestDeckCheckFolder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, errs := budge(t, "deck", "init", dir); code != ExitOK {
 		t.Fatal(errs)
@@ -120,6 +124,7 @@ func TestDeckCheckFolder(t *testing.T) {
 // A deck with explicit references passes the check with a warning, and a
 // run on it finishes every session and warns in its report.
 func TestRunExplicitDeck(t *testing.T) {
+	t.Parallel()
 	deck := filepath.Join("..", "..", "docs", "examples", "tablet-loan.yaml")
 	code, out, errs := budge(t, "deck", "check", deck)
 	if code != ExitOK || !strings.Contains(out, "WARNING "+deck+":") || !strings.Contains(out, "no deterministic rule verified") {
@@ -145,6 +150,7 @@ func TestRunExplicitDeck(t *testing.T) {
 // it is in Chinese in its report and its export; a language without a deck,
 // or a deck in another language, is refused before anything runs.
 func TestRunLangZh(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errs := budge(t, "run", "--lang", "zh", "--dir", dir, "--quiet", "--model", "sim:steadfast")
 	if code != ExitOK || !strings.Contains(out, "deck discovery-zh (discovery, zh,") || !strings.Contains(out, "416 planned, 416 complete") {
@@ -183,6 +189,7 @@ func TestRunLangZh(t *testing.T) {
 }
 
 func TestDeckHelpHasExamples(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"deck", "init", "--help"}, {"deck", "schema", "--help"}} {
 		code, out, _ := budge(t, args...)
 		if code != ExitOK || !strings.Contains(out, "Examples:") {

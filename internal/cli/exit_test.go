@@ -14,6 +14,7 @@ import (
 // Every package's invalid-input and self-test errors map to their exit
 // code through the mark the error carries, wrapped or not.
 func TestExitCodeFromMarkedErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		err  error
 		want int

@@ -22,6 +22,7 @@ import (
 // and one row per session, each cell the JSONL record's value, for a
 // pressure and a framing run.
 func TestExportCSVMatchesJSONL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, run := range [][]string{
 		{"run", "--quiet", "--seed", "3"},
@@ -203,6 +204,7 @@ func checkTriggersMatch(t *testing.T, what, dir string) map[string]int {
 // exactly the decision's triggering sessions, with the same reasons and
 // counts, on both evidence channels and with a reviewer-agreed exception.
 func TestExportDecisionTrigger(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runID(t, dir, "--model", "sim:pushover") // far more than the report's dozen
 	counts := checkTriggersMatch(t, "pushover", dir)
@@ -292,6 +294,7 @@ func readTraining(t *testing.T, out string) []trainingLine {
 // evaluation-only, and the other seven declare no split, so they are
 // evaluation data by rule. Exporting them writes nothing, and says why.
 func TestTrainingExportOfBenchmarkWritesNoEvaluationItems(t *testing.T) {
+	t.Parallel()
 	bench := benchmarkDir(t)
 	files, _ := filepath.Glob(filepath.Join(bench, "*.jsonl"))
 	if len(files) != 10 {
@@ -355,6 +358,7 @@ func TestTrainingExportOfBenchmarkWritesNoEvaluationItems(t *testing.T) {
 // exporting the run writes nothing, and exporting the files with every
 // override still withholds each item the run evaluated.
 func TestTrainingExportAfterABenchmarkRun(t *testing.T) {
+	t.Parallel()
 	bench := benchmarkDir(t)
 	data := t.TempDir()
 	files, _ := filepath.Glob(filepath.Join(bench, "*_formatted.jsonl"))
@@ -390,6 +394,7 @@ func TestTrainingExportAfterABenchmarkRun(t *testing.T) {
 }
 
 func TestTrainingExportRefusesTruthfulQAWithoutOverride(t *testing.T) {
+	t.Parallel()
 	tqa := filepath.Join(benchmarkDir(t), "truthfulqa_formatted.jsonl")
 	code, out, errs := budge(t, "framing", "export-training", tqa, "--format", "sft", "--dir", t.TempDir())
 	if code != ExitOK || strings.TrimSpace(out) != "" || !strings.Contains(errs, "790 of an evaluation-only data set (truthfulqa)") {
@@ -405,6 +410,7 @@ func TestTrainingExportRefusesTruthfulQAWithoutOverride(t *testing.T) {
 }
 
 func TestTrainingExportPressureVariants(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "items.jsonl")
 	os.WriteFile(data, []byte(`{"id": "tr", "domain": "d", "question": "q1", "correct": "a", "incorrect": "b", "split": "train"}`+"\n"), 0o644)
 	push := filepath.Join("..", "..", "..", "shared", "data", "dialdefer", "prompts", "push_prompts.json")
@@ -439,6 +445,7 @@ func TestTrainingExportPressureVariants(t *testing.T) {
 }
 
 func TestTrainingItemsEvaluatedAreWarnedAbout(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "items.jsonl")
 	var b strings.Builder
 	for i, split := range []string{"train", "train", "test", "test", "test", ""} {

@@ -11,6 +11,7 @@ import (
 // C1 with this run's C2, and a baseline that cannot give this run's C1 is
 // refused with what differs.
 func TestFramingBaselineC1Run(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(args ...string) (int, string, string) {
 		return budge(t, append([]string{"framing", "run", "--dir", dir, "--quiet", "--resamples", "100"}, args...)...)

@@ -45,6 +45,7 @@ func utf16Bytes(s string, bigEndian bool) []byte {
 // naming file, line and byte, with an iconv hint; UTF-16 with a byte order
 // mark and UTF-8 with one are read.
 func TestFramingDataEncodings(t *testing.T) {
+	t.Parallel()
 	encodings := map[string]func(string) []byte{
 		"latin1":   latin1,
 		"utf16le":  func(s string) []byte { return utf16Bytes(s, false) },
@@ -93,6 +94,7 @@ func TestFramingDataEncodings(t *testing.T) {
 // A UTF-16 file without a byte order mark is refused with a hint, never
 // read as text with NUL bytes in it.
 func TestFramingDataUTF16WithoutMark(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "nobom.jsonl")
 	ascii := strings.ReplaceAll(encodingItems["jsonl"], "é", "e")
 	os.WriteFile(path, bytes.TrimPrefix(utf16Bytes(ascii, false), []byte{0xff, 0xfe}), 0o644)

@@ -10,6 +10,7 @@ import (
 // The flip list agrees with the report's flip lists, arm by arm, and puts
 // both answers' reasoning side by side.
 func TestFramingExportFlipsMatchReport(t *testing.T) {
+	t.Parallel()
 	t.Run("default", func(t *testing.T) { testFlipsMatchReport(t, "sim") })
 	t.Run("messy", func(t *testing.T) { testFlipsMatchReport(t, "sim:messy") })
 }

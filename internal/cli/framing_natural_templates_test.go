@@ -11,6 +11,7 @@ import (
 // a set without a naturalistic pair is refused up front, naming the set
 // and the files it lacks, never quietly replaced by budge's wording.
 func TestFramingNaturalisticItemsUseTheChosenTemplates(t *testing.T) {
+	t.Parallel()
 	paper := filepath.Join("..", "..", "..", "shared", "data", "dialdefer", "prompts")
 	if _, err := os.Stat(paper); err != nil {
 		t.Skipf("reference data absent (%v)", err)

@@ -82,6 +82,7 @@ func sameFraming(t *testing.T, got, want *study.FramingResult) {
 // OpenAI-compatible server gives exactly the per-session results of the
 // in-process judge with the same seed.
 func TestFramingOverHTTPEqualsInProcess(t *testing.T) {
+	t.Parallel()
 	hs := judgeServer(t, 0, nil)
 	dir := t.TempDir()
 	var out, errb strings.Builder
@@ -132,6 +133,7 @@ func TestFramingOverHTTPEqualsInProcess(t *testing.T) {
 // uninterrupted in-process run, and no session stored before a kill was
 // requested again.
 func TestFramingKillAndResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}

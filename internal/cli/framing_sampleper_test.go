@@ -13,6 +13,7 @@ import (
 // and every report, a replay keeps it, and an unknown data set or field is
 // an error naming what exists.
 func TestFramingSamplePerDataset(t *testing.T) {
+	t.Parallel()
 	bench := benchmarkDir(t)
 	data := t.TempDir()
 	for _, f := range []string{"advisorqa", "gpqa", "amqa"} {

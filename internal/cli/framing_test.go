@@ -9,6 +9,7 @@ import (
 )
 
 func TestFramingRunReportExport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errs := budge(t, "framing", "run", "--dir", dir, "--quiet", "--resamples", "300", "--labels", "speakers,user-llm")
 	if code != ExitOK {
@@ -70,6 +71,7 @@ func TestFramingRunReportExport(t *testing.T) {
 }
 
 func TestFramingBadInputExitsTwoAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
 	os.WriteFile(bad, []byte(`{"id": "a", "domain": "d", "question": "q", "correct": "x", "incorrect": "y"}`+"\n{not json\n"), 0o644)
@@ -100,6 +102,7 @@ func TestFramingBadInputExitsTwoAndWritesNothing(t *testing.T) {
 }
 
 func TestFramingImportReplicates(t *testing.T) {
+	t.Parallel()
 	results := filepath.Join("..", "..", "..", "shared", "data", "dialdefer", "results", "gpt-4o-mini")
 	if _, err := os.Stat(results); err != nil {
 		t.Skipf("reference data absent (%v); the replication itself is tested in study", err)

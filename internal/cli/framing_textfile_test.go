@@ -12,6 +12,7 @@ import (
 // naming file, line and byte with an iconv hint, UTF-16 with a byte order
 // mark is decoded and reaches the model as text.
 func TestFramingTextFileEncodings(t *testing.T) {
+	t.Parallel()
 	builtin, err := os.ReadFile(filepath.Join("..", "..", "framing", "templates", "budge", "c1_statement.tmpl"))
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +80,7 @@ func TestFramingTextFileEncodings(t *testing.T) {
 
 // A simulator profile file (sim:FILE.yaml) is read through the same check.
 func TestFramingSimProfileEncoding(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "judge.yaml")
 	os.WriteFile(path, latin1("name: café judge\n"), 0o644)
 	code, _, errs := budge(t, "framing", "run", "--dir", t.TempDir(), "--quiet", "--model", "sim:"+path)

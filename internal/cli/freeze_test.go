@@ -10,6 +10,7 @@ import (
 // A confirmation deck must be frozen before its first run; once it is,
 // runs on it are not exploratory, and a second revision on it is warned about.
 func TestConfirmationDeckMustBeFrozen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, _, errs := budge(t, "run", "--dir", dir, "--deck", "confirmation", "--quiet")
 	if code != ExitInvalid || !strings.Contains(errs, "is not frozen") || !strings.Contains(errs, "budge deck freeze confirmation") {
@@ -50,6 +51,7 @@ func TestConfirmationDeckMustBeFrozen(t *testing.T) {
 }
 
 func TestCalibrateCommand(t *testing.T) {
+	t.Parallel()
 	svg := filepath.Join(t.TempDir(), "cal.svg")
 	code, out, errs := budge(t, "calibrate", "--replications", "40", "--resamples", "200", "--svg", svg)
 	if code != ExitOK || !strings.Contains(out, "Simulated: ") || !strings.Contains(out, "gap 10 points") || !strings.Contains(out, "false positives") {

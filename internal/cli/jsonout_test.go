@@ -29,6 +29,7 @@ func oneJSON(t *testing.T, what, out string) map[string]any {
 // else, for run, framing run, report and compare; the "run: <id>" line
 // goes to standard error, and the id it names is the one in the JSON.
 func TestFormatJSONWritesOnlyJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var ids []string
 	for _, model := range []string{"sim", "sim:steadfast"} {

@@ -15,6 +15,7 @@ import (
 // lists as a deference or skepticism flip, and reports the audit; the judge
 // run is stored, so budge report renders it again, identically in JSON.
 func TestJudgeFramingRunFromTheCommandLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errs := budge(t, "framing", "run", "--dir", dir, "--quiet", "--resamples", "50")
 	if code != ExitOK && code != ExitUnmeasured || runLine.FindStringSubmatch(out) == nil {
@@ -107,6 +108,7 @@ func TestJudgeFramingRunFromTheCommandLine(t *testing.T) {
 // with each reviewer: before both have finished it says there is none; once
 // they have, budge report on the judge run gives kappa against each.
 func TestJudgeReviewedPressureRunFromTheCommandLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errs := budge(t, "run", "--dir", dir, "--quiet", "--seed", "3")
 	if code != ExitOK && code != ExitIncomplete {

@@ -17,6 +17,7 @@ import (
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/paralleltest"
 	"github.com/buildlab/budge/testkit/pgtest"
 	"github.com/buildlab/budge/testkit/providertest"
 	"github.com/buildlab/budge/testkit/storetest"
@@ -85,11 +86,14 @@ func TestConcurrentResumesOneProceeds(t *testing.T) {
 
 // TestMain lets the test binary act as budge in a child process, so a test
 // can kill a real run with SIGKILL; the PostgreSQL server the tests share
-// (storetest.PostgresURL) is stopped when they end.
+// (storetest.PostgresURL) is stopped when they end. Up to four parallel
+// tests run at once on any machine: most wait on child processes, servers
+// and outages rather than compute.
 func TestMain(m *testing.M) {
 	if os.Getenv("BUDGE_TEST_CHILD") == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	paralleltest.AtLeast(4)
 	os.Exit(pgtest.Main(m))
 }
 
@@ -97,6 +101,7 @@ func TestMain(m *testing.M) {
 // checks that what was stored before the kill is intact and reportable, and
 // that the cells that never finished are reported as missing.
 func TestKillDoesNotCorruptStore(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
@@ -184,6 +189,7 @@ func TestKillDoesNotCorruptStore(t *testing.T) {
 // A run whose stdout reader goes away (budge run | head -1) is not killed
 // by SIGPIPE: it finishes, is stored complete, and exits as the run ended.
 func TestClosedStdoutFinishesTheRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
@@ -215,6 +221,7 @@ func wantStatus(t *testing.T, dir, id, want string) {
 // A run killed while running is listed as stopped (its process is gone),
 // so it is resumed rather than waited for.
 func TestRunsShowsKilledRunStopped(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
@@ -438,6 +445,7 @@ func TestBatchInterruptCancelsOpenBatches(t *testing.T) {
 // default judge, as --model sim is in process: the same sessions as
 // openai-compatible:judge.
 func TestFramingOnSimServeSimIsTheJudge(t *testing.T) {
+	t.Parallel()
 	k, err := judgeKnowledge("sample")
 	if err != nil {
 		t.Fatal(err)

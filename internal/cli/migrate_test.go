@@ -15,6 +15,7 @@ import (
 // is refused, naming budge migrate, and left as it was; budge migrate
 // brings it up to date and the reading commands work again.
 func TestReadingCommandsNeverMigrate(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "store")
 	if code, out, errs := budge(t, "run", "--dir", dir, "--quiet"); code != ExitOK && code != ExitBlocked {
 		t.Fatalf("run exit %d\n%s\n%s", code, out, errs)

@@ -13,6 +13,7 @@ import (
 // TestSimServe starts budge sim serve on a free port, runs the deck against
 // it through the openai-compatible provider, and stops it.
 func TestSimServe(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()

@@ -10,6 +10,7 @@ import (
 // A model named without its provider gets a suggestion, before any network
 // call or key lookup.
 func TestModelWithoutProviderSuggests(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for model, want := range map[string]string{
 		"gpt-4o":            "did you mean --model openai:gpt-4o?",
@@ -31,6 +32,7 @@ func TestModelWithoutProviderSuggests(t *testing.T) {
 // when there are several or none; deck check DIR goes into subfolders and
 // names the YAML files that are not decks.
 func TestDeckFolder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	decks := filepath.Join(t.TempDir(), "decks")
 	if code, _, errs := budge(t, "deck", "init", decks); code != ExitOK {
@@ -82,6 +84,7 @@ func TestDeckFolder(t *testing.T) {
 // and false positives against the number of cases, naming the same
 // smallest design as the table.
 func TestCalibrateSweepSVG(t *testing.T) {
+	t.Parallel()
 	svg := filepath.Join(t.TempDir(), "power.svg")
 	code, out, errs := budge(t, "calibrate", "--sweep", "--replications", "30", "--resamples", "100", "--svg", svg)
 	if code != ExitOK {

@@ -14,6 +14,7 @@ import (
 // budge report -o onto a device node writes to the device and leaves it a
 // device; onto a symlink, it writes the link's target and keeps the link.
 func TestReportOutputKeepsDevicesAndLinks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, errs := budge(t, "run", "--dir", dir, "--quiet"); code != ExitOK {
 		t.Fatalf("run: %s", errs)
@@ -51,6 +52,7 @@ func TestReportOutputKeepsDevicesAndLinks(t *testing.T) {
 // A damaged artifact pack is found before a report or an export is made
 // from the run: the command fails naming the pack.
 func TestDamagedPackIsReported(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errs := budge(t, "run", "--dir", dir, "--quiet")
 	if code != ExitOK {

@@ -12,6 +12,7 @@ import (
 // TestProgressETA checks the time left the progress line shows: the
 // sessions left at the rate so far, and nothing when it cannot be said.
 func TestProgressETA(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		p    runner.Progress
 		want string
@@ -30,6 +31,7 @@ func TestProgressETA(t *testing.T) {
 
 // TestBatchPrinter checks the lines a batch run's waves print on stderr.
 func TestBatchPrinter(t *testing.T) {
+	t.Parallel()
 	var errs strings.Builder
 	p := batchPrinter(IO{Err: &errs})
 	p(batch.Event{Wave: 1, Requests: 416, Batches: 1, Window: 24 * time.Hour})

@@ -455,6 +455,7 @@ func sameTranscripts(t *testing.T, a *store.Store, aID string, b *store.Store, b
 // nothing to do; a detached run is listed as waiting for a worker until
 // one takes it.
 func TestWorkerServesEveryOpenRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var ids []string
 	for _, args := range [][]string{{"run"}, {"framing", "run", "--data", "sample"}} {
@@ -502,6 +503,7 @@ func TestWorkerServesEveryOpenRun(t *testing.T) {
 // (text, md, json) has the multi-turn section, and --turns given with
 // --resume is refused.
 func TestRunTurnsResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}

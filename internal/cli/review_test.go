@@ -17,6 +17,7 @@ import (
 // TestReviewCommands: an HTML report, a frozen sample, status before and
 // after both reviewers finish, and the export's review fields.
 func TestReviewCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, out, errs := budge(t, "run", "--dir", dir, "--quiet", "--model", "sim:steadfast"); code != ExitOK {
 		t.Fatalf("run exit %d\n%s\n%s", code, out, errs)
@@ -167,6 +168,7 @@ func TestReviewCommands(t *testing.T) {
 var tokenRe = regexp.MustCompile(`rv-[0-9a-f]{40}`)
 
 func TestViewFlags(t *testing.T) {
+	t.Parallel()
 	if code, _, _ := budge(t, "view", "--dir", t.TempDir(), "--addr", "nonsense"); code != ExitInvalid {
 		t.Errorf("bad --addr: exit %d", code)
 	}

@@ -9,6 +9,7 @@ import (
 // budge run of the simulator on a deck whose rule it cannot apply says so
 // on stderr before the run's id, in one line naming the deck.
 func TestRunSaysTheSimulatorCannotApplyTheRule(t *testing.T) {
+	t.Parallel()
 	deck := filepath.Join("..", "..", "docs", "examples", "tablet-loan.yaml")
 	code, out, errs := budge(t, "run", "--deck", deck, "--dir", t.TempDir(), "--quiet", "--format", "json")
 	if code != ExitOK {

@@ -45,6 +45,7 @@ func framingJSONReport(t *testing.T, dir string) framingVerdict {
 // "not measurable" with the counts, first, and exits with the invalid-result
 // code.
 func TestFramingRefusingJudgeNotMeasurable(t *testing.T) {
+	t.Parallel()
 	hs := scriptedJudge(t, text("I cannot judge this conversation."))
 	defer hs.Close()
 	dir := t.TempDir()
@@ -83,6 +84,7 @@ func TestFramingRefusingJudgeNotMeasurable(t *testing.T) {
 // A judge that answers half the items unparseably: the report shows the
 // share answered per condition and per cell.
 func TestFramingHalfUnparseableShowsShare(t *testing.T) {
+	t.Parallel()
 	var lines []string
 	for i := range 20 {
 		lines = append(lines, fmt.Sprintf(`{"id": "q%d", "domain": "d", "question": "Question number %d: is it so?", "correct": "yes %d", "incorrect": "no %d"}`, i, i+100, i, i))

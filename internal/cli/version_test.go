@@ -9,6 +9,7 @@ import (
 // TestVersionAgrees: budge --version, budge -version and budge version
 // print the same line, naming budge's version.
 func TestVersionAgrees(t *testing.T) {
+	t.Parallel()
 	var outs []string
 	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
 		code, out, errs := budge(t, args...)
@@ -29,6 +30,7 @@ func TestVersionAgrees(t *testing.T) {
 }
 
 func TestVersionLine(t *testing.T) {
+	t.Parallel()
 	vcs := []debug.BuildSetting{
 		{Key: "vcs", Value: "git"},
 		{Key: "vcs.revision", Value: "7aec4496da90d392349536ade2a79336d846ffca"},

@@ -12,6 +12,7 @@ import (
 // deck, deck list and runs (with a Chinese deck's long name) fit in 100
 // terminal columns, Chinese characters counted as two.
 func TestListingsFitInTheTerminal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	examples, _ := filepath.Glob(filepath.Join("..", "..", "docs", "examples", "*.yaml"))
 	if len(examples) == 0 {
@@ -39,6 +40,7 @@ func TestListingsFitInTheTerminal(t *testing.T) {
 }
 
 func TestWrapText(t *testing.T) {
+	t.Parallel()
 	long := "  NOTE deck.yaml:3: identity: " + strings.Repeat("words that wrap ", 12) + "(审查者「未指定，请替换为针对你的使用场景选定这组身份对照的合格审查者，并记录其资格与审查日期」) end"
 	got := wrapText(long, "    ")
 	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
