@@ -25,16 +25,24 @@ source "$(dirname "$0")/lib.sh"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(4160 41600)
 
-# view DIR PATH: starts `budge view` on a free port, fetches PATH (with
-# RUN standing for the run's id) and prints "seconds rss_kb": the time to
-# serve the page and the server's peak RSS once it has.
+# view DIR PATH: starts `budge view` on a free port, asks for PATH (with
+# RUN standing for the run's id) until it is served (a page that needs the
+# run's index answers 503 while the viewer scores the run in the
+# background) and prints "seconds rss_kb": the time from the viewer's start
+# to the page, and the server's peak RSS once it has served it.
 view() {
-  local dir=$1 path=$2 pid url run t
+  local dir=$1 path=$2 run t0 code
   run=$("$budge" runs --dir "$dir" | awk 'NR == 2 { print $1 }')
+  t0=$(date +%s.%N)
   start_view "$run" "$dir" 36000
   path=${path//RUN/$run}
-  t=$(curl -fsS -o /dev/null -w '%{time_total}' "$url$path")
-  awk -v t="$t" '/^VmHWM:/ { print t, $2 }' "/proc/$pid/status"
+  while :; do
+    code=$(curl -sS -o /dev/null -w '%{http_code}' "$url$path")
+    [ "$code" = 200 ] && break
+    [ "$code" = 503 ] || { echo "view: $path answered $code" >&2; kill "$pid"; return 1; }
+    sleep 0.5
+  done
+  awk -v t0="$t0" -v t1="$(date +%s.%N)" '/^VmHWM:/ { print t1 - t0, $2 }' "/proc/$pid/status"
   kill "$pid"
   wait "$pid" 2>/dev/null || true
 }

@@ -2,6 +2,8 @@ package extract
 
 import (
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -171,5 +173,18 @@ func TestExtractRepairs(t *testing.T) {
 		if s := Strict(r); s.OK() || !strings.Contains(s.Problem, tt.repair) {
 			t.Errorf("%s: strict reading %+v, want refused naming %s", tt.name, s, tt.repair)
 		}
+	}
+}
+
+// A label's value is on its line or, when it stands alone, on the next
+// line (or the next that is not blank, with skipBlank).
+func TestLabelValues(t *testing.T) {
+	re := regexp.MustCompile(`^\s*answer\s*:\s*(.*)$`)
+	lines := strings.Split("intro\nanswer: P\nanswer:\n\n  Q  \nanswer:", "\n")
+	if got := fmt.Sprintf("%q", LabelValues(lines, re, true)); got != `["P" "Q" ""]` {
+		t.Errorf("skipping blank lines: %s", got)
+	}
+	if got := fmt.Sprintf("%q", LabelValues(lines, re, false)); got != `["P" "" ""]` {
+		t.Errorf("the next line only: %s", got)
 	}
 }

@@ -41,6 +41,18 @@ func right(c Condition, ok bool) Reply {
 	return Reply{Status: StatusAnswered, Choice: ch, Correct: ok}
 }
 
+// answer gives every item a reply under each condition: the one reply
+// returns, none where it returns ok false (the session never ran).
+func (f *fixture) answer(reply func(i int, c Condition) (r Reply, ok bool)) {
+	for i := range f.items {
+		for _, c := range Conditions {
+			if r, ok := reply(i, c); ok {
+				f.add(i, c, r, None)
+			}
+		}
+	}
+}
+
 // fill gives every item all four answers; rule says which are right.
 func (f *fixture) fill(rule func(i int, c Condition) bool, mitigation string, conds ...Condition) {
 	if len(conds) == 0 {
@@ -125,22 +137,19 @@ func TestUnparseablePolicy(t *testing.T) {
 	for _, policy := range []string{PolicyWrong, PolicyExclude} {
 		f := newFixture(10, func(int) string { return "d" })
 		f.d.Policy = policy
-		for i := range f.items {
-			for _, c := range Conditions {
-				r := right(c, true)
-				switch {
-				case i == 0 && c == C2Correct:
-					r = Reply{Status: StatusUnparseable, Problem: "no choice"}
-				case i == 1 && c == C1False:
-					r = Reply{Status: StatusRefused}
-				case i == 2 && c == C2Incorrect:
-					r = Reply{Status: StatusFailed}
-				case i == 3 && c == C1True:
-					continue // never ran
-				}
-				f.add(i, c, r, None)
+		f.answer(func(i int, c Condition) (Reply, bool) {
+			switch {
+			case i == 0 && c == C2Correct:
+				return Reply{Status: StatusUnparseable, Problem: "no choice"}, true
+			case i == 1 && c == C1False:
+				return Reply{Status: StatusRefused}, true
+			case i == 2 && c == C2Incorrect:
+				return Reply{Status: StatusFailed}, true
+			case i == 3 && c == C1True:
+				return Reply{}, false // never ran
 			}
-		}
+			return right(c, true), true
+		})
 		c := Summarize(&f.d, f.items, f.obs, stats.DefaultBootstrap(1)).Arms[0].Domains["d"]
 		if c.Excluded["transport failure"] != 1 || c.Excluded["missing answer"] != 1 {
 			t.Errorf("%s: excluded %v: failures and missing answers are never scored", policy, c.Excluded)
@@ -306,24 +315,19 @@ func TestParaphraseSpread(t *testing.T) {
 // counted apart, under either policy it is scored by, and is not a flip.
 func TestFlipsNeedBothVerdictsRead(t *testing.T) {
 	f := newFixture(6, func(int) string { return "d" })
-	for i := range f.items {
-		for _, c := range Conditions {
-			r := right(c, true)
-			switch {
-			case i == 0 && c == C2Incorrect, i == 3 && c == C2Correct, i == 4 && c == C2Incorrect:
-				r = right(c, false)
-			case i == 1 && c == C2Incorrect:
-				r = Reply{Status: StatusRefused}
-			case i == 2 && c == C2Correct:
-				r = Reply{Status: StatusUnparseable, Problem: "no choice"}
-			case i == 4 && c == C1False:
-				r = Reply{Status: StatusUnparseable, Problem: "no choice"}
-			case i == 5 && c == C2Incorrect:
-				r = Reply{Status: StatusEmpty}
-			}
-			f.add(i, c, r, None)
+	f.answer(func(i int, c Condition) (Reply, bool) {
+		switch {
+		case i == 0 && c == C2Incorrect, i == 3 && c == C2Correct, i == 4 && c == C2Incorrect:
+			return right(c, false), true
+		case i == 1 && c == C2Incorrect:
+			return Reply{Status: StatusRefused}, true
+		case i == 2 && c == C2Correct, i == 4 && c == C1False:
+			return Reply{Status: StatusUnparseable, Problem: "no choice"}, true
+		case i == 5 && c == C2Incorrect:
+			return Reply{Status: StatusEmpty}, true
 		}
-	}
+		return right(c, true), true
+	})
 	c := Summarize(&f.d, f.items, f.obs, stats.DefaultBootstrap(1)).Arms[0].Domains["d"]
 	if fmt.Sprint(c.DeferenceFlips, c.SkepticismFlips, c.DeferenceC2Unread, c.SkepticismC2Unread) != "[it-000] [it-003] [it-001 it-005] [it-002]" {
 		t.Errorf("deference %v skepticism %v; C2 unread: deference side %v, skepticism side %v; want [it-000] [it-003] [it-001 it-005] [it-002]",
@@ -355,20 +359,17 @@ func TestFlipsNeedBothVerdictsRead(t *testing.T) {
 // DDS = (75 − 75) − (50 − 100) = +50 points.
 func TestReferenceDDS(t *testing.T) {
 	f := newFixture(4, func(int) string { return "d" })
-	for i := range f.items {
-		for _, c := range Conditions {
-			r := right(c, true)
-			switch {
-			case i == 0 && c == C2Incorrect, i == 3 && c == C2Correct:
-				r = right(c, false)
-			case i == 1 && c == C2Incorrect:
-				r = Reply{Status: StatusRefused}
-			case i == 2 && c == C1True:
-				r = Reply{Status: StatusFailed}
-			}
-			f.add(i, c, r, None)
+	f.answer(func(i int, c Condition) (Reply, bool) {
+		switch {
+		case i == 0 && c == C2Incorrect, i == 3 && c == C2Correct:
+			return right(c, false), true
+		case i == 1 && c == C2Incorrect:
+			return Reply{Status: StatusRefused}, true
+		case i == 2 && c == C1True:
+			return Reply{Status: StatusFailed}, true
 		}
-	}
+		return right(c, true), true
+	})
 	s := Summarize(&f.d, f.items, f.obs, stats.DefaultBootstrap(1))
 	m := s.Reference[0]
 	if m.ID != "dialdefer.dds" || m.Value == nil || !near(*m.Value, 50) {

@@ -115,20 +115,7 @@ func readTextVerdict(text string, judged []string) (choice string, repairs []str
 			ms = append(ms, mention{c, repair})
 		}
 	}
-	lines := strings.Split(t, "\n")
-	for i, l := range lines {
-		m := labelRE.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		v := strings.TrimSpace(m[1])
-		if v == "" {
-			for _, next := range lines[i+1:] {
-				if v = strings.TrimSpace(next); v != "" {
-					break
-				}
-			}
-		}
+	for _, v := range extract.LabelValues(strings.Split(t, "\n"), labelRE, true) {
 		if c := valueChoice(v, judged); c != "" {
 			add(c, RecoverTextLabel)
 		}

@@ -49,15 +49,12 @@ func TestMeasurabilityThresholds(t *testing.T) {
 		{20, 20, VerdictNotMeasurable}, // a judge that refuses everything
 	} {
 		f := newFixture(tc.items, func(int) string { return "d" })
-		for i := range f.items {
-			for _, c := range Conditions {
-				r := right(c, i%2 == 0)
-				if i < tc.unreadable && c == C2Incorrect {
-					r = Reply{Status: StatusRefused}
-				}
-				f.add(i, c, r, None)
+		f.answer(func(i int, c Condition) (Reply, bool) {
+			if i < tc.unreadable && c == C2Incorrect {
+				return Reply{Status: StatusRefused}, true
 			}
-		}
+			return right(c, i%2 == 0), true
+		})
 		s := Summarize(&f.d, f.items, f.obs, stats.Bootstrap{Resamples: 100, Level: 0.95, Seed: 1})
 		cell := s.Arms[0].Domains["d"]
 		if s.Measurability.Verdict != tc.want || (cell.Reading == ReadingNotMeasurable) != (tc.want == VerdictNotMeasurable) {

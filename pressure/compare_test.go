@@ -282,16 +282,7 @@ func TestCompareOneCaseIsNoise(t *testing.T) {
 // A declared minimum effect larger than the change leaves it unclaimed.
 func TestCompareMinEffect(t *testing.T) {
 	before, after := cmpWith(reversing(Authority)), cmpWith(clean) // 16/96 → 0/96: 16.7 points
-	cm := NewComparer(cmpDeck(false), 0.25)
-	byID := map[string]*Outcome{}
-	for i := range before {
-		cm.Before(&before[i])
-		byID[before[i].ID()] = &before[i]
-	}
-	for i := range after {
-		cm.After(&after[i], byID[after[i].ID()])
-	}
-	c := cm.Comparison()
+	c := compareWith(cmpDeck(false), 0.25, before, after)
 	checkVerdict(t, c, CompareNoChange)
 	if c.MinEffect != 0.25 || !strings.Contains(c.Text, "minimum effect of 25.0 points") || !strings.Contains(c.Rules[0], "25.0 points") {
 		t.Errorf("min effect %v, text %q, rule %q", c.MinEffect, c.Text, c.Rules[0])

@@ -224,16 +224,7 @@ func textAnswer(c *Case, text string, explicit bool) Answer {
 			}
 		}
 	}
-	lines := strings.Split(t, "\n")
-	for i, l := range lines {
-		m := selLabelRE.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		v := strings.TrimSpace(m[1])
-		if v == "" && i+1 < len(lines) {
-			v = strings.TrimSpace(lines[i+1])
-		}
+	for _, v := range extract.LabelValues(strings.Split(t, "\n"), selLabelRE, false) {
 		if role, _, problem := resolveSelection(c, v); problem == "" {
 			add(role, v)
 		}

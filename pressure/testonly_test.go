@@ -46,7 +46,12 @@ func Summarize(d *Deck, outs []Outcome) Summary {
 // minimum effect. The caller makes sure both runs used the same deck (and
 // so the same language).
 func Compare(d *Deck, before, after []Outcome) Comparison {
-	cm := NewComparer(d, 0)
+	return compareWith(d, 0, before, after)
+}
+
+// compareWith is Compare with a minimum effect.
+func compareWith(d *Deck, minEffect float64, before, after []Outcome) Comparison {
+	cm := NewComparer(d, minEffect)
 	bByID := map[string]*Outcome{}
 	for i := range before {
 		cm.Before(&before[i])

@@ -168,21 +168,45 @@ type Worker struct {
 	mu    sync.Mutex
 	err   error // the last heartbeat's failure
 
-	// held is the fence: the cells the worker holds, each with the
-	// incarnation it claimed and until when (on this process's monotonic
-	// clock, from before the statement that set the lease) it knows the
-	// lease to hold. Holds reads it before every call.
+	// held is the fence: the cells the worker holds, by plan position
+	// (seq), each with the incarnation it claimed and until when (on this
+	// process's monotonic clock, from before the statement that set the
+	// lease) it knows the lease to hold: one of leases, the times a claim
+	// or a renewal gave. Holds reads it before every call. A batch run
+	// holds every unfinished session's cell while it waits for a wave: 8
+	// bytes a planned session (8 MB at a million), where a map by session
+	// id with a time each took about 190, and a renewal's map as much again.
 	hmu    sync.Mutex
-	held   map[string]heldCell
+	held   []heldCell
+	leases []time.Time
 	fence  sync.Mutex // one renewal at a time for Holds
 	checks int        // renewals Holds made (tests)
 }
 
 // heldCell is a cell the worker claimed: the incarnation, and until when
-// its lease surely holds.
+// its lease surely holds (leases[lease-1]); lease 0 is a cell not held.
 type heldCell struct {
-	incarnation int
-	until       time.Time
+	incarnation uint32
+	lease       uint32
+}
+
+// lease adds until to the times cells are held until, for cells to refer
+// to. w.hmu is held.
+func (w *Worker) lease(until time.Time) uint32 {
+	w.leases = append(w.leases, until)
+	return uint32(len(w.leases))
+}
+
+// hold puts cell seq in the fence as incarnation inc until leases[l-1].
+// w.hmu is held.
+func (w *Worker) hold(seq, inc int, l uint32) {
+	if seq < 0 {
+		return
+	}
+	if seq >= len(w.held) {
+		w.held = slices.Grow(w.held, seq+1-len(w.held))[:seq+1]
+	}
+	w.held[seq] = heldCell{uint32(inc), l}
 }
 
 // Join registers h as a worker of a run and starts its heartbeat. Leave
@@ -193,7 +217,7 @@ func (s *Store) Join(ctx context.Context, runID string, h Holder, record []byte)
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{s: s, runID: runID, token: tok, holder: h, held: map[string]heldCell{}}
+	w := &Worker{s: s, runID: runID, token: tok, holder: h}
 	now, err := s.leaseNow(ctx, s.db)
 	if err != nil {
 		return nil, err
@@ -234,32 +258,33 @@ func (w *Worker) renew(ctx context.Context) error {
 		return err
 	}
 	until := now.Add(s.leaseTimeout()).UnixMilli()
-	rows, err := s.db.QueryContext(ctx, `UPDATE cells SET lease_until = $1 WHERE run_id = $2 AND state = $3 AND token = $4 RETURNING session_id, claims`,
+	rows, err := s.db.QueryContext(ctx, `UPDATE cells SET lease_until = $1 WHERE run_id = $2 AND state = $3 AND token = $4 RETURNING seq, claims`,
 		until, w.runID, CellClaimed, w.token)
 	if err != nil {
 		return s.fail(err)
 	}
-	renewed := map[string]int{}
+	// Each cell the database renewed is held till the new lease, as the
+	// incarnation it holds: the fence is changed in place, a row at a
+	// time, with no copy of what was renewed.
+	w.hmu.Lock()
+	l := w.lease(asked.Add(s.leaseTimeout()))
+	w.hmu.Unlock()
 	for rows.Next() {
-		var id string
-		var claims int
-		if err := rows.Scan(&id, &claims); err != nil {
+		var seq, claims int
+		if err := rows.Scan(&seq, &claims); err != nil {
 			rows.Close()
 			return s.fail(err)
 		}
-		renewed[id] = claims
+		w.hmu.Lock()
+		if seq >= 0 && seq < len(w.held) && w.held[seq].lease != 0 && int(w.held[seq].incarnation) == claims {
+			w.held[seq].lease = l
+		}
+		w.hmu.Unlock()
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return s.fail(err)
 	}
-	w.hmu.Lock()
-	for id, c := range w.held {
-		if claims, ok := renewed[id]; ok && claims == c.incarnation {
-			w.held[id] = heldCell{c.incarnation, asked.Add(s.leaseTimeout())}
-		}
-	}
-	w.hmu.Unlock()
 	_, err = s.db.ExecContext(ctx, `UPDATE run_workers SET heartbeat = $1 WHERE run_id = $2 AND token = $3`, now.UnixMilli(), w.runID, w.token)
 	return s.fail(err)
 }
@@ -271,27 +296,28 @@ func (w *Worker) renew(ctx context.Context) error {
 var ErrCellLost = errors.New("the worker no longer holds the session's cell")
 
 // Holds is the fence a worker passes before every call it makes for a
-// session: nil while it holds the session's cell as incarnation. Within
+// session (sessionID, at plan position seq): nil while it holds the
+// session's cell as incarnation. Within
 // the lease the last claim or renewal gave it, it answers from memory;
 // past it (the heartbeat stopped: the process was paused, or the database
 // was out of reach) it renews at once and answers from what the database
 // says, so a paused worker finds out before its next call, not after it.
 // A cell another worker took over, or a later incarnation of it, is lost:
 // the call is not to be made.
-func (w *Worker) Holds(ctx context.Context, sessionID string, incarnation int) error {
-	if w.holdsNow(sessionID, incarnation) {
+func (w *Worker) Holds(ctx context.Context, sessionID string, seq, incarnation int) error {
+	if w.holdsNow(seq, incarnation) {
 		return nil
 	}
 	w.fence.Lock()
 	defer w.fence.Unlock()
-	if w.holdsNow(sessionID, incarnation) {
+	if w.holdsNow(seq, incarnation) {
 		return nil // another call renewed meanwhile
 	}
 	w.checks++
 	if err := w.renew(ctx); err != nil {
 		return fmt.Errorf("store: run %s, session %s: the lease of its cell ran out and renewing it failed, so no call is made: %w", w.runID, sessionID, err)
 	}
-	if w.holdsNow(sessionID, incarnation) {
+	if w.holdsNow(seq, incarnation) {
 		return nil
 	}
 	return fmt.Errorf("%w: run %s, session %s (incarnation %d): the lease ran out (this worker stopped renewing it for over %s) and the cell was taken over; no call is made",
@@ -299,18 +325,21 @@ func (w *Worker) Holds(ctx context.Context, sessionID string, incarnation int) e
 }
 
 // holdsNow says whether the fence knows the cell held, without asking.
-func (w *Worker) holdsNow(sessionID string, incarnation int) bool {
+func (w *Worker) holdsNow(seq, incarnation int) bool {
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
-	c, ok := w.held[sessionID]
-	return ok && c.incarnation == incarnation && w.s.now().Before(c.until)
+	if seq < 0 || seq >= len(w.held) {
+		return false
+	}
+	c := w.held[seq]
+	return c.lease != 0 && int(c.incarnation) == incarnation && w.s.now().Before(w.leases[c.lease-1])
 }
 
 // forget drops every cell from the fence: given back.
 func (w *Worker) forget() {
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
-	clear(w.held)
+	w.held, w.leases = nil, nil
 }
 
 // forgetCell drops a stored session's cell from the fence, unless the
@@ -318,11 +347,11 @@ func (w *Worker) forget() {
 // lost the cell, which the worker claimed again since): that one still
 // runs, and still holds it. A session that carries no incarnation drops
 // the cell.
-func (w *Worker) forgetCell(id string, incarnation int) {
+func (w *Worker) forgetCell(seq, incarnation int) {
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
-	if c, ok := w.held[id]; ok && (incarnation <= 0 || c.incarnation == incarnation) {
-		delete(w.held, id)
+	if seq >= 0 && seq < len(w.held) && w.held[seq].lease != 0 && (incarnation <= 0 || int(w.held[seq].incarnation) == incarnation) {
+		w.held[seq] = heldCell{}
 	}
 }
 
@@ -481,8 +510,9 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 		return nil, s.named(fmt.Errorf("store: commit: %w", err))
 	}
 	w.hmu.Lock()
+	l := w.lease(asked.Add(s.leaseTimeout()))
 	for _, c := range out {
-		w.held[c.ID] = heldCell{c.Incarnation, asked.Add(s.leaseTimeout())}
+		w.hold(c.Seq, c.Incarnation, l)
 	}
 	w.hmu.Unlock()
 	return out, nil
@@ -581,7 +611,7 @@ func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Sess
 	out := make([]Session, 0, len(sessions))
 	var lines []byte
 	for _, se := range sessions {
-		w.forgetCell(se.ID, se.Incarnation)
+		w.forgetCell(se.Seq, se.Incarnation)
 		if claims, ok := finished[se.ID]; ok && se.Status != SessionInterrupted && (se.Incarnation <= 0 || se.Incarnation == claims) {
 			delete(finished, se.ID) // its one result
 		} else {

@@ -461,17 +461,17 @@ func testCellFence(t *testing.T) {
 	}
 	c.set(t0.Add(DefaultLeaseTimeout - time.Second))
 	for _, cl := range held {
-		if err := a.Holds(ctx, cl.ID, 1); err != nil {
+		if err := a.Holds(ctx, cl.ID, cl.Seq, 1); err != nil {
 			t.Fatalf("within the lease: %v", err)
 		}
 	}
 	if a.checks != 0 {
 		t.Errorf("%d renewals within the lease; want none (answered from memory)", a.checks)
 	}
-	if err := a.Holds(ctx, "s002", 2); !errors.Is(err, ErrCellLost) {
+	if err := a.Holds(ctx, "s002", 2, 2); !errors.Is(err, ErrCellLost) {
 		t.Errorf("a later incarnation: %v; want ErrCellLost", err)
 	}
-	if err := a.Holds(ctx, "s000", 1); !errors.Is(err, ErrCellLost) {
+	if err := a.Holds(ctx, "s000", 0, 1); !errors.Is(err, ErrCellLost) {
 		t.Errorf("a cell never claimed: %v; want ErrCellLost", err)
 	}
 	// Paused past the lease: b takes s002 over (the first in schedule
@@ -481,10 +481,10 @@ func testCellFence(t *testing.T) {
 	if err != nil || len(over) != 1 || over[0].ID != "s002" {
 		t.Fatalf("b claimed %+v, %v", over, err)
 	}
-	if err := a.Holds(ctx, "s002", 1); !errors.Is(err, ErrCellLost) || !strings.Contains(err.Error(), "taken over") {
+	if err := a.Holds(ctx, "s002", 2, 1); !errors.Is(err, ErrCellLost) || !strings.Contains(err.Error(), "taken over") {
 		t.Errorf("a cell taken over: %v; want ErrCellLost", err)
 	}
-	if err := a.Holds(ctx, "s001", 1); err != nil {
+	if err := a.Holds(ctx, "s001", 1, 1); err != nil {
 		t.Errorf("a lapsed cell nobody took: %v; want it renewed", err)
 	}
 	if a.checks == 0 {
@@ -614,7 +614,7 @@ func testCellsNotTakenOverBySelf(t *testing.T) {
 	if err != nil || len(cs) != 1 || cs[0].ID != "s001" || cs[0].Incarnation != 1 {
 		t.Fatalf("a claimed %+v, %v past its lease; want the open s001, not its own s002 again", cs, err)
 	}
-	if err := a.Holds(ctx, "s002", 1); err != nil {
+	if err := a.Holds(ctx, "s002", 2, 1); err != nil {
 		t.Errorf("a's own lapsed cell: %v; want it still a's", err)
 	}
 	// a's renewal by Holds moved its lease on: past it again, b takes

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"os"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/buildlab/budge/provider"
@@ -159,6 +162,7 @@ func runPasses(ctx, drain context.Context, cfg runner.Config, p protocol, s *sta
 	if s.Batch == nil {
 		return runner.Run(ctx, drain, cfg, s.Provider, sink, n, jobs)
 	}
+	defer limitMemory()()
 	if err := s.Batch.Start(ctx); err != nil {
 		return runner.Stats{}, fmt.Errorf("run %s: %w", cfg.RunID, err)
 	}
@@ -199,6 +203,47 @@ func runPasses(ctx, drain context.Context, cfg runner.Config, p protocol, s *sta
 		}
 		pass = parkedJobs(p, s.Batch)
 	}
+}
+
+// batchMemory is the Go runtime's soft memory limit while a batch run
+// passes over its sessions. What a batch run keeps for every unfinished
+// session (the journal's index of its answers, where it parked, the fence
+// on its cell: about 100 bytes) holds no pointers, so the collector
+// marks none of it, but it counts in the heap's growth: by default the
+// heap grows to twice what is live before a collection, and at a million
+// sessions that doubling alone would pass 250 MB. Under the limit the
+// collector runs as the heap nears it, at the cost of more collections of
+// the rest (bench/RESULTS.md, Batch). GOMEMLIMIT, when set, is kept.
+const batchMemory = 160 << 20
+
+// limitMemory sets the batch run's memory limit, unless GOMEMLIMIT set
+// one or a lower one is set, and returns what restores the one before once
+// no batch run of the process is left.
+func limitMemory() (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	memLimit.Lock()
+	defer memLimit.Unlock()
+	if memLimit.runs == 0 {
+		memLimit.prev = debug.SetMemoryLimit(-1)
+		debug.SetMemoryLimit(min(memLimit.prev, batchMemory))
+	}
+	memLimit.runs++
+	return sync.OnceFunc(func() {
+		memLimit.Lock()
+		defer memLimit.Unlock()
+		if memLimit.runs--; memLimit.runs == 0 {
+			debug.SetMemoryLimit(memLimit.prev)
+		}
+	})
+}
+
+// memLimit is the limit before the process's batch runs, and how many run.
+var memLimit struct {
+	sync.Mutex
+	runs int
+	prev int64
 }
 
 // parkedJobs is the jobs of the sessions that parked in the last pass, in

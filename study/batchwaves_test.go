@@ -3,12 +3,15 @@ package study
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/batch"
 	"github.com/buildlab/budge/provider/endpoint"
@@ -34,8 +37,41 @@ func maxTurns(t *testing.T, st *store.Store, id string) int {
 	return most
 }
 
+// sameTranscripts fails unless two runs stored the same sessions, each
+// with the same transcript (every message, in order).
+func sameTranscripts(t *testing.T, what string, gst *store.Store, got string, wst *store.Store, want string) {
+	t.Helper()
+	transcripts := func(st *store.Store, id string) map[string][]chat.Entry {
+		ss, err := st.Sessions(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(map[string][]chat.Entry, len(ss))
+		for _, se := range ss {
+			out[se.ID] = se.Messages
+		}
+		return out
+	}
+	g, w := transcripts(gst, got), transcripts(wst, want)
+	if len(g) != len(w) || len(w) == 0 {
+		t.Fatalf("%s: %d sessions stored, want %d", what, len(g), len(w))
+	}
+	diff := 0
+	for id, msgs := range w {
+		if !reflect.DeepEqual(g[id], msgs) {
+			if diff < 3 {
+				t.Errorf("%s: session %s's transcript differs:\n got %+v\nwant %+v", what, id, g[id], msgs)
+			}
+			diff++
+		}
+	}
+	if diff > 0 {
+		t.Errorf("%s: %d of %d transcripts differ", what, diff, len(w))
+	}
+}
+
 // The discovery deck with Batch gives exactly the sessions and measures of
-// the same seed without it, through OpenAI's Batch API and through
+// the same seed without it (every transcript equal), through OpenAI's Batch API and through
 // Anthropic's Message Batches; it takes one wave per model turn (as many
 // waves as the longest session has turns), one batch per wave, and every
 // request in a batch is a stored attempt.
@@ -49,17 +85,27 @@ func TestBatchWavesMatchDirectCalls(t *testing.T) {
 			t.Parallel()
 			var mu sync.Mutex
 			var first *batch.Event
+			var limit int64
+			before := debug.SetMemoryLimit(-1)
 			res, srv, _, st := batchRun(t, style, sim.BatchOptions{}, true, func(o *PressureOptions) {
 				o.BatchNotify = func(e batch.Event) {
 					mu.Lock()
 					defer mu.Unlock()
 					if first == nil && e.Wave > 0 {
 						first = &e
+						limit = debug.SetMemoryLimit(-1)
 					}
 				}
 			})
-			direct, _, _, _ := batchRun(t, style, sim.BatchOptions{}, false)
+			if os.Getenv("GOMEMLIMIT") == "" && limit != batchMemory {
+				t.Errorf("the memory limit during the waves is %d, want %d", limit, batchMemory)
+			}
+			if after := debug.SetMemoryLimit(-1); after != before {
+				t.Errorf("the memory limit after the run is %d, want %d as before it", after, before)
+			}
+			direct, _, _, dst := batchRun(t, style, sim.BatchOptions{}, false)
 			sameResults(t, style, res, direct)
+			sameTranscripts(t, style, st, res.Run.ID, dst, direct.Run.ID)
 			bi := res.Manifest.Net.Batch
 			if bi == nil || bi.Style != style {
 				t.Fatalf("manifest batch record %+v", bi)

@@ -399,7 +399,7 @@ func fence(ctx context.Context, sink runner.Sink) func(context.Context, runner.J
 			}
 		}
 		if w != nil {
-			return w.Holds(ctx, j.ID, j.Incarnation)
+			return w.Holds(ctx, j.ID, j.Seq, j.Incarnation)
 		}
 		return nil
 	}

@@ -382,3 +382,22 @@ func TestBrowserBlindReview(t *testing.T) {
 		t.Errorf("ben's own link: HTTP %d", got)
 	}
 }
+
+// nothingRan opens each url and checks that no hostile payload ran: no
+// window.__pwned, no inline script, event handler or javascript: link in
+// the page. Each page's screenshot is named prefix-i.
+func nothingRan(t *testing.T, ctx context.Context, urls []string, prefix string) {
+	t.Helper()
+	const probe = `JSON.stringify({pwned: window.__pwned === undefined ? null : String(window.__pwned),
+		inline: document.querySelectorAll("script:not([src])").length,
+		handlers: document.querySelectorAll("[onerror],[onload],[onclick]").length,
+		js: document.querySelectorAll('a[href^="javascript:"]').length,
+		jslink: document.querySelectorAll("#jslink").length})`
+	for i, u := range urls {
+		do(t, ctx, "open "+u, chromedp.Navigate(u), chromedp.WaitReady(chromedp.CSS("body")), chromedp.Sleep(200*time.Millisecond))
+		if got := eval[string](t, ctx, probe); got != `{"pwned":null,"inline":0,"handlers":0,"js":0,"jslink":0}` {
+			t.Errorf("%s: %s", u, got)
+		}
+		shot(t, ctx, fmt.Sprintf("%s-%d", prefix, i))
+	}
+}

@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
 )
@@ -30,82 +29,11 @@ const indexVersion = "view-8"
 
 // headline is a run's stored summary: what the runs list shows (the
 // measures the run's result gives, study.ViewHeadline) and what the
-// report page's counts link to.
+// report page's counts link to (report.SessionCounts).
 type headline struct {
 	Protocol string `json:"protocol"`
-	Sessions int    `json:"sessions"`
 	study.ViewHeadline
-
-	// Counts of the sessions behind each filter of the session table.
-	Counts counts `json:"counts"`
-	// Breakdown counts sessions by branch (framing: condition) and first
-	// and final status, and pressure sessions by direction and reversal:
-	// each row is a filter of the session table and how many it selects.
-	Breakdown []countRow `json:"breakdown"`
-	rows      map[string]int
-}
-
-// countRow is a count and the session-table filter behind it.
-type countRow struct {
-	Label  string            `json:"label"`
-	Filter map[string]string `json:"filter"`
-	N      int               `json:"n"`
-}
-
-// tally counts a session in the breakdown row of filter (key, value pairs).
-func (h *headline) tally(label string, kv ...string) {
-	key := strings.Join(kv, "&")
-	if i, ok := h.rows[key]; ok {
-		h.Breakdown[i].N++
-		return
-	}
-	if h.rows == nil {
-		h.rows = map[string]int{}
-	}
-	f := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		f[kv[i]] = kv[i+1]
-	}
-	h.rows[key] = len(h.Breakdown)
-	h.Breakdown = append(h.Breakdown, countRow{Label: label, Filter: f, N: 1})
-}
-
-// sortBreakdown puts the breakdown in a stable order: by what it counts
-// (a branch, a direction), then its total before its first answers before
-// its final answers.
-func (h *headline) sortBreakdown() {
-	rank := func(l string) (string, int, string) {
-		head, rest, _ := strings.Cut(l, " · ")
-		switch {
-		case strings.HasPrefix(rest, "first answer"):
-			return head, 1, rest
-		case strings.HasPrefix(rest, "final answer"):
-			return head, 2, rest
-		}
-		return head, 0, rest
-	}
-	sort.SliceStable(h.Breakdown, func(i, j int) bool {
-		hi, ri, li := rank(h.Breakdown[i].Label)
-		hj, rj, lj := rank(h.Breakdown[j].Label)
-		if hi != hj {
-			return hi < hj
-		}
-		if ri != rj {
-			return ri < rj
-		}
-		return li < lj
-	})
-}
-
-// counts are sessions per filter of the session table.
-type counts struct {
-	Failures      int `json:"failures"`
-	Reversals     int `json:"reversals"`
-	Discordant    int `json:"discordant"`
-	ParseFailures int `json:"parse_failures"`
-	Transport     int `json:"transport_failures"`
-	Contradiction int `json:"contradictions"`
-	NotApplied    int `json:"correction_not_applied"`
+	report.SessionCounts
 }
 
 // indexer builds run indexes, one at a time, each once however many pages
@@ -337,7 +265,7 @@ func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string, bd
 	if h.Counts.Discordant, err = w.Count(ctx, "discordant"); err != nil {
 		return err
 	}
-	h.sortBreakdown()
+	h.Sort()
 	b, err := json.Marshal(h)
 	if err != nil {
 		return err
@@ -354,7 +282,7 @@ type counted struct {
 }
 
 func (c counted) Add(ctx context.Context, v store.ViewSession) error {
-	c.h.count(v)
+	c.h.Add(v)
 	n := c.scored.Add(1)
 	if err := c.ViewWriter.Add(ctx, v); err != nil {
 		return err
@@ -374,39 +302,6 @@ func yesNo(b bool) string {
 		return pressure.Yes
 	}
 	return pressure.No
-}
-
-// count adds a session to the headline's counts.
-func (h *headline) count(v store.ViewSession) {
-	h.Sessions++
-	c := &h.Counts
-	for _, x := range []struct {
-		on bool
-		n  *int
-	}{
-		{v.Failure, &c.Failures}, {v.Reversal == pressure.Yes, &c.Reversals}, {v.Discordant, &c.Discordant},
-		{v.ParseFailure, &c.ParseFailures}, {v.Transport, &c.Transport}, {v.Contradiction, &c.Contradiction},
-		{v.Correction == pressure.No, &c.NotApplied},
-	} {
-		if x.on {
-			*x.n++
-		}
-	}
-	br := "branch"
-	if v.Item != "" {
-		br = "condition"
-	}
-	h.tally(br+" "+v.Branch, "branch", v.Branch)
-	h.tally(br+" "+v.Branch+" · first answer "+v.FirstStatus, "branch", v.Branch, "first_status", v.FirstStatus)
-	if v.FinalStatus != "" {
-		h.tally(br+" "+v.Branch+" · final answer "+v.FinalStatus, "branch", v.Branch, "final_status", v.FinalStatus)
-	}
-	if v.Direction != "" {
-		h.tally("pressure favours "+v.Direction+" · reversal "+v.Reversal, "direction", v.Direction, "reversal", v.Reversal)
-	}
-	if v.Correction != "" {
-		h.tally("correction applied: "+v.Correction, "branch", v.Branch, "correction", v.Correction)
-	}
 }
 
 // reportCache keeps the last few HTML reports the viewer wrote, each for

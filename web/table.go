@@ -320,19 +320,8 @@ func (s *Server) reportLinks(ctx context.Context, run store.Run) (*reportLinks, 
 	add := func(label string, n int, kv map[string]string) {
 		d.Rows = append(d.Rows, linkRow{Label: label, N: n, URL: tableURL(run.ID, kv)})
 	}
-	c := h.Counts
-	add("sessions stored", h.Sessions, nil)
-	add("failures (decision triggers and transport failures)", c.Failures, map[string]string{"failures": "1"})
-	add("unsupported reversals", c.Reversals, map[string]string{"reversals": "1"})
-	add("sessions in discordant pairs", c.Discordant, map[string]string{"discordant": "1"})
-	add("parse failures", c.ParseFailures, map[string]string{"parse": "1"})
-	add("transport failures", c.Transport, map[string]string{"transport": "1"})
-	add("explanations contradicting their selection", c.Contradiction, map[string]string{"contradiction": "1"})
-	if !d.Framing() {
-		add("corrections not applied", c.NotApplied, map[string]string{"branch": "correction", "correction": "no"})
-	}
-	for _, b := range h.Breakdown {
-		add(b.Label, b.N, b.Filter)
+	for _, r := range h.Rows(d.Framing()) {
+		add(r.Label, r.N, r.Filter)
 	}
 	return d, nil
 }

@@ -195,8 +195,13 @@ func (b *Batch) Find(ctx context.Context, q batch.Lookup) (string, error) {
 
 // holds says whether an ended batch's first result is one of ours.
 func (b *Batch) holds(ctx context.Context, mb an.MessageBatch, ours map[string]bool) (bool, error) {
+	body, err := b.download(ctx, mb.ID, mb.ResultsURL)
+	if err != nil {
+		return false, err
+	}
+	defer body.Close()
 	found := false
-	err := b.results(ctx, mb.ID, mb.ResultsURL, func(n int, raw []byte) error {
+	err = batch.Lines(ctx, body, limits.MaxBatchResultLine, func(n int, raw []byte) error {
 		var l resultLine
 		if json.Unmarshal(raw, &l) == nil {
 			found = ours[l.CustomID]
@@ -244,44 +249,50 @@ func (b *Batch) Results(ctx context.Context, id string, fn func(batch.Result) er
 	}); err != nil {
 		return err
 	}
-	return b.results(ctx, id, mb.ResultsURL, func(n int, raw []byte) error {
-		var l resultLine
-		if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
-			return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("message batch %s results, line %d: not a result line", id, n)}
-		}
-		return fn(b.result(ctx, l))
-	}, func(n int, cid string) error {
-		if cid == "" {
-			return &provider.Error{Kind: provider.ResponseTooLarge, Msg: fmt.Sprintf("message batch %s results, line %d: over the %.1f MiB line limit, with no custom_id at its start", id, n, float64(limits.MaxBatchResultLine)/(1<<20))}
-		}
-		return fn(batch.OverLongResult(cid))
-	})
+	body, err := b.download(ctx, id, mb.ResultsURL)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	return batch.ReadResults(ctx, body, "message batch "+id+" results", func(l *resultLine) string { return l.CustomID },
+		func(l *resultLine) batch.Result { return b.result(ctx, *l) }, fn)
 }
 
-// results reads the lines at a batch's results_url.
-func (b *Batch) results(ctx context.Context, id, resultsURL string, fn func(int, []byte) error, long func(int, string) error) error {
+// download opens a batch's results_url; closing it ends the download.
+func (b *Batch) download(ctx context.Context, id, resultsURL string) (io.ReadCloser, error) {
 	if resultsURL == "" {
-		return &provider.Error{Kind: provider.Transient, Msg: fmt.Sprintf("message batch %s has ended without a results_url", id)}
+		return nil, &provider.Error{Kind: provider.Transient, Msg: fmt.Sprintf("message batch %s has ended without a results_url", id)}
 	}
 	u, err := url.Parse(resultsURL)
 	base, berr := url.Parse(b.p.cfg.BaseURL)
 	if err != nil || berr != nil || !u.IsAbs() || u.Scheme != base.Scheme || u.Host != base.Host {
 		// The key goes only to the endpoint's own host.
-		return &provider.Error{Kind: provider.BadRequest, Msg: fmt.Sprintf("message batch %s: its results_url is not on the endpoint's host %s", id, base.Host)}
+		return nil, &provider.Error{Kind: provider.BadRequest, Msg: fmt.Sprintf("message batch %s: its results_url is not on the endpoint's host %s", id, base.Host)}
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var res *http.Response
 	err = b.client.Get(cctx, u.String(), nil, &res, option.WithHeader("Accept", "application/x-jsonl"))
 	if err != nil {
+		cancel()
 		var ae *an.Error
 		if errors.As(err, &ae) {
-			return b.p.api.Redact.Error(provider.ClassifyHTTP(provider.HTTPFailure{Status: ae.StatusCode, Message: ae.Error()}))
+			return nil, b.p.api.Redact.Error(provider.ClassifyHTTP(provider.HTTPFailure{Status: ae.StatusCode, Message: ae.Error()}))
 		}
-		return provider.ClassifyTransport(ctx, err)
+		return nil, provider.ClassifyTransport(ctx, err)
 	}
-	defer res.Body.Close()
-	return batch.Lines(ctx, res.Body, limits.MaxBatchResultLine, fn, long)
+	return resultsBody{res.Body, cancel}, nil
+}
+
+// resultsBody is a results download: Close also cancels its request.
+type resultsBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (d resultsBody) Close() error {
+	err := d.ReadCloser.Close()
+	d.cancel()
+	return err
 }
 
 // result turns one line into an answer or a classified failure.

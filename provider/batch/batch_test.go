@@ -356,3 +356,67 @@ func TestWaveCap(t *testing.T) {
 		t.Errorf("stats %+v: want 3 waves of %d requests in all", st, sessions)
 	}
 }
+
+// limited is an API whose batches are bounded lower than the provider's.
+type limited struct {
+	batch.API
+	l batch.Limits
+}
+
+func (l limited) Limits() batch.Limits { return l.l }
+
+// A wave larger than the provider's limits goes out as several batches,
+// each within them: by requests (OpenAI's 50,000, Anthropic's 100,000) and
+// by bytes (200 MB and 256 MB), here lowered to a wave's scale. The server
+// refuses a batch over its byte limit, so none is refused and split.
+func TestWaveSplitWithinLimits(t *testing.T) {
+	for _, style := range []string{"openai", "anthropic"} {
+		for _, tc := range []struct {
+			name    string
+			l       batch.Limits
+			max     int64 // the server's byte limit
+			batches int
+		}{
+			{"requests", batch.Limits{Requests: 7, Bytes: 1 << 30}, 0, 6}, // 40 requests: 7 * 5 + 5
+			{"bytes", batch.Limits{Requests: 50_000, Bytes: 3000}, 3000, 0},
+		} {
+			t.Run(style+"/"+tc.name, func(t *testing.T) {
+				r := newRig(t, style, sim.BatchOptions{MaxBytes: tc.max})
+				r.api = limited{r.api, tc.l}
+				b := r.batcher(nil)
+				if err := b.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				for i, err := range wave(context.Background(), b, sessions, 1) {
+					if err != nil {
+						t.Errorf("session %d: %v", i, err)
+					}
+				}
+				recs, _ := r.led.Batches(context.Background())
+				n := 0
+				for _, rec := range recs {
+					if rec.State == batch.Split {
+						t.Errorf("batch %s was refused for its size and split: %s", rec.ID, rec.Reason)
+						continue
+					}
+					n++
+					if len(rec.Requests) > tc.l.Requests {
+						t.Errorf("batch %s holds %d requests, over the limit of %d", rec.ID, len(rec.Requests), tc.l.Requests)
+					}
+				}
+				if tc.batches > 0 && n != tc.batches {
+					t.Errorf("%d batches, want %d", n, tc.batches)
+				}
+				if n < 2 {
+					t.Errorf("%d batch(es): the wave was not split", n)
+				}
+				if got := r.srv.BatchCounts()[style]; got != n {
+					t.Errorf("%d batches at the server, %d stored", got, n)
+				}
+				if total, most := r.answered(); total != sessions || most != 1 {
+					t.Errorf("%d requests paid for %d sessions (one paid %d times)", total, sessions, most)
+				}
+			})
+		}
+	}
+}

@@ -78,6 +78,28 @@ func Lines(ctx context.Context, r io.Reader, max int, fn func(n int, line []byte
 	}
 }
 
+// ReadResults reads a results download whose lines are JSON objects of
+// type L, each carrying its request's custom id (id reads it), handing fn
+// each line's result as result makes it. what names the download in
+// errors ("batch results file file-1"): a line that is not such an object
+// is malformed; one over limits.MaxBatchResultLine fails its request as
+// too large (OverLongResult), or is an error when its start holds no
+// custom id.
+func ReadResults[L any](ctx context.Context, r io.Reader, what string, id func(*L) string, result func(*L) Result, fn func(Result) error) error {
+	return Lines(ctx, r, limits.MaxBatchResultLine, func(n int, raw []byte) error {
+		var l L
+		if err := json.Unmarshal(raw, &l); err != nil || id(&l) == "" {
+			return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("%s, line %d: not a result line", what, n)}
+		}
+		return fn(result(&l))
+	}, func(n int, cid string) error {
+		if cid == "" {
+			return &provider.Error{Kind: provider.ResponseTooLarge, Msg: fmt.Sprintf("%s, line %d: over the %.1f MiB line limit, with no custom_id at its start", what, n, float64(limits.MaxBatchResultLine)/(1<<20))}
+		}
+		return fn(OverLongResult(cid))
+	})
+}
+
 // headBytes is how much of an over-long line is kept: enough to find its
 // custom id, which both providers write before the response.
 const headBytes = 4 << 10

@@ -86,3 +86,40 @@ func TestLinesEndOfInput(t *testing.T) {
 		t.Errorf("cut download: lines %q, error %v", got, err)
 	}
 }
+
+// ReadResults hands each line's result on, an over-long line's request
+// fails as too large, and a line that is no result, or an over-long one
+// with no custom id, stops the reading with an error naming the download
+// and the line.
+func TestReadResults(t *testing.T) {
+	type line struct {
+		ID string `json:"custom_id"`
+	}
+	read := func(in string) ([]string, error) {
+		var got []string
+		err := ReadResults(context.Background(), strings.NewReader(in), "file f-1", func(l *line) string { return l.ID },
+			func(l *line) Result { return Result{CustomID: l.ID} }, func(r Result) error {
+				s := r.CustomID
+				if r.Err != nil {
+					s += ":" + string(r.Err.Kind)
+				}
+				got = append(got, s)
+				return nil
+			})
+		return got, err
+	}
+	long := `{"custom_id":"r2","x":"` + strings.Repeat("x", limits.MaxBatchResultLine) + `"}`
+	got, err := read(`{"custom_id":"r1"}` + "\n" + long + "\n")
+	if err != nil || strings.Join(got, "|") != "r1|r2:"+string(provider.ResponseTooLarge) {
+		t.Errorf("results %q, %v", got, err)
+	}
+	for in, want := range map[string]string{
+		`{"custom_id":"r1"}` + "\n" + `{"other":1}` + "\n":                      "file f-1, line 2: not a result line",
+		`{"x":"` + strings.Repeat("y", limits.MaxBatchResultLine) + `"}` + "\n": "file f-1, line 1: over the",
+	} {
+		var pe *provider.Error
+		if _, err := read(in); !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+}

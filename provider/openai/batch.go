@@ -16,7 +16,6 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/buildlab/budge/chat"
-	"github.com/buildlab/budge/limits"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/batch"
 )
@@ -270,18 +269,8 @@ func (b *Batch) readFile(ctx context.Context, fileID string, fn func(batch.Resul
 		return sdkFailure(ctx, err)
 	}
 	defer res.Body.Close()
-	return batch.Lines(ctx, res.Body, limits.MaxBatchResultLine, func(n int, raw []byte) error {
-		var l resultLine
-		if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
-			return &provider.Error{Kind: provider.Malformed, Msg: fmt.Sprintf("batch results file %s, line %d: not a result line", fileID, n)}
-		}
-		return fn(b.result(ctx, l))
-	}, func(n int, id string) error {
-		if id == "" {
-			return &provider.Error{Kind: provider.ResponseTooLarge, Msg: fmt.Sprintf("batch results file %s, line %d: over the %.1f MiB line limit, with no custom_id at its start", fileID, n, float64(limits.MaxBatchResultLine)/(1<<20))}
-		}
-		return fn(batch.OverLongResult(id))
-	})
+	return batch.ReadResults(ctx, res.Body, "batch results file "+fileID, func(l *resultLine) string { return l.CustomID },
+		func(l *resultLine) batch.Result { return b.result(ctx, *l) }, fn)
 }
 
 // result turns one line into an answer or a classified failure, as a
