@@ -199,16 +199,16 @@ func miniDeck(t *testing.T, dir string) string {
 }
 
 func TestOllamaIntegration(t *testing.T) {
-	t.Parallel()
 	bin := os.Getenv("BUDGE_OLLAMA")
 	if bin == "" {
 		t.Skip("skipped: the Ollama integration test needs an ollama binary; set BUDGE_OLLAMA=/path/to/ollama " +
 			"(.ci/ollama.sh builds one from the module proxy; .ci/run builds it and sets the variable)")
 	}
+	t.Parallel()
+	deck := miniDeck(t, t.TempDir())
 	host, stop := startOllama(t, bin)
 	ctx := context.Background()
 	st := storetest.Open(t)
-	deck := miniDeck(t, t.TempDir())
 	temp := 0.0
 	o := DefaultPressureOptions()
 	o.Deck, o.Model, o.Channel, o.Seed, o.Concurrency, o.MaxTokens, o.Temperature = deck, "ollama:budge-tiny", "message", 5, 2, 96, &temp

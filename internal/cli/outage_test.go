@@ -170,11 +170,21 @@ func TestLongOutageInterruptsThenResumes(t *testing.T) {
 	loadSame(t, dir, id)
 }
 
-// storeLocation is a new, empty store's location on a backend.
+// storeLocation is a new, empty store's location on a backend. A
+// PostgreSQL store's local cache, in the children given it, is the test's
+// own (childCaches); the test itself opens it with storetest, which gives
+// it one too.
 func storeLocation(t *testing.T, backend string) string {
 	if backend == "sqlite" {
 		return t.TempDir()
 	}
-	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the store's local cache
-	return storetest.PostgresURL(t)
+	url := storetest.PostgresURL(t)
+	childCaches.Store(url, t.TempDir())
+	return url
 }
+
+// childCaches are the local cache directories (XDG_CACHE_HOME) of the
+// PostgreSQL stores of storeLocation, by URL: tests on one server share
+// its database, which names the default cache, and set no environment so
+// that they can run in parallel.
+var childCaches sync.Map

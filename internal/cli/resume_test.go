@@ -26,10 +26,17 @@ import (
 	"github.com/buildlab/budge/testkit/storetest"
 )
 
-// childCmd is budge as a child process (TestMain runs it).
+// childCmd is budge as a child process (TestMain runs it). A child given
+// a PostgreSQL store of storeLocation keeps its local cache where that
+// test chose (childCaches).
 func childCmd(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "BUDGE_TEST_CHILD=1")
+	for _, a := range args {
+		if dir, ok := childCaches.Load(a); ok {
+			cmd.Env = append(cmd.Env, "XDG_CACHE_HOME="+dir.(string))
+		}
+	}
 	return cmd
 }
 
@@ -81,8 +88,12 @@ func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	t.Parallel() // mostly waiting on child processes and the server
 	for _, b := range []string{"sqlite", "postgres"} {
-		t.Run(b, func(t *testing.T) { testKillAndResume(t, storeLocation(t, b)) })
+		t.Run(b, func(t *testing.T) {
+			t.Parallel()
+			testKillAndResume(t, storeLocation(t, b))
+		})
 	}
 }
 
@@ -323,6 +334,7 @@ func TestWorkersSurviveKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	t.Parallel() // mostly waiting on child processes and the server
 	url := storeLocation(t, "postgres")
 	log := &providertest.RequestLog{}
 	hs := simServer(t, sim.ServerOptions{Faults: sim.Faults{Latency: 40 * time.Millisecond}}, log)
@@ -330,14 +342,17 @@ func TestWorkersSurviveKill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	t.Logf("kills drawn with seed %d", seed)
 
-	code, out, errs := budge(t, "run", "--store", url, "--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1", "--seed", "7",
+	// In a child too: it keeps its local cache where the test chose.
+	detach := childCmd("run", "--store", url, "--model", "openai-compatible:sim", "--base-url", hs.URL+"/v1", "--seed", "7",
 		"--concurrency", "4", "--detach")
-	if code != ExitOK {
-		t.Fatalf("--detach: exit %d\n%s%s", code, out, errs)
+	var out, errs strings.Builder
+	detach.Stdout, detach.Stderr = &out, &errs
+	if err := detach.Run(); err != nil {
+		t.Fatalf("--detach: %v\n%s%s", err, out.String(), errs.String())
 	}
-	id := runLine.FindStringSubmatch(out)[1]
-	if !strings.Contains(errs, "budge worker "+id) {
-		t.Errorf("--detach does not say how to advance the run: %q", errs)
+	id := runLine.FindStringSubmatch(out.String())[1]
+	if !strings.Contains(errs.String(), "budge worker "+id) {
+		t.Errorf("--detach does not say how to advance the run: %q", errs.String())
 	}
 	worker := func() *exec.Cmd {
 		cmd, got := startChild(t, "worker", id, "--store", url, "--lease", "2s", "--quiet")
@@ -594,7 +609,13 @@ func TestRunTurnsResume(t *testing.T) {
 // stored so far.
 func storedIDs(t *testing.T, loc, id string) map[string]string {
 	t.Helper()
-	st, err := store.OpenLocation(context.Background(), loc, false)
+	var st *store.Store
+	var err error
+	if store.IsURL(loc) {
+		st, err = store.OpenURL(context.Background(), loc, t.TempDir())
+	} else {
+		st, err = store.OpenLocation(context.Background(), loc, false)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
