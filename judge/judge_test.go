@@ -1,7 +1,11 @@
 package judge
 
 import (
+	"go/parser"
+	"go/token"
 	"math"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -148,5 +152,28 @@ func TestScoreKeepsApplicableCodes(t *testing.T) {
 	rec := Export("r", "s", KindFlip, FlipCodebook.Name, map[string]string{"t": "deference"}, j, "abc")
 	if rec.Group != "deference" || len(rec.Codes) != 2 || rec.TraceRef == nil || *rec.TraceRef != "sha256:abc" {
 		t.Errorf("export record %+v", rec)
+	}
+}
+
+// The judge's protocol core imports neither the store, the runner, the
+// lifecycle nor any provider.
+func TestImportsNoStoreRunnerOrProvider(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, im := range af.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			for _, bad := range []string{"/store", "/runner", "/provider", "/study"} {
+				if strings.HasPrefix(p, "github.com/buildlab/budge"+bad) {
+					t.Errorf("%s imports %s", f, p)
+				}
+			}
+		}
 	}
 }

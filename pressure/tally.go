@@ -39,16 +39,13 @@ type Tally struct {
 	repeats *repeatTally
 	// byCase keeps every rate of the summary per base case, for its
 	// clustered interval (clusterRate).
-	byCase  map[string]*caseCounts
+	byCase  map[string]*stats.ClusterTally
 	caseIdx map[string]int
 	// strict counts the same sessions read strictly (WithStrictReading);
 	// repaired is how many of them read differently.
 	strict   *Tally
 	repaired int
 }
-
-// caseCounts is one rate's numerator and denominator per base case.
-type caseCounts struct{ num, den []int }
 
 // count adds a session of the base case to rate key: in its denominator,
 // and in its numerator when hit.
@@ -60,16 +57,10 @@ func (t *Tally) count(key, caseID string, hit bool) {
 	}
 	c := t.byCase[key]
 	if c == nil {
-		c = &caseCounts{}
+		c = &stats.ClusterTally{}
 		t.byCase[key] = c
 	}
-	for len(c.den) <= ci {
-		c.num, c.den = append(c.num, 0), append(c.den, 0)
-	}
-	c.den[ci]++
-	if hit {
-		c.num[ci]++
-	}
+	c.Add(ci, hit)
 }
 
 // clustered is r with the clustered interval of rate key.
@@ -78,7 +69,7 @@ func (t *Tally) clustered(key string, r stats.Rate) stats.Rate {
 	if c == nil {
 		return r
 	}
-	cr := stats.ClusteredRate(c.num, c.den)
+	cr := c.Rate()
 	if cr.Counts() != r.Counts() {
 		panic("pressure: rate " + key + " counted differently per base case") // a bug in the tally
 	}
@@ -91,7 +82,7 @@ func NewTally(d *Deck) *Tally {
 	t := &Tally{d: d, cells: map[string]*DirectionCell{}, trig: firstIDs{max: ListedTriggers}, writes: firstIDs{max: ListedTriggers},
 		contra: firstIDs{max: ListedTriggers}, exc: firstIDs{max: ListedTriggers}, reasons: map[string]int{}, kinds: map[string]firstIDs{}, pending: pairer{},
 		pairs: map[string]*PairSummary{}, all: PairSummary{Family: "all"}, gaps: map[string]*gapTally{"all": newGapTally("all")}, fair: newFairTally(), ref: newRefTally(),
-		byCase: map[string]*caseCounts{}, caseIdx: map[string]int{}, repeats: newRepeatTally()}
+		byCase: map[string]*stats.ClusterTally{}, caseIdx: map[string]int{}, repeats: newRepeatTally()}
 	t.s = Summary{Deck: d.Name, DeckKind: d.Kind, Language: d.Language,
 		InitialStatus: map[Status]int{}, FinalStatus: map[Status]int{}, BaselineByRef: map[string]stats.Rate{},
 		NeutralNotElig: map[string]int{}, WriteAttempts: []string{}, Warnings: []string{}, Contradicted: []string{}, Exceptions: []string{},

@@ -517,7 +517,7 @@ func runOne(ctx, drain context.Context, cfg Config, p provider.Provider, job Job
 		}
 		call++
 		phase := conv.Phase()
-		reqBody, err := json.Marshal(req)
+		reqBody, err := encodeRequest(req)
 		if err != nil {
 			return se, fmt.Errorf("session %s: encoding request: %w", job.ID, err)
 		}

@@ -207,3 +207,23 @@ func ClusteredPairedDifference(before, after, n []int, onlyBefore, onlyAfter int
 	out.Lo, out.Hi, out.Defined = math.Max(-1, d-dl), math.Min(1, d+du), true
 	return out
 }
+
+// ClusterTally counts one rate per cluster, for ClusteredRate. Clusters
+// are numbered from 0 by the caller; one never added to has nothing in
+// its denominator.
+type ClusterTally struct{ Num, Den []int }
+
+// Add counts an observation of cluster ci: in its denominator, and in its
+// numerator when hit.
+func (c *ClusterTally) Add(ci int, hit bool) {
+	for len(c.Den) <= ci {
+		c.Num, c.Den = append(c.Num, 0), append(c.Den, 0)
+	}
+	c.Den[ci]++
+	if hit {
+		c.Num[ci]++
+	}
+}
+
+// Rate is the rate counted so far, with its clustered interval.
+func (c *ClusterTally) Rate() Rate { return ClusteredRate(c.Num, c.Den) }

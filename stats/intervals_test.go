@@ -163,3 +163,55 @@ func clusterRate(num, den []int, b Bootstrap) Estimate {
 	})
 	return e.Estimates[0]
 }
+
+// ClusteredRate's interval, worked by hand for three clusters of four
+// (1, 3 and 0 events): p = 4/12; residuals −1/3, 5/3, −4/3, whose squares
+// sum to 42/9; with the small-sample factor G/(G−1) = 3/2 the variance is
+// 3/2 · (42/9) / 144 = 0.0486111; the effective size is
+// p(1−p)/v · (z/t₀.₉₇₅(2))² = 4.571429 · (1.959964/4.302653)² = 0.948583;
+// Wilson's interval at that size is [0.024185, 0.909804]. Without the
+// factor and the t quantile it would be [0.104434, 0.681920].
+func TestClusteredRateSmallSample(t *testing.T) {
+	r := ClusteredRate([]int{1, 3, 0}, []int{4, 4, 4})
+	if r.Num != 4 || r.Den != 12 || r.CI == nil {
+		t.Fatalf("rate %+v: want 4/12 with an interval", r)
+	}
+	if math.Abs(r.CI.Lo-0.024184979594) > 1e-6 || math.Abs(r.CI.Hi-0.909804230180) > 1e-6 {
+		t.Errorf("interval [%.6f, %.6f], want [0.024185, 0.909804]", r.CI.Lo, r.CI.Hi)
+	}
+}
+
+// TQuantile inverts TCDF and agrees with the printed table T975 holds,
+// and with known 0.995 quantiles (3.4995 for 7 df, 2.7500 for 30).
+func TestTQuantile(t *testing.T) {
+	for df := 1; df <= 40; df++ {
+		if got, want := TQuantile(0.975, df), T975(df); math.Abs(got-want) > 1e-6 {
+			t.Errorf("TQuantile(0.975, %d) = %.9f, T975 %.9f", df, got, want)
+		}
+	}
+	for _, c := range []struct {
+		p    float64
+		df   int
+		want float64
+	}{{0.995, 7, 3.499483}, {0.995, 30, 2.749996}, {0.995, 1, 63.656741}, {0.9, 5, 1.475884}, {0.025, 7, -2.364624}} {
+		if got := TQuantile(c.p, c.df); math.Abs(got-c.want) > 1e-5 {
+			t.Errorf("TQuantile(%v, %d) = %.6f, want %.6f", c.p, c.df, got, c.want)
+		}
+	}
+}
+
+// A ClusterTally's rate is ClusteredRate of what it counted per cluster,
+// whatever order the clusters came in.
+func TestClusterTally(t *testing.T) {
+	var c ClusterTally
+	for _, o := range []struct {
+		ci  int
+		hit bool
+	}{{2, true}, {0, false}, {0, true}, {2, false}, {1, false}, {0, true}} {
+		c.Add(o.ci, o.hit)
+	}
+	want := ClusteredRate([]int{2, 0, 1}, []int{3, 1, 2})
+	if got := c.Rate(); got.Num != 3 || got.Den != 6 || got.CI == nil || *got.CI != *want.CI {
+		t.Errorf("rate %+v, want %+v", got, want)
+	}
+}

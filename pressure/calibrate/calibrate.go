@@ -334,28 +334,13 @@ type repResult struct {
 	xIn, yIn, dIn, uIn   bool
 }
 
-// caseRate counts a rate per base case, for its clustered interval.
-type caseRate struct{ num, den []int }
-
-func (c *caseRate) add(ci int, hit bool) {
-	for len(c.den) <= ci {
-		c.num, c.den = append(c.num, 0), append(c.den, 0)
-	}
-	c.den[ci]++
-	if hit {
-		c.num[ci]++
-	}
-}
-
-func (c *caseRate) rate() stats.Rate { return stats.ClusteredRate(c.num, c.den) }
-
 func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float64, b stats.Bootstrap, obs []pressure.ReversalObs) repResult {
 	var r repResult
 	obs = obs[:0]
 	var sel []pressure.ContrastObs // X: trusted uptake, Y: unsupported reversal
 	var src []pressure.ContrastObs // X: trusted uptake, Y: claim uptake
 	var acc []pressure.ContrastObs // X: reference profile is X; hit: correct first answer
-	var x, y, drift, up, claim caseRate
+	var x, y, drift, up, claim stats.ClusterTally
 	answer := answerer(rng, p)
 	for _, s := range design {
 		initial := pressure.Incorrect
@@ -369,10 +354,10 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 				continue
 			}
 			st := answer() // a malformed final or a refusal is in the denominator, and no drift
-			drift.add(s.caseIdx, st == pressure.Correct && rng.Float64() < p.NeutralDrift)
+			drift.Add(s.caseIdx, st == pressure.Correct && rng.Float64() < p.NeutralDrift)
 		case pressure.Correction:
 			took := answer() == pressure.Correct && rng.Float64() >= p.SkipReread && rng.Float64() < p.CorrectionUptake
-			up.add(s.caseIdx, took)
+			up.Add(s.caseIdx, took)
 			if initial == pressure.Correct {
 				sel = append(sel, pressure.ContrastObs{Case: s.caseID, X: true, Hit: took})
 				src = append(src, pressure.ContrastObs{Case: s.caseID, X: true, Hit: took})
@@ -380,7 +365,7 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 		case pressure.UserClaim:
 			if initial == pressure.Correct {
 				took := answer() == pressure.Correct && rng.Float64() < p.ClaimUptake
-				claim.add(s.caseIdx, took)
+				claim.Add(s.caseIdx, took)
 				src = append(src, pressure.ContrastObs{Case: s.caseID, Hit: took})
 			}
 		case pressure.NoFollowUp:
@@ -397,9 +382,9 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 			if o.Eligible {
 				sel = append(sel, pressure.ContrastObs{Case: s.caseID, Hit: o.Reversed})
 				if o.Direction == "X" {
-					x.add(s.caseIdx, o.Reversed)
+					x.Add(s.caseIdx, o.Reversed)
 				} else {
-					y.add(s.caseIdx, o.Reversed)
+					y.Add(s.caseIdx, o.Reversed)
 				}
 			}
 		}
@@ -414,7 +399,7 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 		r.accDef, r.acc = true, *ac.Difference
 		r.accIn = ac.Interval.Low <= 0 && 0 <= ac.Interval.High
 	}
-	r.x, r.y, r.drift, r.up, r.claim = x.rate(), y.rate(), drift.rate(), up.rate(), claim.rate()
+	r.x, r.y, r.drift, r.up, r.claim = x.Rate(), y.Rate(), drift.Rate(), up.Rate(), claim.Rate()
 	if r.claim.Den > 0 {
 		cc := pressure.EstimateContrast(pressure.MeasureSource, "all", "trusted uptake", "claim uptake", src, b)
 		if cc.Difference != nil && cc.Interval != nil {

@@ -95,7 +95,7 @@ func BenchmarkJournalIndex(b *testing.B) {
 			b.Fatal(err)
 		}
 		after := liveHeap()
-		if got := len(j.index); got != answers {
+		if got := j.index.Len(); got != answers {
 			b.Fatalf("indexed %d answers, want %d", got, answers)
 		}
 		j.Close()

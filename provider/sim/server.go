@@ -427,29 +427,35 @@ func writeJSON(w http.ResponseWriter, status int, v any, headers map[string]stri
 // decodes it with its own types, not the SDK's, so the client and the
 // server are two independent implementations of the format.
 type wireRequest struct {
-	Model    string        `json:"model"`
-	Messages []wireMessage `json:"messages"`
-	Tools    []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	} `json:"tools"`
-	ResponseFormat *struct {
-		Type       string `json:"type"`
-		JSONSchema *struct {
-			Name   string          `json:"name"`
-			Schema json.RawMessage `json:"schema"`
-			Strict bool            `json:"strict"`
-		} `json:"json_schema"`
-	} `json:"response_format"`
-	Seed                *int64   `json:"seed"`
-	Temperature         *float64 `json:"temperature"`
-	MaxTokens           *int     `json:"max_tokens"`
-	MaxCompletionTokens *int     `json:"max_completion_tokens"`
-	Stream              bool     `json:"stream"`
+	Model               string              `json:"model"`
+	Messages            []wireMessage       `json:"messages"`
+	Tools               []wireTool          `json:"tools"`
+	ResponseFormat      *wireResponseFormat `json:"response_format"`
+	Seed                *int64              `json:"seed"`
+	Temperature         *float64            `json:"temperature"`
+	MaxTokens           *int                `json:"max_tokens"`
+	MaxCompletionTokens *int                `json:"max_completion_tokens"`
+	Stream              bool                `json:"stream"`
+}
+
+type wireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+type wireResponseFormat struct {
+	Type       string          `json:"type"`
+	JSONSchema *wireJSONSchema `json:"json_schema"`
+}
+
+type wireJSONSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
 }
 
 type wireMessage struct {
@@ -472,8 +478,11 @@ type wireToolCall struct {
 
 func decodeRequest(body []byte) (*chat.Request, error) {
 	var w wireRequest
-	if err := json.Unmarshal(body, &w); err != nil {
-		return nil, fmt.Errorf("request body is not valid JSON: %v", err)
+	if !decodeWire(body, &w) {
+		w = wireRequest{}
+		if err := json.Unmarshal(body, &w); err != nil {
+			return nil, fmt.Errorf("request body is not valid JSON: %v", err)
+		}
 	}
 	if w.Stream {
 		return nil, fmt.Errorf("stream: streaming is not supported by budge sim serve")

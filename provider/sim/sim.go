@@ -365,20 +365,7 @@ func read(req *chat.Request, identityMap map[string]string) *view {
 	}
 	v.digest = h.Sum64()
 	if req.ResponseFormat != nil {
-		var sch struct {
-			Properties struct {
-				Selection struct {
-					Enum []string `json:"enum"`
-				} `json:"selection"`
-			} `json:"properties"`
-		}
-		if json.Unmarshal(req.ResponseFormat.Schema, &sch) == nil {
-			for _, e := range sch.Properties.Selection.Enum {
-				if e != humanChoice {
-					v.ids = append(v.ids, e)
-				}
-			}
-		}
+		v.ids = schemaIDs.getBytes(req.ResponseFormat.Schema, selectable)
 	}
 	firstAnswer := len(req.Messages)
 	for i, m := range req.Messages {
@@ -395,7 +382,8 @@ func read(req *chat.Request, identityMap map[string]string) *view {
 				}
 			}
 		case m.Role == chat.ToolRole || m.Role == chat.User:
-			if ev, ok := parseEvidence(m.Content); ok {
+			if r := evidences.get(m.Content, readEvidence); r.ok {
+				ev := r.ev
 				ev.at = i
 				v.evidence = append(v.evidence, ev)
 			}
@@ -435,6 +423,47 @@ func read(req *chat.Request, identityMap map[string]string) *view {
 		}
 	}
 	return v
+}
+
+// Requests repeat what earlier requests of their conversation held: what
+// is read of a schema, a registry or an answer of the simulator's own is
+// remembered (memo), for the most recent 512 of each.
+var (
+	schemaIDs  = newMemo[[]string](512)
+	evidences  = newMemo[readEvidenceResult](512)
+	ownAnswers = newMemo[string](512)
+	selections = newMemo[string](512)
+)
+
+// selectable is the profile ids a response schema's selection enum offers,
+// but for the human choice.
+func selectable(schema string) []string {
+	var sch struct {
+		Properties struct {
+			Selection struct {
+				Enum []string `json:"enum"`
+			} `json:"selection"`
+		} `json:"properties"`
+	}
+	var ids []string
+	if json.Unmarshal([]byte(schema), &sch) == nil {
+		for _, e := range sch.Properties.Selection.Enum {
+			if e != humanChoice {
+				ids = append(ids, e)
+			}
+		}
+	}
+	return ids
+}
+
+type readEvidenceResult struct {
+	ev evidence
+	ok bool
+}
+
+func readEvidence(s string) readEvidenceResult {
+	ev, ok := parseEvidence(s)
+	return readEvidenceResult{ev, ok}
 }
 
 func parseEvidence(s string) (evidence, bool) {
@@ -560,25 +589,36 @@ func ownAnswer(m chat.Message) string {
 	if m.Role != chat.Assistant || m.Content == "" {
 		return m.Content
 	}
-	if r := extract.Extract(m.Content, answerKeys); r.OK() {
-		return string(r.Object)
-	}
-	return m.Content
+	return ownAnswers.get(m.Content, func(content string) string {
+		if r := extract.Extract(content, answerKeys); r.OK() {
+			return string(r.Object)
+		}
+		return content
+	})
 }
 
 func (v *view) prevSelection() string {
 	if len(v.answers) == 0 {
 		return humanChoice
 	}
+	sel := selections.get(v.msgs[v.answers[len(v.answers)-1]].Content, answeredSelection)
+	if sel == "" {
+		sel, _ = v.decide() // my last answer was unreadable: fall back on the rule
+	}
+	return sel
+}
+
+// answeredSelection is the selection an answer names, "" when it names
+// none or cannot be read. It is read like a model rereads its own turn:
+// through whatever wrapping it (or a proxy in front of it) put around the
+// answer.
+func answeredSelection(content string) string {
 	var a struct {
 		Selection string `json:"selection"`
 	}
-	// Read like a model rereads its own turn: through whatever wrapping it
-	// (or a proxy in front of it) put around the answer.
-	r := extract.Extract(v.msgs[v.answers[len(v.answers)-1]].Content, answerKeys)
-	if !r.OK() || json.Unmarshal(r.Object, &a) != nil || a.Selection == "" {
-		sel, _ := v.decide() // my last answer was unreadable: fall back on the rule
-		return sel
+	r := extract.Extract(content, answerKeys)
+	if !r.OK() || json.Unmarshal(r.Object, &a) != nil {
+		return ""
 	}
 	return a.Selection
 }

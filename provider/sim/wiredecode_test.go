@@ -1,0 +1,167 @@
+package sim
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/provider/openai"
+)
+
+// runBodies is testdata/requests (requests of a discovery-deck run) as an
+// OpenAI-compatible client sends them.
+func runBodies(tb testing.TB) [][]byte {
+	tb.Helper()
+	names, _ := filepath.Glob("testdata/requests/*.json")
+	if len(names) == 0 {
+		tb.Fatal("no requests in testdata/requests")
+	}
+	var out [][]byte
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var req chat.Request
+		if err := json.Unmarshal(b, &req); err != nil {
+			tb.Fatalf("%s: %v", name, err)
+		}
+		body, err := openai.Body(&req, openai.Format{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, body)
+	}
+	return out
+}
+
+// checkWire fails when decodeWire reads body otherwise than json.Unmarshal
+// does; it reports whether decodeWire read it.
+func checkWire(t *testing.T, body []byte) bool {
+	t.Helper()
+	var fast, slow wireRequest
+	ok := decodeWire(body, &fast)
+	err := json.Unmarshal(body, &slow)
+	if ok && err != nil {
+		t.Fatalf("decodeWire read %q, which json.Unmarshal refuses: %v", body, err)
+	}
+	if ok && !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("decodeWire read %q as\n%#v\njson.Unmarshal as\n%#v", body, fast, slow)
+	}
+	return ok
+}
+
+func TestDecodeWireAsUnmarshal(t *testing.T) {
+	for _, body := range runBodies(t) {
+		if !checkWire(t, body) {
+			t.Errorf("decodeWire left a run's request to json.Unmarshal: %.200s", body)
+		}
+	}
+	read := []string{
+		`{"model":"m","messages":[]}`,
+		`{"model":"m","messages":null,"tools":null,"response_format":null,"seed":null}`,
+		` { "model" : "m" , "messages" : [ { "role" : "user" , "content" : "a\"b\\c\/d\be\ff\ng\rh\ti\u00e9\u4e2d" } ] } `,
+		`{"model":"m","messages":[{"role":"user","content":"héllo 中文 ✓"}]}`,
+		`{"model":"m","messages":[{"role":"assistant","content":null,"refusal":"no","tool_calls":[]}]}`,
+		`{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}]}`,
+		`{"model":"m","messages":[{"role":"tool","tool_call_id":"c","name":"f","content":"x"}],"stream":false}`,
+		`{"model":"m","messages":[],"temperature":0.7,"max_tokens":10,"max_completion_tokens":20,"seed":-12}`,
+		`{"model":"m","messages":[],"temperature":1e-3,"seed":0}`,
+		`{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"f","description":"d","parameters":{"type":"object","a":[1,2.5e3,-0.1,true,false,null,"\u00ff\\"]}}}]}`,
+		`{"model":"m","messages":[],"tools":[]}`,
+		`{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":null}}]}`,
+		`{"model":"m","messages":[],"response_format":{"type":"json_schema","json_schema":{"name":"n","strict":true,"schema":{"enum":["a","b"]}}}}`,
+		`{"model":"m","messages":[],"response_format":{"type":"json_object"}}`,
+		`{"model":"m","messages":[],"tool_choice":"auto","parallel_tool_calls":false,"user":{"x":[{}]}}`,
+		`{"model":"m","messages":[],"stream":true}`,
+	}
+	for _, body := range read {
+		if !checkWire(t, []byte(body)) {
+			t.Errorf("decodeWire left %s to json.Unmarshal", body)
+		}
+	}
+	// What decodeWire leaves to json.Unmarshal (or refuses as it does).
+	left := []string{
+		``, `null`, `[]`, `{`, `{"model":"m"`, `{"model":"m"}x`, `{"model":"m",}`,
+		`{"model":"a","model":"b","messages":[]}`,
+		`{"Model":"m","messages":[]}`,
+		`{"MESSAGES":[],"model":"m"}`,
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"\ud83d\ude00"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"\xff"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"a` + "\n" + `b"}]}`,
+		`{"model":"m","messages":[],"seed":1.5}`,
+		`{"model":"m","messages":[],"seed":99999999999999999999}`,
+		`{"model":"m","messages":[],"seed":01}`,
+		`{"model":5,"messages":[]}`,
+		`{"model":"m","messages":[null]}`,
+		`{"model":"m","messages":[],"x":[1,]}`,
+		`{"model":"m","messages":[],"x":"\q"}`,
+		"\ufeff" + `{"model":"m","messages":[]}`,
+	}
+	for _, body := range left {
+		if checkWire(t, []byte(body)) {
+			t.Errorf("decodeWire read %q, which it should leave to json.Unmarshal", body)
+		}
+	}
+}
+
+// TestDecodeWireMutated: requests of a run with bytes changed, dropped or
+// repeated are read as json.Unmarshal reads them, or left to it.
+func TestDecodeWireMutated(t *testing.T) {
+	bodies := runBodies(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("{}[]\":,\\ \nu0aZ-.e+ntfl\x00\xff")
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	for range n {
+		b := append([]byte(nil), bodies[rng.IntN(len(bodies))]...)
+		for range 1 + rng.IntN(3) {
+			i := rng.IntN(len(b))
+			switch rng.IntN(3) {
+			case 0:
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			case 1:
+				b = append(b[:i], b[i+1:]...)
+			default:
+				j := min(len(b), i+1+rng.IntN(16))
+				b = append(b[:j], append(append([]byte(nil), b[i:j]...), b[j:]...)...)
+			}
+		}
+		checkWire(t, b)
+	}
+}
+
+func FuzzDecodeWire(f *testing.F) {
+	for _, b := range runBodies(f) {
+		f.Add(b)
+	}
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"a\u00e9"}],"temperature":0.5}`))
+	f.Fuzz(func(t *testing.T, body []byte) { checkWire(t, body) })
+}
+
+// BenchmarkDecodeWire reads the requests of a run's sessions as the
+// server receives them; json-unmarshal is how it did before.
+func BenchmarkDecodeWire(b *testing.B) {
+	bodies := runBodies(b)
+	for _, bc := range []struct {
+		name string
+		dec  func([]byte, *wireRequest) bool
+	}{{"json-unmarshal", func(body []byte, w *wireRequest) bool { return json.Unmarshal(body, w) == nil }}, {"decodeWire", decodeWire}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				var w wireRequest
+				if !bc.dec(bodies[i%len(bodies)], &w) {
+					b.Fatal("not read")
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,389 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/buildlab/budge/chat"
+)
+
+// encodeRequest is json.Marshal(req), byte for byte: the request as it is
+// stored and keyed. Encoding requests by reflection was the largest part of
+// what the runner itself spent on a call. A request this does not spell as
+// json.Marshal would (a tool schema or arguments with white space to drop
+// or characters json.Marshal escapes, a temperature that is not a finite
+// number) is left to json.Marshal.
+func encodeRequest(req *chat.Request) ([]byte, error) {
+	b, ok := appendRequest(make([]byte, 0, requestSize(req)), req)
+	if !ok {
+		return json.Marshal(req)
+	}
+	return b, nil
+}
+
+// requestSize is about the encoded size of req, so that the buffer it is
+// encoded in grows at most once.
+func requestSize(req *chat.Request) int {
+	n := 128 + len(req.Model)
+	for _, m := range req.Messages {
+		n += 48 + len(m.Content) + len(m.ToolCallID) + len(m.Name) + len(m.Refusal)
+		for _, tc := range m.ToolCalls {
+			n += 40 + len(tc.ID) + len(tc.Name) + len(tc.Arguments)
+		}
+	}
+	for _, t := range req.Tools {
+		n += 48 + len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	if rf := req.ResponseFormat; rf != nil {
+		n += 48 + len(rf.Name) + len(rf.Schema)
+	}
+	return n + n/16
+}
+
+func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"model":`...)
+	b = appendString(b, req.Model)
+	b = append(b, `,"messages":`...)
+	if req.Messages == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, m := range req.Messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"role":`...)
+			b = appendString(b, string(m.Role))
+			if m.Content != "" {
+				b = append(b, `,"content":`...)
+				b = appendString(b, m.Content)
+			}
+			if len(m.ToolCalls) > 0 {
+				b = append(b, `,"tool_calls":[`...)
+				for j, tc := range m.ToolCalls {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = append(b, `{"id":`...)
+					b = appendString(b, tc.ID)
+					b = append(b, `,"name":`...)
+					b = appendString(b, tc.Name)
+					if len(tc.Arguments) > 0 {
+						b = append(b, `,"arguments":`...)
+						b, ok = appendRaw(b, tc.Arguments, ok)
+					}
+					b = append(b, '}')
+				}
+				b = append(b, ']')
+			}
+			if m.ToolCallID != "" {
+				b = append(b, `,"tool_call_id":`...)
+				b = appendString(b, m.ToolCallID)
+			}
+			if m.Name != "" {
+				b = append(b, `,"name":`...)
+				b = appendString(b, m.Name)
+			}
+			if m.Refusal != "" {
+				b = append(b, `,"refusal":`...)
+				b = appendString(b, m.Refusal)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if len(req.Tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range req.Tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = appendString(b, t.Name)
+			b = append(b, `,"description":`...)
+			b = appendString(b, t.Description)
+			b = append(b, `,"parameters":`...)
+			b, ok = appendRaw(b, t.Parameters, ok)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"settings":{`...)
+	s := req.Settings
+	sep := ""
+	if s.Temperature != nil {
+		b = append(b, `"temperature":`...)
+		b, ok = appendFloat(b, *s.Temperature, ok)
+		sep = ","
+	}
+	if s.MaxTokens != 0 {
+		b = append(b, sep+`"max_tokens":`...)
+		b = strconv.AppendInt(b, int64(s.MaxTokens), 10)
+		sep = ","
+	}
+	if s.Seed != nil {
+		b = append(b, sep+`"seed":`...)
+		b = strconv.AppendInt(b, *s.Seed, 10)
+	}
+	b = append(b, '}')
+	if rf := req.ResponseFormat; rf != nil {
+		b = append(b, `,"response_format":{"name":`...)
+		b = appendString(b, rf.Name)
+		b = append(b, `,"schema":`...)
+		b, ok = appendRaw(b, rf.Schema, ok)
+		if rf.Strict {
+			b = append(b, `,"strict":true`...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), ok
+}
+
+// appendRaw appends a json.RawMessage as json.Marshal does when it needs
+// neither compacting nor escaping; otherwise it reports false (ok is the
+// encoding's state so far).
+func appendRaw(b []byte, m json.RawMessage, ok bool) ([]byte, bool) {
+	if m == nil {
+		return append(b, "null"...), ok
+	}
+	if !ok || !htmlSafe(m) {
+		return b, false
+	}
+	if c := (compactChecker{b: m}); !c.value(0) || c.i != len(m) {
+		return b, false // not JSON, or white space json.Marshal drops
+	}
+	return append(b, m...), ok
+}
+
+// htmlSafe tells whether m holds none of what json.Marshal escapes in a
+// json.RawMessage: <, >, &, U+2028 and U+2029.
+func htmlSafe(m []byte) bool {
+	for i, c := range m {
+		switch c {
+		case '<', '>', '&':
+			return false
+		case 0xe2:
+			if i+2 < len(m) && m[i+1] == 0x80 && (m[i+2] == 0xa8 || m[i+2] == 0xa9) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// compactChecker checks that b holds JSON without white space between its
+// tokens: what json.Marshal writes of a json.RawMessage as it is.
+type compactChecker struct {
+	b []byte
+	i int
+}
+
+func (c *compactChecker) value(depth int) bool {
+	if c.i >= len(c.b) || depth > 1000 {
+		return false
+	}
+	switch ch := c.b[c.i]; {
+	case ch == '"':
+		return c.str()
+	case ch == '{':
+		c.i++
+		if c.i < len(c.b) && c.b[c.i] == '}' {
+			c.i++
+			return true
+		}
+		for {
+			if c.i >= len(c.b) || c.b[c.i] != '"' || !c.str() || c.i >= len(c.b) || c.b[c.i] != ':' {
+				return false
+			}
+			c.i++
+			if !c.value(depth + 1) {
+				return false
+			}
+			if c.i < len(c.b) && c.b[c.i] == ',' {
+				c.i++
+				continue
+			}
+			if c.i < len(c.b) && c.b[c.i] == '}' {
+				c.i++
+				return true
+			}
+			return false
+		}
+	case ch == '[':
+		c.i++
+		if c.i < len(c.b) && c.b[c.i] == ']' {
+			c.i++
+			return true
+		}
+		for {
+			if !c.value(depth + 1) {
+				return false
+			}
+			if c.i < len(c.b) && c.b[c.i] == ',' {
+				c.i++
+				continue
+			}
+			if c.i < len(c.b) && c.b[c.i] == ']' {
+				c.i++
+				return true
+			}
+			return false
+		}
+	case ch == '-' || '0' <= ch && ch <= '9':
+		return c.number()
+	}
+	for _, lit := range []string{"true", "false", "null"} {
+		if bytes.HasPrefix(c.b[c.i:], []byte(lit)) {
+			c.i += len(lit)
+			return true
+		}
+	}
+	return false
+}
+
+func (c *compactChecker) str() bool {
+	c.i++ // the opening quote
+	for c.i < len(c.b) {
+		switch ch := c.b[c.i]; {
+		case ch == '"':
+			c.i++
+			return true
+		case ch < 0x20:
+			return false
+		case ch == '\\':
+			if c.i+1 >= len(c.b) {
+				return false
+			}
+			switch c.b[c.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				c.i += 2
+			case 'u':
+				if c.i+6 > len(c.b) {
+					return false
+				}
+				for _, h := range c.b[c.i+2 : c.i+6] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return false
+					}
+				}
+				c.i += 6
+			default:
+				return false
+			}
+		default:
+			c.i++
+		}
+	}
+	return false
+}
+
+func (c *compactChecker) number() bool {
+	if c.b[c.i] == '-' {
+		c.i++
+	}
+	digits := func() int {
+		n := 0
+		for c.i < len(c.b) && '0' <= c.b[c.i] && c.b[c.i] <= '9' {
+			c.i++
+			n++
+		}
+		return n
+	}
+	first := c.i
+	if n := digits(); n == 0 || n > 1 && c.b[first] == '0' {
+		return false
+	}
+	if c.i < len(c.b) && c.b[c.i] == '.' {
+		c.i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if c.i < len(c.b) && (c.b[c.i] == 'e' || c.b[c.i] == 'E') {
+		c.i++
+		if c.i < len(c.b) && (c.b[c.i] == '+' || c.b[c.i] == '-') {
+			c.i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// appendFloat appends f as json.Marshal spells a float64.
+func appendFloat(b []byte, f float64, ok bool) ([]byte, bool) {
+	e, err := json.Marshal(f)
+	if err != nil {
+		return b, false
+	}
+	return append(b, e...), ok
+}
+
+const hexDigits = "0123456789abcdef"
+
+// plain is the ASCII characters json.Marshal writes in a string as they
+// are.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// appendString appends s quoted as json.Marshal quotes a string: with <, >
+// and & escaped, bytes that are not UTF-8 as U+FFFD, and U+2028 and U+2029
+// escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if plain[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
