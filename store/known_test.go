@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -118,5 +119,36 @@ func BenchmarkWriteSessions(b *testing.B) {
 		if err := s.WriteSessions(ctx, "run", batch); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestMoveCellsByPrimaryKey: on SQLite the update that moves a batch's
+// cells on finds them by their ids, not by reading every claimed cell of
+// the run through cells_by_state.
+func TestMoveCellsByPrimaryKey(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	cellRun(t, s, "r", 50)
+	w, err := s.Join(ctx, "r", Holder{Host: "h", PID: 1, Name: "w"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, args := w.moveCells([]Session{asRun("s001", 1, 1), asRun("s002", 2, 0)}, CellDone)
+	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if len(plan) == 0 || !strings.Contains(strings.Join(plan, "\n"), "sqlite_autoindex_cells_1 (run_id=? AND session_id=?)") {
+		t.Errorf("the update's plan is %q, want a search by the primary key", plan)
 	}
 }
