@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/internal/jsontext"
 )
 
 // encodeRequest is json.Marshal(req), byte for byte: the request as it is
@@ -45,7 +45,7 @@ func requestSize(req *chat.Request) int {
 func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"model":`...)
-	b = appendString(b, req.Model)
+	b = jsontext.AppendString(b, req.Model)
 	b = append(b, `,"messages":`...)
 	if req.Messages == nil {
 		b = append(b, "null"...)
@@ -56,10 +56,10 @@ func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"role":`...)
-			b = appendString(b, string(m.Role))
+			b = jsontext.AppendString(b, string(m.Role))
 			if m.Content != "" {
 				b = append(b, `,"content":`...)
-				b = appendString(b, m.Content)
+				b = jsontext.AppendString(b, m.Content)
 			}
 			if len(m.ToolCalls) > 0 {
 				b = append(b, `,"tool_calls":[`...)
@@ -68,9 +68,9 @@ func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 						b = append(b, ',')
 					}
 					b = append(b, `{"id":`...)
-					b = appendString(b, tc.ID)
+					b = jsontext.AppendString(b, tc.ID)
 					b = append(b, `,"name":`...)
-					b = appendString(b, tc.Name)
+					b = jsontext.AppendString(b, tc.Name)
 					if len(tc.Arguments) > 0 {
 						b = append(b, `,"arguments":`...)
 						b, ok = appendRaw(b, tc.Arguments, ok)
@@ -81,15 +81,15 @@ func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 			}
 			if m.ToolCallID != "" {
 				b = append(b, `,"tool_call_id":`...)
-				b = appendString(b, m.ToolCallID)
+				b = jsontext.AppendString(b, m.ToolCallID)
 			}
 			if m.Name != "" {
 				b = append(b, `,"name":`...)
-				b = appendString(b, m.Name)
+				b = jsontext.AppendString(b, m.Name)
 			}
 			if m.Refusal != "" {
 				b = append(b, `,"refusal":`...)
-				b = appendString(b, m.Refusal)
+				b = jsontext.AppendString(b, m.Refusal)
 			}
 			b = append(b, '}')
 		}
@@ -102,9 +102,9 @@ func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"name":`...)
-			b = appendString(b, t.Name)
+			b = jsontext.AppendString(b, t.Name)
 			b = append(b, `,"description":`...)
-			b = appendString(b, t.Description)
+			b = jsontext.AppendString(b, t.Description)
 			b = append(b, `,"parameters":`...)
 			b, ok = appendRaw(b, t.Parameters, ok)
 			b = append(b, '}')
@@ -131,7 +131,7 @@ func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 	b = append(b, '}')
 	if rf := req.ResponseFormat; rf != nil {
 		b = append(b, `,"response_format":{"name":`...)
-		b = appendString(b, rf.Name)
+		b = jsontext.AppendString(b, rf.Name)
 		b = append(b, `,"schema":`...)
 		b, ok = appendRaw(b, rf.Schema, ok)
 		if rf.Strict {
@@ -321,69 +321,4 @@ func appendFloat(b []byte, f float64, ok bool) ([]byte, bool) {
 		return b, false
 	}
 	return append(b, e...), ok
-}
-
-const hexDigits = "0123456789abcdef"
-
-// plain is the ASCII characters json.Marshal writes in a string as they
-// are.
-var plain = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-// appendString appends s quoted as json.Marshal quotes a string: with <, >
-// and & escaped, bytes that are not UTF-8 as U+FFFD, and U+2028 and U+2029
-// escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if plain[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/internal/jsontext"
 	"github.com/buildlab/budge/provider"
 )
 
@@ -555,45 +556,66 @@ func contentText(c any) (string, error) {
 	return "", fmt.Errorf("must be a string or an array of text parts")
 }
 
+// encodeResponse writes a chat completion as json.Marshal wrote the
+// map of it the server once built (keys in sorted order, strings escaped
+// as json.Marshal escapes them; a test holds the bytes equal), without
+// reflection: it was a tenth of what the server spent on a call.
 func encodeResponse(r *chat.Response, now time.Time) []byte {
-	type fn struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	type call struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function fn     `json:"function"`
-	}
-	msg := struct {
-		Role      string  `json:"role"`
-		Content   *string `json:"content"`
-		Refusal   *string `json:"refusal"`
-		ToolCalls []call  `json:"tool_calls,omitempty"`
-	}{Role: "assistant"}
-	if r.Message.Content != "" || len(r.Message.ToolCalls) == 0 {
-		c := r.Message.Content
-		msg.Content = &c
-	}
-	if r.Message.Refusal != "" {
-		msg.Refusal = &r.Message.Refusal
-	}
-	for _, tc := range r.Message.ToolCalls {
-		msg.ToolCalls = append(msg.ToolCalls, call{ID: tc.ID, Type: "function", Function: fn{Name: tc.Name, Arguments: string(tc.Arguments)}})
-	}
 	finish := r.FinishReason
 	if finish == "" {
 		finish = "stop"
 	}
-	id := "chatcmpl-" + strings.TrimPrefix(r.Meta.RequestID, "sim-")
-	b, _ := json.Marshal(map[string]any{
-		"id": id, "object": "chat.completion", "created": now.Unix(), "model": r.Meta.ModelID,
-		"system_fingerprint": r.Meta.Fingerprint,
-		"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
-		"usage": map[string]int{"prompt_tokens": r.Usage.InputTokens, "completion_tokens": r.Usage.OutputTokens,
-			"total_tokens": r.Usage.InputTokens + r.Usage.OutputTokens},
-	})
-	return b
+	m := r.Message
+	n := 320 + len(m.Content) + len(m.Refusal) + len(r.Meta.ModelID) + len(r.Meta.Fingerprint) + len(r.Meta.RequestID)
+	for _, tc := range m.ToolCalls {
+		n += 64 + len(tc.ID) + len(tc.Name) + 2*len(tc.Arguments)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"choices":[{"finish_reason":`...)
+	b = jsontext.AppendString(b, finish)
+	b = append(b, `,"index":0,"logprobs":null,"message":{"role":"assistant","content":`...)
+	if m.Content != "" || len(m.ToolCalls) == 0 {
+		b = jsontext.AppendString(b, m.Content)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"refusal":`...)
+	if m.Refusal != "" {
+		b = jsontext.AppendString(b, m.Refusal)
+	} else {
+		b = append(b, "null"...)
+	}
+	if len(m.ToolCalls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i, tc := range m.ToolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = jsontext.AppendString(b, tc.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = jsontext.AppendString(b, tc.Name)
+			b = append(b, `,"arguments":`...)
+			b = jsontext.AppendString(b, string(tc.Arguments))
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `}}],"created":`...)
+	b = strconv.AppendInt(b, now.Unix(), 10)
+	b = append(b, `,"id":`...)
+	b = jsontext.AppendString(b, "chatcmpl-"+strings.TrimPrefix(r.Meta.RequestID, "sim-"))
+	b = append(b, `,"model":`...)
+	b = jsontext.AppendString(b, r.Meta.ModelID)
+	b = append(b, `,"object":"chat.completion","system_fingerprint":`...)
+	b = jsontext.AppendString(b, r.Meta.Fingerprint)
+	b = append(b, `,"usage":{"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.Usage.OutputTokens), 10)
+	b = append(b, `,"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.Usage.InputTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.Usage.InputTokens+r.Usage.OutputTokens), 10)
+	return append(b, "}}"...)
 }
 
 // Serve runs a server on addr until ctx is done. ready, when set, is called
