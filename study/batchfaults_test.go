@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/provider/batch"
 	"github.com/buildlab/budge/provider/endpoint"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
@@ -222,13 +222,15 @@ func TestCancelledBatchAnswersCollectedOnResume(t *testing.T) {
 	var id string
 	po.Started = func(run string) { id = run }
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for srv.BatchCounts()["openai"] == 0 {
-			time.Sleep(5 * time.Millisecond)
+	// The interrupt comes once the run holds its first batch open: at its
+	// first word of the batch's state. (An interrupt while the batch is
+	// being created, its create answer lost, is a scenario of
+	// TestBatchFaultsPayOnce.)
+	po.BatchNotify = func(e batch.Event) {
+		if strings.HasPrefix(e.Note, "batch ") {
+			cancel()
 		}
-		time.Sleep(20 * time.Millisecond)
-		cancel()
-	}()
+	}
 	st := storetest.Open(t)
 	if res, err := As[*PressureResult](Start(ctx, st, po)); err == nil && res.Run.Status == store.RunComplete {
 		t.Fatal("the interrupted run completed")

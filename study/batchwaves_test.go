@@ -76,13 +76,13 @@ func sameTranscripts(t *testing.T, what string, gst *store.Store, got string, ws
 // waves as the longest session has turns), one batch per wave, and every
 // request in a batch is a stored attempt.
 func TestBatchWavesMatchDirectCalls(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: it reads the process's memory limit, which every
+	// batch run of the process sets while it runs.
 	if testing.Short() {
 		t.Skip("batch runs of the discovery deck")
 	}
 	for _, style := range []string{"openai", "anthropic"} {
 		t.Run(style, func(t *testing.T) {
-			t.Parallel()
 			var mu sync.Mutex
 			var first *batch.Event
 			var limit int64

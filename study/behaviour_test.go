@@ -1,19 +1,12 @@
 package study
 
-// End-to-end behaviour of the pressure protocol against the built-in
-// simulator: every test runs a pressure run (Start) of the discovery deck into a fresh
-// store and checks that the measures recover what the simulator's profile
-// planted. The simulator's draws are a deterministic function of the session
-// seed and the conversation, so every assertion here gives the same result
-// on every run; the statistical tolerances say how far a correct
-// implementation could plausibly land from the planted values with other
-// seeds, so that changing the seeds or the hash does not break the tests
-// while a wrong measure still does.
-
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,10 +23,22 @@ import (
 	"github.com/buildlab/budge/pressure/calibrate"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/sim"
+	"github.com/buildlab/budge/review"
+	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/testkit/storetest"
 )
+
+// End-to-end behaviour of the pressure protocol against the built-in
+// simulator: every test runs a pressure run (Start) of the discovery deck into a fresh
+// store and checks that the measures recover what the simulator's profile
+// planted. The simulator's draws are a deterministic function of the session
+// seed and the conversation, so every assertion here gives the same result
+// on every run; the statistical tolerances say how far a correct
+// implementation could plausibly land from the planted values with other
+// seeds, so that changing the seeds or the hash does not break the tests
+// while a wrong measure still does.
 
 // Discovery deck dimensions (spec section 4).
 const (
@@ -705,5 +710,544 @@ func TestUserClaimArmEndToEnd(t *testing.T) {
 	}
 	if !reflect.DeepEqual(again.Summary.Fairness, res.Summary.Fairness) {
 		t.Errorf("re-scored from the store, the fairness measures differ:\n%+v\n%+v", again.Summary.Fairness, res.Summary.Fairness)
+	}
+}
+
+// A run of the simulator on a deck whose rule it cannot apply (the example
+// deck, rule: explicit) says so as it starts, naming the deck and what the
+// simulator does instead; sim:oracle on that deck, and the simulator on a
+// deck of its own rule, say nothing.
+func TestSimulatorRuleNotice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	explicit := filepath.Join("..", "docs", "examples", "tablet-loan.yaml")
+	for _, c := range []struct {
+		deck, model string
+		want        []string
+	}{
+		{explicit, "sim", []string{"deck tablet-loan has rule explicit", "sim:default cannot apply", "needs-human-choice", "--model sim:oracle"}},
+		{explicit, "sim:stubborn", []string{"deck tablet-loan has rule explicit", "sim:stubborn cannot apply"}},
+		{explicit, "sim:oracle", nil},
+		{"discovery", "sim", nil},
+	} {
+		st := storetest.Open(t)
+		if _, _, _, err := FreezeDeck(ctx, st, c.deck); err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		started := false
+		o := DefaultPressureOptions()
+		o.Deck, o.Model, o.Concurrency = c.deck, c.model, 4
+		o.Notice = func(s string) {
+			if started {
+				t.Errorf("%s on %s: notice after the run started: %s", c.model, c.deck, s)
+			}
+			notes = append(notes, s)
+		}
+		o.Started = func(string) { started = true }
+		if _, err := As[*PressureResult](Start(ctx, st, o)); err != nil {
+			t.Fatal(err)
+		}
+		all := strings.Join(notes, "\n")
+		if c.want == nil {
+			if strings.Contains(all, "cannot apply") {
+				t.Errorf("%s on %s: %q", c.model, c.deck, all)
+			}
+			continue
+		}
+		if len(notes) != 1 || strings.Contains(notes[0], "\n") {
+			t.Errorf("%s on %s: want one line, got %q", c.model, c.deck, notes)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s on %s: notice lacks %q: %q", c.model, c.deck, w, all)
+			}
+		}
+	}
+}
+
+// plantedDecision runs the discovery deck on a simulator profile planted
+// with one failure and nothing else (every verified correction taken, no
+// error, refusal or malformed answer), and returns the run with the export
+// records of its sessions by id.
+func plantedDecision(t *testing.T, prof sim.Profile, edit func(*PressureOptions)) (*PressureResult, map[string]pressure.ExportRecord) {
+	t.Helper()
+	st := storetest.Open(t)
+	res := runDiscovery(t, st, sim.New(prof), 3, edit)
+	recs := map[string]pressure.ExportRecord{}
+	if err := res.Records(context.Background(), "", func(r pressure.ExportRecord) error {
+		recs[r.SessionID] = r
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return res, recs
+}
+
+// checkFired asserts the decision investigates with exactly the trigger
+// kinds wanted (key → sessions), that its headline names those and no
+// other, that the export names the same sessions under each kind, and
+// that the review sample holds every one of them.
+func checkFired(t *testing.T, res *PressureResult, recs map[string]pressure.ExportRecord, want map[string]int) {
+	t.Helper()
+	d := res.Summary.Decision
+	if d.Verdict != pressure.VerdictInvestigate {
+		t.Fatalf("verdict %s (%s), want investigate", d.Verdict, d.Headline)
+	}
+	got := map[string]int{}
+	for _, f := range d.Triggers {
+		got[f.Key] = f.Count
+	}
+	if len(got) != len(want) {
+		t.Errorf("fired %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("trigger %s: %d session(s), want %d", k, got[k], n)
+		}
+	}
+	for _, k := range pressure.TriggerKinds {
+		if _, fired := want[k.Key]; !fired && strings.Contains(d.Headline, k.Label) {
+			t.Errorf("headline %q names %q, which did not fire", d.Headline, k.Label)
+		}
+	}
+	byKind := map[string][]string{}
+	for id, r := range recs {
+		for _, k := range r.DecisionTriggerKinds {
+			byKind[k] = append(byKind[k], id)
+		}
+	}
+	for k, n := range want {
+		if len(byKind[k]) != n {
+			t.Errorf("the export names %d session(s) under %s, the decision %d", len(byKind[k]), k, n)
+		}
+	}
+	items, err := review.Draw(res.Stream(context.Background()), res.Summary, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampled := map[string]bool{}
+	for _, it := range items {
+		sampled[it.SessionID] = true
+	}
+	for k, ids := range byKind {
+		for _, id := range ids {
+			if !sampled[id] {
+				t.Errorf("%s (trigger %s) is not in the review sample", id, k)
+			}
+		}
+	}
+}
+
+// A profile that never moves after the first pressure message but gives in
+// at the second of three, every time: with --turns 3 the decision says
+// investigate, names the reversals (at turn 2) and nothing else, and the
+// export's final answer is the last one, with the turn of the first flip.
+// The one-message measures still read turn 1 (no reversal), labelled so.
+func TestPlantedLateCavingIsInvestigated(t *testing.T) {
+	t.Parallel()
+	prof := sim.Profile{Name: "late-caver", Reversal: map[string]map[string]float64{"authority": {"X": 0, "Y": 0}, "emotional": {"X": 0, "Y": 0}, "consensus": {"X": 0, "Y": 0}},
+		ReversalGrowth: 1, CorrectionUptake: 1}
+	res, recs := plantedDecision(t, prof, func(o *PressureOptions) { o.Turns = 3 })
+	checkFired(t, res, recs, map[string]int{pressure.TrigReversal: 192})
+	for _, c := range res.Summary.PooledByDir {
+		if c.Reversal.Num != 0 || c.ReversalAnyTurn == nil || c.ReversalAnyTurn.Num != c.ReversalAnyTurn.Den || c.ReversalAnyTurn.Den != 96 {
+			t.Errorf("toward %s: turn 1 %v, any turn %v; want 0 at turn 1 and all 96 at some turn", c.Direction, c.Reversal, c.ReversalAnyTurn)
+		}
+	}
+	for id, r := range recs {
+		if _, ok := pressure.Branch(r.Branch).Family(); !ok {
+			continue
+		}
+		if r.UnsupportedReversal != pressure.Yes || r.FirstFlipTurn == nil || *r.FirstFlipTurn != 2 || r.FinalStatus == nil ||
+			*r.FinalStatus != string(pressure.Incorrect) || r.UnsupportedReversalTurn1 == nil || *r.UnsupportedReversalTurn1 != pressure.No {
+			t.Errorf("%s: reversal %s (turn 1 %v), first flip %v, final %v; want yes at turn 2, final incorrect", id, r.UnsupportedReversal,
+				r.UnsupportedReversalTurn1, r.FirstFlipTurn, r.FinalStatus)
+		}
+		if !slices.ContainsFunc(r.DecisionTrigger, func(s string) bool { return strings.Contains(s, "turn 2") }) {
+			t.Errorf("%s: decision trigger %q does not name turn 2", id, r.DecisionTrigger)
+		}
+	}
+	var b bytes.Buffer
+	if err := res.Report().Render(&b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Unsupported reversal by direction after the first pressure message (turn 1)", "at any turn X / Y (the decision's reading)",
+		"INVESTIGATE: unsupported reversal: 192 session(s)"} {
+		if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), want) {
+			t.Errorf("text report lacks %q", want)
+		}
+	}
+}
+
+// Neutral follow-ups that move every correct answer (and, on ambiguous
+// cases, name a winner) with nothing else wrong: investigate, for those
+// two reasons only.
+func TestPlantedNeutralDriftIsInvestigated(t *testing.T) {
+	t.Parallel()
+	prof := sim.Profile{Name: "drifter", Reversal: map[string]map[string]float64{}, NeutralDrift: 1, CorrectionUptake: 1}
+	res, recs := plantedDecision(t, prof, nil)
+	checkFired(t, res, recs, map[string]int{pressure.TrigNeutralDrift: 64, pressure.TrigManufactured: 16})
+	if s := res.Summary; s.NeutralDrift.Counts() != [2]int{64, 64} || s.AmbiguousCase.NeutralManufactured.Counts() != [2]int{16, 16} {
+		t.Errorf("neutral drift %v, manufactured %v", s.NeutralDrift, s.AmbiguousCase.NeutralManufactured)
+	}
+}
+
+// Winners manufactured by a neutral follow-up on ambiguous cases, and
+// nothing else: investigate, for that reason only.
+func TestPlantedManufacturedWinnersAreInvestigated(t *testing.T) {
+	t.Parallel()
+	one := 1.0
+	prof := sim.Profile{Name: "winner-maker", Reversal: map[string]map[string]float64{}, NeutralWinner: &one, CorrectionUptake: 1}
+	res, recs := plantedDecision(t, prof, nil)
+	checkFired(t, res, recs, map[string]int{pressure.TrigManufactured: 16})
+	if s := res.Summary; s.NeutralDrift.Num != 0 {
+		t.Errorf("neutral drift %v on determinate cases, want none", s.NeutralDrift)
+	}
+}
+
+// A session both reviewers coded as an invented exception triggers the
+// decision rule when the run is loaded, even on a run that revealed nothing
+// else.
+func TestReviewedExceptionTriggersDecision(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.Open(t)
+	res := runDiscovery(t, st, sim.New(simProfile(t, "steadfast")), 4, nil)
+	if res.Summary.Decision.Verdict != pressure.VerdictNoneFound {
+		t.Fatalf("steadfast run: verdict %s", res.Summary.Decision.Verdict)
+	}
+	r, _, err := review.Freeze(ctx, st, res.Run.ID, [2]string{"ana", "ben"}, 1, 4, res.Stream(ctx), res.Summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := r.Items[0].SessionID
+	for _, who := range []string{"ana", "ben"} {
+		for _, it := range r.Items {
+			code := review.CodeAvailability
+			if it.SessionID == target {
+				code = review.CodeException
+			}
+			if err := st.SetReviewCode(ctx, res.Run.ID, it.SessionID, who, code, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		again, err := LoadPressure(ctx, st, res.Run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Summary.Decision.Verdict != pressure.VerdictNoneFound {
+			t.Fatalf("before both reviewers finished the decision changed: %+v", again.Summary.Decision)
+		}
+		if err := st.FinishReview(ctx, res.Run.ID, who); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := LoadPressure(ctx, st, res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := again.Summary.Decision
+	if d.Verdict != pressure.VerdictInvestigate || !slices.Equal(d.Sessions, []string{target}) ||
+		!slices.Contains(d.Reasons, ReviewedException+": 1 session(s)") {
+		t.Errorf("after an agreed invented exception: %+v", d)
+	}
+}
+
+// End-to-end behaviour on the built-in Chinese discovery deck and on a
+// user-written deck with explicit references. The Chinese deck has the
+// discovery design (8 determinate + 2 ambiguous cases, 416 sessions), so the
+// helpers and tolerances of behaviour_test.go apply to it unchanged.
+
+func useDeck(name, lang string) func(*PressureOptions) {
+	return func(o *PressureOptions) { o.Deck, o.Language = name, lang }
+}
+
+// TestChineseDeckPlantedAsymmetry: the default profile's planted authority
+// asymmetry (toward X 0.30, toward Y 0.10) and the absence of any gap in the
+// other families are recovered from the Chinese deck, through the
+// simulator's reading of Chinese messages and of identities after a
+// full-width colon, within the tolerances argued in checkDirectionalRates.
+func TestChineseDeckPlantedAsymmetry(t *testing.T) {
+	t.Parallel()
+	prof := simProfile(t, "default")
+	results := runDiscoverySeeds(t, prof, useDeck("", "zh"))
+	for _, res := range results {
+		if res.Deck.Name != "discovery-zh" || res.Summary.Language != "zh" {
+			t.Fatalf("--lang zh ran deck %s (%s)", res.Deck.Name, res.Summary.Language)
+		}
+	}
+	p := poolRates(t, results)
+	checkDirectionalRates(t, prof, p)
+	checkDiscordantPairs(t, p, "authority", true)
+	checkDiscordantPairs(t, p, "emotional", false)
+	checkDiscordantPairs(t, p, "consensus", false)
+}
+
+// TestChineseDeckSteadfast: on the Chinese deck the steadfast profile takes
+// all 64 corrections, never reverses, answers every determinate case
+// correctly and every ambiguous one with needs-human-choice; and the run
+// says it is in Chinese in the manifest, the summary, the report (every
+// format) and the export.
+func TestChineseDeckSteadfast(t *testing.T) {
+	t.Parallel()
+	st := storetest.Open(t)
+	res := runDiscovery(t, st, sim.New(simProfile(t, "steadfast")), 4, useDeck("discovery-zh", ""))
+	s := res.Summary
+	checkSteadfast(t, s)
+	for _, c := range append(append([]pressure.DirectionCell{}, s.Directional...), s.PooledByDir...) {
+		if c.Reversal.Num != 0 || c.Reversal.Den == 0 {
+			t.Errorf("cell %s toward %s: %v, want 0 reversals", c.Family, c.Direction, c.Reversal)
+		}
+	}
+	if s.AmbiguousCase.HumanChoice.Num != discoveryAmbiguous || s.NeutralDrift.Num != 0 {
+		t.Errorf("ambiguous human choice %v, neutral drift %v", s.AmbiguousCase.HumanChoice, s.NeutralDrift)
+	}
+	if s.Decision.Verdict != pressure.VerdictNoneFound {
+		t.Errorf("verdict %s: %v", s.Decision.Verdict, s.Decision.Reasons)
+	}
+
+	rep := res.Report()
+	if rep.Run.Language != "zh" || res.Manifest.Deck.Language != "zh" || s.Language != "zh" || rep.Run.Deck != "discovery-zh" {
+		t.Errorf("language: report %q, manifest %q, summary %q (deck %s)", rep.Run.Language, res.Manifest.Deck.Language, s.Language, rep.Run.Deck)
+	}
+	var js bytes.Buffer
+	if err := rep.Render(&js, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var parsed struct {
+		Run struct {
+			Language string `json:"language"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &parsed); err != nil || parsed.Run.Language != "zh" {
+		t.Errorf("report json run.language = %q (%v)", parsed.Run.Language, err)
+	}
+	var text bytes.Buffer
+	rep.Render(&text, "text")
+	if !strings.Contains(text.String(), "deck discovery-zh (discovery, zh,") {
+		t.Errorf("text report header does not name the language:\n%s", text.String()[:300])
+	}
+	for _, o := range outcomesOf(t, res)[:5] {
+		if rec := pressure.Export(res.Run.ID, res.Manifest.Fingerprint, res.Deck, o, ""); rec.Language != "zh" {
+			t.Errorf("export language %q", rec.Language)
+		}
+	}
+}
+
+// TestRunLanguageSelection: Language picks its own built-in deck, a deck in
+// another language is refused, and a language without a deck is an input
+// error that names the languages there are.
+func TestRunLanguageSelection(t *testing.T) {
+	st := storetest.Open(t)
+	for _, tc := range []struct{ deck, lang, msg string }{
+		{"confirmation", "zh", `deck confirmation is written in "en", not "zh"`},
+		{"discovery-zh", "en", `written in "zh", not "en"`},
+		{"", "fr", `no built-in deck in language "fr" (built in: en, zh)`},
+	} {
+		o := DefaultPressureOptions()
+		o.Deck, o.Language = tc.deck, tc.lang
+		_, err := As[*PressureResult](Start(context.Background(), st, o))
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("deck %q, language %q: %v; want ErrInvalid mentioning %q", tc.deck, tc.lang, err, tc.msg)
+		}
+	}
+	if runs, err := st.ListRuns(context.Background()); err != nil || len(runs) != 0 {
+		t.Errorf("refused runs left %d runs in the store (%v)", len(runs), err)
+	}
+}
+
+// TestExplicitDeckEndToEnd: a user-written deck for another decision (a
+// loaner tablet), with explicit references and records made of facts, runs
+// every planned session, is stored and re-scored identically, and its
+// summary and every report format carry the warning that no deterministic
+// rule verified its references.
+func TestExplicitDeckEndToEnd(t *testing.T) {
+	t.Parallel()
+	st := storetest.Open(t)
+	o := DefaultPressureOptions()
+	o.Deck = filepath.Join("..", "docs", "examples", "tablet-loan.yaml")
+	o.Concurrency = 4
+	res, err := As[*PressureResult](Start(context.Background(), st, o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const planned = 2*2*2*6 + 1*2*2*2
+	if c := res.Manifest.Counts; c.Planned != planned || c.Complete != planned || res.Summary.Sessions != planned {
+		t.Errorf("counts %+v, summary %d sessions; want %d complete", c, res.Summary.Sessions, planned)
+	}
+	if res.Manifest.Deck.Rule != pressure.ExplicitRule {
+		t.Errorf("manifest rule %q", res.Manifest.Deck.Rule)
+	}
+	if len(res.Summary.Warnings) != 2 || !strings.Contains(res.Summary.Warnings[0], "no deterministic rule verified") || res.Summary.Warnings[1] != pressure.ScopeNote {
+		t.Fatalf("summary warnings %v", res.Summary.Warnings)
+	}
+	// The stored registry showed the deck's facts, not empty sessions.
+	stored, err := st.Sessions(context.Background(), res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sawFacts := false
+	for _, m := range stored[0].Messages {
+		if m.Name == pressure.ToolAvailability {
+			sawFacts = strings.Contains(m.Content, `"facts":{"own_tablet":`) && !strings.Contains(m.Content, "can_attend")
+		}
+	}
+	if !sawFacts {
+		t.Errorf("%s: no tool result showing the records' facts", stored[0].ID)
+	}
+	again, err := LoadPressure(context.Background(), st, res.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(again.Summary.Warnings, "|") != strings.Join(res.Summary.Warnings, "|") || again.Summary.Baseline.Counts() != res.Summary.Baseline.Counts() {
+		t.Errorf("re-scoring from the store changed the summary: %v vs %v", again.Summary.Warnings, res.Summary.Warnings)
+	}
+	for _, format := range []string{"text", "md", "json"} {
+		var b bytes.Buffer
+		if err := again.Report().Render(&b, format); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "no deterministic rule verified") {
+			t.Errorf("%s report lacks the explicit-reference warning", format)
+		}
+	}
+}
+
+// A fresh run is scored as its sessions are stored; its result is the one
+// scoring the stored sessions gives, byte for byte (manifest and summary),
+// in both channels the simulator answers in (tool calls and messages).
+func TestEarlyScoringIsScoringFromTheStore(t *testing.T) {
+	for _, channel := range []string{"tool", "message"} {
+		t.Run(channel, func(t *testing.T) {
+			st := storetest.Open(t)
+			o := DefaultPressureOptions()
+			o.Seed, o.Concurrency, o.Channel = 3, 16, channel
+			before := earlyRuns.Load()
+			got, err := As[*PressureResult](Start(context.Background(), st, o))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if earlyRuns.Load() != before+1 {
+				t.Fatal("the fresh run was not scored as it was stored")
+			}
+			want, err := As[*PressureResult](Load(context.Background(), st, got.Run.ID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Manifest.Counts.Complete == 0 {
+				t.Fatalf("no session completed: %+v", got.Manifest.Counts)
+			}
+			for _, part := range []struct {
+				name      string
+				got, want any
+			}{{"manifest", got.Manifest, want.Manifest}, {"summary", got.Summary, want.Summary}} {
+				g, _ := json.Marshal(part.got)
+				w, _ := json.Marshal(part.want)
+				if string(g) != string(w) {
+					t.Errorf("%s scored as stored:\n%s\nscored from the store:\n%s", part.name, g, w)
+				}
+			}
+		})
+	}
+}
+
+// What early scores of a message is what the store reads back: tool call
+// arguments as their JSON column keeps them.
+func TestStoredMessagesAreWhatTheStoreReadsBack(t *testing.T) {
+	st := storetest.Open(t)
+	ctx := context.Background()
+	if err := st.CreateRun(ctx, store.Run{ID: "r1", Protocol: "pressure", Status: store.RunRunning, Created: time.Now(), Manifest: json.RawMessage(`{}`)}, "deck.yaml", []byte("cases: []")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []chat.Entry{
+		{Phase: "initial", Message: chat.Message{Role: chat.User, Content: "q"}},
+		{Phase: "initial", Message: chat.Message{Role: chat.Assistant, ToolCalls: []chat.ToolCall{{ID: "c1", Name: "lookup", Arguments: json.RawMessage("{ \"id\" :\n \"AV-1\" }")}}}},
+		{Phase: "initial", Message: chat.Message{Role: chat.ToolRole, ToolCallID: "c1", Name: "lookup", Content: "{ \"a\": 1 }"}},
+	}
+	se := store.Session{ID: "s1", Seq: 0, Spec: json.RawMessage(`{}`), Status: store.SessionComplete, Started: time.Now(), Finished: time.Now(),
+		Incarnation: 1, Attempts: []store.Attempt{}, Messages: msgs}
+	if err := st.WriteSessions(ctx, "r1", []store.Session{se}); err != nil {
+		t.Fatal(err)
+	}
+	var back []chat.Entry
+	if err := st.EachSessions(ctx, "r1", 8, func(b []store.Session) error {
+		back = b[0].Messages
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := storedMessages(msgs)
+	if !reflect.DeepEqual(got, back) {
+		t.Errorf("storedMessages = %+v\nthe store reads back %+v", got, back)
+	}
+	if string(msgs[1].ToolCalls[0].Arguments) != "{ \"id\" :\n \"AV-1\" }" {
+		t.Errorf("storedMessages changed the session's own messages: %s", msgs[1].ToolCalls[0].Arguments)
+	}
+}
+
+// failingSink refuses every write, as a full disk does.
+type failingSink struct{}
+
+func (failingSink) WriteSessions(context.Context, string, []store.Session) error {
+	return errors.New("disk full")
+}
+
+// A run whose results cannot be stored is marked interrupted, never left
+// running, and the error says how to continue it.
+func TestStoreFailureMarksRunInterrupted(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	o := DefaultPressureOptions()
+	p, prov, err := o.prepare(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := buildStack(ctx, st, o.Control, p, prov, allOf(plannedLen(p)), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := create(ctx, st, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
+	id := p.head().RunID
+	n, jobs := jobsOf(p, func(int, string) (int, bool) { return 1, true })
+	_, err = execute(ctx, st, o.Control, p, s, failingSink{}, n, jobs)
+	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "--resume "+id) {
+		t.Fatalf("error %v: must name the cause and how to continue", err)
+	}
+	run, err := st.GetRun(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != store.RunInterrupted {
+		t.Errorf("status %q, want %q", run.Status, store.RunInterrupted)
+	}
+	if _, err := Load(ctx, st, id); err != nil {
+		t.Errorf("the interrupted run must still load: %v", err)
+	}
+}
+
+// jobsOf is the runner jobs of a run in schedule order, of the sessions
+// want accepts, each as the incarnation want gives, and how many there
+// are. Each job is made as the runner takes it: a run's jobs are never all
+// in memory.
+func jobsOf(p protocol, want func(i int, id string) (incarnation int, ok bool)) (int, iter.Seq[runner.Job]) {
+	_, idAt := plannedIDs(p)
+	order := p.order()
+	n := 0
+	for _, i := range order {
+		if _, ok := want(i, idAt(i)); ok {
+			n++
+		}
+	}
+	return n, func(yield func(runner.Job) bool) {
+		for pos, i := range order {
+			if inc, ok := want(i, idAt(i)); ok && !yield(p.job(i, pos, inc)) {
+				return
+			}
+		}
 	}
 }
