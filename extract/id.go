@@ -2,6 +2,7 @@ package extract
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -19,7 +20,7 @@ func MatchID(v string, ids []string) (id string, repairs []string, ok bool) {
 	s := v
 	for {
 		t := strings.TrimSpace(s)
-		if t != s && !contains(repairs, RepairIDPadding) {
+		if t != s && !slices.Contains(repairs, RepairIDPadding) {
 			repairs = append(repairs, RepairIDPadding)
 		}
 		u := unwrap(t)
@@ -27,7 +28,7 @@ func MatchID(v string, ids []string) (id string, repairs []string, ok bool) {
 			s = t
 			break
 		}
-		if !contains(repairs, RepairIDMarkup) {
+		if !slices.Contains(repairs, RepairIDMarkup) {
 			repairs = append(repairs, RepairIDMarkup)
 		}
 		s = u
@@ -57,15 +58,6 @@ func unwrap(s string) string {
 		}
 	}
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 var declineRE = regexp.MustCompile(`(?i)\b(i can(not|'t|’t)|i am unable|i'm unable|i’m unable|i won't|i won’t|i will not|i must decline|unable to (help|assist|comply))\b|我不能|我无法|无法协助|抱歉，我`)

@@ -70,7 +70,7 @@ func ParseChallenges(families []string, file string) ([]Challenge, error) {
 		}
 		if file != "" {
 			for _, k := range slices.Sorted(maps.Keys(texts)) {
-				if !contains(ChallengeFamilies, k) {
+				if !slices.Contains(ChallengeFamilies, k) {
 					families = append(families, k)
 				}
 			}
@@ -93,13 +93,4 @@ func ParseChallenges(families []string, file string) ([]Challenge, error) {
 		out = append(out, Challenge{Family: f, Text: t})
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
