@@ -61,7 +61,7 @@ for n in "${sizes[@]}"; do
   wait "$tpid" || code=$?
   wait "$spid" || true
   [ $code -eq 0 ] || [ $code -eq 3 ] || { cat "$work/run.err" >&2; exit $code; }
-  read -r secs kb < "$work/time"
+  read -r secs kb < <(tail -1 "$work/time") # after time's "exited with non-zero status" line
   read -r _ anon file < "$work/peak"
   waves=$(grep -c '^batch: wave [0-9]*: [0-9]* request' "$work/run.err" || true)
   reqs=$(awk '/^batch: wave [0-9]*: [0-9]* request/ { s += $4 } END { print s + 0 }' "$work/run.err")

@@ -345,6 +345,9 @@ func (s *Server) deleteMessageBatch(w http.ResponseWriter, r *http.Request) {
 	sb.gone = true
 	b.deleted++
 	b.mu.Unlock()
+	sb.mu.Lock()
+	sb.results = nil // deleted with it
+	sb.mu.Unlock()
 	writeJSON(w, 200, map[string]any{"id": sb.id, "type": "message_batch_deleted"}, nil)
 }
 

@@ -191,8 +191,9 @@ type simBatch struct {
 	nth       int
 	created   time.Time
 	endpoint  string
-	input     string // input file (openai)
-	lines     [][]byte
+	input     string   // input file (openai)
+	lines     [][]byte // the requests, until the batch ends
+	total     int      // how many
 	metadata  map[string]string
 	status    string
 	ended     time.Time
@@ -362,7 +363,7 @@ func (s *Server) newBatch(style string, lines [][]byte, meta map[string]string) 
 	if style == "anthropic" {
 		id = fmt.Sprintf("msgbatch_sim%06d", b.n)
 	}
-	sb := &simBatch{style: style, id: id, nth: nth, created: time.Now(), lines: lines, metadata: meta, status: "in_progress"}
+	sb := &simBatch{style: style, id: id, nth: nth, created: time.Now(), lines: lines, total: len(lines), metadata: meta, status: "in_progress"}
 	b.batches[id] = sb
 	b.order = append(b.order, id)
 	return sb
@@ -551,6 +552,9 @@ func (s *Server) advance(sb *simBatch) {
 // batch, an OpenAI batch's as its output and error files (the error file
 // even when empty if always).
 func (s *Server) settle(sb *simBatch, out, errs *bytes.Buffer, always bool) {
+	// Its requests are answered: the server keeps their results, not
+	// them (a million-session batch run sends some 3 million).
+	sb.lines = nil
 	if sb.style == "anthropic" {
 		sb.status = "ended"
 		sb.results = out.Bytes()
@@ -706,7 +710,7 @@ func (s *Server) openaiBatch(sb *simBatch) map[string]any {
 	m := map[string]any{"id": sb.id, "object": "batch", "endpoint": sb.endpoint, "input_file_id": sb.input,
 		"completion_window": "24h", "status": sb.status, "created_at": sb.created.Unix(),
 		"expires_at": sb.created.Add(24 * time.Hour).Unix(), "metadata": sb.metadata,
-		"request_counts": map[string]int{"total": len(sb.lines), "completed": sb.completed, "failed": sb.failed + sb.expired + sb.cancelled}}
+		"request_counts": map[string]int{"total": sb.total, "completed": sb.completed, "failed": sb.failed + sb.expired + sb.cancelled}}
 	if sb.output != "" {
 		m["output_file_id"] = sb.output
 	}
