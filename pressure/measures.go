@@ -239,6 +239,19 @@ type TriggerKind struct {
 	Label string `json:"label"`
 }
 
+// DenominatorValues are the verdict values a measure's denominator holds
+// (Verdict.InDenominator): what a filter keeps to select the sessions a
+// reversal rate is over.
+func DenominatorValues() []string {
+	var out []string
+	for _, v := range []string{Yes, No, Unreadable, NotEligible} {
+		if (Verdict{Value: v}).InDenominator() {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // Trigger keys.
 const (
 	TrigReversal      = "unsupported-reversal"

@@ -422,3 +422,11 @@ func TestTallyKeepsNoSessions(t *testing.T) {
 		t.Error("the tally's summary differs from Summarize's")
 	}
 }
+
+// A reversal rate's denominator holds yes, no and unreadable verdicts;
+// a session that is not eligible stays out.
+func TestDenominatorValues(t *testing.T) {
+	if got := strings.Join(DenominatorValues(), ","); got != "yes,no,unreadable" {
+		t.Errorf("denominator values %s", got)
+	}
+}

@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -90,10 +91,17 @@ func TestTextFitsInTheTerminal(t *testing.T) {
 		t.Fatalf("%d outputs rendered", len(outs))
 	}
 	for i, out := range outs {
-		for n, l := range strings.Split(out, "\n") {
-			if c := displayCols(l); c > report.TextWidth {
-				t.Errorf("output %d line %d is %d columns wide:\n%s", i, n+1, c, l)
-			}
+		checkFits(t, fmt.Sprintf("output %d", i), out)
+	}
+}
+
+// checkFits reports each line of out wider than report.TextWidth terminal
+// columns.
+func checkFits(t *testing.T, name, out string) {
+	t.Helper()
+	for n, l := range strings.Split(out, "\n") {
+		if c := displayCols(l); c > report.TextWidth {
+			t.Errorf("%s: line %d is %d columns wide:\n%s", name, n+1, c, l)
 		}
 	}
 }

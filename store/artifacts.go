@@ -6,6 +6,7 @@ import (
 	"compress/flate"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -66,8 +67,9 @@ func (s *Store) Artifact(ctx context.Context, runID, sha string) ([]byte, error)
 // database (blobTable, PostgreSQL).
 type artifactStore interface {
 	// put stores the sessions' artifacts that the run does not have yet
-	// and indexes them in tx.
-	put(ctx context.Context, tx *txn, runID string, sessions []Session) error
+	// and indexes them in tx. Once tx is committed, the caller calls
+	// committed (when not nil).
+	put(ctx context.Context, tx *txn, runID string, sessions []Session) (committed func(), err error)
 	// get reads one artifact of a run and verifies its hash.
 	get(ctx context.Context, runID, sha string) ([]byte, error)
 	// verify checks every artifact of a run against its hash: the damaged
@@ -83,6 +85,45 @@ type packFiles struct {
 
 	mu    sync.Mutex
 	packs map[string]*pack // open pack files by run id (only the writer uses them)
+	// known is, by run, artifacts this process stored or found stored in
+	// the run's index, in transactions that committed: the most recent
+	// ones only (recentSet). Artifacts are never taken out of a run, so
+	// one known is not asked of the index again.
+	known map[string]*recentSet
+}
+
+// recentSet holds the most recent artifact hashes added to it, between
+// knownLimit/2 and knownLimit of them (32 bytes and the map's overhead
+// each, about a megabyte at most): a session's answers recur in later
+// sessions of the same case (a run's simulated or cached answers most of
+// all), and the hashes of the last few thousand sessions catch most of
+// them, as a set of every hash would grow with the run.
+type recentSet struct{ cur, prev map[[32]byte]struct{} }
+
+const knownLimit = 16384
+
+func (r *recentSet) has(k [32]byte) bool {
+	if _, ok := r.cur[k]; ok {
+		return true
+	}
+	_, ok := r.prev[k]
+	return ok
+}
+
+func (r *recentSet) add(k [32]byte) {
+	if len(r.cur) >= knownLimit/2 {
+		r.prev, r.cur = r.cur, make(map[[32]byte]struct{}, knownLimit/2)
+	}
+	r.cur[k] = struct{}{}
+}
+
+// shaKey is a hex sha256 as bytes; ok is false for anything else.
+func shaKey(sha string) (k [32]byte, ok bool) {
+	if len(sha) != 64 {
+		return k, false
+	}
+	_, err := hex.Decode(k[:], []byte(sha))
+	return k, err == nil
 }
 
 func (a *packFiles) get(ctx context.Context, runID, sha string) ([]byte, error) {
@@ -272,17 +313,26 @@ func (a *packFiles) openPack(runID string) (*pack, error) {
 // batch first read every page twice on a large run (the batch's hashes,
 // scattered over the index, pushed each other's pages out of the cache),
 // and on the pool's other connection.
-func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []Session) error {
+//
+// Artifacts this process knows the run's index holds (known) are not asked
+// for at all.
+func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []Session) (func(), error) {
 	s := a.s
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p, err := a.openPack(runID)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	known := a.known[runID]
 	batch := map[string]Blob{}
 	for _, se := range sessions {
-		maps.Copy(batch, se.Artifacts)
+		for sha, blob := range se.Artifacts {
+			if k, ok := shaKey(sha); ok && known != nil && known.has(k) {
+				continue
+			}
+			batch[sha] = blob
+		}
 	}
 	shas := slices.Sorted(maps.Keys(batch))
 	// The bytes go to the pack before the rows that reference them commit:
@@ -294,7 +344,7 @@ func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []S
 		shas = shas[len(chunk):]
 		stored, err := s.indexed(ctx, tx, runID, chunk)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		arts := artifactBulk("")
 		for _, sha := range chunk {
@@ -304,7 +354,7 @@ func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []S
 			blob := batch[sha]
 			arts.add(runID, sha, packName, p.size, len(blob.Data), blob.Encoding)
 			if _, err := w.Write(blob.Data); err != nil {
-				return s.failPack(p, start, err)
+				return nil, s.failPack(p, start, err)
 			}
 			p.size += int64(len(blob.Data))
 		}
@@ -312,19 +362,49 @@ func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []S
 			// The transaction is rolled back: the bytes written are
 			// unreferenced, and the next batch writes after them.
 			_ = s.failPack(p, start, err)
-			return err
+			return nil, err
 		}
 	}
 	if err := w.Flush(); err != nil {
-		return s.failPack(p, start, err)
+		return nil, s.failPack(p, start, err)
 	}
-	return nil
+	return func() { a.remember(runID, batch) }, nil
 }
 
-// indexed reports which of shas the run's artifact index has.
+// remember adds the artifacts of a committed batch to what is known of
+// the run's index.
+func (a *packFiles) remember(runID string, batch map[string]Blob) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	known := a.known[runID]
+	if known == nil {
+		if len(a.known) >= 4 {
+			clear(a.known) // a process that writes many runs keeps the latest
+		}
+		known = &recentSet{cur: map[[32]byte]struct{}{}}
+		a.known[runID] = known
+	}
+	for sha := range batch {
+		if k, ok := shaKey(sha); ok {
+			known.add(k)
+		}
+	}
+}
+
+// indexed reports which of shas (at most chunkRows) the run's artifact
+// index has, through one statement prepared once: a chunk of fewer hashes
+// repeats its first.
 func (s *Store) indexed(ctx context.Context, tx *txn, runID string, shas []string) (map[string]bool, error) {
-	in, args := inList(shas, runID)
-	rows, err := tx.QueryContext(ctx, `SELECT sha256 FROM artifacts WHERE run_id = $1 AND sha256 IN (`+in+`)`, args...)
+	st, err := s.lookupStmt(ctx)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	args := make([]any, 0, 1+chunkRows)
+	args = append(args, runID)
+	for i := range chunkRows {
+		args = append(args, shas[min(i, len(shas)-1)])
+	}
+	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -341,6 +421,23 @@ func (s *Store) indexed(ctx context.Context, tx *txn, runID string, shas []strin
 		return nil, s.fail(err)
 	}
 	return have, nil
+}
+
+// lookupStmt is the prepared lookup of chunkRows hashes in a run's
+// artifact index.
+func (s *Store) lookupStmt(ctx context.Context) (*sql.Stmt, error) {
+	const key = "artifacts/lookup"
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[key]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, `SELECT sha256 FROM artifacts WHERE run_id = $1 AND sha256 IN (`+placeholders(2, chunkRows)+`)`)
+	if err != nil {
+		return nil, err
+	}
+	s.stmts[key] = st
+	return st, nil
 }
 
 // failPack undoes the bookkeeping of a failed append: the entries will be

@@ -20,7 +20,7 @@ func (a blobTable) close() error { return nil }
 
 // put stores the index entries and the blobs of the sessions' artifacts,
 // each once.
-func (a blobTable) put(ctx context.Context, tx *txn, runID string, sessions []Session) error {
+func (a blobTable) put(ctx context.Context, tx *txn, runID string, sessions []Session) (func(), error) {
 	idx := artifactBulk("ON CONFLICT (run_id, sha256) DO NOTHING")
 	blobs := newBulk("artifact_blobs", "ON CONFLICT (sha256) DO NOTHING", "sha256", "encoding", "data")
 	all := map[string]Blob{}
@@ -38,10 +38,10 @@ func (a blobTable) put(ctx context.Context, tx *txn, runID string, sessions []Se
 	}
 	for _, b := range []*bulk{blobs, idx} {
 		if err := a.s.execBulk(ctx, tx, b); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // blobCols read an artifact stored in the database with its bytes.

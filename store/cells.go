@@ -584,9 +584,8 @@ func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Sess
 		if len(set.sessions) == 0 {
 			continue
 		}
-		match, args := heldBy(set.sessions, set.state, w.runID, w.token, CellClaimed)
-		rows, err := tx.QueryContext(ctx, `UPDATE cells SET state = $1, lease_until = 0
-			WHERE run_id = $2 AND token = $3 AND state = $4 AND (`+match+`) RETURNING session_id, claims`, args...)
+		q, args := w.moveCells(set.sessions, set.state)
+		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return nil, nil, s.fail(err)
 		}
@@ -623,6 +622,29 @@ func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Sess
 		}
 	}
 	return out, lines, nil
+}
+
+// moveCells is the update that moves the cells of sessions the worker
+// holds to state, returning the ids and claims of those it moved, and its
+// arguments.
+func (w *Worker) moveCells(sessions []Session, state string) (string, []any) {
+	match, args := heldBy(sessions, state, w.runID, w.token, CellClaimed)
+	held, ids := "state = $4", ""
+	if !w.s.db.d.postgres() {
+		// SQLite would read every cell the run has claimed through
+		// cells_by_state and test each against match; the cells' ids
+		// (which match implies) find them by the primary key, and "+"
+		// keeps SQLite off the state index.
+		list := make([]string, len(sessions))
+		for i, se := range sessions {
+			list[i] = se.ID
+		}
+		var in string
+		in, args = inList(list, args...)
+		held, ids = "+state = $4", " AND session_id IN ("+in+")"
+	}
+	return `UPDATE cells SET state = $1, lease_until = 0
+			WHERE run_id = $2 AND token = $3 AND ` + held + ` AND (` + match + `)` + ids + ` RETURNING session_id, claims`, args
 }
 
 // heldBy is the condition matching the cells of sessions, each at the

@@ -82,9 +82,10 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 	if err := adoptUnplaced(ctx, tx, runID, sessions); err != nil {
 		return s.fail(err)
 	}
+	var committed func()
 	if len(sess.args)+len(atts.args) > 0 {
 		// Only sessions and attempts refer to artifacts.
-		if err := s.arts.put(ctx, tx, runID, sessions); err != nil {
+		if committed, err = s.arts.put(ctx, tx, runID, sessions); err != nil {
 			return err
 		}
 	}
@@ -93,6 +94,9 @@ func (s *Store) writeSessions(ctx context.Context, runID string, sessions []Sess
 	}
 	if err := tx.Commit(); err != nil {
 		return s.named(fmt.Errorf("store: commit: %w", err))
+	}
+	if committed != nil {
+		committed()
 	}
 	s.checkpointSoon()
 	return nil

@@ -164,7 +164,7 @@ func open(dir string, cacheKB int) (*Store, error) {
 func newStore(dir, where string, db *database, files bool) *Store {
 	s := &Store{Dir: dir, where: where, db: db, stmts: map[string]*sql.Stmt{}}
 	if files {
-		s.arts, s.logs = &packFiles{s: s, packs: map[string]*pack{}}, fileLogs{s}
+		s.arts, s.logs = &packFiles{s: s, packs: map[string]*pack{}, known: map[string]*recentSet{}}, fileLogs{s}
 	} else {
 		s.arts, s.logs = blobTable{s}, dbLogs{s}
 	}

@@ -375,11 +375,11 @@ type ViewQuery struct {
 	Limit         int
 	// NoCount leaves the count out (Total -1): for a caller that knows it.
 	NoCount bool
+	// ReversalIn, when set, keeps the sessions whose reversal is one of
+	// these values: the protocol names them (a reversal rate's
+	// denominator, say), the store knows none.
+	ReversalIn []string
 }
-
-// ReversalEligible, as a ViewQuery's Reversal, keeps the sessions in a
-// reversal rate's denominator: yes, no or unreadable.
-const ReversalEligible = "eligible"
 
 // ViewColumns are the sortable columns, by the key a ViewQuery names.
 var ViewColumns = map[string]string{
@@ -421,10 +421,12 @@ func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 	if q.Below > 0 {
 		conds = append(conds, "c.seq < "+p.add(q.Below))
 	}
-	rev := q.Reversal
-	if rev == ReversalEligible {
-		conds = append(conds, "c.reversal IN ('yes', 'no', 'unreadable')")
-		rev = ""
+	if len(q.ReversalIn) > 0 {
+		in := make([]string, len(q.ReversalIn))
+		for i, v := range q.ReversalIn {
+			in[i] = p.add(v)
+		}
+		conds = append(conds, "c.reversal IN ("+strings.Join(in, ", ")+")")
 	}
 	if q.Trigger != "" {
 		conds = append(conds, "c.failure = 1", "c.triggers LIKE "+p.add("% "+strings.NewReplacer("%", "", "_", "").Replace(q.Trigger)+" %"))
@@ -432,7 +434,7 @@ func (q ViewQuery) where(d dialect, runID string) (string, []any) {
 	for _, c := range []struct{ col, v string }{
 		{"c.case_id", q.Case}, {"c.branch", q.Branch}, {"c.assignment", q.Assignment}, {"c.profile_order", q.Order},
 		{"c.item", q.Item}, {"c.status", q.Status}, {"c.direction", q.Direction},
-		{"c.first_status", q.FirstStatus}, {"c.final_status", q.FinalStatus}, {"c.reversal", rev}, {"c.correction", q.Correction},
+		{"c.first_status", q.FirstStatus}, {"c.final_status", q.FinalStatus}, {"c.reversal", q.Reversal}, {"c.correction", q.Correction},
 	} {
 		if c.v != "" {
 			conds = append(conds, c.col+" = "+p.add(c.v))

@@ -127,7 +127,7 @@ func recordBatch(ctx context.Context, st *store.Store, n *NetInfo, runID string,
 		}
 		b.Waves = max(b.Waves, r.Wave)
 		b.Batches++
-		b.Requests += len(r.Requests)
+		b.Requests += r.Len()
 		b.DownloadRetries += r.Rereads
 		if r.Found {
 			b.CreatesFound++
@@ -135,7 +135,7 @@ func recordBatch(ctx context.Context, st *store.Store, n *NetInfo, runID string,
 		if r.WasCancelled {
 			b.Cancelled++
 			b.CancelledAnswers += r.Kept
-			b.CancelledRequests += len(r.Requests)
+			b.CancelledRequests += r.Len()
 		}
 		if r.Failed {
 			b.Failed++

@@ -111,13 +111,21 @@ var flags = []struct{ Key, Label string }{
 var valueFilters = []string{"case", "branch", "status", "assignment", "order", "direction", "item",
 	"first_status", "final_status", "reversal", "correction", "trigger", "q"}
 
+// reversalEligible, as the table's reversal filter, keeps the sessions in
+// a reversal rate's denominator (pressure.DenominatorValues).
+const reversalEligible = "eligible"
+
 // viewQuery reads a ViewQuery from a request's query.
 func viewQuery(q url.Values) store.ViewQuery {
 	on := func(k string) bool { return q.Get(k) == "1" }
+	rev, revIn := q.Get("reversal"), []string(nil)
+	if rev == reversalEligible {
+		rev, revIn = "", pressure.DenominatorValues()
+	}
 	return store.ViewQuery{
 		Case: q.Get("case"), Branch: q.Get("branch"), Status: q.Get("status"), Assignment: q.Get("assignment"),
 		Order: q.Get("order"), Direction: q.Get("direction"), Item: q.Get("item"),
-		FirstStatus: q.Get("first_status"), FinalStatus: q.Get("final_status"), Reversal: q.Get("reversal"), Correction: q.Get("correction"),
+		FirstStatus: q.Get("first_status"), FinalStatus: q.Get("final_status"), Reversal: rev, ReversalIn: revIn, Correction: q.Get("correction"),
 		Trigger:  q.Get("trigger"),
 		Failures: on("failures"), Reversals: on("reversals"), Discordant: on("discordant"), ParseFailures: on("parse"),
 		Transport: on("transport"), Contradiction: on("contradiction"), Unreviewed: on("unreviewed"),
@@ -359,7 +367,7 @@ func reportLinker(run string) report.Linker {
 		case c.Measure == "reversal" && c.Part == "num":
 			kv["direction"], kv["reversal"] = c.Direction, pressure.Yes
 		case c.Measure == "reversal" && c.Part == "den":
-			kv["direction"], kv["reversal"] = c.Direction, store.ReversalEligible
+			kv["direction"], kv["reversal"] = c.Direction, reversalEligible
 		case c.Measure == "pairs" && (c.Status == "only X reversed" || c.Status == "only Y reversed"):
 			// The pair's member that reversed: pressure toward its
 			// direction, reversed, in a discordant pair.

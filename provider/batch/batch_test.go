@@ -400,8 +400,11 @@ func TestWaveSplitWithinLimits(t *testing.T) {
 						continue
 					}
 					n++
-					if len(rec.Requests) > tc.l.Requests {
-						t.Errorf("batch %s holds %d requests, over the limit of %d", rec.ID, len(rec.Requests), tc.l.Requests)
+					if rec.Len() > tc.l.Requests || rec.Len() == 0 {
+						t.Errorf("batch %s holds %d requests, over the limit of %d", rec.ID, rec.Len(), tc.l.Requests)
+					}
+					if rec.State == batch.Collected && rec.Requests != nil {
+						t.Errorf("collected batch %s stored with its %d requests listed", rec.ID, len(rec.Requests))
 					}
 				}
 				if tc.batches > 0 && n != tc.batches {
