@@ -73,12 +73,12 @@ func paidOnce(t *testing.T, st *store.Store, res *PressureResult, log *providert
 // direct run's, and the manifest and the report count what the recovery
 // path did, with what it counts of.
 func TestBatchFaultsPayOnce(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("batch runs of the discovery deck")
 	}
-	// The direct runs the batch runs must equal, made before the
-	// scenarios run in parallel and read by them.
+	// The direct runs the batch runs must equal, made once for the
+	// scenarios. (Batch runs run alone, not in parallel: while one runs,
+	// the process's memory limit is the batch run's, see limitMemory.)
 	direct := map[string]*PressureResult{}
 	for _, style := range []string{"openai", "anthropic"} {
 		direct[style], _, _, _ = batchRun(t, style, sim.BatchOptions{}, false)
@@ -118,7 +118,6 @@ func TestBatchFaultsPayOnce(t *testing.T) {
 		{"expired", "openai", sim.BatchOptions{Expire: []int{1}}, nil, ""},
 	} {
 		t.Run(tc.style+"/"+tc.name, func(t *testing.T) {
-			t.Parallel()
 			res, srv, log, st := batchRun(t, tc.style, tc.o, true)
 			paid := paidOnce(t, st, res, log)
 			sameResults(t, tc.name, res, direct[tc.style])
@@ -163,7 +162,6 @@ func TestBatchFaultsPayOnce(t *testing.T) {
 // each of its sessions the provider's reason, is not sent again, and is
 // counted in the manifest and the report with its reason.
 func TestBatchFailedAsAWholeRecorded(t *testing.T) {
-	t.Parallel()
 	res, srv, log, st := batchRun(t, "openai", sim.BatchOptions{Fail: []int{1}}, true)
 	paidOnce(t, st, res, log)
 	b := res.Manifest.Net.Batch
@@ -198,7 +196,6 @@ func reportText(t *testing.T, res *PressureResult) string {
 // With KeepBatchFiles (--keep-batch-files) nothing is deleted at the
 // provider, and the report says the files were kept.
 func TestBatchKeepFiles(t *testing.T) {
-	t.Parallel()
 	res, srv, log, st := batchRun(t, "openai", sim.BatchOptions{}, true, func(o *PressureOptions) { o.KeepBatchFiles = true })
 	paidOnce(t, st, res, log)
 	b := res.Manifest.Net.Batch
@@ -215,7 +212,6 @@ func TestBatchKeepFiles(t *testing.T) {
 // cancel instead of sending them again, and the run ends as a direct run
 // does, every request paid once.
 func TestCancelledBatchAnswersCollectedOnResume(t *testing.T) {
-	t.Parallel()
 	srv, hs, log := providertest.SimServer(t, sim.ServerOptions{Batch: sim.BatchOptions{Hold: []int{1}, CancelDone: 0.5}})
 	po := httpOptions(hs.URL+"/v1", 9)
 	po.Batch, po.Concurrency = true, 100000

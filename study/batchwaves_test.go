@@ -128,7 +128,6 @@ func TestBatchWavesMatchDirectCalls(t *testing.T) {
 // done: every failed request is stored as a failed attempt of its session
 // and tried again in a later wave, and the run completes.
 func TestBatchErrorsAndExpiryRetried(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("a batch run of the discovery deck")
 	}
@@ -173,7 +172,6 @@ func TestBatchErrorsAndExpiryRetried(t *testing.T) {
 // sessions and measures of the same seed without it, in one wave (a
 // framing session is one model turn) of one batch.
 func TestFramingBatchMatchesDirectCalls(t *testing.T) {
-	t.Parallel()
 	j, err := FramingJudge("sample")
 	if err != nil {
 		t.Fatal(err)
