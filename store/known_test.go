@@ -134,20 +134,7 @@ func TestMoveCellsByPrimaryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	q, args := w.moveCells([]Session{asRun("s001", 1, 1), asRun("s002", 2, 0)}, CellDone)
-	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
+	plan := queryPlan(t, s, q, args...)
 	if len(plan) == 0 || !strings.Contains(strings.Join(plan, "\n"), "sqlite_autoindex_cells_1 (run_id=? AND session_id=?)") {
 		t.Errorf("the update's plan is %q, want a search by the primary key", plan)
 	}

@@ -1051,7 +1051,17 @@ func TestVerifyReadsArtifactsWithoutSorting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rows, err := s.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+inPackOrder, "run")
+	plan := queryPlan(t, s, inPackOrder, "run")
+	joined := strings.Join(plan, "; ")
+	if strings.Contains(joined, "TEMP B-TREE") || !strings.Contains(joined, "artifacts_by_pack") {
+		t.Errorf("query plan %q: want the artifacts_by_pack index and no sort", joined)
+	}
+}
+
+// queryPlan is the details of SQLite's plan for query q with args.
+func queryPlan(t *testing.T, s *Store, q string, args ...any) []string {
+	t.Helper()
+	rows, err := s.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1065,8 +1075,8 @@ func TestVerifyReadsArtifactsWithoutSorting(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	joined := strings.Join(plan, "; ")
-	if strings.Contains(joined, "TEMP B-TREE") || !strings.Contains(joined, "artifacts_by_pack") {
-		t.Errorf("query plan %q: want the artifacts_by_pack index and no sort", joined)
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
+	return plan
 }

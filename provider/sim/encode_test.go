@@ -92,7 +92,7 @@ func TestEncodeResponseAsBefore(t *testing.T) {
 	}
 	// The answers a run gets.
 	local, _ := LookupProfile("default")
-	for _, body := range runBodies(t) {
+	for _, body := range runBodies(t, "") {
 		req, err := decodeRequest(body)
 		if err != nil {
 			t.Fatal(err)

@@ -12,9 +12,10 @@ import (
 	"github.com/buildlab/budge/provider/openai"
 )
 
-// runBodies is testdata/requests (requests of a discovery-deck run) as an
-// OpenAI-compatible client sends them.
-func runBodies(tb testing.TB) [][]byte {
+// runBodies is testdata/requests (requests of three sessions of a
+// discovery-deck run, as the runner stored them) as an OpenAI-compatible
+// client sends them, naming model when it is not empty.
+func runBodies(tb testing.TB, model string) [][]byte {
 	tb.Helper()
 	names, _ := filepath.Glob("testdata/requests/*.json")
 	if len(names) == 0 {
@@ -29,6 +30,9 @@ func runBodies(tb testing.TB) [][]byte {
 		var req chat.Request
 		if err := json.Unmarshal(b, &req); err != nil {
 			tb.Fatalf("%s: %v", name, err)
+		}
+		if model != "" {
+			req.Model = model
 		}
 		body, err := openai.Body(&req, openai.Format{})
 		if err != nil {
@@ -56,7 +60,7 @@ func checkWire(t *testing.T, body []byte) bool {
 }
 
 func TestDecodeWireAsUnmarshal(t *testing.T) {
-	for _, body := range runBodies(t) {
+	for _, body := range runBodies(t, "") {
 		if !checkWire(t, body) {
 			t.Errorf("decodeWire left a run's request to json.Unmarshal: %.200s", body)
 		}
@@ -113,7 +117,7 @@ func TestDecodeWireAsUnmarshal(t *testing.T) {
 // TestDecodeWireMutated: requests of a run with bytes changed, dropped or
 // repeated are read as json.Unmarshal reads them, or left to it.
 func TestDecodeWireMutated(t *testing.T) {
-	bodies := runBodies(t)
+	bodies := runBodies(t, "")
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte("{}[]\":,\\ \nu0aZ-.e+ntfl\x00\xff")
 	n := 20000
@@ -139,7 +143,7 @@ func TestDecodeWireMutated(t *testing.T) {
 }
 
 func FuzzDecodeWire(f *testing.F) {
-	for _, b := range runBodies(f) {
+	for _, b := range runBodies(f, "") {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"a\u00e9"}],"temperature":0.5}`))
@@ -149,7 +153,7 @@ func FuzzDecodeWire(f *testing.F) {
 // BenchmarkDecodeWire reads the requests of a run's sessions as the
 // server receives them; json-unmarshal is how it did before.
 func BenchmarkDecodeWire(b *testing.B) {
-	bodies := runBodies(b)
+	bodies := runBodies(b, "")
 	for _, bc := range []struct {
 		name string
 		dec  func([]byte, *wireRequest) bool
