@@ -476,6 +476,20 @@ func (b *Batcher) Start(ctx context.Context) error {
 	return nil
 }
 
+// lookup is what Find may know of a batch being submitted: the ids of
+// the run's stored batches are not it.
+func (b *Batcher) lookup(ctx context.Context, r Record) Lookup {
+	known := map[string]bool{}
+	if recs, err := b.c.Ledger.Batches(ctx); err == nil {
+		for _, o := range recs {
+			if o.ID != "" {
+				known[o.ID] = true
+			}
+		}
+	}
+	return lookup(r, known)
+}
+
 // lookup is what Find may know of a stored batch.
 func lookup(r Record, known map[string]bool) Lookup {
 	q := Lookup{Token: r.Token, Submitted: r.Submitted, Known: known}
@@ -898,14 +912,30 @@ func (b *Batcher) submitPart(ctx context.Context, wave int, reqs spoolRequests) 
 		more, err := b.submitPart(ctx, wave, spoolRequests{reqs.f, half, reqs.end, reqs.n - reqs.n/2})
 		return append(out, more...), err
 	}
+	if err != nil && ctx.Err() != nil {
+		// Interrupted with the create in flight: the provider may have
+		// taken the batch. Found, it is returned to be cancelled with the
+		// wave's others; not found, it stays stored as submitting, and a
+		// resume looks for it again before sending its requests.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		found, ferr := b.c.API.Find(cctx, b.lookup(cctx, r))
+		if ferr != nil || found == "" {
+			return nil, err
+		}
+		r.ID, r.State, r.Found = found, Submitted, true
+		b.count(func(s *Stats) { s.Found++; s.Batches++; s.Requests += reqs.n })
+		if perr := b.c.Ledger.PutBatch(cctx, r); perr != nil {
+			return nil, perr
+		}
+		r.Requests = nil
+		return []sent{{r: r, off: reqs.off, end: reqs.end}}, err
+	}
 	if err != nil {
 		r.State = Lost
 		pe := provider.Classify(ctx, err)
 		r.Reason = pe.Error()
 		b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r)
-		if ctx.Err() != nil {
-			return nil, err
-		}
 		// Not submitted, for good: each request fails with the reason,
 		// as its attempt's outcome.
 		for _, e := range r.Requests {
@@ -949,15 +979,7 @@ func (b *Batcher) submit(ctx context.Context, r *Record, reqs Requests) (string,
 		if !pe.Kind.Infrastructure() || time.Now().After(deadline) {
 			return "", err
 		}
-		known := map[string]bool{}
-		if recs, lerr := b.c.Ledger.Batches(ctx); lerr == nil {
-			for _, o := range recs {
-				if o.ID != "" {
-					known[o.ID] = true
-				}
-			}
-		}
-		if found, ferr := b.c.API.Find(ctx, lookup(*r, known)); ferr == nil && found != "" {
+		if found, ferr := b.c.API.Find(ctx, b.lookup(ctx, *r)); ferr == nil && found != "" {
 			r.Found = true
 			b.count(func(s *Stats) { s.Found++ })
 			b.note(Event{Wave: r.Wave, Note: fmt.Sprintf("submitting a batch failed (%v), and the provider has it: batch %s", pe, found)})

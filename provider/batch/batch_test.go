@@ -423,3 +423,47 @@ func TestWaveSplitWithinLimits(t *testing.T) {
 		}
 	}
 }
+
+// interruptedCreate is a batch API whose create reaches the provider
+// while the run is interrupted: the batch is taken, and its answer lost.
+type interruptedCreate struct {
+	batch.API
+	cancel context.CancelFunc
+}
+
+func (a interruptedCreate) Submit(ctx context.Context, token string, reqs batch.Requests) (string, error) {
+	if _, err := a.API.Submit(context.WithoutCancel(ctx), token, reqs); err != nil {
+		return "", err
+	}
+	a.cancel()
+	return "", ctx.Err()
+}
+
+// An interrupt that lands while a batch is being created still cancels
+// it at the provider: the batch is looked for by its token and stored
+// as cancelled, not left running to be paid for.
+func TestInterruptDuringCreateCancels(t *testing.T) {
+	for _, style := range []string{"openai", "anthropic"} {
+		t.Run(style, func(t *testing.T) {
+			r := newRig(t, style, sim.BatchOptions{Delay: time.Hour})
+			ctx, cancel := context.WithCancel(context.Background())
+			r.api = interruptedCreate{API: r.api, cancel: cancel}
+			b := r.batcher(nil)
+			errs := wave(ctx, b, sessions, 1)
+			if !strings.Contains(fmt.Sprint(errs[0]), "cancel") {
+				t.Errorf("wave: %v, want the interrupt", errs[0])
+			}
+			if got := r.srv.BatchStates(); got["cancelled"] != 1 || got["in_progress"] != 0 {
+				t.Errorf("batches at the provider: %v, want the one created cancelled", got)
+			}
+			recs, _ := r.led.Batches(context.Background())
+			if len(recs) != 1 || recs[0].State != batch.Cancelled || recs[0].ID == "" {
+				var got []string
+				for _, rec := range recs {
+					got = append(got, fmt.Sprintf("%s id %q", rec.State, rec.ID))
+				}
+				t.Errorf("stored batches %v, want one cancelled batch with its id", got)
+			}
+		})
+	}
+}
