@@ -27,16 +27,22 @@ type Net struct {
 	Batch *Batch `json:"batch,omitempty"`
 }
 
-// Batch is what went through a provider's batch API.
+// Batch is what went through a provider's batch API: the API and, summed
+// over the processes that ran it, its waves, batches and requests.
 type Batch struct {
-	Style      string `json:"style"`
-	Price      string `json:"price"`
-	Waves      int    `json:"waves"`
-	Batches    int    `json:"batches"`
-	Requests   int    `json:"requests"`
-	Reattached int    `json:"reattached_batches,omitempty"`
-	Missing    int    `json:"missing_results,omitempty"`
-	Duplicates int    `json:"duplicate_results,omitempty"`
+	Style string `json:"style"`
+	// Price says which price the run's cost is at.
+	Price    string `json:"price"`
+	Waves    int    `json:"waves"`
+	Batches  int    `json:"batches"`
+	Requests int    `json:"requests"`
+	// Reattached counts batches an earlier process submitted that a
+	// resume collected instead of submitting again.
+	Reattached int `json:"reattached_batches,omitempty"`
+	// Results a batch did not give, or gave twice.
+	Missing    int `json:"missing_results,omitempty"`
+	Duplicates int `json:"duplicate_results,omitempty"`
+	// The recovery paths and the run's --keep-batch-files setting.
 	BatchRecovery
 }
 

@@ -245,73 +245,15 @@ func (c *compactChecker) value(depth int) bool {
 }
 
 func (c *compactChecker) str() bool {
-	c.i++ // the opening quote
-	for c.i < len(c.b) {
-		switch ch := c.b[c.i]; {
-		case ch == '"':
-			c.i++
-			return true
-		case ch < 0x20:
-			return false
-		case ch == '\\':
-			if c.i+1 >= len(c.b) {
-				return false
-			}
-			switch c.b[c.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				c.i += 2
-			case 'u':
-				if c.i+6 > len(c.b) {
-					return false
-				}
-				for _, h := range c.b[c.i+2 : c.i+6] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return false
-					}
-				}
-				c.i += 6
-			default:
-				return false
-			}
-		default:
-			c.i++
-		}
-	}
-	return false
+	var ok bool
+	c.i, ok = jsontext.ScanString(c.b, c.i)
+	return ok
 }
 
 func (c *compactChecker) number() bool {
-	if c.b[c.i] == '-' {
-		c.i++
-	}
-	digits := func() int {
-		n := 0
-		for c.i < len(c.b) && '0' <= c.b[c.i] && c.b[c.i] <= '9' {
-			c.i++
-			n++
-		}
-		return n
-	}
-	first := c.i
-	if n := digits(); n == 0 || n > 1 && c.b[first] == '0' {
-		return false
-	}
-	if c.i < len(c.b) && c.b[c.i] == '.' {
-		c.i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if c.i < len(c.b) && (c.b[c.i] == 'e' || c.b[c.i] == 'E') {
-		c.i++
-		if c.i < len(c.b) && (c.b[c.i] == '+' || c.b[c.i] == '-') {
-			c.i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return true
+	var ok bool
+	c.i, ok = jsontext.ScanNumber(c.b, c.i)
+	return ok
 }
 
 // appendFloat appends f as json.Marshal spells a float64.

@@ -18,27 +18,16 @@ import (
 	"github.com/buildlab/budge/study/stack"
 )
 
-// BatchInfo is a batch run's record in its manifest: the API and what
-// went through it (summed over the processes that ran it).
+// BatchInfo is a batch run's record in its manifest: what its report
+// shows (report.Batch, summed over the processes that ran it) and the
+// results only the manifest keeps.
 type BatchInfo struct {
-	Style string `json:"style"`
-	// Price says which price the run's cost is at.
-	Price    string `json:"price"`
-	Waves    int    `json:"waves"`
-	Batches  int    `json:"batches"`
-	Requests int    `json:"requests"`
-	// Reattached counts batches an earlier process submitted that a
-	// resume collected instead of submitting again; Recovered the answers
-	// they held.
-	Reattached int `json:"reattached_batches,omitempty"`
-	Recovered  int `json:"recovered_answers,omitempty"`
-	// Results a batch gave twice, not at all, or for a request budge never
-	// sent.
-	Duplicates int `json:"duplicate_results,omitempty"`
-	Missing    int `json:"missing_results,omitempty"`
-	Unknown    int `json:"unknown_results,omitempty"`
-	// The recovery paths and the run's --keep-batch-files setting.
-	report.BatchRecovery
+	report.Batch
+	// Recovered counts the answers held by the batches a resume
+	// reattached.
+	Recovered int `json:"recovered_answers,omitempty"`
+	// Results a batch gave for a request budge never sent.
+	Unknown int `json:"unknown_results,omitempty"`
 }
 
 // batchAPI is the batch API of a model's provider.

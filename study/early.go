@@ -28,13 +28,9 @@ type early struct {
 	close func() // ends the scoring goroutine (once)
 
 	// Owned by the scoring goroutine until done is closed.
-	sc      sessionScorer
-	t       *tallied
-	planned int
-	idAt    func(i int) string
-	next    int
-	ahead   map[int]store.Session
-	off     bool // gave up: the store scores the run
+	plan  *inPlan
+	ahead map[int]store.Session
+	off   bool // gave up: the store scores the run
 }
 
 // maxAhead bounds the sessions stored ahead of the next one in plan order
@@ -43,8 +39,7 @@ const maxAhead = 4096
 
 // newEarly starts scoring p's sessions as they are stored.
 func newEarly(p protocol) *early {
-	e := &early{in: make(chan []store.Session, 4), done: make(chan struct{}), sc: p.scorer(), t: newTally(), ahead: map[int]store.Session{}}
-	e.planned, e.idAt = plannedIDs(p)
+	e := &early{in: make(chan []store.Session, 4), done: make(chan struct{}), plan: newInPlan(p, p.scorer()), ahead: map[int]store.Session{}}
 	e.close = sync.OnceFunc(func() {
 		close(e.in)
 		<-e.done
@@ -110,7 +105,7 @@ func (e *early) take(se store.Session) bool {
 	case se.Incarnation != 1:
 		// Earlier incarnations' attempts are stored with it.
 		return false
-	case se.Seq < e.next || se.Seq >= e.planned || e.idAt(se.Seq) != se.ID:
+	case !e.plan.fits(&se):
 		return false
 	}
 	if _, dup := e.ahead[se.Seq]; dup {
@@ -118,16 +113,14 @@ func (e *early) take(se store.Session) bool {
 	}
 	e.ahead[se.Seq] = se
 	for {
-		s, ok := e.ahead[e.next]
+		s, ok := e.ahead[e.plan.next]
 		if !ok {
 			break
 		}
-		delete(e.ahead, e.next)
-		e.t.add(&s)
-		e.sc.add(e.next, &s)
-		e.next++
+		delete(e.ahead, e.plan.next)
+		e.plan.score(&s)
 	}
-	if stopped(e.sc) != nil {
+	if stopped(e.plan.sc) != nil {
 		return false
 	}
 	return len(e.ahead) <= maxAhead
@@ -141,10 +134,10 @@ func (e *early) scored(h *Header) (sessionScorer, *tallied, bool) {
 		return nil, nil, false
 	}
 	e.close()
-	if e.off || e.next != e.planned || len(h.Net.Workers) > 1 {
+	if e.off || e.plan.next != e.plan.planned || len(h.Net.Workers) > 1 {
 		return nil, nil, false
 	}
-	return e.sc, e.t, true
+	return e.plan.sc, e.plan.t, true
 }
 
 // earlyRuns counts the runs scored as they were stored (tests read it).

@@ -508,25 +508,57 @@ func plannedLen(p protocol) int {
 // failer is a scorer that can stop the scoring: failed is its error.
 type failer interface{ failed() error }
 
+// inPlan scores a run's sessions in plan order: the one path both the
+// scoring from the store (scoreThrough) and the scoring as sessions are
+// stored (early) feed their sessions through.
+type inPlan struct {
+	sc      sessionScorer
+	t       *tallied
+	planned int
+	idAt    func(i int) string
+	next    int // the plan position scored next
+}
+
+func newInPlan(p protocol, sc sessionScorer) *inPlan {
+	c := &inPlan{sc: sc, t: newTally()}
+	c.planned, c.idAt = plannedIDs(p)
+	return c
+}
+
+// fits says se may be scored next: it is at or after the next plan
+// position, inside the plan, with the id the plan gives that position.
+func (c *inPlan) fits(se *store.Session) bool {
+	return se.Seq >= c.next && se.Seq < c.planned && c.idAt(se.Seq) == se.ID
+}
+
+// score scores se at its plan position, after the positions before it
+// that no session was stored at.
+func (c *inPlan) score(se *store.Session) {
+	c.skipTo(se.Seq)
+	c.t.add(se)
+	c.sc.add(c.next, se)
+	c.next++
+}
+
+// skipTo scores the positions before seq as missing.
+func (c *inPlan) skipTo(seq int) {
+	for ; c.next < seq; c.next++ {
+		c.sc.add(c.next, nil)
+		c.t.missing++
+	}
+}
+
 // scoreThrough is scoreStored through the scorer sc.
 func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionScorer) (sessionScorer, error) {
 	h := p.head()
-	planned, idAt := plannedIDs(p)
-	t := newTally()
-	next := 0
+	c := newInPlan(p, sc)
 	score := func(batch []store.Session) error {
 		for i := range batch {
 			se := &batch[i]
-			if se.Seq < next || se.Seq >= planned || idAt(se.Seq) != se.ID {
+			if !c.fits(se) {
 				return fmt.Errorf("run %s: stored session %q is at plan position %d, which the run's plan does not give it", h.RunID, se.ID, se.Seq)
 			}
-			for ; next < se.Seq; next++ {
-				sc.add(next, nil)
-				t.missing++
-			}
-			t.add(se)
-			sc.add(next, se)
-			next++
+			c.score(se)
 		}
 		return stopped(sc)
 	}
@@ -563,11 +595,8 @@ func scoreThrough(ctx context.Context, st *store.Store, p protocol, sc sessionSc
 	if err != nil {
 		return nil, err
 	}
-	for ; next < planned; next++ {
-		sc.add(next, nil)
-		t.missing++
-	}
-	return settle(ctx, st, p, sc, t)
+	c.skipTo(c.planned)
+	return settle(ctx, st, p, sc, c.t)
 }
 
 // settle completes the header once every planned position is scored into

@@ -141,8 +141,8 @@ func (n NetInfo) summary() report.Net {
 	rep := report.Net{FailedByKind: n.FailedByKind, CostUSD: n.CostUSD, StoppedBy: n.StoppedBy, ReplayOf: n.ReplayOf,
 		Resumes: len(n.Resumes), JournalHits: n.JournalHits}
 	if b := n.Batch; b != nil {
-		rep.Batch = &report.Batch{Style: b.Style, Price: b.Price, Waves: b.Waves, Batches: b.Batches, Requests: b.Requests,
-			Reattached: b.Reattached, Missing: b.Missing, Duplicates: b.Duplicates, BatchRecovery: b.BatchRecovery}
+		rb := b.Batch
+		rep.Batch = &rb
 	}
 	for _, r := range n.Resumes {
 		if r.RetriedFailed > 0 {

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study/stack"
@@ -89,7 +90,7 @@ func newRun(ctx context.Context, st *store.Store, pl Plan) (protocol, *stack.Sta
 	}
 	h := p.head()
 	if c.Batch {
-		h.Net.Batch = &BatchInfo{Price: "no price (none in the config)"}
+		h.Net.Batch = &BatchInfo{Batch: report.Batch{Price: "no price (none in the config)"}}
 		h.Net.Batch.KeepFiles = c.KeepBatchFiles
 	}
 	s, save, err := buildStack(ctx, st, c, p, prov, allOf(plannedLen(p)), true)

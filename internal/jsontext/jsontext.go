@@ -1,6 +1,7 @@
-// Package jsontext writes JSON text as encoding/json writes it, without
-// reflection, for the few places that encode a value on every call of a
-// run (a request as it is stored, a simulated answer).
+// Package jsontext writes JSON text as encoding/json writes it, and scans
+// its string and number tokens, without reflection, for the few places
+// that encode or check a value on every call of a run (a request as it is
+// stored, a simulated answer, a request the simulator decodes).
 package jsontext
 
 import "unicode/utf8"

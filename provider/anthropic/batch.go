@@ -24,27 +24,18 @@ import (
 // batch's processing status read until it has ended, and its results read
 // as JSON lines, each keyed by its custom_id.
 type Batch struct {
+	batch.Terms
 	p      *Provider
 	client an.Client
 }
 
+// terms are the Message Batches API's documented limits and window.
+var terms = batch.Terms{Name: "anthropic", Max: batch.Limits{Requests: 100_000, Bytes: 256 << 20}, Completion: 24 * time.Hour}
+
 // BatchAPI returns the endpoint's Message Batches API.
 func (p *Provider) BatchAPI() batch.API {
-	return &Batch{p: p, client: an.NewClient(p.opts...)}
+	return &Batch{Terms: terms, p: p, client: an.NewClient(p.opts...)}
 }
-
-// The Message Batches API's documented limits and window.
-const (
-	batchRequests = 100_000
-	batchBytes    = 256 << 20
-	batchWindow   = 24 * time.Hour
-)
-
-func (b *Batch) Style() string { return "anthropic" }
-func (b *Batch) Limits() batch.Limits {
-	return batch.Limits{Requests: batchRequests, Bytes: batchBytes}
-}
-func (b *Batch) Window() time.Duration { return batchWindow }
 
 // Encode is the Messages request a batch entry carries as its params,
 // exactly what a direct call sends.

@@ -103,6 +103,19 @@ type Limits struct {
 	Bytes    int64
 }
 
+// Terms are what a provider documents of its batch API: the name budge
+// stores with each batch, the most one batch may hold and the completion
+// window. A provider's API embeds its Terms for Style, Limits and Window.
+type Terms struct {
+	Name       string
+	Max        Limits
+	Completion time.Duration
+}
+
+func (t Terms) Style() string         { return t.Name }
+func (t Terms) Limits() Limits        { return t.Max }
+func (t Terms) Window() time.Duration { return t.Completion }
+
 // Request is one line of a batch.
 type Request struct {
 	CustomID string

@@ -24,30 +24,22 @@ import (
 // requests is uploaded, a batch made of it, its state read until it ends,
 // and its output and error files read back.
 type Batch struct {
+	batch.Terms
 	p       *Provider
 	files   oa.FileService
 	batches oa.BatchService
 }
 
+// terms are the Batch API's documented limits and window.
+var terms = batch.Terms{Name: "openai", Max: batch.Limits{Requests: 50_000, Bytes: 200 << 20}, Completion: 24 * time.Hour}
+
 // BatchAPI returns the endpoint's Batch API.
 func (p *Provider) BatchAPI() batch.API {
-	return &Batch{p: p, files: oa.NewFileService(p.client.Options...), batches: oa.NewBatchService(p.client.Options...)}
+	return &Batch{Terms: terms, p: p, files: oa.NewFileService(p.client.Options...), batches: oa.NewBatchService(p.client.Options...)}
 }
 
-// The Batch API's documented limits and window.
-const (
-	batchRequests = 50_000
-	batchBytes    = 200 << 20
-	batchWindow   = 24 * time.Hour
-	// tokenKey is the metadata key budge marks its batches with.
-	tokenKey = "budge_token"
-)
-
-func (b *Batch) Style() string { return "openai" }
-func (b *Batch) Limits() batch.Limits {
-	return batch.Limits{Requests: batchRequests, Bytes: batchBytes}
-}
-func (b *Batch) Window() time.Duration { return batchWindow }
+// tokenKey is the metadata key budge marks its batches with.
+const tokenKey = "budge_token"
 
 // Encode is the chat completion body the batch line carries.
 func (b *Batch) Encode(req *chat.Request) ([]byte, error) {

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/buildlab/budge/internal/jsontext"
 )
 
 // decodeWire reads a chat completions request into w as json.Unmarshal
@@ -296,35 +298,10 @@ func (d *wireDecoder) boolean(v *bool) bool {
 func (d *wireDecoder) number() (string, bool) {
 	d.space()
 	start := d.i
-	if d.i < len(d.b) && d.b[d.i] == '-' {
-		d.i++
-	}
-	digits := func() int {
-		n := 0
-		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-			d.i++
-			n++
-		}
-		return n
-	}
-	first := d.i
-	if n := digits(); n == 0 || (n > 1 && d.b[first] == '0') {
+	var ok bool
+	d.i, ok = jsontext.ScanNumber(d.b, d.i)
+	if !ok {
 		return "", false
-	}
-	if d.i < len(d.b) && d.b[d.i] == '.' {
-		d.i++
-		if digits() == 0 {
-			return "", false
-		}
-	}
-	if d.i < len(d.b) && (d.b[d.i] == 'e' || d.b[d.i] == 'E') {
-		d.i++
-		if d.i < len(d.b) && (d.b[d.i] == '+' || d.b[d.i] == '-') {
-			d.i++
-		}
-		if digits() == 0 {
-			return "", false
-		}
 	}
 	return string(d.b[start:d.i]), true
 }
@@ -399,39 +376,9 @@ func (d *wireDecoder) skip() bool {
 	}
 	switch c := d.b[d.i]; {
 	case c == '"':
-		d.i++
-		for d.i < len(d.b) {
-			switch c := d.b[d.i]; {
-			case c == '"':
-				d.i++
-				return true
-			case c < 0x20:
-				return false
-			case c == '\\':
-				if d.i+1 >= len(d.b) {
-					return false
-				}
-				switch d.b[d.i+1] {
-				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-					d.i += 2
-				case 'u':
-					if d.i+6 > len(d.b) {
-						return false
-					}
-					for _, h := range d.b[d.i+2 : d.i+6] {
-						if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-							return false
-						}
-					}
-					d.i += 6
-				default:
-					return false
-				}
-			default:
-				d.i++
-			}
-		}
-		return false
+		var ok bool
+		d.i, ok = jsontext.ScanString(d.b, d.i)
+		return ok
 	case c == '{' || c == '[':
 		if d.depth++; d.depth > 200 {
 			return false
