@@ -16,14 +16,17 @@
 #   DELAY=5s bash bench/batch.sh 4160
 #
 # BUDGE_HEAPPROFILE=FILE (see cmd/budge/profile.go) leaves the heap profile
-# of each run's highest live heap in FILE.N (N the size).
+# of each run's highest live heap in FILE.N (N the size); BUDGE_CPUPROFILE=FILE
+# the CPU profile of each run in FILE.N and of the simulator in FILE.sim.
 source "$(dirname "$0")/lib.sh"
-bench_cleanup() { kill "$srv" 2>/dev/null || true; }
+bench_cleanup() { kill -INT "$srv" 2>/dev/null || true; wait "$srv" 2>/dev/null || true; }
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(4160 100048)
 delay=${DELAY:-2s}
 heap=${BUDGE_HEAPPROFILE:-}
-"$budge" sim serve --addr 127.0.0.1:0 --batch-delay "$delay" > "$work/srv.out" 2>&1 &
+cpu=${BUDGE_CPUPROFILE:-}
+unset BUDGE_HEAPPROFILE BUDGE_CPUPROFILE
+BUDGE_CPUPROFILE=${cpu:+$cpu.sim} "$budge" sim serve --addr 127.0.0.1:0 --batch-delay "$delay" > "$work/srv.out" 2>&1 &
 srv=$!
 for _ in $(seq 100); do
   url=$(sed -n 's/^listening on //p' "$work/srv.out")
@@ -51,6 +54,7 @@ for n in "${sizes[@]}"; do
   sessions=$(( 208 * copies * repeats ))
   dir=$work/store-$n
   [ -z "$heap" ] || export BUDGE_HEAPPROFILE=$heap.$sessions
+  [ -z "$cpu" ] || export BUDGE_CPUPROFILE=$cpu.$sessions
   /usr/bin/time -f "%e %M" -o "$work/time" "$budge" run --dir "$dir" --deck "$deck" --model openai-compatible:sim \
     --base-url "$url" --batch --concurrency "$sessions" --seed 5 --format json > "$work/run.json" 2> "$work/run.err" &
   tpid=$!

@@ -40,6 +40,7 @@ var suite = []struct {
 	{"PaceSharedByWorkers", testPaceSharedByWorkers},
 	{"CellsManyAtOnce", testCellsManyAtOnce},
 	{"CellFence", testCellFence},
+	{"CellRenewalWritesNoCell", testCellRenewalWritesNoCell},
 	{"CellStoredOnceFromOneBatch", testCellStoredOnceFromOneBatch},
 	{"CellsNotTakenOverBySelf", testCellsNotTakenOverBySelf},
 	{"LeaseOneHolder", testLeaseOneHolder},

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -16,16 +17,21 @@ import (
 
 // A run that several workers advance together (on a shared PostgreSQL
 // store; SQLite works too, for workers on one machine) keeps one row per
-// planned session, its cell: open, claimed by one worker until its lease
-// runs out, or done. A worker claims a few open cells at a time with
+// planned session, its cell: open, claimed by one worker while that worker
+// lives, or done. A worker claims a few open cells at a time with
 // SELECT ... FOR UPDATE SKIP LOCKED, so two workers never wait for or take
-// the same cell; it renews the lease of the cells it holds with a
-// heartbeat; it marks a cell done in the transaction that stores its
-// session, and only while it still holds it. A worker that dies stops
-// renewing; once its lease has run out its cells are claimed again, each
-// as the session's next incarnation, and the takeover is stored as an
+// the same cell; the lease of the cells it holds is its own heartbeat (its
+// run_workers row), so renewing it writes one row however many cells the
+// worker holds (a batch run holds every waiting session's); it marks a
+// cell done in the transaction that stores its session, and only while it
+// still holds it. A worker that dies stops renewing; once its heartbeat is
+// older than the lease timeout (or it left) its cells are claimed again,
+// each as the session's next incarnation, the worker is marked as gone
+// (left_at) in the same transaction, and the takeover is stored as an
 // interrupted attempt of the incarnation that was lost. Every cell is
-// stored exactly once.
+// stored exactly once. (The cells' lease_until column, which earlier
+// versions renewed cell by cell, is written at a claim and no longer
+// read.)
 
 // Cell states.
 const (
@@ -107,7 +113,7 @@ func (s *Store) HasCells(ctx context.Context, runID string) (bool, error) {
 }
 
 // CellCounts is how many of a run's cells are in each state; Expired are
-// claimed cells whose lease has run out (their worker stopped).
+// claimed cells whose worker's lease has run out (it stopped, or left).
 type CellCounts struct {
 	Open, Claimed, Done, Expired int
 }
@@ -132,8 +138,10 @@ func (s *Store) Cells(ctx context.Context, runID string) (CellCounts, error) {
 		return CellCounts{}, err
 	}
 	var c CellCounts
-	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*), SUM(CASE WHEN lease_until < $1 THEN 1 ELSE 0 END) FROM cells WHERE run_id = $2 GROUP BY state`,
-		now.UnixMilli(), runID)
+	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*), SUM(CASE WHEN state = $3 AND NOT EXISTS (
+		SELECT 1 FROM run_workers w WHERE w.run_id = c.run_id AND w.token = c.token AND w.left_at = '' AND w.heartbeat >= $1) THEN 1 ELSE 0 END)
+		FROM cells c WHERE run_id = $2 GROUP BY state`,
+		now.Add(-s.leaseTimeout()).UnixMilli(), runID, CellClaimed)
 	if err != nil {
 		return c, s.fail(err)
 	}
@@ -157,7 +165,7 @@ func (s *Store) Cells(ctx context.Context, runID string) (CellCounts, error) {
 }
 
 // Worker is one process advancing a run's cells: it holds the cells it
-// claimed while its heartbeat renews their lease.
+// claimed while its heartbeat lives.
 type Worker struct {
 	s      *Store
 	runID  string
@@ -168,45 +176,64 @@ type Worker struct {
 	mu    sync.Mutex
 	err   error // the last heartbeat's failure
 
+	// beating serializes what moves the worker's heartbeat (renewals and
+	// claims) and the fence's generations with it; left is set once the
+	// worker stopped or left, after which nothing renews it.
+	beating sync.Mutex
+	left    bool
+
 	// held is the fence: the cells the worker holds, by plan position
-	// (seq), each with the incarnation it claimed and until when (on this
-	// process's monotonic clock, from before the statement that set the
-	// lease) it knows the lease to hold: one of leases, the times a claim
-	// or a renewal gave. Holds reads it before every call. A batch run
-	// holds every unfinished session's cell while it waits for a wave: 8
-	// bytes a planned session (8 MB at a million), where a map by session
-	// id with a time each took about 190, and a renewal's map as much again.
-	hmu    sync.Mutex
-	held   []heldCell
-	leases []time.Time
-	fence  sync.Mutex // one renewal at a time for Holds
-	checks int        // renewals Holds made (tests)
+	// (seq), each with the incarnation it claimed and the generation of
+	// the fence it was last known held in. The cells of the current
+	// generation (gen) are held until until, on this process's monotonic
+	// clock, from before the statement that last moved the heartbeat: the
+	// database's now is later, so the lease it holds lasts at least as
+	// long. A renewal that finds the heartbeat went on unbroken (no other
+	// worker took a cell over since) moves until and nothing else; one
+	// that finds the worker was taken for gone reads back the cells it
+	// still holds into a new generation, and the others are lost. Holds
+	// reads it before every call. A batch run holds every unfinished
+	// session's cell while it waits for a wave: 8 bytes a planned session
+	// (8 MB at a million).
+	hmu     sync.Mutex
+	held    []heldCell
+	gen     uint32
+	nextGen uint32 // the last generation handed out, kept or not
+	until   time.Time
+	fence   sync.Mutex // one renewal at a time for Holds
+	checks  int        // renewals Holds made (tests)
+
+	// clean are the dead workers a claim found holding no cell, with
+	// the heartbeat and departure they had then: not looked at again while
+	// those stay so (a worker claims only as it moves its heartbeat), for
+	// a lease timeout at most.
+	clean map[string]deadWorker
 }
 
-// heldCell is a cell the worker claimed: the incarnation, and until when
-// its lease surely holds (leases[lease-1]); lease 0 is a cell not held.
+// heldCell is a cell the worker claimed: the incarnation, and the fence's
+// generation it is held in; generation 0 is a cell not held.
 type heldCell struct {
 	incarnation uint32
-	lease       uint32
+	gen         uint32
 }
 
-// lease adds until to the times cells are held until, for cells to refer
-// to. w.hmu is held.
-func (w *Worker) lease(until time.Time) uint32 {
-	w.leases = append(w.leases, until)
-	return uint32(len(w.leases))
+// deadWorker is what a claim saw of a dead worker holding no cell.
+type deadWorker struct {
+	heartbeat int64
+	left      string
+	checked   time.Time
 }
 
-// hold puts cell seq in the fence as incarnation inc until leases[l-1].
-// w.hmu is held.
-func (w *Worker) hold(seq, inc int, l uint32) {
+// hold puts cell seq in the fence as incarnation inc, in the current
+// generation. w.hmu is held.
+func (w *Worker) hold(seq, inc int) {
 	if seq < 0 {
 		return
 	}
 	if seq >= len(w.held) {
 		w.held = slices.Grow(w.held, seq+1-len(w.held))[:seq+1]
 	}
-	w.held[seq] = heldCell{uint32(inc), l}
+	w.held[seq] = heldCell{uint32(inc), w.gen}
 }
 
 // Join registers h as a worker of a run and starts its heartbeat. Leave
@@ -217,7 +244,7 @@ func (s *Store) Join(ctx context.Context, runID string, h Holder, record []byte)
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{s: s, runID: runID, token: tok, holder: h}
+	w := &Worker{s: s, runID: runID, token: tok, holder: h, gen: 1, nextGen: 1}
 	now, err := s.leaseNow(ctx, s.db)
 	if err != nil {
 		return nil, err
@@ -245,48 +272,103 @@ func (w *Worker) beat() {
 	})
 }
 
-// renew moves the lease of the worker's claimed cells, and its heartbeat,
-// one lease timeout past now. The cells it still holds (a paused worker's
-// may have been taken over) are the fence's again until one lease timeout
-// past the moment before it asked: the database's now is later, so the
-// lease the database holds lasts at least as long.
+// renew moves the worker's heartbeat, the lease of every cell it holds,
+// to now: one row written, however many cells it holds. The cells it
+// still holds are the fence's until one lease timeout past the moment
+// before it asked; when another worker took it for gone meanwhile (a
+// paused worker's cells may have been taken over), those are read back
+// first.
 func (w *Worker) renew(ctx context.Context) error {
 	s := w.s
-	asked := s.now()
-	now, err := s.leaseNow(ctx, s.db)
-	if err != nil {
-		return err
+	w.beating.Lock()
+	defer w.beating.Unlock()
+	if w.left {
+		return nil
 	}
-	until := now.Add(s.leaseTimeout()).UnixMilli()
-	rows, err := s.db.QueryContext(ctx, `UPDATE cells SET lease_until = $1 WHERE run_id = $2 AND state = $3 AND token = $4 RETURNING seq, claims`,
-		until, w.runID, CellClaimed, w.token)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail(err)
 	}
-	// Each cell the database renewed is held till the new lease, as the
-	// incarnation it holds: the fence is changed in place, a row at a
-	// time, with no copy of what was renewed.
+	defer tx.Rollback()
+	asked := s.now()
+	now, err := s.leaseNow(ctx, tx)
+	if err != nil {
+		return err
+	}
+	gen, err := w.beatIn(ctx, tx, now)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return s.named(fmt.Errorf("store: commit: %w", err))
+	}
 	w.hmu.Lock()
-	l := w.lease(asked.Add(s.leaseTimeout()))
+	w.renewed(asked, gen)
+	w.hmu.Unlock()
+	return nil
+}
+
+// beatIn moves the worker's heartbeat to now in tx, its first write (so
+// that on SQLite tx holds the write lock from there on). It returns 0 when
+// the heartbeat went on unbroken: the worker was not taken for gone, so
+// every cell it held it still holds. Otherwise (another worker found its
+// lease run out and took it for gone, taking its cells over) it makes it
+// live again and reads the cells it still holds into a new generation of
+// the fence, which it returns, for renewed to make current once tx is
+// committed. On PostgreSQL a claimer taking the worker's cells over holds
+// its row locked (FOR UPDATE) until it commits: the first update waits
+// for it, then sees it gone, and the read after it sees the takeover.
+// w.beating is held.
+func (w *Worker) beatIn(ctx context.Context, tx *txn, now time.Time) (uint32, error) {
+	s := w.s
+	res, err := tx.ExecContext(ctx, `UPDATE run_workers SET heartbeat = $1 WHERE run_id = $2 AND token = $3 AND left_at = ''`, now.UnixMilli(), w.runID, w.token)
+	if err != nil {
+		return 0, s.fail(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return 0, s.fail(err)
+	}
+	res, err = tx.ExecContext(ctx, `UPDATE run_workers SET heartbeat = $1, left_at = '' WHERE run_id = $2 AND token = $3`, now.UnixMilli(), w.runID, w.token)
+	if err != nil {
+		return 0, s.fail(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return 0, s.fail(cmp.Or(err, fmt.Errorf("store: run %s: worker %s is not registered", w.runID, w.holder)))
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT seq, claims FROM cells WHERE run_id = $1 AND state = $2 AND token = $3`, w.runID, CellClaimed, w.token)
+	if err != nil {
+		return 0, s.fail(err)
+	}
+	defer rows.Close()
+	// A generation never handed out before: one that a failed renewal
+	// began is not reused.
+	w.hmu.Lock()
+	w.nextGen++
+	gen := w.nextGen
 	w.hmu.Unlock()
 	for rows.Next() {
 		var seq, claims int
 		if err := rows.Scan(&seq, &claims); err != nil {
-			rows.Close()
-			return s.fail(err)
+			return 0, s.fail(err)
 		}
+		// A cell the fence dropped (its session was stored) is not taken
+		// up again.
 		w.hmu.Lock()
-		if seq >= 0 && seq < len(w.held) && w.held[seq].lease != 0 && int(w.held[seq].incarnation) == claims {
-			w.held[seq].lease = l
+		if seq >= 0 && seq < len(w.held) && w.held[seq].gen != 0 && int(w.held[seq].incarnation) == claims {
+			w.held[seq].gen = gen
 		}
 		w.hmu.Unlock()
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return s.fail(err)
+	return gen, s.fail(rows.Err())
+}
+
+// renewed makes the fence hold its current cells until one lease timeout
+// past asked, in generation gen when beatIn began one. w.hmu is held.
+func (w *Worker) renewed(asked time.Time, gen uint32) {
+	if gen != 0 {
+		w.gen = gen
 	}
-	_, err = s.db.ExecContext(ctx, `UPDATE run_workers SET heartbeat = $1 WHERE run_id = $2 AND token = $3`, now.UnixMilli(), w.runID, w.token)
-	return s.fail(err)
+	w.until = asked.Add(w.s.leaseTimeout())
 }
 
 // ErrCellLost is matched by the error of Holds for a cell the worker no
@@ -332,14 +414,14 @@ func (w *Worker) holdsNow(seq, incarnation int) bool {
 		return false
 	}
 	c := w.held[seq]
-	return c.lease != 0 && int(c.incarnation) == incarnation && w.s.now().Before(w.leases[c.lease-1])
+	return c.gen == w.gen && int(c.incarnation) == incarnation && w.s.now().Before(w.until)
 }
 
 // forget drops every cell from the fence: given back.
 func (w *Worker) forget() {
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
-	w.held, w.leases = nil, nil
+	w.held = nil
 }
 
 // forgetCell drops a stored session's cell from the fence, unless the
@@ -350,7 +432,7 @@ func (w *Worker) forget() {
 func (w *Worker) forgetCell(seq, incarnation int) {
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
-	if seq >= 0 && seq < len(w.held) && w.held[seq].lease != 0 && (incarnation <= 0 || int(w.held[seq].incarnation) == incarnation) {
+	if seq >= 0 && seq < len(w.held) && w.held[seq].gen != 0 && (incarnation <= 0 || int(w.held[seq].incarnation) == incarnation) {
 		w.held[seq] = heldCell{}
 	}
 }
@@ -371,6 +453,9 @@ func (w *Worker) Leave(ctx context.Context) error {
 	if err := w.Release(ctx); err != nil {
 		return err
 	}
+	w.beating.Lock()
+	defer w.beating.Unlock()
+	w.left = true
 	s := w.s
 	_, err := s.db.ExecContext(ctx, `UPDATE run_workers SET left_at = $1 WHERE run_id = $2 AND token = $3`, ts(s.now()), w.runID, w.token)
 	return s.fail(err)
@@ -391,8 +476,12 @@ func (w *Worker) Release(ctx context.Context) error {
 // exactly one finds itself last (and goes on to score the run) rather than
 // each leaving it to the other.
 func (w *Worker) Stop(ctx context.Context) (last bool, err error) {
+	marked := false
 	s := w.s
 	w.forget()
+	// Renewals wait: one must not make a worker that stopped live again.
+	w.beating.Lock()
+	defer w.beating.Unlock()
 	err = s.immediate(ctx, func(c *conn) error {
 		if _, err := c.ExecContext(ctx, `UPDATE cells SET state = $1, token = '', holder = '', lease_until = 0 WHERE run_id = $2 AND state = $3 AND token = $4`,
 			CellOpen, w.runID, CellClaimed, w.token); err != nil {
@@ -404,8 +493,10 @@ func (w *Worker) Stop(ctx context.Context) (last bool, err error) {
 			return err
 		}
 		_, err = c.ExecContext(ctx, `UPDATE run_workers SET left_at = $1 WHERE run_id = $2 AND token = $3`, ts(s.now()), w.runID, w.token)
+		marked = err == nil
 		return err
 	})
+	w.left = marked && err == nil
 	return last, s.fail(err)
 }
 
@@ -427,13 +518,17 @@ type LostClaim struct {
 }
 
 // Claim takes up to n claimable cells of the run in plan order: open ones,
-// and claimed ones whose lease has run out. It is one statement: cells
-// another worker is claiming at the same moment are skipped, not waited
-// for (PostgreSQL's SKIP LOCKED; SQLite has one writer at a time). A cell
-// taken from a stopped worker gets an interrupted attempt that records
-// the incarnation it lost.
+// and claimed ones whose worker's lease has run out (or that left). It is
+// one statement: cells another worker is claiming at the same moment are
+// skipped, not waited for (PostgreSQL's SKIP LOCKED; SQLite has one writer
+// at a time). A cell taken from a stopped worker gets an interrupted
+// attempt that records the incarnation it lost. A claim moves the
+// worker's own heartbeat too, in the same transaction: the cells it
+// claims are held as long as the worker's other cells.
 func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	s := w.s
+	w.beating.Lock()
+	defer w.beating.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, s.fail(err)
@@ -444,28 +539,51 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	if err != nil {
 		return nil, err
 	}
+	gen, err := w.beatIn(ctx, tx, now)
+	if err != nil {
+		return nil, err
+	}
+	dead, seen, err := w.deadHolders(ctx, tx, now)
+	if err != nil {
+		return nil, err
+	}
 	// The cells are picked once, in materialized CTEs: as a subquery of
 	// the UPDATE, PostgreSQL may run the pick again for every row it
 	// compares, and with SKIP LOCKED each run picks other cells. Open
-	// cells and cells whose lease ran out are picked apart, each the first
-	// n in schedule order along the index by state: one condition with OR
+	// cells and cells of dead workers are picked apart, each the first n
+	// in schedule order along the index by state: one condition with OR
 	// would read every open cell of the run and sort them, at each claim.
-	// A lapsed cell of the worker's own is not taken: the worker still
-	// runs it (its heartbeat stalled, or its write is under way), and as
-	// the next incarnation it would run twice in one process, the first
-	// run's calls thrown away. Another worker takes it over.
+	// The cells of dead workers are looked for only when some dead worker
+	// may hold one: the claimed cells of a batch run are all its live
+	// worker's, and reading past them at every claim made a claim's cost
+	// grow with the run. A lapsed cell of the worker's own is not taken:
+	// the worker still runs it (its heartbeat stalled, or its write is
+	// under way), and as the next incarnation it would run twice in one
+	// process, the first run's calls thrown away. Another worker takes it
+	// over.
 	lock := s.db.d.skipLocked()
 	until := now.Add(s.leaseTimeout()).UnixMilli()
-	rows, err := tx.QueryContext(ctx, `WITH open AS MATERIALIZED (
-		SELECT session_id, pos FROM cells WHERE run_id = $1 AND state = $2 ORDER BY pos LIMIT $3`+lock+`),
+	args := []any{w.runID, CellOpen, n, CellClaimed, w.token, w.holder.String(), until}
+	expired := ""
+	if len(dead) > 0 {
+		var in string
+		in, args = inList(dead, args...)
+		expired = `,
 		expired AS MATERIALIZED (
-		SELECT session_id, pos FROM cells WHERE run_id = $1 AND state = $4 AND lease_until < $5 AND token <> $6 ORDER BY pos LIMIT $3`+lock+`),
+		SELECT session_id, pos FROM cells WHERE run_id = $1 AND state = $4 AND token IN (` + in + `) ORDER BY pos LIMIT $3` + lock + `)`
+	}
+	claimable := `SELECT session_id, pos FROM open`
+	if expired != "" {
+		claimable += ` UNION ALL SELECT session_id, pos FROM expired`
+	}
+	rows, err := tx.QueryContext(ctx, `WITH open AS MATERIALIZED (
+		SELECT session_id, pos FROM cells WHERE run_id = $1 AND state = $2 ORDER BY pos LIMIT $3`+lock+`)`+expired+`,
 		picked AS MATERIALIZED (
-		SELECT session_id FROM (SELECT session_id, pos FROM open UNION ALL SELECT session_id, pos FROM expired) AS claimable ORDER BY pos LIMIT $3)
+		SELECT session_id FROM (`+claimable+`) AS claimable ORDER BY pos LIMIT $3)
 		UPDATE cells SET lost_holder = CASE WHEN state = $4 THEN holder ELSE '' END,
-		state = $4, token = $6, holder = $7, lease_until = $8, claims = claims + 1
+		state = $4, token = $5, holder = $6, lease_until = $7, claims = claims + 1
 		WHERE run_id = $1 AND session_id IN (SELECT session_id FROM picked) RETURNING session_id, seq, pos, claims, lost_holder`,
-		w.runID, CellOpen, n, CellClaimed, now.UnixMilli(), w.token, w.holder.String(), until)
+		args...)
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -489,15 +607,32 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	slices.SortFunc(out, func(a, b Claimed) int { return a.Pos - b.Pos })
 	lost := attemptBulk("ON CONFLICT DO NOTHING")
 	var lines []byte
+	took := false
 	for _, c := range out {
 		if c.Lost == nil {
 			continue
 		}
+		took = true
 		a := Attempt{Incarnation: c.Lost.Incarnation, Started: now, Outcome: "interrupted", ErrorKind: WorkerLost,
 			ErrorMsg: c.Lost.Holder + " stopped renewing its lease on this session; the calls it made in this incarnation were not stored"}
 		lost.addAttempt(w.runID, c.Pos, c.ID, a)
 		if w.Logs() {
 			lines = append(lines, LogLines(w.runID, Session{ID: c.ID, Status: SessionInterrupted, Attempts: []Attempt{a}})...)
+		}
+	}
+	if took {
+		// The workers whose cells were taken are gone: one that was only
+		// paused finds so at its next renewal (beatIn).
+		gone := ts(now)
+		in, args := inList(dead, gone, w.runID)
+		if _, err := tx.ExecContext(ctx, `UPDATE run_workers SET left_at = $1 WHERE run_id = $2 AND left_at = '' AND token IN (`+in+`)`, args...); err != nil {
+			return nil, s.fail(err)
+		}
+		for _, tok := range dead {
+			if d := seen[tok]; d.left == "" {
+				d.left = gone
+				seen[tok] = d
+			}
 		}
 	}
 	if err := s.execBulk(ctx, tx, lost); err != nil {
@@ -509,13 +644,74 @@ func (w *Worker) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	if err := tx.Commit(); err != nil {
 		return nil, s.named(fmt.Errorf("store: commit: %w", err))
 	}
+	if len(out) < n {
+		// Every cell of the dead workers was taken: they hold none, and
+		// are not looked at again while they stay as they are.
+		for _, tok := range dead {
+			if w.clean == nil {
+				w.clean = map[string]deadWorker{}
+			}
+			w.clean[tok] = seen[tok]
+		}
+	}
 	w.hmu.Lock()
-	l := w.lease(asked.Add(s.leaseTimeout()))
+	w.renewed(asked, gen)
 	for _, c := range out {
-		w.hold(c.Seq, c.Incarnation, l)
+		w.hold(c.Seq, c.Incarnation)
 	}
 	w.hmu.Unlock()
 	return out, nil
+}
+
+// deadHolders lists the run's other workers whose cells a claim may take
+// over: those whose heartbeat is older than the lease timeout, or that
+// left, less those an earlier claim found holding none and that have not
+// changed since (for a lease timeout at most). It returns them and what
+// was read of each. On PostgreSQL their rows are locked, checked again,
+// until tx ends: a worker coming back to life waits in beatIn, and then
+// finds itself taken for gone if its cells were taken.
+func (w *Worker) deadHolders(ctx context.Context, tx *txn, now time.Time) ([]string, map[string]deadWorker, error) {
+	s := w.s
+	since := now.Add(-s.leaseTimeout()).UnixMilli()
+	rows, err := tx.QueryContext(ctx, `SELECT token, heartbeat, left_at FROM run_workers WHERE run_id = $1 AND token <> $2 AND (left_at <> '' OR heartbeat < $3)`,
+		w.runID, w.token, since)
+	if err != nil {
+		return nil, nil, s.fail(err)
+	}
+	var dead []string
+	seen := map[string]deadWorker{}
+	for rows.Next() {
+		var tok string
+		d := deadWorker{checked: now}
+		if err := rows.Scan(&tok, &d.heartbeat, &d.left); err != nil {
+			rows.Close()
+			return nil, nil, s.fail(err)
+		}
+		if c, ok := w.clean[tok]; ok && c.heartbeat == d.heartbeat && c.left == d.left && now.Sub(c.checked) < s.leaseTimeout() {
+			continue
+		}
+		dead = append(dead, tok)
+		seen[tok] = d
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(dead) == 0 || !s.db.d.postgres() {
+		return dead, seen, s.fail(err)
+	}
+	in, args := inList(dead, w.runID, since)
+	rows, err = tx.QueryContext(ctx, `SELECT token FROM run_workers WHERE run_id = $1 AND token IN (`+in+`) AND (left_at <> '' OR heartbeat < $2) FOR UPDATE`, args...)
+	if err != nil {
+		return nil, nil, s.fail(err)
+	}
+	defer rows.Close()
+	dead = dead[:0]
+	for rows.Next() {
+		var tok string
+		if err := rows.Scan(&tok); err != nil {
+			return nil, nil, s.fail(err)
+		}
+		dead = append(dead, tok)
+	}
+	return dead, seen, s.fail(rows.Err())
 }
 
 // WorkerLost is the error kind of the interrupted attempt that records an

@@ -502,6 +502,92 @@ func testCellFence(t *testing.T) {
 	}
 }
 
+// A renewal writes the worker's heartbeat and no cell: the lease of the
+// cells a worker holds is its heartbeat, so a worker holding every cell of
+// a batch run renews one row, not each cell's (which, every few seconds
+// under SQLite's one writer, made a run of 200,000 waiting sessions fail
+// with SQLITE_BUSY). Its cells stay its own past their claim's lease while
+// it renews, and another worker takes them over only once it stops.
+func testCellRenewalWritesNoCell(t *testing.T) {
+	c := &clock{t: t0}
+	st := leaseStores(t, c, 2)
+	ctx := context.Background()
+	const n = 300
+	cellRun(t, st[0], "r", n)
+	a, err := st[0].Join(ctx, "r", Holder{Host: "h", PID: 1, Name: "a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := st[1].Join(ctx, "r", Holder{Host: "h", PID: 2, Name: "b"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := a.Claim(ctx, n-1); err != nil || len(cs) != n-1 {
+		t.Fatalf("a claimed %d cells, %v", len(cs), err)
+	}
+	cells := func() string {
+		t.Helper()
+		rows, err := st[0].db.QueryContext(ctx, `SELECT session_id, state, token, holder, lease_until, claims, lost_holder FROM cells WHERE run_id = $1 ORDER BY session_id`, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var b strings.Builder
+		for rows.Next() {
+			var id, state, token, holder, lost string
+			var until int64
+			var claims int
+			if err := rows.Scan(&id, &state, &token, &holder, &until, &claims, &lost); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintln(&b, id, state, token, holder, until, claims, lost)
+		}
+		return b.String()
+	}
+	before := cells()
+	// a renews, past the lease its claim gave and beyond: no cell row
+	// changes, its heartbeat does, and b finds only the one open cell.
+	for k := 1; k <= 3; k++ {
+		c.set(t0.Add(time.Duration(k) * DefaultLeaseTimeout * 3 / 4))
+		if err := a.renew(ctx); err != nil {
+			t.Fatal(err)
+		}
+		was, is := strings.Split(before, "\n"), strings.Split(cells(), "\n")
+		var changed []string
+		for i := range was {
+			if is[i] != was[i] {
+				changed = append(changed, is[i])
+			}
+		}
+		if len(changed) > 0 {
+			t.Fatalf("renewal %d rewrote %d cells, the first to %s", k, len(changed), changed[0])
+		}
+	}
+	ws, err := st[1].Workers(ctx, "r")
+	if i := slices.IndexFunc(ws, func(w WorkerInfo) bool { return w.Holder.Name == "a" }); err != nil || i < 0 || !ws[i].Heartbeat.Equal(t0.Add(DefaultLeaseTimeout*9/4)) {
+		t.Errorf("workers %+v, %v; want a's heartbeat at its last renewal", ws, err)
+	}
+	if err := b.renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Claim(ctx, n)
+	if err != nil || len(got) != 1 || got[0].Lost != nil {
+		t.Fatalf("b claimed %+v, %v while a renews; want only the open cell", got, err)
+	}
+	if err := a.Holds(ctx, "s001", 1, 1); err != nil || a.checks != 0 {
+		t.Errorf("a's cell after its renewals: %v (%d renewals by Holds); want held, from memory", err, a.checks)
+	}
+	// a stops renewing: past its lease, b takes every cell over.
+	c.set(t0.Add(DefaultLeaseTimeout*9/4 + DefaultLeaseTimeout + time.Second))
+	over, err := b.Claim(ctx, n)
+	if err != nil || len(over) != n-1 || over[0].Lost == nil || over[0].Incarnation != 2 {
+		t.Fatalf("b took over %+v, %v; want a's %d cells", over, err, n-1)
+	}
+	if err := a.Holds(ctx, "s001", 1, 1); !errors.Is(err, ErrCellLost) {
+		t.Errorf("a's cell taken over: %v; want ErrCellLost", err)
+	}
+}
+
 // twoWorkers makes a run "r" of three cells on two stores of one location
 // with a test clock, and joins worker a on the first and worker b on the
 // second.
