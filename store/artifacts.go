@@ -127,7 +127,8 @@ func shaKey(sha string) (k [32]byte, ok bool) {
 }
 
 func (a *packFiles) get(ctx context.Context, runID, sha string) ([]byte, error) {
-	e, ok, err := queryOne(ctx, a.s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts WHERE run_id = $1 AND sha256 = $2`, runID, sha)
+	e, ok, err := queryOne(ctx, a.s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts INDEXED BY artifacts_by_sha
+		WHERE substr(sha256, 1, 12) = $1 AND run_id = $2 AND sha256 = $3`, shaHead(sha), runID, sha)
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +394,9 @@ func (a *packFiles) remember(runID string, batch map[string]Blob) {
 
 // indexed reports which of shas (at most chunkRows) the run's artifact
 // index has, through one statement prepared once: a chunk of fewer hashes
-// repeats its first.
+// repeats its last. The statement finds the run's artifacts whose hashes
+// begin as these do (artifacts_by_sha); one of another hash with the same
+// beginning is in the map too, where nobody asks for it.
 func (s *Store) indexed(ctx context.Context, tx *txn, runID string, shas []string) (map[string]bool, error) {
 	st, err := s.lookupStmt(ctx)
 	if err != nil {
@@ -402,7 +405,7 @@ func (s *Store) indexed(ctx context.Context, tx *txn, runID string, shas []strin
 	args := make([]any, 0, 1+chunkRows)
 	args = append(args, runID)
 	for i := range chunkRows {
-		args = append(args, shas[min(i, len(shas)-1)])
+		args = append(args, shaHead(shas[min(i, len(shas)-1)]))
 	}
 	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	if err != nil {
@@ -424,7 +427,7 @@ func (s *Store) indexed(ctx context.Context, tx *txn, runID string, shas []strin
 }
 
 // lookupStmt is the prepared lookup of chunkRows hashes in a run's
-// artifact index.
+// artifact index, by their first shaPrefix hex digits.
 func (s *Store) lookupStmt(ctx context.Context) (*sql.Stmt, error) {
 	const key = "artifacts/lookup"
 	s.stmtMu.Lock()
@@ -432,7 +435,8 @@ func (s *Store) lookupStmt(ctx context.Context) (*sql.Stmt, error) {
 	if st, ok := s.stmts[key]; ok {
 		return st, nil
 	}
-	st, err := s.db.PrepareContext(ctx, `SELECT sha256 FROM artifacts WHERE run_id = $1 AND sha256 IN (`+placeholders(2, chunkRows)+`)`)
+	st, err := s.db.PrepareContext(ctx, `SELECT sha256 FROM artifacts INDEXED BY artifacts_by_sha
+		WHERE substr(sha256, 1, 12) IN (`+placeholders(2, chunkRows)+`) AND run_id = $1`)
 	if err != nil {
 		return nil, err
 	}

@@ -15,41 +15,21 @@ import (
 // stays small, and a stopped migration loses little work.
 var clusterBatch = 2000
 
-// clusterHook, when set (by tests), is called after each batch of
-// clusterAttempts is committed, with the number of batches committed so
-// far; an error stops the migration there, as a kill would.
-var clusterHook func(batches int) error
-
-// clusterAttempts brings a version 7 database to version 8: it copies the
-// attempts and messages into tables keyed by the schedule position of
-// their session (schema section "clustered"), a batch of sessions at a
-// time in the order of (run, schedule position, session id), each batch
-// in its own transaction that also records the last session copied
-// (migration_progress). Started again after a stop, it goes on after that
-// session. Its memory does not grow with the store: each batch is one
-// INSERT ... SELECT. The attempts and messages of sessions that have no
-// sessions row (interrupted sessions, whose attempts are kept) are copied
-// last, at the schedule position of their cell, or -1 for a run that
-// has no cells (made before runs had them; the session's next
-// incarnation moves them to its position, see writeSessions). The last
-// transaction puts the new tables in place of the old ones and records
-// version 8.
-func clusterAttempts(ctx context.Context, db *database, path string) error {
-	for n := 1; ; n++ {
-		done, err := clusterStep(ctx, db)
-		if err != nil {
-			return fmt.Errorf("store: migrating %s from schema version 7 (attempts and messages by schedule position): %w", path, err)
-		}
-		if done {
-			return nil
-		}
-		if clusterHook != nil {
-			if err := clusterHook(n); err != nil {
-				return err
-			}
-		}
-	}
-}
+// clusterAttempts brings a version 7 database to version 8 (a batched
+// migration, see batched): it copies the attempts and messages into tables
+// keyed by the schedule position of their session (schema section
+// "clustered"), a batch of sessions at a time in the order of (run,
+// schedule position, session id), each batch in its own transaction that
+// also records the last session copied (migration_progress). Started
+// again after a stop, it goes on after that session. Its memory does not
+// grow with the store: each batch is one INSERT ... SELECT. The attempts
+// and messages of sessions that have no sessions row (interrupted
+// sessions, whose attempts are kept) are copied last, at the schedule
+// position of their cell, or -1 for a run that has no cells (made before
+// runs had them; the session's next incarnation moves them to its
+// position, see writeSessions). The last transaction puts the new tables
+// in place of the old ones and records version 8.
+var clusterAttempts = batchedMigration{"attempts and messages by schedule position", clusterStep}
 
 // sessionKey is a session's place in the order clusterAttempts copies in.
 type sessionKey struct {
@@ -58,27 +38,9 @@ type sessionKey struct {
 	id  string
 }
 
-// clusterStep copies one batch in one transaction; done when it was the
-// last (or another process finished the migration meanwhile).
-func clusterStep(ctx context.Context, db *database) (done bool, err error) {
-	c, err := db.Conn(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer c.Close()
-	if err := c.beginWrite(ctx); err != nil {
-		return false, err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		}
-	}()
-	v, err := userVersion(ctx, c)
-	if err != nil || v != 7 {
-		return true, err
-	}
+// clusterStep copies one batch (batchedMigration.batch has begun the
+// transaction); last when it was the last, which also swaps the tables.
+func clusterStep(ctx context.Context, c *conn) (last bool, err error) {
 	if err := execDDL(ctx, c, c.d, "clustered"); err != nil {
 		return false, fmt.Errorf("creating the new tables: %w", err)
 	}
@@ -93,7 +55,7 @@ func clusterStep(ctx context.Context, db *database) (done bool, err error) {
 	err = c.QueryRowContext(ctx, `SELECT run_id, schedule_pos, session_id FROM sessions
 		WHERE (run_id, schedule_pos, session_id) > ($1, $2, $3) ORDER BY run_id, schedule_pos, session_id LIMIT 1 OFFSET $4`,
 		from.run, from.pos, from.id, clusterBatch-1).Scan(&to.run, &to.pos, &to.id)
-	last := errors.Is(err, sql.ErrNoRows)
+	last = errors.Is(err, sql.ErrNoRows)
 	if err != nil && !last {
 		return false, err
 	}
@@ -135,14 +97,7 @@ func clusterStep(ctx context.Context, db *database) (done bool, err error) {
 		if err := execDDL(ctx, c, c.d, "clustered_swap"); err != nil {
 			return false, fmt.Errorf("replacing the old tables: %w", err)
 		}
-		if err := setVersion(ctx, c, 8); err != nil {
-			return false, err
-		}
 	}
-	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
-		return false, err
-	}
-	committed = true
 	return last, nil
 }
 

@@ -141,19 +141,36 @@ func checkVersion7(t *testing.T, s *Store, runs []string, sessions int) {
 
 // version7Tables are the statements that put a store's attempts and
 // messages back into the tables of the "tables" section, which schema
-// versions 1 to 7 have.
+// versions 1 to 7 have, and its artifact index too (version8Tables).
 func version7Tables(d dialect) []string {
+	return append(version8Tables(d), oldTables(d, "attempts", "messages")...)
+}
+
+// version8Tables are the statements that put a SQLite store's artifact
+// index back into the table of the "tables" section, which schema versions
+// 1 to 8 have, with the index by pack position of version 7 (PostgreSQL's
+// is as it was).
+func version8Tables(d dialect) []string {
+	if d.postgres() {
+		return nil
+	}
+	return append(oldTables(d, "artifacts"), d.statements("pack_index")...)
+}
+
+// oldTables are the statements that copy tables into their definitions
+// in the "tables" section.
+func oldTables(d dialect, tables ...string) []string {
 	var stmts []string
-	for _, table := range []string{"attempts", "messages"} {
+	for _, table := range tables {
 		ddl := d.ddl("tables")
 		create := ddl[strings.Index(ddl, "CREATE TABLE IF NOT EXISTS "+table+" "):]
 		create = create[:strings.Index(create, ";")]
-		cols := map[string]string{"attempts": attemptCols, "messages": messageCols}[table]
+		cols := map[string]string{"attempts": attemptCols, "messages": messageCols, "artifacts": artifactCols}[table]
 		stmts = append(stmts,
-			"ALTER TABLE "+table+" RENAME TO "+table+"_v8",
+			"ALTER TABLE "+table+" RENAME TO "+table+"_new",
 			create,
-			"INSERT INTO "+table+" ("+cols+") SELECT "+cols+" FROM "+table+"_v8",
-			"DROP TABLE "+table+"_v8")
+			"INSERT INTO "+table+" ("+cols+") SELECT "+cols+" FROM "+table+"_new",
+			"DROP TABLE "+table+"_new")
 	}
 	return stmts
 }
@@ -231,14 +248,14 @@ func TestMigrateVersion7Resumes(t *testing.T) {
 
 	stop := errors.New("killed")
 	for _, after := range []int{1, 4} {
-		clusterHook = func(n int) error {
+		batchHook = func(n int) error {
 			if n == after {
 				return stop
 			}
 			return nil
 		}
 		_, err := Open(dir)
-		clusterHook = nil
+		batchHook = nil
 		if !errors.Is(err, stop) {
 			t.Fatalf("stopped migration: %v", err)
 		}

@@ -258,14 +258,14 @@ func TestPostgresMigratesVersion7(t *testing.T) {
 		}
 	}
 	stop := errors.New("killed")
-	clusterHook = func(n int) error {
+	batchHook = func(n int) error {
 		if n == 2 {
 			return stop
 		}
 		return nil
 	}
 	_, err := OpenURL(ctx, url, t.TempDir())
-	clusterHook = nil
+	batchHook = nil
 	if !errors.Is(err, stop) {
 		t.Fatalf("stopped migration: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 // user_version); Open migrates an older database up to this version and
 // refuses a newer one. Every change to the tables below adds a migration
 // and raises the version.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // budge than this one.
@@ -35,6 +35,7 @@ var migrations = [SchemaVersion]func(ctx context.Context, c *conn) error{
 	5: create("batches", "the batch table"),
 	6: create("pack_index", "the artifact index"),
 	7: nil, // clusterAttempts: in batches, each its own transaction
+	8: nil, // clusterArtifacts: likewise
 }
 
 // batched[v] brings a database of version v to version v+1 a batch at a
@@ -42,8 +43,79 @@ var migrations = [SchemaVersion]func(ctx context.Context, c *conn) error{
 // the last one: a migration that copies every row of a table, which on a
 // large store is too much for one transaction. Stopped halfway, it goes on
 // from its last batch the next time the store is opened.
-var batched = map[int]func(ctx context.Context, db *database, path string) error{
+var batched = map[int]batchedMigration{
 	7: clusterAttempts,
+	8: clusterArtifacts,
+}
+
+// batchedMigration is a migration done a batch at a time: what it does
+// (for an error) and its step, which copies one batch on a connection in
+// a transaction (see batch) and says whether it was the last, which also
+// puts the new tables in place of the old ones.
+type batchedMigration struct {
+	what string
+	step func(ctx context.Context, c *conn) (last bool, err error)
+}
+
+// batchHook, when set (by tests), is called after each batch of a batched
+// migration is committed, with the number of batches committed so far; an
+// error stops the migration there, as a kill would.
+var batchHook func(batches int) error
+
+// run does the migration from version v, a batch after another.
+func (m batchedMigration) run(ctx context.Context, db *database, path string, v int) error {
+	for n := 1; ; n++ {
+		done, err := m.batch(ctx, db, v)
+		if err != nil {
+			return fmt.Errorf("store: migrating %s from schema version %d (%s): %w", path, v, m.what, err)
+		}
+		if done {
+			return nil
+		}
+		if batchHook != nil {
+			if err := batchHook(n); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// batch does one step of the migration from version v in one write
+// transaction, which records version v+1 after the last step; done when
+// that was the last, or when another process finished the migration
+// meanwhile (the database is no longer at version v).
+func (m batchedMigration) batch(ctx context.Context, db *database, v int) (done bool, err error) {
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	if err := c.beginWrite(ctx); err != nil {
+		return false, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	if at, err := userVersion(ctx, c); err != nil || at != v {
+		return true, err
+	}
+	last, err := m.step(ctx, c)
+	if err != nil {
+		return false, err
+	}
+	if last {
+		if err := setVersion(ctx, c, v+1); err != nil {
+			return false, err
+		}
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		return false, err
+	}
+	committed = true
+	return last, nil
 }
 
 // createTables creates the tables of version 1: those of both databases,
@@ -86,7 +158,7 @@ func migrate(ctx context.Context, db *database, path string) error {
 		if err != nil || v == SchemaVersion {
 			return err
 		}
-		if err := batched[v](ctx, db, path); err != nil {
+		if err := batched[v].run(ctx, db, path, v); err != nil {
 			return err
 		}
 	}
@@ -126,7 +198,7 @@ func migrateLocked(ctx context.Context, c *conn, path string) (int, error) {
 		return 0, err
 	}
 	from := v
-	for ; v < SchemaVersion && batched[v] == nil; v++ {
+	for ; v < SchemaVersion && batched[v].step == nil; v++ {
 		if err := migrations[v](ctx, c); err != nil {
 			return 0, fmt.Errorf("store: migrating %s from schema version %d: %w", path, v, err)
 		}

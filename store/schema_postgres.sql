@@ -6,6 +6,7 @@
 -- JSON fields read with ->>. Every machine reads the same database and no
 -- files, so artifact bytes (content-addressed, shared by runs) and run logs
 -- are tables ("shared"); artifacts are not in packs ("pack_index" is
+-- empty) and keep their key by run and sha256 ("artifact_rows" is
 -- empty). Changing a table here changes it for databases that exist:
 -- every change is a new section and a migration.
 
@@ -377,3 +378,10 @@ ALTER TABLE attempts_clustered RENAME TO attempts;
 ALTER TABLE messages_clustered RENAME TO messages;
 DROP INDEX sessions_by_pos;
 DROP TABLE migration_progress;
+
+-- section: artifact_rows
+-- version 9: nothing here. A table is kept in the order its rows were
+-- inserted, and the index by (run, sha256) is the unique key the
+-- artifact inserts' ON CONFLICT names.
+
+-- section: artifact_rows_swap

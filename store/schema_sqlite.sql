@@ -10,7 +10,10 @@
 -- BYTEA there; JSON fields are read with json_extract here and ->> there).
 -- A SQLite store keeps artifact bytes and run logs in files beside the
 -- database ("shared" is empty here); its artifact index has an index by
--- pack position, which verifying a run reads artifacts in.
+-- pack position, which verifying a run reads artifacts in, and since
+-- version 9 is a table by row id found by sha256 through an index of the
+-- hash's first digits ("artifact_rows", empty in PostgreSQL's file: its
+-- artifact table keeps the key by run and sha256).
 
 -- section: tables
 -- version 1: runs with their deck snapshots, sessions, attempts, messages
@@ -381,3 +384,35 @@ ALTER TABLE attempts_clustered RENAME TO attempts;
 ALTER TABLE messages_clustered RENAME TO messages;
 DROP INDEX sessions_by_pos;
 DROP TABLE migration_progress;
+
+-- section: artifact_rows
+-- version 9: a run's artifact index in the order the run stores its
+-- artifacts: a table by row id, which a run appends to, with no key on
+-- (run, sha256). That key's index put each new artifact at a random place
+-- (a sha256 is random), and at about four new artifacts a session its
+-- pages, 100 bytes an entry, were the largest part of what a large run
+-- wrote at random places and read back through the page cache. An
+-- artifact is found by sha256 through artifacts_by_sha, an index of the
+-- hash's first 12 hex digits only (shaPrefix in artifactrows.go; a
+-- lookup compares the run and the whole hash on the row), about a fifth
+-- of the size. A run stores each artifact once: it looks the hash up
+-- before it inserts, in the transaction that inserts it.
+-- The migration copies the version 8 table into this one a batch of rows
+-- at a time, in row id order (how far it got is this table's last row
+-- id), then artifact_rows_swap puts it in its place and indexes it.
+CREATE TABLE IF NOT EXISTS artifacts_rows (
+  run_id TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  pack TEXT NOT NULL,
+  pack_offset INTEGER NOT NULL,
+  length INTEGER NOT NULL,
+  encoding TEXT NOT NULL
+);
+
+-- section: artifact_rows_swap
+-- version 9, once every row is copied: the new table takes the place of
+-- the old one (whose index by pack position goes with it).
+DROP TABLE artifacts;
+ALTER TABLE artifacts_rows RENAME TO artifacts;
+CREATE INDEX IF NOT EXISTS artifacts_by_pack ON artifacts (run_id, pack, pack_offset);
+CREATE INDEX IF NOT EXISTS artifacts_by_sha ON artifacts (substr(sha256, 1, 12));

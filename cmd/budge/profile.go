@@ -61,7 +61,11 @@ func write(path string, m runtime.MemStats) error {
 
 // cpuProfile writes a CPU profile of the whole command to
 // $BUDGE_CPUPROFILE, for the benchmarks under bench/; the function it
-// returns ends it. Nothing is written when the variable is unset.
+// returns ends it, and then copies the process's I/O counters
+// (/proc/self/io on Linux: read and write calls, bytes read from the
+// page cache and from the disk) to the same path with ".io" added, which
+// count the store's page reads however loaded the machine is. Nothing is
+// written when the variable is unset.
 func cpuProfile() (stop func()) {
 	path := os.Getenv("BUDGE_CPUPROFILE")
 	if path == "" {
@@ -79,6 +83,11 @@ func cpuProfile() (stop func()) {
 		pprof.StopCPUProfile()
 		if err := f.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "BUDGE_CPUPROFILE:", err)
+		}
+		if io, err := os.ReadFile("/proc/self/io"); err == nil {
+			if err := os.WriteFile(path+".io", io, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "BUDGE_CPUPROFILE:", err)
+			}
 		}
 	}
 }

@@ -15,7 +15,8 @@ report, export, show, view) never do, and name this command when a store
 needs it. A store written by a newer budge is refused, not changed.
 
 A large store takes a while (version 8 copies every run's attempts and
-messages into run order, about 90 s for 40,000 sessions). It works in
+messages into run order, about 90 s for 40,000 sessions; version 9 copies
+a SQLite store's artifact index into the order runs stored it). It works in
 batches and records how far it got: stopped or killed, it goes on from
 there when run again, and nothing is lost or copied twice.`
 
