@@ -1,13 +1,16 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/limits"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/batch"
@@ -55,5 +58,34 @@ func TestBatchResultLineOverLimit(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "a:hi big:too large b:hi" {
 		t.Errorf("results %q", got)
+	}
+}
+
+// A batch input line is what json.Encoder writes of the line's object,
+// byte for byte: the body as Body wrote it, with <, >, & and U+2028/9 in
+// its strings escaped, and the custom_id quoted.
+func TestBatchLineAsEncoder(t *testing.T) {
+	type batchLine struct {
+		CustomID string          `json:"custom_id"`
+		Method   string          `json:"method"`
+		URL      string          `json:"url"`
+		Body     json.RawMessage `json:"body"`
+	}
+	temp := 0.5
+	for _, content := range []string{"plain", "a <b> & c", "line\u2028sep\u2029", `quote " and \ back`, "é 中"} {
+		body, err := Body(&chat.Request{Model: "m", Messages: []chat.Message{{Role: chat.User, Content: content}},
+			Settings: chat.Settings{Temperature: &temp}}, Format{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"r1-2", "id<&>\"x"} {
+			var want bytes.Buffer
+			if err := json.NewEncoder(&want).Encode(batchLine{CustomID: id, Method: "POST", URL: "/v1/chat/completions", Body: body}); err != nil {
+				t.Fatal(err)
+			}
+			if got := appendBatchLine(nil, id, body); !bytes.Equal(got, want.Bytes()) {
+				t.Errorf("line of %q, %q:\n got %s\nwant %s", id, content, got, want.Bytes())
+			}
+		}
 	}
 }
