@@ -191,9 +191,9 @@ type simBatch struct {
 	nth       int
 	created   time.Time
 	endpoint  string
-	input     string   // input file (openai)
-	lines     [][]byte // the requests, until the batch ends
-	total     int      // how many
+	input     string         // input file (openai)
+	lines     []batchRequest // the requests, until the batch ends
+	total     int            // how many
 	metadata  map[string]string
 	status    string
 	ended     time.Time
@@ -352,8 +352,16 @@ func (s *Server) loseAnswer(w http.ResponseWriter, nth int) bool {
 	return false
 }
 
-// newBatch registers a batch of request lines.
-func (s *Server) newBatch(style string, lines [][]byte, meta map[string]string) *simBatch {
+// batchRequest is a request of a batch: its custom_id and its body (an
+// OpenAI line's body, a message batch request's params), read once when
+// the batch is created.
+type batchRequest struct {
+	customID string
+	body     []byte
+}
+
+// newBatch registers a batch of requests.
+func (s *Server) newBatch(style string, lines []batchRequest, meta map[string]string) *simBatch {
 	b := s.bt()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -396,7 +404,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "invalid_request_error", "no such input file", nil)
 		return
 	}
-	var lines [][]byte
+	var lines []batchRequest
 	ids := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, maxBatchFile)
@@ -420,7 +428,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ids[l.CustomID] = true
-		lines = append(lines, append([]byte(nil), line...))
+		lines = append(lines, batchRequest{l.CustomID, l.Body}) // Unmarshal copied it
 	}
 	if len(lines) == 0 || len(lines) > 50_000 {
 		writeError(w, 400, "invalid_request_error", fmt.Sprintf("a batch holds 1 to 50000 requests, got %d", len(lines)), nil)
@@ -599,17 +607,8 @@ func (s *Server) cancel(sb *simBatch) {
 // batchLine answers one request line into the batch's results; every
 // request the model answers is in the server's request log, as a chat
 // request would be, with the fault "batch".
-func (s *Server) batchLine(sb *simBatch, out, errs *bytes.Buffer, line []byte, outcome string) {
-	var l struct {
-		CustomID string          `json:"custom_id"`
-		Body     json.RawMessage `json:"body"`   // openai
-		Params   json.RawMessage `json:"params"` // anthropic
-	}
-	json.Unmarshal(line, &l)
-	body := l.Body
-	if sb.style == "anthropic" {
-		body = l.Params
-	}
+func (s *Server) batchLine(sb *simBatch, out, errs *bytes.Buffer, l batchRequest, outcome string) {
+	body := l.body
 	var status int
 	var resp []byte
 	var reqID string
@@ -645,18 +644,18 @@ func (s *Server) batchLine(sb *simBatch, out, errs *bytes.Buffer, line []byte, o
 			}
 			res = map[string]any{"type": "errored", "error": map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": msg}}}
 		}
-		b, _ := json.Marshal(map[string]any{"custom_id": l.CustomID, "result": res})
+		b, _ := json.Marshal(map[string]any{"custom_id": l.customID, "result": res})
 		out.Write(append(b, '\n'))
 		return
 	}
 	switch {
 	case outcome == "expired" || outcome == "cancelled":
-		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.CustomID, "custom_id": l.CustomID, "response": nil,
+		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.customID, "custom_id": l.customID, "response": nil,
 			"error": map[string]any{"code": "batch_" + outcome, "message": "This request could not be executed before the batch " + outcome + "."}})
 		errs.Write(append(b, '\n'))
 	case status == 200:
 		sb.completed++
-		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.CustomID, "custom_id": l.CustomID,
+		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.customID, "custom_id": l.customID,
 			"response": map[string]any{"status_code": 200, "request_id": reqID, "body": json.RawMessage(resp)}, "error": nil})
 		out.Write(append(b, '\n'))
 	default:
@@ -665,7 +664,7 @@ func (s *Server) batchLine(sb *simBatch, out, errs *bytes.Buffer, line []byte, o
 		if status == 500 {
 			eb, _ = json.Marshal(map[string]any{"error": map[string]any{"message": "The server had an error (injected by budge sim serve)", "type": "server_error", "code": "server_error"}})
 		}
-		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.CustomID, "custom_id": l.CustomID,
+		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.customID, "custom_id": l.customID,
 			"response": map[string]any{"status_code": status, "request_id": reqID, "body": json.RawMessage(eb)}, "error": nil})
 		errs.Write(append(b, '\n'))
 	}
