@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -240,22 +239,20 @@ func (s *Server) bt() *batches {
 const maxBatchFile = 200 << 20
 
 func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseMultipartForm(32 << 20); err != nil {
+	purpose, name, data, ok, err := readUpload(r)
+	if err != nil {
 		writeError(w, 400, "invalid_request_error", "expected a multipart form with file and purpose", nil)
 		return
 	}
-	if p := r.FormValue("purpose"); p != "batch" {
-		writeError(w, 400, "invalid_request_error", fmt.Sprintf("purpose must be batch, got %q", p), nil)
+	if purpose != "batch" {
+		writeError(w, 400, "invalid_request_error", fmt.Sprintf("purpose must be batch, got %q", purpose), nil)
 		return
 	}
-	f, hdr, err := r.FormFile("file")
-	if err != nil {
+	if !ok {
 		writeError(w, 400, "invalid_request_error", "no file in the form", nil)
 		return
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxBatchFile+1))
-	if err != nil || len(data) > maxBatchFile || s.o.Batch.MaxBytes > 0 && int64(len(data)) > s.o.Batch.MaxBytes {
+	if len(data) > maxBatchFile || s.o.Batch.MaxBytes > 0 && int64(len(data)) > s.o.Batch.MaxBytes {
 		writeError(w, 400, "invalid_request_error", "File is too large: a batch input file can be up to 200 MB in size.", nil)
 		return
 	}
@@ -266,7 +263,51 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
 	b.files[id] = data
 	b.mu.Unlock()
 	writeJSON(w, 200, map[string]any{"id": id, "object": "file", "bytes": len(data), "created_at": time.Now().Unix(),
-		"filename": hdr.Filename, "purpose": "batch", "status": "processed"}, nil)
+		"filename": name, "purpose": "batch", "status": "processed"}, nil)
+}
+
+// readUpload reads a file upload's form as it streams in: its purpose
+// (the form's value, else the query's, as Request.FormValue reads it)
+// and its file part's name and bytes (ok says there was one), up to one
+// byte past maxBatchFile. Parsing the form first kept a file over 32 MB
+// on disk and read it back, and grew its bytes a copy at a time: most of
+// what an upload cost the server.
+func readUpload(r *http.Request) (purpose, name string, data []byte, ok bool, err error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return "", "", nil, false, err
+	}
+	gotPurpose := false
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", "", nil, false, err
+		}
+		switch {
+		case p.FormName() == "file" && p.FileName() != "" && !ok:
+			// The request's length bounds the file's: one buffer holds it.
+			hint := min(max(r.ContentLength, 0), maxBatchFile+1) + bytes.MinRead
+			buf := bytes.NewBuffer(make([]byte, 0, hint))
+			if _, err := buf.ReadFrom(io.LimitReader(p, maxBatchFile+1)); err != nil {
+				return "", "", nil, false, err
+			}
+			name, data, ok = p.FileName(), buf.Bytes(), true
+		case p.FormName() == "purpose" && p.FileName() == "" && !gotPurpose:
+			v, err := io.ReadAll(io.LimitReader(p, 1<<10))
+			if err != nil {
+				return "", "", nil, false, err
+			}
+			purpose, gotPurpose = string(v), true
+		}
+		p.Close()
+	}
+	if !gotPurpose {
+		purpose = r.URL.Query().Get("purpose")
+	}
+	return purpose, name, data, ok, nil
 }
 
 func (s *Server) fileContent(w http.ResponseWriter, r *http.Request) {
@@ -406,20 +447,22 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	var lines []batchRequest
 	ids := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxBatchFile)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+	// The lines are read in place: a request's body is a slice of the
+	// file, kept until the batch ends.
+	for n, rest := 1, data; len(rest) > 0; n++ {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
-		var l struct {
-			CustomID string          `json:"custom_id"`
-			Method   string          `json:"method"`
-			URL      string          `json:"url"`
-			Body     json.RawMessage `json:"body"`
+		var l inputLine
+		var err error
+		if !decodeInputLine(line, &l) {
+			l = inputLine{}
+			err = json.Unmarshal(line, &l)
 		}
-		if err := json.Unmarshal(line, &l); err != nil || l.CustomID == "" || l.Method != "POST" || l.URL != req.Endpoint {
+		if err != nil || l.CustomID == "" || l.Method != "POST" || l.URL != req.Endpoint {
 			writeError(w, 400, "invalid_request_error", fmt.Sprintf("input file line %d is not a request line for %s", n, req.Endpoint), nil)
 			return
 		}
@@ -428,7 +471,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ids[l.CustomID] = true
-		lines = append(lines, batchRequest{l.CustomID, l.Body}) // Unmarshal copied it
+		lines = append(lines, batchRequest{l.CustomID, l.Body})
 	}
 	if len(lines) == 0 || len(lines) > 50_000 {
 		writeError(w, 400, "invalid_request_error", fmt.Sprintf("a batch holds 1 to 50000 requests, got %d", len(lines)), nil)
