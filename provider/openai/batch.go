@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,18 +61,13 @@ func (b *Batch) Encode(req *chat.Request) ([]byte, error) {
 // json.Encoder writes it (custom_id, method, url, body): body is a request body as Body
 // writes it (compact JSON, without HTML escapes), so that what the
 // encoder did to it (validate and compact it again, escape <, > and &, a
-// third of a batch run's encoding) comes down to the escapes.
+// third of a batch run's encoding) comes down to the escapes, made as the
+// body is copied.
 func appendBatchLine(b []byte, customID string, body []byte) []byte {
 	b = append(b, `{"custom_id":`...)
 	b = jsontext.AppendString(b, customID)
 	b = append(b, `,"method":"POST","url":"/v1/chat/completions","body":`...)
-	if bytes.ContainsAny(body, "<>&\u2028\u2029") {
-		var esc bytes.Buffer
-		json.HTMLEscape(&esc, body)
-		b = append(b, esc.Bytes()...)
-	} else {
-		b = append(b, body...)
-	}
+	b = jsontext.AppendHTMLEscaped(b, body)
 	return append(b, "}\n"...)
 }
 
