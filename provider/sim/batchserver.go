@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/buildlab/budge/internal/jsontext"
 )
 
 // BatchOptions set how the server's batch endpoints behave: OpenAI's Batch
@@ -698,19 +700,38 @@ func (s *Server) batchLine(sb *simBatch, out, errs *bytes.Buffer, l batchRequest
 		errs.Write(append(b, '\n'))
 	case status == 200:
 		sb.completed++
-		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.customID, "custom_id": l.customID,
-			"response": map[string]any{"status_code": 200, "request_id": reqID, "body": json.RawMessage(resp)}, "error": nil})
-		out.Write(append(b, '\n'))
+		out.Write(appendResultLine(nil, l.customID, reqID, status, resp))
 	default:
 		sb.failed++
 		eb := resp
 		if status == 500 {
 			eb, _ = json.Marshal(map[string]any{"error": map[string]any{"message": "The server had an error (injected by budge sim serve)", "type": "server_error", "code": "server_error"}})
 		}
-		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.customID, "custom_id": l.customID,
-			"response": map[string]any{"status_code": status, "request_id": reqID, "body": json.RawMessage(eb)}, "error": nil})
-		errs.Write(append(b, '\n'))
+		errs.Write(appendResultLine(nil, l.customID, reqID, status, eb))
 	}
+}
+
+// appendResultLine appends the line of an OpenAI output or error file for
+// a request that ran, as json.Marshal writes it of a map (its keys in
+// order), with its newline. body is compact JSON (encodeResponse's or
+// json.Marshal's), which json.Marshal only HTML-escapes: compacting it
+// again was most of what the server spent writing results.
+func appendResultLine(b []byte, customID, reqID string, status int, body []byte) []byte {
+	b = append(b, `{"custom_id":`...)
+	b = jsontext.AppendString(b, customID)
+	b = append(b, `,"error":null,"id":`...)
+	b = jsontext.AppendString(b, "batch_req_"+customID)
+	b = append(b, `,"response":{"body":`...)
+	if body == nil {
+		b = append(b, "null"...)
+	} else {
+		b = jsontext.AppendHTMLEscaped(b, body)
+	}
+	b = append(b, `,"request_id":`...)
+	b = jsontext.AppendString(b, reqID)
+	b = append(b, `,"status_code":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	return append(b, "}}\n"...)
 }
 
 // answer asks the model a request of the batch's style and encodes its
