@@ -105,7 +105,7 @@ func (b *Batch) Submit(ctx context.Context, token string, reqs batch.Requests) (
 			return err
 		}
 		defer body.Close()
-		return b.p.client.Post(ctx, "files", nil, nil, opt, option.WithRequestBody(ct, body))
+		return b.p.client.Post(ctx, "files", nil, nil, opt, option.WithRequestBody(ct, body), option.WithMiddleware(batch.WithLength(body.Size)))
 	})
 	if err != nil {
 		return "", tooLarge(err)

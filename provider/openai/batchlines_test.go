@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -87,5 +88,51 @@ func TestBatchLineAsEncoder(t *testing.T) {
 				t.Errorf("line of %q, %q:\n got %s\nwant %s", id, content, got, want.Bytes())
 			}
 		}
+	}
+}
+
+// reqList is a batch's requests held in memory.
+type reqList []batch.Request
+
+func (l reqList) Len() int { return len(l) }
+func (l reqList) Each(fn func(batch.Request) error) error {
+	for _, r := range l {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A batch's input file is uploaded with its length, not chunked: the
+// endpoint can read it into one buffer.
+func TestBatchUploadHasLength(t *testing.T) {
+	var length, read int64 = -2, -2
+	var chunked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/files"):
+			length, chunked = r.ContentLength, r.TransferEncoding
+			n, _ := io.Copy(io.Discard, r.Body)
+			read = n
+			fmt.Fprint(w, `{"id":"file_in","object":"file","bytes":1,"created_at":1,"filename":"x.jsonl","purpose":"batch","status":"processed"}`)
+		case strings.HasSuffix(r.URL.Path, "/batches"):
+			fmt.Fprint(w, `{"id":"batch_1","object":"batch","endpoint":"/v1/chat/completions","status":"validating","created_at":1,"completion_window":"24h","input_file_id":"file_in"}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	p, err := New(Config{Name: "openai", Model: "m", BaseURL: srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := reqList{{CustomID: "r1", Body: []byte(`{"model":"m","messages":[]}`)}, {CustomID: "r2", Body: []byte(`{"model":"m","messages":[{"role":"user","content":"<x>"}]}`)}}
+	id, err := p.BatchAPI().Submit(context.Background(), "budge-tok", reqs)
+	if err != nil || id != "batch_1" {
+		t.Fatalf("submit: %q, %v", id, err)
+	}
+	if length <= 0 || length != read || len(chunked) > 0 {
+		t.Errorf("upload sent with length %d, %d bytes read, transfer encoding %q", length, read, chunked)
 	}
 }
