@@ -267,12 +267,38 @@ func RenderCase(d *Deck, c *Case, spec Spec) string {
 	}))
 }
 
+// fill replaces each {name} of t that vars names with its value, as a
+// strings.Replacer of the pairs ("{name}", value) does: the names hold no
+// braces, so at most one pair matches at each '{'. Building a replacer
+// for every rendering (a batch run renders a session again in each of its
+// passes) was 3% of a batch run's CPU.
 func fill(t string, vars map[string]string) string {
-	pairs := make([]string, 0, 2*len(vars))
-	for k, v := range vars {
-		pairs = append(pairs, "{"+k+"}", v)
+	var b strings.Builder
+	start := 0
+	for i := 0; ; {
+		o := strings.IndexByte(t[i:], '{')
+		if o < 0 {
+			break
+		}
+		i += o
+		e := strings.IndexByte(t[i+1:], '}')
+		if e < 0 {
+			break
+		}
+		if v, ok := vars[t[i+1:i+1+e]]; ok {
+			b.WriteString(t[start:i])
+			b.WriteString(v)
+			i += e + 2
+			start = i
+			continue
+		}
+		i++
 	}
-	return strings.NewReplacer(pairs...).Replace(t)
+	if start == 0 {
+		return t
+	}
+	b.WriteString(t[start:])
+	return b.String()
 }
 
 // Tools returns the tool definitions offered in the tool channel.

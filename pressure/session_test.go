@@ -2,6 +2,7 @@ package pressure
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -498,5 +499,35 @@ func TestSessionPromptOverrideAndIsolation(t *testing.T) {
 	req.Messages[1].Content = "tampered"
 	if s.Next().Messages[1].Content == "tampered" {
 		t.Error("a request aliases the session's history")
+	}
+}
+
+// fill replaces as a strings.Replacer of its pairs does, for templates
+// with placeholders known and unknown, nested, empty and left open.
+func TestFillAsReplacer(t *testing.T) {
+	vars := map[string]string{"id": "P-1", "about": "a {id} b", "identity": "", "identity_label": "x}{y"}
+	var pairs []string
+	for k, v := range vars {
+		pairs = append(pairs, "{"+k+"}", v)
+	}
+	r := strings.NewReplacer(pairs...)
+	check := func(tpl string) {
+		t.Helper()
+		if got, want := fill(tpl, vars), r.Replace(tpl); got != want {
+			t.Fatalf("fill(%q) = %q, a replacer %q", tpl, got, want)
+		}
+	}
+	for _, tpl := range []string{"", "plain", "{id}", "{id}{id}", "a {about} b {identity_label}{identity}.", "{{id}}", "{}", "{unknown} {id",
+		"{identity_label", "}{id}{", "{id{about}}", "é {id} 中"} {
+		check(tpl)
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	pieces := []string{"{", "}", "id", "about", "identity", "_label", "x", " ", "{id}", "é"}
+	for range 5000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		check(b.String())
 	}
 }

@@ -70,3 +70,28 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// AppendHTMLEscaped appends src as json.HTMLEscape writes it: <, > and &
+// as \u003c, \u003e and \u0026, U+2028 and U+2029 as \u2028 and \u2029,
+// the rest as it is. src is JSON text, so that what it escapes is in its
+// strings (json.Encoder and json.Marshal do this to a json.RawMessage),
+// in one pass without a buffer of its own.
+func AppendHTMLEscaped(b, src []byte) []byte {
+	start := 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '<', '>', '&':
+			b = append(b, src[start:i]...)
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			start = i + 1
+		case 0xe2:
+			if i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xa8 {
+				b = append(b, src[start:i]...)
+				b = append(b, '\\', 'u', '2', '0', '2', hexDigits[src[i+2]&0xF])
+				i += 2
+				start = i + 1
+			}
+		}
+	}
+	return append(b, src[start:]...)
+}

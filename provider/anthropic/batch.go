@@ -100,7 +100,7 @@ func (b *Batch) Submit(ctx context.Context, token string, reqs batch.Requests) (
 			return err
 		}
 		defer body.Close()
-		return b.client.Post(ctx, "v1/messages/batches", nil, nil, append(opts, option.WithRequestBody("application/json", body))...)
+		return b.client.Post(ctx, "v1/messages/batches", nil, nil, append(opts, option.WithRequestBody("application/json", body), option.WithMiddleware(batch.WithLength(body.Size)))...)
 	}); err != nil {
 		var pe *provider.Error
 		if errors.As(err, &pe) && (pe.Status == 413 || pe.Status == 400 && strings.Contains(strings.ToLower(pe.Msg), "too large")) {

@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"sort"
@@ -130,20 +131,26 @@ type Requests interface {
 }
 
 // Body writes an upload's body to a temporary file through write and
-// returns it at its start, for a provider to stream; closing it removes
-// the file.
-func Body(write func(w io.Writer) error) (io.ReadCloser, error) {
+// returns it at its start, for a provider to stream with its length
+// (Upload.Size): a receiver that knows it reads the body into one buffer,
+// where a chunked one is grown a copy at a time. Closing it removes the
+// file.
+func Body(write func(w io.Writer) error) (*Upload, error) {
 	f, err := os.CreateTemp("", "budge-batch-*")
 	if err != nil {
 		return nil, err
 	}
-	tmp := &tempFile{f}
+	tmp := &Upload{File: f}
 	w := bufio.NewWriterSize(f, 1<<16)
 	if err := write(w); err != nil {
 		tmp.Close()
 		return nil, err
 	}
 	if err := w.Flush(); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if tmp.Size, err = f.Seek(0, io.SeekCurrent); err != nil {
 		tmp.Close()
 		return nil, err
 	}
@@ -154,13 +161,27 @@ func Body(write func(w io.Writer) error) (io.ReadCloser, error) {
 	return tmp, nil
 }
 
-// tempFile is a temporary file removed when closed.
-type tempFile struct{ *os.File }
+// Upload is an upload's body in a temporary file, removed when closed,
+// and its size in bytes.
+type Upload struct {
+	*os.File
+	Size int64
+}
 
-func (t *tempFile) Close() error {
+// Close closes the file and removes it.
+func (t *Upload) Close() error {
 	err := t.File.Close()
 	os.Remove(t.Name())
 	return err
+}
+
+// WithLength sets a request's length (a middleware of either SDK, whose
+// own wrapping of an upload's body hides its length from Go's transport).
+func WithLength(n int64) func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		req.ContentLength = n
+		return next(req)
+	}
 }
 
 // Status is a batch as the provider reports it.

@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/buildlab/budge/chat"
+	"github.com/buildlab/budge/internal/jsontext"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/provider/batch"
 )
@@ -48,12 +49,18 @@ func (b *Batch) Encode(req *chat.Request) ([]byte, error) {
 	return Body(&r, b.p.cfg.Format)
 }
 
-// batchLine is one line of the input file.
-type batchLine struct {
-	CustomID string          `json:"custom_id"`
-	Method   string          `json:"method"`
-	URL      string          `json:"url"`
-	Body     json.RawMessage `json:"body"`
+// appendBatchLine appends a request's line of a batch input file, as
+// json.Encoder writes it (custom_id, method, url, body): body is a request body as Body
+// writes it (compact JSON, without HTML escapes), so that what the
+// encoder did to it (validate and compact it again, escape <, > and &, a
+// third of a batch run's encoding) comes down to the escapes, made as the
+// body is copied.
+func appendBatchLine(b []byte, customID string, body []byte) []byte {
+	b = append(b, `{"custom_id":`...)
+	b = jsontext.AppendString(b, customID)
+	b = append(b, `,"method":"POST","url":"/v1/chat/completions","body":`...)
+	b = jsontext.AppendHTMLEscaped(b, body)
+	return append(b, "}\n"...)
 }
 
 // Submit uploads the requests and creates a batch of them. The upload's
@@ -76,12 +83,11 @@ func (b *Batch) Submit(ctx context.Context, token string, reqs batch.Requests) (
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(part)
+			var line []byte
 			if err := reqs.Each(func(r batch.Request) error {
-				if err := enc.Encode(batchLine{CustomID: r.CustomID, Method: "POST", URL: "/v1/chat/completions", Body: r.Body}); err != nil {
-					return &provider.Error{Kind: provider.BadRequest, Msg: err.Error()}
-				}
-				return nil
+				line = appendBatchLine(line[:0], r.CustomID, r.Body)
+				_, err := part.Write(line)
+				return err
 			}); err != nil {
 				return err
 			}
@@ -91,7 +97,7 @@ func (b *Batch) Submit(ctx context.Context, token string, reqs batch.Requests) (
 			return err
 		}
 		defer body.Close()
-		return b.p.client.Post(ctx, "files", nil, nil, opt, option.WithRequestBody(ct, body))
+		return b.p.client.Post(ctx, "files", nil, nil, opt, option.WithRequestBody(ct, body), option.WithMiddleware(batch.WithLength(body.Size)))
 	})
 	if err != nil {
 		return "", tooLarge(err)

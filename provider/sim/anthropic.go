@@ -227,15 +227,17 @@ func (s *Server) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ids := map[string]bool{}
-	var lines [][]byte
+	var lines []batchRequest
 	for i, q := range req.Requests {
 		if !validCustomID(q.CustomID) || ids[q.CustomID] {
 			writeAnthropicError(w, 400, "invalid_request_error", fmt.Sprintf("requests[%d].custom_id %q is invalid or repeated", i, q.CustomID))
 			return
 		}
 		ids[q.CustomID] = true
-		line, _ := json.Marshal(map[string]any{"custom_id": q.CustomID, "params": q.Params})
-		lines = append(lines, line)
+		// The params as they were kept within a line of the batch, compact
+		// and with HTML escapes (json.Marshal of them).
+		params, _ := json.Marshal(q.Params)
+		lines = append(lines, batchRequest{q.CustomID, params})
 	}
 	sb := s.newBatch("anthropic", lines, nil)
 	if s.loseAnswer(w, sb.nth) {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/buildlab/budge/internal/jsontext"
 )
 
 // BatchOptions set how the server's batch endpoints behave: OpenAI's Batch
@@ -191,9 +192,9 @@ type simBatch struct {
 	nth       int
 	created   time.Time
 	endpoint  string
-	input     string   // input file (openai)
-	lines     [][]byte // the requests, until the batch ends
-	total     int      // how many
+	input     string         // input file (openai)
+	lines     []batchRequest // the requests, until the batch ends
+	total     int            // how many
 	metadata  map[string]string
 	status    string
 	ended     time.Time
@@ -240,22 +241,20 @@ func (s *Server) bt() *batches {
 const maxBatchFile = 200 << 20
 
 func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseMultipartForm(32 << 20); err != nil {
+	purpose, name, data, ok, err := readUpload(r)
+	if err != nil {
 		writeError(w, 400, "invalid_request_error", "expected a multipart form with file and purpose", nil)
 		return
 	}
-	if p := r.FormValue("purpose"); p != "batch" {
-		writeError(w, 400, "invalid_request_error", fmt.Sprintf("purpose must be batch, got %q", p), nil)
+	if purpose != "batch" {
+		writeError(w, 400, "invalid_request_error", fmt.Sprintf("purpose must be batch, got %q", purpose), nil)
 		return
 	}
-	f, hdr, err := r.FormFile("file")
-	if err != nil {
+	if !ok {
 		writeError(w, 400, "invalid_request_error", "no file in the form", nil)
 		return
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxBatchFile+1))
-	if err != nil || len(data) > maxBatchFile || s.o.Batch.MaxBytes > 0 && int64(len(data)) > s.o.Batch.MaxBytes {
+	if len(data) > maxBatchFile || s.o.Batch.MaxBytes > 0 && int64(len(data)) > s.o.Batch.MaxBytes {
 		writeError(w, 400, "invalid_request_error", "File is too large: a batch input file can be up to 200 MB in size.", nil)
 		return
 	}
@@ -266,7 +265,51 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
 	b.files[id] = data
 	b.mu.Unlock()
 	writeJSON(w, 200, map[string]any{"id": id, "object": "file", "bytes": len(data), "created_at": time.Now().Unix(),
-		"filename": hdr.Filename, "purpose": "batch", "status": "processed"}, nil)
+		"filename": name, "purpose": "batch", "status": "processed"}, nil)
+}
+
+// readUpload reads a file upload's form as it streams in: its purpose
+// (the form's value, else the query's, as Request.FormValue reads it)
+// and its file part's name and bytes (ok says there was one), up to one
+// byte past maxBatchFile. Parsing the form first kept a file over 32 MB
+// on disk and read it back, and grew its bytes a copy at a time: most of
+// what an upload cost the server.
+func readUpload(r *http.Request) (purpose, name string, data []byte, ok bool, err error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return "", "", nil, false, err
+	}
+	gotPurpose := false
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", "", nil, false, err
+		}
+		switch {
+		case p.FormName() == "file" && p.FileName() != "" && !ok:
+			// The request's length bounds the file's: one buffer holds it.
+			hint := min(max(r.ContentLength, 0), maxBatchFile+1) + bytes.MinRead
+			buf := bytes.NewBuffer(make([]byte, 0, hint))
+			if _, err := buf.ReadFrom(io.LimitReader(p, maxBatchFile+1)); err != nil {
+				return "", "", nil, false, err
+			}
+			name, data, ok = p.FileName(), buf.Bytes(), true
+		case p.FormName() == "purpose" && p.FileName() == "" && !gotPurpose:
+			v, err := io.ReadAll(io.LimitReader(p, 1<<10))
+			if err != nil {
+				return "", "", nil, false, err
+			}
+			purpose, gotPurpose = string(v), true
+		}
+		p.Close()
+	}
+	if !gotPurpose {
+		purpose = r.URL.Query().Get("purpose")
+	}
+	return purpose, name, data, ok, nil
 }
 
 func (s *Server) fileContent(w http.ResponseWriter, r *http.Request) {
@@ -352,8 +395,16 @@ func (s *Server) loseAnswer(w http.ResponseWriter, nth int) bool {
 	return false
 }
 
-// newBatch registers a batch of request lines.
-func (s *Server) newBatch(style string, lines [][]byte, meta map[string]string) *simBatch {
+// batchRequest is a request of a batch: its custom_id and its body (an
+// OpenAI line's body, a message batch request's params), read once when
+// the batch is created.
+type batchRequest struct {
+	customID string
+	body     []byte
+}
+
+// newBatch registers a batch of requests.
+func (s *Server) newBatch(style string, lines []batchRequest, meta map[string]string) *simBatch {
 	b := s.bt()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -396,22 +447,24 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "invalid_request_error", "no such input file", nil)
 		return
 	}
-	var lines [][]byte
+	var lines []batchRequest
 	ids := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxBatchFile)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+	// The lines are read in place: a request's body is a slice of the
+	// file, kept until the batch ends.
+	for n, rest := 1, data; len(rest) > 0; n++ {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
-		var l struct {
-			CustomID string          `json:"custom_id"`
-			Method   string          `json:"method"`
-			URL      string          `json:"url"`
-			Body     json.RawMessage `json:"body"`
+		var l inputLine
+		var err error
+		if !decodeInputLine(line, &l) {
+			l = inputLine{}
+			err = json.Unmarshal(line, &l)
 		}
-		if err := json.Unmarshal(line, &l); err != nil || l.CustomID == "" || l.Method != "POST" || l.URL != req.Endpoint {
+		if err != nil || l.CustomID == "" || l.Method != "POST" || l.URL != req.Endpoint {
 			writeError(w, 400, "invalid_request_error", fmt.Sprintf("input file line %d is not a request line for %s", n, req.Endpoint), nil)
 			return
 		}
@@ -420,7 +473,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ids[l.CustomID] = true
-		lines = append(lines, append([]byte(nil), line...))
+		lines = append(lines, batchRequest{l.CustomID, l.Body})
 	}
 	if len(lines) == 0 || len(lines) > 50_000 {
 		writeError(w, 400, "invalid_request_error", fmt.Sprintf("a batch holds 1 to 50000 requests, got %d", len(lines)), nil)
@@ -599,17 +652,8 @@ func (s *Server) cancel(sb *simBatch) {
 // batchLine answers one request line into the batch's results; every
 // request the model answers is in the server's request log, as a chat
 // request would be, with the fault "batch".
-func (s *Server) batchLine(sb *simBatch, out, errs *bytes.Buffer, line []byte, outcome string) {
-	var l struct {
-		CustomID string          `json:"custom_id"`
-		Body     json.RawMessage `json:"body"`   // openai
-		Params   json.RawMessage `json:"params"` // anthropic
-	}
-	json.Unmarshal(line, &l)
-	body := l.Body
-	if sb.style == "anthropic" {
-		body = l.Params
-	}
+func (s *Server) batchLine(sb *simBatch, out, errs *bytes.Buffer, l batchRequest, outcome string) {
+	body := l.body
 	var status int
 	var resp []byte
 	var reqID string
@@ -645,30 +689,49 @@ func (s *Server) batchLine(sb *simBatch, out, errs *bytes.Buffer, line []byte, o
 			}
 			res = map[string]any{"type": "errored", "error": map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": msg}}}
 		}
-		b, _ := json.Marshal(map[string]any{"custom_id": l.CustomID, "result": res})
+		b, _ := json.Marshal(map[string]any{"custom_id": l.customID, "result": res})
 		out.Write(append(b, '\n'))
 		return
 	}
 	switch {
 	case outcome == "expired" || outcome == "cancelled":
-		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.CustomID, "custom_id": l.CustomID, "response": nil,
+		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.customID, "custom_id": l.customID, "response": nil,
 			"error": map[string]any{"code": "batch_" + outcome, "message": "This request could not be executed before the batch " + outcome + "."}})
 		errs.Write(append(b, '\n'))
 	case status == 200:
 		sb.completed++
-		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.CustomID, "custom_id": l.CustomID,
-			"response": map[string]any{"status_code": 200, "request_id": reqID, "body": json.RawMessage(resp)}, "error": nil})
-		out.Write(append(b, '\n'))
+		out.Write(appendResultLine(nil, l.customID, reqID, status, resp))
 	default:
 		sb.failed++
 		eb := resp
 		if status == 500 {
 			eb, _ = json.Marshal(map[string]any{"error": map[string]any{"message": "The server had an error (injected by budge sim serve)", "type": "server_error", "code": "server_error"}})
 		}
-		b, _ := json.Marshal(map[string]any{"id": "batch_req_" + l.CustomID, "custom_id": l.CustomID,
-			"response": map[string]any{"status_code": status, "request_id": reqID, "body": json.RawMessage(eb)}, "error": nil})
-		errs.Write(append(b, '\n'))
+		errs.Write(appendResultLine(nil, l.customID, reqID, status, eb))
 	}
+}
+
+// appendResultLine appends the line of an OpenAI output or error file for
+// a request that ran, as json.Marshal writes it of a map (its keys in
+// order), with its newline. body is compact JSON (encodeResponse's or
+// json.Marshal's), which json.Marshal only HTML-escapes: compacting it
+// again was most of what the server spent writing results.
+func appendResultLine(b []byte, customID, reqID string, status int, body []byte) []byte {
+	b = append(b, `{"custom_id":`...)
+	b = jsontext.AppendString(b, customID)
+	b = append(b, `,"error":null,"id":`...)
+	b = jsontext.AppendString(b, "batch_req_"+customID)
+	b = append(b, `,"response":{"body":`...)
+	if body == nil {
+		b = append(b, "null"...)
+	} else {
+		b = jsontext.AppendHTMLEscaped(b, body)
+	}
+	b = append(b, `,"request_id":`...)
+	b = jsontext.AppendString(b, reqID)
+	b = append(b, `,"status_code":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	return append(b, "}}\n"...)
 }
 
 // answer asks the model a request of the batch's style and encodes its

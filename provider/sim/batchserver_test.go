@@ -111,3 +111,69 @@ func TestBatchServerRefusesOversizedBatches(t *testing.T) {
 		t.Errorf("an OpenAI batch under max-bytes: %d %.300s; want 200", status, body)
 	}
 }
+
+// An upload is read as the form gives it, its parts in either order: the
+// file is served back byte for byte, and a form without the purpose
+// batch, without a file, or that is no multipart form is refused.
+func TestBatchServerUploads(t *testing.T) {
+	_, url := serve(t, sim.ServerOptions{})
+	content := []byte(`{"custom_id":"r1","method":"POST","url":"/v1/chat/completions","body":{"model":"sim","messages":[]}}` + "\n")
+	upload := func(parts ...string) (int, string) {
+		var form bytes.Buffer
+		mw := multipart.NewWriter(&form)
+		for _, p := range parts {
+			switch p {
+			case "file":
+				fw, _ := mw.CreateFormFile("file", "batch.jsonl")
+				fw.Write(content)
+			default:
+				mw.WriteField("purpose", p)
+			}
+		}
+		mw.Close()
+		res, err := http.Post(url+"/v1/files", mw.FormDataContentType(), &form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	for _, order := range [][]string{{"batch", "file"}, {"file", "batch"}} {
+		status, body := upload(order...)
+		var f struct{ ID, Filename string }
+		if status != 200 || json.Unmarshal([]byte(body), &f) != nil || f.Filename != "batch.jsonl" {
+			t.Fatalf("upload of %v: %d %s", order, status, body)
+		}
+		res, err := http.Get(url + "/v1/files/" + f.ID + "/content")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !bytes.Equal(got, content) {
+			t.Errorf("upload of %v served back as %q", order, got)
+		}
+	}
+	for _, tc := range []struct {
+		parts []string
+		says  string
+	}{
+		{[]string{"file", "fine-tune"}, `purpose must be batch, got \"fine-tune\"`},
+		{[]string{"file"}, `purpose must be batch, got \"\"`},
+		{[]string{"batch"}, "no file in the form"},
+	} {
+		if status, body := upload(tc.parts...); status != 400 || !strings.Contains(body, tc.says) {
+			t.Errorf("upload of %v: %d %s; want 400 saying %s", tc.parts, status, body, tc.says)
+		}
+	}
+	res, err := http.Post(url+"/v1/files", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 400 || !strings.Contains(string(body), "expected a multipart form") {
+		t.Errorf("a JSON upload: %d %s", res.StatusCode, body)
+	}
+}

@@ -104,3 +104,24 @@ func TestEncodeResponseAsBefore(t *testing.T) {
 		check(resp)
 	}
 }
+
+// A result line is json.Marshal's of the line as a map, byte for byte,
+// for the bodies the server writes: answers (encodeResponse's, with what
+// json.Marshal escapes) and error bodies (json.Marshal's).
+func TestResultLineAsMarshal(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	errBody, _ := json.Marshal(map[string]any{"error": map[string]any{"message": "a <b> & c", "type": "t", "code": "c"}})
+	bodies := [][]byte{errBody, nil}
+	for _, content := range []string{"plain", "a <b> & c", "line\u2028sep\u2029", `quote " and \ back`, "é 中"} {
+		bodies = append(bodies, encodeResponse(&chat.Response{Message: chat.Message{Role: chat.Assistant, Content: content}}, now))
+	}
+	for _, body := range bodies {
+		for _, id := range []string{"r1-s2-t1-a0-i0", "id<&>\"x"} {
+			want, _ := json.Marshal(map[string]any{"id": "batch_req_" + id, "custom_id": id,
+				"response": map[string]any{"status_code": 200, "request_id": "req_<1>", "body": json.RawMessage(body)}, "error": nil})
+			if got := appendResultLine(nil, id, "req_<1>", 200, body); !bytes.Equal(got, append(want, '\n')) {
+				t.Errorf("result line of %q, %s:\n got %s\nwant %s", id, body, got, want)
+			}
+		}
+	}
+}

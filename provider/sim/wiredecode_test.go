@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -167,5 +168,58 @@ func BenchmarkDecodeWire(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A batch input line is read by decodeInputLine as json.Unmarshal reads
+// it, or left to it: the lines budge writes (a run's requests as bodies),
+// those same lines with bytes changed, and lines json.Unmarshal reads
+// otherwise (keys in other letter case or given twice, escapes).
+func TestDecodeInputLineAsUnmarshal(t *testing.T) {
+	check := func(line []byte) bool {
+		t.Helper()
+		var fast, slow inputLine
+		ok := decodeInputLine(line, &fast)
+		err := json.Unmarshal(line, &slow)
+		if ok && err != nil {
+			t.Fatalf("decodeInputLine read %q, which json.Unmarshal refuses: %v", line, err)
+		}
+		if ok && !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("decodeInputLine read %q as\n%#v\njson.Unmarshal as\n%#v", line, fast, slow)
+		}
+		return ok
+	}
+	var lines [][]byte
+	for i, body := range runBodies(t, "") {
+		line := fmt.Appendf(nil, `{"custom_id":"run-s%d-t1-a0-i0","method":"POST","url":"/v1/chat/completions","body":%s}`, i, body)
+		if !check(line) {
+			t.Errorf("decodeInputLine left a run's line to json.Unmarshal: %.200s", line)
+		}
+		lines = append(lines, line)
+	}
+	for _, line := range []string{
+		` { "custom_id" : "a\u0062" , "body" : null , "method" : "POST" , "url" : "/v1/x", "extra": [1, {"b": "c"}] } `,
+		`{"custom_id":null,"body":{}}`,
+		`{}`,
+	} {
+		if !check([]byte(line)) {
+			t.Errorf("decodeInputLine left %s to json.Unmarshal", line)
+		}
+	}
+	for _, line := range []string{
+		``, `null`, `{"custom_id":"a"`, `{"custom_id":"a"}x`, `{"Custom_ID":"a"}`, `{"body":1,"body":2}`,
+		`{"custom_id":5}`, `{"custom_id":"\ud83d\ude00"}`, `{"body":[1,]}`,
+	} {
+		if check([]byte(line)) {
+			t.Errorf("decodeInputLine read %q, which it should leave to json.Unmarshal", line)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("{}[]\":,\\ \nu0aZ-.e+ntfl\x00\xff")
+	for range 2000 {
+		b := append([]byte(nil), lines[rng.IntN(len(lines))]...)
+		i := rng.IntN(len(b))
+		b[i] = alphabet[rng.IntN(len(alphabet))]
+		check(b)
 	}
 }
