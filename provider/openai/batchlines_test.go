@@ -27,7 +27,7 @@ func TestBatchResultLineOverLimit(t *testing.T) {
 	}
 	big := `{"id":"b-big","custom_id":"big","response":{"status_code":200,"body":{"pad":"` + strings.Repeat("x", limits.MaxBatchResultLine) + `"}}}`
 	file := ok("a") + "\n" + big + "\n" + ok("b") + "\n"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	api := batchAPIAt(t, func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/batches/batch_1"):
 			fmt.Fprint(w, `{"id":"batch_1","object":"batch","endpoint":"/v1/chat/completions","status":"completed","output_file_id":"file_out","created_at":1,"completion_window":"24h","input_file_id":"in"}`)
@@ -36,14 +36,9 @@ func TestBatchResultLineOverLimit(t *testing.T) {
 		default:
 			http.NotFound(w, r)
 		}
-	}))
-	defer srv.Close()
-	p, err := New(Config{Name: "openai", Model: "m", BaseURL: srv.URL, APIKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	var got []string
-	err = p.BatchAPI().Results(context.Background(), "batch_1", func(r batch.Result) error {
+	err := api.Results(context.Background(), "batch_1", func(r batch.Result) error {
 		switch {
 		case r.Err != nil && r.Err.Kind == provider.ResponseTooLarge:
 			got = append(got, r.CustomID+":too large")
@@ -109,7 +104,7 @@ func (l reqList) Each(fn func(batch.Request) error) error {
 func TestBatchUploadHasLength(t *testing.T) {
 	var length, read int64 = -2, -2
 	var chunked []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	api := batchAPIAt(t, func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/files"):
 			length, chunked = r.ContentLength, r.TransferEncoding
@@ -121,18 +116,26 @@ func TestBatchUploadHasLength(t *testing.T) {
 		default:
 			http.NotFound(w, r)
 		}
-	}))
-	defer srv.Close()
-	p, err := New(Config{Name: "openai", Model: "m", BaseURL: srv.URL, APIKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	reqs := reqList{{CustomID: "r1", Body: []byte(`{"model":"m","messages":[]}`)}, {CustomID: "r2", Body: []byte(`{"model":"m","messages":[{"role":"user","content":"<x>"}]}`)}}
-	id, err := p.BatchAPI().Submit(context.Background(), "budge-tok", reqs)
+	id, err := api.Submit(context.Background(), "budge-tok", reqs)
 	if err != nil || id != "batch_1" {
 		t.Fatalf("submit: %q, %v", id, err)
 	}
 	if length <= 0 || length != read || len(chunked) > 0 {
 		t.Errorf("upload sent with length %d, %d bytes read, transfer encoding %q", length, read, chunked)
 	}
+}
+
+// batchAPIAt is the OpenAI batch API of a provider whose endpoint is
+// handler.
+func batchAPIAt(t *testing.T, handler http.HandlerFunc) batch.API {
+	t.Helper()
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	p, err := New(Config{Name: "openai", Model: "m", BaseURL: srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.BatchAPI()
 }
