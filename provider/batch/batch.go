@@ -947,23 +947,10 @@ func (b *Batcher) submitPart(ctx context.Context, wave int, reqs spoolRequests) 
 		return append(out, more...), err
 	}
 	if err != nil && ctx.Err() != nil {
-		// Interrupted with the create in flight: the provider may have
-		// taken the batch. Found, it is returned to be cancelled with the
-		// wave's others; not found, it stays stored as submitting, and a
-		// resume looks for it again before sending its requests.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		found, ferr := b.c.API.Find(cctx, b.lookup(cctx, r))
-		if ferr != nil || found == "" {
-			return nil, err
-		}
-		r.ID, r.State, r.Found = found, Submitted, true
-		b.count(func(s *Stats) { s.Found++; s.Batches++; s.Requests += reqs.n })
-		if perr := b.c.Ledger.PutBatch(cctx, r); perr != nil {
-			return nil, perr
-		}
-		r.Requests = nil
-		return []sent{{r: r, off: reqs.off, end: reqs.end}}, err
+		// Interrupted, and the provider does not have it: it stays
+		// stored as submitting, and a resume looks for it again before
+		// its requests go out.
+		return nil, err
 	}
 	if err != nil {
 		r.State = Lost
@@ -984,7 +971,9 @@ func (b *Batcher) submitPart(ctx context.Context, wave int, reqs spoolRequests) 
 		return nil, nil
 	}
 	r.ID, r.State = id, Submitted
-	if err := b.c.Ledger.PutBatch(ctx, r); err != nil {
+	// Stored even when the run was interrupted meanwhile: the wave then
+	// cancels it at the provider.
+	if err := b.c.Ledger.PutBatch(context.WithoutCancel(ctx), r); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
@@ -1000,7 +989,9 @@ func (b *Batcher) submitPart(ctx context.Context, wave int, reqs spoolRequests) 
 // about the batch (the endpoint down, a rate limit) for up to ten
 // minutes: an outage is not an observation of the model. Before each new
 // try it looks for the batch at the provider: a create whose answer was
-// lost may have been taken.
+// lost may have been taken. So it does once when ctx is cancelled with a
+// create in flight (an interrupt), with a context of its own: a batch the
+// provider took is returned, for the wave to cancel.
 func (b *Batcher) submit(ctx context.Context, r *Record, reqs Requests) (string, error) {
 	wait := time.Second
 	deadline := time.Now().Add(10 * time.Minute)
@@ -1010,14 +1001,24 @@ func (b *Batcher) submit(ctx context.Context, r *Record, reqs Requests) (string,
 			return id, nil
 		}
 		pe := provider.Classify(ctx, err)
-		if !pe.Kind.Infrastructure() || time.Now().After(deadline) {
+		interrupted := ctx.Err() != nil
+		if !interrupted && (!pe.Kind.Infrastructure() || time.Now().After(deadline)) {
 			return "", err
 		}
-		if found, ferr := b.c.API.Find(ctx, b.lookup(ctx, *r)); ferr == nil && found != "" {
+		fctx := ctx
+		if interrupted {
+			var cancel context.CancelFunc
+			fctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+		}
+		if found, ferr := b.c.API.Find(fctx, b.lookup(fctx, *r)); ferr == nil && found != "" {
 			r.Found = true
 			b.count(func(s *Stats) { s.Found++ })
 			b.note(Event{Wave: r.Wave, Note: fmt.Sprintf("submitting a batch failed (%v), and the provider has it: batch %s", pe, found)})
 			return found, nil
+		}
+		if interrupted {
+			return "", err
 		}
 		b.note(Event{Note: fmt.Sprintf("submitting a batch failed (%v); trying again in %s", pe, wait)})
 		if err := b.c.Sleep(ctx, wait); err != nil {
