@@ -19,7 +19,7 @@ import (
 // call; this reads one in a fraction of json.Unmarshal's time.
 func decodeWire(b []byte, w *wireRequest) bool {
 	d := wireDecoder{b: b}
-	ok := d.object(func(key string) bool {
+	return d.whole(func(key string) bool {
 		switch key {
 		case "model":
 			return d.str(&w.Model)
@@ -42,8 +42,6 @@ func decodeWire(b []byte, w *wireRequest) bool {
 		}
 		return d.unknown(key, "model", "messages", "tools", "response_format", "seed", "temperature", "max_tokens", "max_completion_tokens", "stream")
 	})
-	d.space()
-	return ok && d.i == len(d.b)
 }
 
 // inputLine is a line of an OpenAI batch input file.
@@ -60,7 +58,7 @@ type inputLine struct {
 // lines was the larger part of what the server spent creating a batch.
 func decodeInputLine(line []byte, l *inputLine) bool {
 	d := wireDecoder{b: line}
-	ok := d.object(func(key string) bool {
+	return d.whole(func(key string) bool {
 		switch key {
 		case "custom_id":
 			return d.str(&l.CustomID)
@@ -75,8 +73,6 @@ func decodeInputLine(line []byte, l *inputLine) bool {
 		}
 		return d.unknown(key, "custom_id", "method", "url", "body")
 	})
-	d.space()
-	return ok && d.i == len(d.b)
 }
 
 // wireDecoder reads JSON from b at i.
@@ -84,6 +80,14 @@ type wireDecoder struct {
 	b     []byte
 	i     int
 	depth int
+}
+
+// whole reads b as one object, field reading each member's value, with
+// nothing after it but white space.
+func (d *wireDecoder) whole(field func(key string) bool) bool {
+	ok := d.object(field)
+	d.space()
+	return ok && d.i == len(d.b)
 }
 
 func (d *wireDecoder) space() {
