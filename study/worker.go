@@ -30,8 +30,15 @@ import (
 const workerPoll = 500 * time.Millisecond
 
 // localClaim is how many cells the one worker of a run on a local store
-// claims at a time.
+// claims at a time, at the least.
 const localClaim = 128
+
+// maxClaim is how many cells a worker claims at a time at the most. A
+// claim returns its cells' ids at once; a batch run's concurrency is its
+// whole wave, and claiming a million cells in one go held about 100 MB of
+// them while the first pass began (bench/RESULTS.md, Batch). The runner
+// takes jobs as it starts them, so the next claim comes when it needs it.
+const maxClaim = 4096
 
 // ErrWorkerStopped is returned by Work when the worker stopped before the
 // run was done (Ctrl-C, an outage, the cost limit): the cells it held went
@@ -314,6 +321,7 @@ func work(ctx context.Context, st *store.Store, c Control, run store.Run, p prot
 	if !st.Shared() {
 		batch = max(localClaim, c.Concurrency)
 	}
+	batch = min(batch, maxClaim)
 	jobs := claimed(ctx, drain, w, p, batch, &claimErr)
 	stats, err := execute(ctx, st, c, p, s, w, cells.Left(), jobs)
 	if e != nil {
