@@ -69,6 +69,7 @@ var suite = []struct {
 	{"UnstoreFailed", testUnstoreFailed},
 	{"TextFromOutsideRoundTrips", testTextFromOutsideRoundTrips},
 	{"ViewIndex", testViewIndex},
+	{"Batches", testBatches},
 }
 
 // TestBackends runs the conformance suite on every backend.

@@ -21,22 +21,40 @@ ON CONFLICT (run_id, token) DO UPDATE SET wave = excluded.wave, state = excluded
 	return s.fail(err)
 }
 
-// Batches returns a run's stored batches in the order of their waves.
-func (s *Store) Batches(ctx context.Context, runID string) ([]BatchRow, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT token, wave, state, record FROM run_batches WHERE run_id = $1 ORDER BY wave, token`, runID)
+// Batches calls fn with each of a run's stored batches, in the order of
+// their waves, one row at a time: an open batch's record holds its
+// requests, and a wave's records read together would hold the whole wave
+// (a million requests in a million-session run).
+func (s *Store) Batches(ctx context.Context, runID string, fn func(BatchRow) error) error {
+	return s.batches(ctx, fn, `SELECT token, wave, state, record FROM run_batches WHERE run_id = $1 ORDER BY wave, token`, runID)
+}
+
+// Batch returns the stored batch of a run with the token given; ok is
+// false when the run has none.
+func (s *Store) Batch(ctx context.Context, runID, token string) (b BatchRow, ok bool, err error) {
+	err = s.batches(ctx, func(r BatchRow) error {
+		b, ok = r, true
+		return nil
+	}, `SELECT token, wave, state, record FROM run_batches WHERE run_id = $1 AND token = $2`, runID, token)
+	return b, ok, err
+}
+
+func (s *Store) batches(ctx context.Context, fn func(BatchRow) error, query string, args ...any) error {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, s.fail(err)
+		return s.fail(err)
 	}
 	defer rows.Close()
-	var out []BatchRow
 	for rows.Next() {
 		var b BatchRow
 		var rec string
 		if err := rows.Scan(&b.Token, &b.Wave, &b.State, &rec); err != nil {
-			return nil, s.fail(err)
+			return s.fail(err)
 		}
 		b.Record = json.RawMessage(rec)
-		out = append(out, b)
+		if err := fn(b); err != nil {
+			return err
+		}
 	}
-	return out, s.fail(rows.Err())
+	return s.fail(rows.Err())
 }

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,17 +64,38 @@ type batchLedger struct {
 }
 
 func (l batchLedger) Batches(ctx context.Context) ([]batch.Record, error) {
-	rows, err := l.st.Batches(ctx, l.runID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]batch.Record, len(rows))
-	for i, r := range rows {
-		if err := json.Unmarshal(r.Record, &out[i]); err != nil {
-			return nil, fmt.Errorf("run %s: stored batch %s: %w", l.runID, r.Token, err)
+	var out []batch.Record
+	err := l.st.Batches(ctx, l.runID, func(row store.BatchRow) error {
+		// The requests are counted, not kept (batch.Ledger).
+		var head struct {
+			batch.Record
+			Requests []struct{} `json:"requests"`
 		}
+		if err := json.Unmarshal(row.Record, &head); err != nil {
+			return fmt.Errorf("run %s: stored batch %s: %w", l.runID, row.Token, err)
+		}
+		r := head.Record
+		if head.Requests != nil {
+			r.Count = len(head.Requests)
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+func (l batchLedger) Requests(ctx context.Context, token string) ([]batch.Entry, error) {
+	row, ok, err := l.st.Batch(ctx, l.runID, token)
+	if err != nil || !ok {
+		return nil, cmp.Or(err, fmt.Errorf("run %s: no stored batch %s", l.runID, token))
 	}
-	return out, nil
+	var r struct {
+		Requests []batch.Entry `json:"requests"`
+	}
+	if err := json.Unmarshal(row.Record, &r); err != nil {
+		return nil, fmt.Errorf("run %s: stored batch %s: %w", l.runID, token, err)
+	}
+	return r.Requests, nil
 }
 
 func (l batchLedger) PutBatch(ctx context.Context, r batch.Record) error {

@@ -251,3 +251,38 @@ func TestCancelledBatchAnswersCollectedOnResume(t *testing.T) {
 		t.Errorf("the report does not count the cancelled batch's answers:\n%s", txt)
 	}
 }
+
+// The store's ledger of batches hands the batcher every batch without
+// its requests, counted, and one batch's requests when asked: an open
+// wave's records read together would hold all of its requests.
+func TestBatchLedgerCountsRequests(t *testing.T) {
+	ctx := context.Background()
+	l := batchLedger{storetest.Open(t), "r1"}
+	open := batch.Record{Token: "t-open", Wave: 1, State: batch.Submitted, Requests: []batch.Entry{{CustomID: "a", Key: "k1"}, {CustomID: "b", Key: "k2"}}}
+	done := batch.Record{Token: "t-done", Wave: 1, State: batch.Collected, Count: 5}
+	for _, r := range []batch.Record{open, done} {
+		if err := l.PutBatch(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := l.Batches(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d batches, want 2", len(recs))
+	}
+	for _, r := range recs {
+		want := map[string]int{"t-open": 2, "t-done": 5}[r.Token]
+		if r.Requests != nil || r.Len() != want {
+			t.Errorf("batch %s: %d requests returned, Len %d; want none returned, Len %d", r.Token, len(r.Requests), r.Len(), want)
+		}
+	}
+	got, err := l.Requests(ctx, "t-open")
+	if err != nil || len(got) != 2 || got[0] != open.Requests[0] || got[1] != open.Requests[1] {
+		t.Errorf("requests of t-open: %v, %v; want %v", got, err, open.Requests)
+	}
+	if _, err := l.Requests(ctx, "t-none"); err == nil || !strings.Contains(err.Error(), "no stored batch t-none") {
+		t.Errorf("requests of a batch never stored: %v", err)
+	}
+}

@@ -411,8 +411,11 @@ func TestBatchInterruptCancelsOpenBatches(t *testing.T) {
 		t.Fatalf("batches at the server after the interrupt: %v, want the one open batch cancelled", got)
 	}
 	st := storetest.OpenDir(t, dir)
-	rows, err := st.Batches(context.Background(), id)
-	if err != nil {
+	var rows []store.BatchRow
+	if err := st.Batches(context.Background(), id, func(r store.BatchRow) error {
+		rows = append(rows, r)
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 1 || rows[0].State != "cancelled" {

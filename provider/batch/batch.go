@@ -283,7 +283,13 @@ type Entry struct {
 
 // Ledger keeps a run's batches (the store).
 type Ledger interface {
+	// Batches returns the run's batches without their requests (Count
+	// says how many each holds): the open batches of a wave hold all of
+	// the wave's requests, and a batcher reads them one batch at a time,
+	// with Requests, as it collects each.
 	Batches(ctx context.Context) ([]Record, error)
+	// Requests returns the requests stored with a batch.
+	Requests(ctx context.Context, token string) ([]Entry, error)
 	PutBatch(ctx context.Context, r Record) error
 }
 
@@ -467,6 +473,11 @@ func (b *Batcher) Start(ctx context.Context) error {
 				b.keepReplay(r)
 			}
 			continue
+		}
+		// Its requests, read now: the batch is looked for by them, stored
+		// again with them and collected against them.
+		if r.Requests, err = b.c.Ledger.Requests(ctx, r.Token); err != nil {
+			return err
 		}
 		if r.ID == "" {
 			id, err := b.c.API.Find(ctx, lookup(r, known))

@@ -33,9 +33,23 @@ func (l *ledger) Batches(context.Context) ([]batch.Record, error) {
 	defer l.mu.Unlock()
 	var out []batch.Record
 	for _, t := range l.ord {
-		out = append(out, l.recs[t])
+		r := l.recs[t]
+		if r.Requests != nil { // as batch.Ledger says: counted, not returned
+			r.Count, r.Requests = len(r.Requests), nil
+		}
+		out = append(out, r)
 	}
 	return out, nil
+}
+
+func (l *ledger) Requests(_ context.Context, token string) ([]batch.Entry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, ok := l.recs[token]
+	if !ok {
+		return nil, fmt.Errorf("no batch %s", token)
+	}
+	return r.Requests, nil
 }
 
 func (l *ledger) PutBatch(_ context.Context, r batch.Record) error {
