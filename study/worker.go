@@ -289,6 +289,10 @@ func ensureCells(ctx context.Context, st *store.Store, run store.Run, p protocol
 // resumption is what it stands for (nil for a run's first process).
 func work(ctx context.Context, st *store.Store, c Control, run store.Run, p protocol, s *stack.Stack, resumption []byte) (Result, error) {
 	h := p.head()
+	if s.Batch != nil {
+		// Until the run is scored: its journal's index is live to the end.
+		defer limitMemory()()
+	}
 	if c.Started != nil {
 		c.Started(run.ID)
 	}
