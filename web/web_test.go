@@ -9,10 +9,12 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,22 +40,67 @@ func loadScored(ctx context.Context, st *store.Store, id string) (*study.View, e
 // simRun stores the default simulator run (seed 11) in a fresh store.
 func simRun(t testing.TB) (*store.Store, string) { return simRunOf(t, "sim") }
 
-// simRunOf stores a seeded run of a simulator profile in a fresh store.
+// simRunOf stores a seeded run of a simulator profile in a fresh store: a
+// copy of a store that holds that run alone, made once per profile. The
+// simulator is deterministic for a seed, so running the deck again for
+// every test (about a second of CPU each, and two dozen tests use one)
+// would store the same run; copying the closed store's files takes
+// milliseconds, and each test still gets a store of its own to write to.
 func simRunOf(t testing.TB, model string) (*store.Store, string) {
 	t.Helper()
-	st, err := store.Open(t.TempDir())
+	dir, id := simRunTemplate(t, model)
+	to := t.TempDir()
+	if err := os.CopyFS(to, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return st, id
+}
+
+// simTemplates are the closed stores simRunOf copies, by model, removed
+// by TestMain.
+var simTemplates struct {
+	mu   sync.Mutex
+	dirs map[string]string
+	ids  map[string]string
+}
+
+func simRunTemplate(t testing.TB, model string) (dir, id string) {
+	t.Helper()
+	simTemplates.mu.Lock()
+	defer simTemplates.mu.Unlock()
+	if dir, ok := simTemplates.dirs[model]; ok {
+		return dir, simTemplates.ids[model]
+	}
+	dir, err := os.MkdirTemp("", "web-simrun-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatal(err)
+	}
 	o := study.DefaultPressureOptions()
 	o.Seed = 11
 	o.Model = model
 	res, err := study.As[*study.PressureResult](study.Start(context.Background(), st, o))
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
+		os.RemoveAll(dir)
 		t.Fatal(err)
 	}
-	return st, res.Manifest.RunID
+	if simTemplates.dirs == nil {
+		simTemplates.dirs, simTemplates.ids = map[string]string{}, map[string]string{}
+	}
+	simTemplates.dirs[model], simTemplates.ids[model] = dir, res.Manifest.RunID
+	return dir, res.Manifest.RunID
 }
 
 // cloneRun copies a stored run under a new id, editing each session, so a
