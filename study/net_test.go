@@ -61,13 +61,7 @@ func httpOptions(baseURL string, seed uint64) PressureOptions {
 func inProcessRun(t *testing.T, seed uint64) *PressureResult {
 	t.Helper()
 	res, _ := keptRun(t, fmt.Sprintf("in process %d", seed), func(st *store.Store) *PressureResult {
-		o := DefaultPressureOptions()
-		o.Seed = seed
-		res, err := As[*PressureResult](Start(context.Background(), st, o))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return inProcessIn(t, st, seed)
 	})
 	return res
 }
