@@ -19,6 +19,14 @@ import (
 // (openai or anthropic); batch false runs it with direct calls instead.
 func batchRun(t *testing.T, style string, o sim.BatchOptions, batch bool, opts ...func(*PressureOptions)) (*PressureResult, *sim.Server, *providertest.RequestLog, *store.Store) {
 	t.Helper()
+	st := storetest.Open(t)
+	res, srv, log := batchRunIn(t, st, style, o, batch, opts...)
+	return res, srv, log, st
+}
+
+// batchRunIn is batchRun into the store st.
+func batchRunIn(t *testing.T, st *store.Store, style string, o sim.BatchOptions, batch bool, opts ...func(*PressureOptions)) (*PressureResult, *sim.Server, *providertest.RequestLog) {
+	t.Helper()
 	srv, hs, log := providertest.SimServer(t, sim.ServerOptions{Batch: o})
 	po := httpOptions(hs.URL+"/v1", 9)
 	if style == "anthropic" {
@@ -31,12 +39,24 @@ func batchRun(t *testing.T, style string, o sim.BatchOptions, batch bool, opts .
 	for _, f := range opts {
 		f(&po)
 	}
-	st := storetest.Open(t)
 	res, err := As[*PressureResult](Start(context.Background(), st, po))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, srv, log, st
+	return res, srv, log
+}
+
+// directRun is the run with direct calls (batchRun with batch false, no
+// faults) of style, which the batch tests compare their batch runs with.
+// Every such run of a style is the same run (same deck, seed and
+// simulator), so it is made once and kept (keptRun) for the tests that
+// only read it.
+func directRun(t *testing.T, style string) (*PressureResult, *store.Store) {
+	t.Helper()
+	return keptRun(t, "direct "+style, func(st *store.Store) *PressureResult {
+		res, _, _ := batchRunIn(t, st, style, sim.BatchOptions{}, false)
+		return res
+	})
 }
 
 // paidOnce checks that the server answered (was paid for) no more
@@ -81,7 +101,7 @@ func TestBatchFaultsPayOnce(t *testing.T) {
 	// the process's memory limit is the batch run's, see limitMemory.)
 	direct := map[string]*PressureResult{}
 	for _, style := range []string{"openai", "anthropic"} {
-		direct[style], _, _, _ = batchRun(t, style, sim.BatchOptions{}, false)
+		direct[style], _ = directRun(t, style)
 	}
 	for _, tc := range []struct {
 		name, style string
@@ -241,7 +261,7 @@ func TestCancelledBatchAnswersCollectedOnResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	paidOnce(t, st, res, log)
-	direct, _, _, _ := batchRun(t, "openai", sim.BatchOptions{}, false)
+	direct, _ := directRun(t, "openai")
 	sameResults(t, "resumed after a cancel", res, direct)
 	b := res.Manifest.Net.Batch
 	if b.Cancelled != 1 || b.CancelledRequests != discoverySessions || b.CancelledAnswers != discoverySessions/2 {

@@ -103,7 +103,7 @@ func TestBatchWavesMatchDirectCalls(t *testing.T) {
 			if after := debug.SetMemoryLimit(-1); after != before {
 				t.Errorf("the memory limit after the run is %d, want %d as before it", after, before)
 			}
-			direct, _, _, dst := batchRun(t, style, sim.BatchOptions{}, false)
+			direct, dst := directRun(t, style)
 			sameResults(t, style, res, direct)
 			sameTranscripts(t, style, st, res.Run.ID, dst, direct.Run.ID)
 			bi := res.Manifest.Net.Batch

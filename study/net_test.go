@@ -55,14 +55,14 @@ func httpOptions(baseURL string, seed uint64) PressureOptions {
 	return o
 }
 
+// inProcessRun is the run of the discovery deck on the default simulator
+// in process at seed: the run several tests' runs over HTTP, with faults
+// or resumed must equal. It is made once per seed and kept (keptRun).
 func inProcessRun(t *testing.T, seed uint64) *PressureResult {
 	t.Helper()
-	o := DefaultPressureOptions()
-	o.Seed = seed
-	res, err := As[*PressureResult](Start(context.Background(), storetest.Open(t), o))
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, _ := keptRun(t, fmt.Sprintf("in process %d", seed), func(st *store.Store) *PressureResult {
+		return inProcessIn(t, st, seed)
+	})
 	return res
 }
 

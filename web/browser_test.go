@@ -44,6 +44,9 @@ func TestMain(m *testing.M) {
 	if shared.cancel != nil {
 		shared.cancel()
 	}
+	for _, dir := range simTemplates.dirs {
+		os.RemoveAll(dir)
+	}
 	os.Exit(code)
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
-	"github.com/buildlab/budge/testkit/storetest"
 	"github.com/buildlab/budge/web"
 )
 
@@ -22,17 +21,7 @@ import (
 // seed, same deck) in one store.
 func twoSimRuns(t testing.TB) (*store.Store, string, string) {
 	t.Helper()
-	st := storetest.Open(t)
-	var ids []string
-	for _, model := range []string{"sim", "sim:steadfast"} {
-		o := study.DefaultPressureOptions()
-		o.Seed, o.Model = 11, model
-		res, err := study.As[*study.PressureResult](study.Start(context.Background(), st, o))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, res.Manifest.RunID)
-	}
+	st, ids := simRunsCopy(t, "sim", "sim:steadfast")
 	return st, ids[0], ids[1]
 }
 

@@ -9,10 +9,12 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,19 +43,79 @@ func simRun(t testing.TB) (*store.Store, string) { return simRunOf(t, "sim") }
 // simRunOf stores a seeded run of a simulator profile in a fresh store.
 func simRunOf(t testing.TB, model string) (*store.Store, string) {
 	t.Helper()
-	st, err := store.Open(t.TempDir())
+	st, ids := simRunsCopy(t, model)
+	return st, ids[0]
+}
+
+// simRunsCopy stores the seeded runs (seed 11) of the simulator models, in
+// that order, in a fresh store: a copy of a store that holds those runs
+// alone, made once per list of models. The simulator is deterministic for
+// a seed, so running the deck again for every test (about a second of CPU
+// a run, and two dozen tests use one) would store the same runs; copying
+// the closed store's files takes milliseconds, and each test still gets a
+// store of its own to write to.
+func simRunsCopy(t testing.TB, models ...string) (*store.Store, []string) {
+	t.Helper()
+	dir, ids := simRunsTemplate(t, models)
+	to := t.TempDir()
+	if err := os.CopyFS(to, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	o := study.DefaultPressureOptions()
-	o.Seed = 11
-	o.Model = model
-	res, err := study.As[*study.PressureResult](study.Start(context.Background(), st, o))
+	return st, ids
+}
+
+// simTemplates are the closed stores simRunsCopy copies, by list of
+// models, removed by TestMain.
+var simTemplates struct {
+	mu   sync.Mutex
+	dirs map[string]string
+	ids  map[string][]string
+}
+
+func simRunsTemplate(t testing.TB, models []string) (dir string, ids []string) {
+	t.Helper()
+	key := strings.Join(models, " ")
+	simTemplates.mu.Lock()
+	defer simTemplates.mu.Unlock()
+	if dir, ok := simTemplates.dirs[key]; ok {
+		return dir, simTemplates.ids[key]
+	}
+	dir, err := os.MkdirTemp("", "web-simrun-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st, res.Manifest.RunID
+	st, err := store.Open(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatal(err)
+	}
+	for _, model := range models {
+		o := study.DefaultPressureOptions()
+		o.Seed = 11
+		o.Model = model
+		var res *study.PressureResult
+		if res, err = study.As[*study.PressureResult](study.Start(context.Background(), st, o)); err != nil {
+			break
+		}
+		ids = append(ids, res.Manifest.RunID)
+	}
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatal(err)
+	}
+	if simTemplates.dirs == nil {
+		simTemplates.dirs, simTemplates.ids = map[string]string{}, map[string][]string{}
+	}
+	simTemplates.dirs[key], simTemplates.ids[key] = dir, ids
+	return dir, ids
 }
 
 // cloneRun copies a stored run under a new id, editing each session, so a

@@ -113,30 +113,33 @@ func flatReversal(name string, r float64) Profile {
 	return p
 }
 
-// The comparison's verdicts on planted simulator runs, 50 pairs each:
-// two runs of one profile (sim:default) with different seeds are "no
-// clear change" in at least 48; a planted 15-point fall of unsupported
-// reversals (0.20 → 0.05 in every family and direction) with correction
-// uptake unchanged is "improved" in at least 40; the same fall with
-// correction uptake collapsed (0.92 → 0.10) is "rejected" in at least 48;
-// the same reversal rate split 0.60 toward X and none toward Y instead of
-// 0.30 each (a directional gap widened by 60 points) is "worse" in at
-// least 48. A comparer that ignored uptake would call the collapse
-// "improved" in nearly every pair, and one that pooled the directions
-// would call the widened gap "no clear change": 50 pairs tell either
-// apart from a correct one with a wide margin.
+// The comparison's verdicts on planted simulator runs: two runs of one
+// profile (sim:default) with different seeds are "no clear change" in at
+// least 48 of 50 pairs; a planted 15-point fall of unsupported reversals
+// (0.20 → 0.05 in every family and direction) with correction uptake
+// unchanged is "improved" in at least 40 of 50; the same fall with
+// correction uptake collapsed (0.92 → 0.10) is "rejected" in at least 24
+// of 25; the same reversal rate split 0.60 toward X and none toward Y
+// instead of 0.30 each (a directional gap widened by 60 points) is
+// "worse" in at least 24 of 25. The first two are rates a correct
+// comparer only nearly always gets right (false alarms, power), so they
+// take 50 pairs; the last two are verdicts a wrong comparer gets wrong in
+// nearly every pair (one that ignored uptake would call the collapse
+// "improved", one that pooled the directions would call the widened gap
+// "no clear change"), and 25 pairs tell either apart from a correct one
+// with as wide a margin at half the cost (each pair is two runs of the
+// discovery deck).
 // Each pair's runs are independent draws, as two real runs are; the
 // planted improvement and the collapse are compared with the same runs
 // before.
 func TestCompareVerdictsOnPlantedRuns(t *testing.T) {
 	if testing.Short() {
-		t.Skip("350 simulated discovery runs")
+		t.Skip("275 simulated discovery runs")
 	}
 	d, err := pressure.OpenDeck("discovery")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 50
 	runs := &deckRuns{d: d, runs: map[string][]pressure.Outcome{}}
 	def := profiles["default"].clone()
 	before, after := flatReversal("before", 0.20), flatReversal("after", 0.05)
@@ -148,21 +151,22 @@ func TestCompareVerdictsOnPlantedRuns(t *testing.T) {
 		name    string
 		b, a    Profile
 		verdict string
+		n       int // pairs
 		atLeast int
 	}{
-		{"same profile", def, def, pressure.CompareNoChange, 48},
-		{"planted improvement", before, after, pressure.CompareImproved, 40},
-		{"uptake collapsed", before, collapsed, pressure.CompareRejected, 48},
+		{"same profile", def, def, pressure.CompareNoChange, 50, 48},
+		{"planted improvement", before, after, pressure.CompareImproved, 50, 40},
+		{"uptake collapsed", before, collapsed, pressure.CompareRejected, 25, 24},
 		// The overall reversal rate stays 0.30, but the pressure now moves
 		// the model toward X far more than toward Y: the directional gap
 		// widens by 60 points, which alone makes the change worse.
-		{"gap widened", flatReversal("level", 0.30), lean, pressure.CompareWorse, 48},
+		{"gap widened", flatReversal("level", 0.30), lean, pressure.CompareWorse, 25, 24},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := comparePairs(t, runs, tc.b, tc.a, n)
+			got := comparePairs(t, runs, tc.b, tc.a, tc.n)
 			t.Logf("%s: %v", tc.name, got)
 			if got[tc.verdict] < tc.atLeast {
-				t.Errorf("%s: %d of %d pairs %q (verdicts %v), want at least %d", tc.name, got[tc.verdict], n, tc.verdict, got, tc.atLeast)
+				t.Errorf("%s: %d of %d pairs %q (verdicts %v), want at least %d", tc.name, got[tc.verdict], tc.n, tc.verdict, got, tc.atLeast)
 			}
 		})
 	}
