@@ -26,7 +26,7 @@ ON CONFLICT (run_id, token) DO UPDATE SET wave = excluded.wave, state = excluded
 // requests, and a wave's records read together would hold the whole wave
 // (a million requests in a million-session run).
 func (s *Store) Batches(ctx context.Context, runID string, fn func(BatchRow) error) error {
-	return s.batches(ctx, fn, `SELECT token, wave, state, record FROM run_batches WHERE run_id = $1 ORDER BY wave, token`, runID)
+	return s.batches(ctx, fn, batchRows+` ORDER BY wave, token`, runID)
 }
 
 // Batch returns the stored batch of a run with the token given; ok is
@@ -35,9 +35,12 @@ func (s *Store) Batch(ctx context.Context, runID, token string) (b BatchRow, ok 
 	err = s.batches(ctx, func(r BatchRow) error {
 		b, ok = r, true
 		return nil
-	}, `SELECT token, wave, state, record FROM run_batches WHERE run_id = $1 AND token = $2`, runID, token)
+	}, batchRows+` AND token = $2`, runID, token)
 	return b, ok, err
 }
+
+// batchRows selects a run's batch rows as batches scans them.
+const batchRows = `SELECT token, wave, state, record FROM run_batches WHERE run_id = $1`
 
 func (s *Store) batches(ctx context.Context, fn func(BatchRow) error, query string, args ...any) error {
 	rows, err := s.db.QueryContext(ctx, query, args...)
