@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -182,30 +183,76 @@ func summarize(point []float64, reps [][]float64, b Bootstrap) []Estimate {
 		}
 		r := reps[j]
 		out[j].SE = StdDev(r)
-		slices.Sort(r)
 		out[j].CI = Interval{Percentile(r, lo), Percentile(r, 100-lo)}
 	}
 	return out
 }
 
-// Percentile is the q-th percentile (0 ≤ q ≤ 100) of sorted values with
-// linear interpolation between closest ranks, the definition numpy's
-// percentile uses by default.
-func Percentile(sorted []float64, q float64) float64 {
-	n := len(sorted)
+// Percentile is the q-th percentile (0 ≤ q ≤ 100) of values with linear
+// interpolation between closest ranks, the definition numpy's percentile
+// uses by default. It reorders values (a selection, not a sort: an interval
+// of 10,000 resamples needs two order statistics, not all of them); values
+// compare as slices.Sort orders them, NaN first.
+func Percentile(values []float64, q float64) float64 {
+	n := len(values)
 	if n == 0 {
 		return math.NaN()
 	}
 	pos := q / 100 * float64(n-1)
 	i := int(math.Floor(pos))
 	if i >= n-1 {
-		return sorted[n-1]
+		return selectNth(values, n-1)
 	}
 	if i < 0 {
-		return sorted[0]
+		return selectNth(values, 0)
 	}
+	v := selectNth(values, i)
+	next := slices.MinFunc(values[i+1:], cmp.Compare[float64])
 	f := pos - float64(i)
-	return sorted[i] + (sorted[i+1]-sorted[i])*f
+	return v + (next-v)*f
+}
+
+// selectNth reorders x so that x[k] is the value a sort would put there,
+// with nothing greater before it and nothing smaller after it, and returns
+// it. Three-way partitions keep the many ties of resampled rates linear.
+func selectNth(x []float64, k int) float64 {
+	lo, hi := 0, len(x)
+	for hi-lo > 1 {
+		a, b, c := x[lo], x[lo+(hi-lo)/2], x[hi-1]
+		if cmp.Less(b, a) {
+			a, b = b, a
+		}
+		if cmp.Less(c, b) {
+			b = c
+			if cmp.Less(b, a) {
+				b = a
+			}
+		}
+		pivot := b
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch cmp.Compare(x[i], pivot) {
+			case -1:
+				x[lt], x[i] = x[i], x[lt]
+				lt++
+				i++
+			case 1:
+				gt--
+				x[i], x[gt] = x[gt], x[i]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return x[k]
+		}
+	}
+	return x[k]
 }
 
 // Mean is the arithmetic mean (NaN for no values).

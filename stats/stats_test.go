@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -152,6 +153,43 @@ func TestPercentile(t *testing.T) {
 	}
 	if !math.IsNaN(Percentile(nil, 50)) {
 		t.Error("Percentile of nothing should be NaN")
+	}
+}
+
+// Percentile selects instead of sorting; on unsorted values with many ties
+// (resampled rates), infinities and NaN it must return, bit for bit, what
+// interpolating the sorted values returns.
+func TestPercentileEqualsSorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for trial := 0; trial < 400; trial++ {
+		n := 1 + rng.IntN(300)
+		x := make([]float64, n)
+		for i := range x {
+			switch r := rng.IntN(40); {
+			case r == 0:
+				x[i] = math.NaN()
+			case r == 1:
+				x[i] = math.Inf(1 - 2*rng.IntN(2))
+			case r < 20:
+				x[i] = float64(rng.IntN(5)) / 4
+			default:
+				x[i] = rng.NormFloat64()
+			}
+		}
+		sorted := slices.Clone(x)
+		slices.Sort(sorted)
+		for _, q := range []float64{0, 2.5, 25, 50, 97.5, 100, rng.Float64() * 100} {
+			pos := q / 100 * float64(n-1)
+			i := int(math.Floor(pos))
+			want := sorted[min(i, n-1)]
+			if i < n-1 {
+				want += (sorted[i+1] - sorted[i]) * (pos - float64(i))
+			}
+			got := Percentile(slices.Clone(x), q)
+			if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("n=%d q=%v: %v, sorted gives %v", n, q, got, want)
+			}
+		}
 	}
 }
 
