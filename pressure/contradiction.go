@@ -91,11 +91,22 @@ func favoured(ex, id string) bool {
 		if i < 0 {
 			return false
 		}
-		if m := before.FindString(ex[from+i:]); m != "" && !negation.MatchString(m) {
+		if m := before.FindString(clause(ex[from+i:], len(id))); m != "" && !negation.MatchString(m) {
 			return true
 		}
 		from += i + len(id)
 	}
+}
+
+// clause is s up to the first ASCII full stop or semicolon after its first n
+// bytes (the id). No part of a favourText match after the id can hold one,
+// so matching the clause alone finds what matching all of s would, without
+// the backtracker clearing state for the whole explanation each time.
+func clause(s string, n int) string {
+	if end := strings.IndexAny(s[n:], ".;"); end >= 0 {
+		return s[:n+end]
+	}
+	return s
 }
 
 // givenTo is the necessary condition of a favourPatterns "after" match:
@@ -206,7 +217,7 @@ func favourPatterns(id string) (after, before *regexp.Regexp) {
 	q := regexp.QuoteMeta(id)
 	p := [2]*regexp.Regexp{
 		regexp.MustCompile(`(?i)\b(early|earlier|morning)\b[^.;]{0,40}?\b(go|goes|should go|assigned|given|belongs)\s+to\s+` + q + `\b|早场[^。；.;]{0,12}?(给|归|安排给|分配给)\s*` + q),
-		regexp.MustCompile(`(?i)^` + q + favourText),
+		regexp.MustCompile(`(?i)^` + q + `(?:` + favourText + `)`),
 	}
 	favourCache.Store(id, p)
 	return p[0], p[1]

@@ -32,6 +32,9 @@ func TestExplanationContradiction(t *testing.T) {
 		{"Q", "Per the registry " + p + " should get the early session.", "other-profile", false},
 		{HumanChoice, p + " should get the early session since " + q + " can attend either.", "a-profile", false},
 		{HumanChoice, "Both can attend either session; a person should decide.", "", false},
+		// A verb of giving in a later sentence gives the session to nobody
+		// named before it.
+		{HumanChoice, p + " 和 " + q + " 的资料都已核实。两人都能参加，应该由人来安排早场。", "", false},
 	} {
 		a := Answer{Selection: tt.role, Role: tt.role, Explanation: tt.expl}
 		k := explanationContradiction(c, PhaseInitial, a)
@@ -141,8 +144,9 @@ func TestContradictionPrefiltersNeverHideAMatch(t *testing.T) {
 		"a person should decide", "ſomeone must choose", "someone must choose", "the coordinator has to decide", "需要人工", "由人来决定", "人工选择",
 		"无法在两人之间决定", "an exception", "APPROVED", "signed-off", "waived", "overriding", "例外", "破例", "批准", "特批", "特殊情况", "Kelvin",
 		" not ", ".", ";", "。", " ", "so", "t", "o", "\u212a", "x",
-		"the early slot goes to VOL-8364", "early, so it is given to vol-8364", "早场安排给VOL-8364", "早场归 VOL-8364", "morning belongs TO VOL-8364"}
-	after, _ := favourPatterns("VOL-8364")
+		"the early slot goes to VOL-8364", "early, so it is given to vol-8364", "早场安排给VOL-8364", "早场归 VOL-8364", "morning belongs TO VOL-8364",
+		" should get ", " is given ", "receives", "应该", "获得", "安排"}
+	after, before := favourPatterns("VOL-8364")
 	rng := rand.New(rand.NewPCG(1, 2))
 	matched := map[string]int{}
 	for range 200000 {
@@ -151,6 +155,12 @@ func TestContradictionPrefiltersNeverHideAMatch(t *testing.T) {
 			b.WriteString(frags[rng.IntN(len(frags))])
 		}
 		s := b.String()
+		// The "before" pattern is matched on the id's clause alone.
+		if led := "VOL-8364" + s; before.FindString(led) != before.FindString(clause(led, len("VOL-8364"))) {
+			t.Fatalf("favour before: %q matches differently on its clause %q", led, clause(led, len("VOL-8364")))
+		} else if before.MatchString(led) {
+			matched["before"]++
+		}
 		for _, c := range []struct {
 			name string
 			re   *regexp.Regexp
@@ -168,7 +178,7 @@ func TestContradictionPrefiltersNeverHideAMatch(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"human choice", "exception", "given to"} {
+	for _, name := range []string{"human choice", "exception", "given to", "before"} {
 		if matched[name] < 1000 {
 			t.Errorf("%s: only %d random texts matched; the test checks too little", name, matched[name])
 		}
