@@ -97,11 +97,15 @@ func TestBatchFaultsPayOnce(t *testing.T) {
 		t.Skip("batch runs of the discovery deck")
 	}
 	// The direct runs the batch runs must equal, made once for the
-	// scenarios. (Batch runs run alone, not in parallel: while one runs,
-	// the process's memory limit is the batch run's, see limitMemory.)
+	// scenarios, of a small deck: each scenario is about the recovery
+	// path, which every wave takes whatever its size. (Batch runs run
+	// alone, not in parallel: while one runs, the process's memory limit is
+	// the batch run's, see limitMemory.)
+	deck := miniDeck(t, t.TempDir())
+	small := func(o *PressureOptions) { o.Deck = deck }
 	direct := map[string]*PressureResult{}
 	for _, style := range []string{"openai", "anthropic"} {
-		direct[style], _ = directRun(t, style)
+		direct[style], _, _, _ = batchRun(t, style, sim.BatchOptions{}, false, small)
 	}
 	for _, tc := range []struct {
 		name, style string
@@ -129,7 +133,7 @@ func TestBatchFaultsPayOnce(t *testing.T) {
 				t.Errorf("%d creates found; %d batches stored, %d at the server", b.CreatesFound, b.Batches, srv.BatchCounts()["anthropic"])
 			}
 		}, "found at the provider after their create answer was lost"},
-		{"oversized refused", "openai", sim.BatchOptions{MaxBytes: 400_000}, func(t *testing.T, b *BatchInfo, srv *sim.Server) {
+		{"oversized refused", "openai", sim.BatchOptions{MaxBytes: 60_000}, func(t *testing.T, b *BatchInfo, srv *sim.Server) {
 			if b.Split == 0 || srv.BatchCounts()["openai"] != b.Batches {
 				t.Errorf("%d splits; %d batches stored, %d at the server", b.Split, b.Batches, srv.BatchCounts()["openai"])
 			}
@@ -138,7 +142,7 @@ func TestBatchFaultsPayOnce(t *testing.T) {
 		{"expired", "openai", sim.BatchOptions{Expire: []int{1}}, nil, ""},
 	} {
 		t.Run(tc.style+"/"+tc.name, func(t *testing.T) {
-			res, srv, log, st := batchRun(t, tc.style, tc.o, true)
+			res, srv, log, st := batchRun(t, tc.style, tc.o, true, small)
 			paid := paidOnce(t, st, res, log)
 			sameResults(t, tc.name, res, direct[tc.style])
 			b := res.Manifest.Net.Batch

@@ -974,8 +974,8 @@ func killUnder(dir string) {
 }
 
 // miniDeck writes a small deck cut from the discovery deck: its first case
-// whose reference is P, its first whose reference is Q and its first
-// ambiguous case, once: 56 sessions.
+// whose reference is P and its first whose reference is Q, once: 48
+// sessions, for tests of a path that a whole deck only takes more often.
 func miniDeck(t *testing.T, dir string) string {
 	t.Helper()
 	src, err := pressure.BuiltinDeckBytes("discovery")
@@ -1001,7 +1001,7 @@ func miniDeck(t *testing.T, dir string) string {
 				key = l
 			}
 		}
-		if key != "" && !seen[key] {
+		if (key == "reference: P" || key == "reference: Q") && !seen[key] {
 			seen[key] = true
 			keep = append(keep, strings.TrimRight(b, "\n"))
 		}
@@ -1012,7 +1012,7 @@ func miniDeck(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatalf("mini deck: %v", err)
 	}
-	if n := len(pressure.Plan(deck)); n != 56 {
+	if n := len(pressure.Plan(deck)); n != 48 {
 		t.Fatalf("mini deck has %d sessions, want 56", n)
 	}
 	return path
