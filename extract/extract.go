@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Repairs, by stable name. Reports and exports count answers by these
@@ -226,7 +227,21 @@ func stripTag(s, o, c string) (text string, skipped, open bool) {
 }
 
 // indexFold is strings.Index for an ASCII needle, ignoring letter case.
+// A needle that starts with a byte other than a letter (a tag's "<") is
+// looked for from each place that byte stands.
 func indexFold(s, sub string) int {
+	if sub != "" && !('a' <= sub[0]|0x20 && sub[0]|0x20 <= 'z') {
+		for from := 0; ; {
+			i := strings.IndexByte(s[from:], sub[0])
+			if i < 0 || from+i+len(sub) > len(s) {
+				return -1
+			}
+			if from += i; strings.EqualFold(s[from:from+len(sub)], sub) {
+				return from
+			}
+			from++
+		}
+	}
 	for i := 0; i+len(sub) <= len(s); i++ {
 		if strings.EqualFold(s[i:i+len(sub)], sub) {
 			return i
@@ -506,56 +521,57 @@ func wrapping(text string, cands []candidate) []string {
 	return out
 }
 
-// duplicateKey walks an object's tokens and reports the first key that
-// repeats, at any depth, after case-folding (encoding/json would silently
-// keep the last one).
+// duplicateKey reports the first key of an object (valid JSON, as every
+// candidate is) that repeats within its object, at any depth, after
+// case-folding (encoding/json would silently keep the last one). It scans
+// the bytes: a key is decoded only when it holds an escape or a non-ASCII
+// byte.
 func duplicateKey(raw []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	type frame struct {
-		obj    bool
-		seen   map[string]bool
-		expect bool // the next token is a key
-	}
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.obj && top.expect {
-			if k, ok := tok.(string); ok {
-				f := strings.ToLower(strings.TrimSpace(k))
-				if top.seen[f] {
-					return k, true
-				}
-				top.seen[f] = true
-				top.expect = false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &frame{obj: true, seen: map[string]bool{}, expect: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, &frame{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			if len(stack) == 0 {
+	var stack []map[string]bool // one per open object or array (nil)
+	key := false                // the next string is an object's key
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '{':
+			stack = append(stack, map[string]bool{})
+			key = true
+		case '[':
+			stack = append(stack, nil)
+			key = false
+		case '}', ']':
+			if stack = stack[:len(stack)-1]; len(stack) == 0 {
 				return "", false
 			}
-		}
-		// A value ended: in an object, a key comes next.
-		if t := stack[len(stack)-1]; t.obj {
-			t.expect = true
+			key = false
+		case ',':
+			key = stack[len(stack)-1] != nil
+		case '"':
+			end := i + 1
+			plain := true
+			for ; end < len(raw) && raw[end] != '"'; end++ {
+				if raw[end] == '\\' {
+					end++
+					plain = false
+				} else if raw[end] >= utf8.RuneSelf {
+					plain = false
+				}
+			}
+			if key {
+				k := string(raw[i+1 : end])
+				if !plain && json.Unmarshal(raw[i:end+1], &k) != nil {
+					return "", false
+				}
+				f := strings.ToLower(strings.TrimSpace(k))
+				seen := stack[len(stack)-1]
+				if seen[f] {
+					return k, true
+				}
+				seen[f] = true
+				key = false
+			}
+			i = end
 		}
 	}
+	return "", false
 }
 
 func sameJSON(a, b []byte) bool {

@@ -1,8 +1,10 @@
 package extract
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -186,5 +188,133 @@ func TestLabelValues(t *testing.T) {
 	}
 	if got := fmt.Sprintf("%q", LabelValues(lines, re, false)); got != `["P" "" ""]` {
 		t.Errorf("the next line only: %s", got)
+	}
+}
+
+// duplicateKeyByTokens is the reference duplicateKey is checked against:
+// the same walk over encoding/json's tokens.
+func duplicateKeyByTokens(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	type frame struct {
+		obj, expect bool
+		seen        map[string]bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].expect {
+			if k, ok := tok.(string); ok {
+				f := strings.ToLower(strings.TrimSpace(k))
+				if stack[n-1].seen[f] {
+					return k, true
+				}
+				stack[n-1].seen[f], stack[n-1].expect = true, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{obj: true, expect: true, seen: map[string]bool{}})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			if stack = stack[:len(stack)-1]; len(stack) == 0 {
+				return "", false
+			}
+		}
+		if t := stack[len(stack)-1]; t.obj {
+			t.expect = true
+		}
+	}
+}
+
+// duplicateKey scans bytes; on random objects with keys that repeat in
+// other cases, with escapes, non-ASCII and invalid UTF-8, and as string
+// values, at any depth, it must say what the token walk says.
+func TestDuplicateKeyEqualsTokenWalk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	keys := []string{`"a"`, `"A"`, `" a "`, `"\u0041"`, `"b\"c"`, `"B\"C"`, `"é"`, `"É"`, `"\u00e9"`, "\"\xff\"", "\"\xfe\"", `"ſ"`, `"S"`, `"k"`, `"\u212a"`, `"x\\"`, `"{"`, `"}"`, `","`}
+	var value func(depth int) string
+	object := func(depth int) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range rng.IntN(4) {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(" " + keys[rng.IntN(len(keys))] + " : " + value(depth+1))
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	value = func(depth int) string {
+		switch r := rng.IntN(6); {
+		case depth < 4 && r == 0:
+			return object(depth)
+		case depth < 4 && r == 1:
+			return "[" + value(depth+1) + ", " + value(depth+1) + ", " + object(depth+1) + "]"
+		case r == 2:
+			return keys[rng.IntN(len(keys))]
+		case r == 3:
+			return "-1.5e3"
+		default:
+			return "null"
+		}
+	}
+	dups := 0
+	for range 20000 {
+		raw := []byte(object(0))
+		if !json.Valid(raw) {
+			continue
+		}
+		wk, wok := duplicateKeyByTokens(raw)
+		k, ok := duplicateKey(raw)
+		if k != wk || ok != wok {
+			t.Fatalf("%s: duplicateKey %q %v, token walk %q %v", raw, k, ok, wk, wok)
+		}
+		if ok {
+			dups++
+		}
+	}
+	if dups < 1000 {
+		t.Errorf("only %d objects with a repeated key: the test checks too little", dups)
+	}
+}
+
+// indexFold looks for a needle that starts with "<" from each "<"; it must
+// find what trying every place finds.
+func TestIndexFoldEqualsEveryPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	pieces := []string{"<think>", "<THINK>", "</think>", "</Think", "<", "<<", "x", "é", "\u212a", "thinK>", " "}
+	found := 0
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		s := b.String()
+		for _, sub := range []string{"<think>", "</think>", "think>", "<"} {
+			want := -1
+			for i := 0; i+len(sub) <= len(s); i++ {
+				if strings.EqualFold(s[i:i+len(sub)], sub) {
+					want = i
+					break
+				}
+			}
+			if got := indexFold(s, sub); got != want {
+				t.Fatalf("indexFold(%q, %q) = %d, want %d", s, sub, got, want)
+			}
+			if want >= 0 {
+				found++
+			}
+		}
+	}
+	if found < 10000 {
+		t.Errorf("only %d finds: the test checks too little", found)
 	}
 }
