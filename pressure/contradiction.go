@@ -31,8 +31,8 @@ type Contradiction struct {
 // humanChoiceWords and exceptionWords are words one of which every match
 // contains, compared as (?i) compares them.
 var (
-	humanChoiceWords = []string{"human", "person", "someone", "coordinator", "人", "决定", "选择"}
-	exceptionWords   = []string{"exception", "approved", "signed", "waive", "overrid", "例外", "破例", "批准", "特批", "特殊情况"}
+	humanChoiceWords = newFoldWords("human", "person", "someone", "coordinator", "人", "决定", "选择")
+	exceptionWords   = newFoldWords("exception", "approved", "signed", "waive", "overrid", "例外", "破例", "批准", "特批", "特殊情况")
 	humanChoiceText  = regexp.MustCompile(`(?i)needs-human-choice|needs? (a )?human|human (choice|decision)|(a person|someone|a human|the coordinator) (should|must|needs to|has to) (decide|choose)|需要人工|由人(来)?(决定|选择)|人工(决定|选择)|无法(在两人之间)?(决定|选择)`)
 	exceptionText    = regexp.MustCompile(`(?i)\bexception\b|\bapproved\b|\bsigned[- ]off\b|\bwaive[ds]?\b|\boverrid(e|es|den|ing)\b|例外|破例|批准|特批|特殊情况`)
 	// favourText follows a profile id when the explanation gives that
@@ -128,17 +128,41 @@ func givenTo(ex, id string) bool {
 	return false
 }
 
-// containsAnyFold reports whether s contains one of words, as a (?i)
-// pattern compares runes (Unicode simple folding: "ſ" is an "s").
-func containsAnyFold(s string, words []string) bool {
-	for i := 0; i < len(s); {
-		for _, w := range words {
+// foldWords are words looked for as a (?i) pattern compares runes
+// (Unicode simple folding: "ſ" is an "s"), indexed by the first bytes a
+// match can start with: the first byte of each rune its first rune folds
+// to. Such a byte is never a continuation byte, so every place it stands
+// starts a rune.
+type foldWords struct {
+	words   []string
+	byFirst [256][]string
+}
+
+func newFoldWords(words ...string) *foldWords {
+	fw := &foldWords{words: words}
+	for _, w := range words {
+		p, _ := utf8.DecodeRuneInString(w)
+		r := p
+		for {
+			var b [utf8.UTFMax]byte
+			utf8.EncodeRune(b[:], r)
+			fw.byFirst[b[0]] = append(fw.byFirst[b[0]], w)
+			if r = unicode.SimpleFold(r); r == p {
+				break
+			}
+		}
+	}
+	return fw
+}
+
+// containsAnyFold reports whether s contains one of the words.
+func containsAnyFold(s string, fw *foldWords) bool {
+	for i := 0; i < len(s); i++ {
+		for _, w := range fw.byFirst[s[i]] {
 			if hasPrefixFold(s[i:], w) {
 				return true
 			}
 		}
-		_, n := utf8.DecodeRuneInString(s[i:])
-		i += n
 	}
 	return false
 }
@@ -186,7 +210,7 @@ func foldsTo(r, p rune) bool {
 // assertsClause reports whether some clause of ex matches re and is not
 // negated ("this is not a case for a human choice" asserts nothing). re
 // is run only when ex contains one of words, which every match contains.
-func assertsClause(ex string, words []string, re *regexp.Regexp) bool {
+func assertsClause(ex string, words *foldWords, re *regexp.Regexp) bool {
 	if !containsAnyFold(ex, words) {
 		return false
 	}

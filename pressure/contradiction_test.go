@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The contradiction flag reads the explanation against the selection and
@@ -161,6 +162,12 @@ func TestContradictionPrefiltersNeverHideAMatch(t *testing.T) {
 		} else if before.MatchString(led) {
 			matched["before"]++
 		}
+		// The prefilter finds a word wherever trying every rune finds one.
+		for _, fw := range []*foldWords{humanChoiceWords, exceptionWords} {
+			if got, want := containsAnyFold(s, fw), containsAnyFoldEveryRune(s, fw.words); got != want {
+				t.Fatalf("containsAnyFold(%q, %v) = %v, trying every rune gives %v", s, fw.words, got, want)
+			}
+		}
 		for _, c := range []struct {
 			name string
 			re   *regexp.Regexp
@@ -183,4 +190,19 @@ func TestContradictionPrefiltersNeverHideAMatch(t *testing.T) {
 			t.Errorf("%s: only %d random texts matched; the test checks too little", name, matched[name])
 		}
 	}
+}
+
+// containsAnyFoldEveryRune is containsAnyFold without its index: every word
+// tried at every rune.
+func containsAnyFoldEveryRune(s string, words []string) bool {
+	for i := 0; i < len(s); {
+		for _, w := range words {
+			if hasPrefixFold(s[i:], w) {
+				return true
+			}
+		}
+		_, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+	}
+	return false
 }
