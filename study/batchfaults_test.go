@@ -93,14 +93,13 @@ func paidOnce(t *testing.T, st *store.Store, res *PressureResult, log *providert
 // direct run's, and the manifest and the report count what the recovery
 // path did, with what it counts of.
 func TestBatchFaultsPayOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("batch runs of the discovery deck")
 	}
 	// The direct runs the batch runs must equal, made once for the
 	// scenarios, of a small deck: each scenario is about the recovery
-	// path, which every wave takes whatever its size. (Batch runs run
-	// alone, not in parallel: while one runs, the process's memory limit is
-	// the batch run's, see limitMemory.)
+	// path, which every wave takes whatever its size.
 	deck := miniDeck(t, t.TempDir())
 	small := func(o *PressureOptions) { o.Deck = deck }
 	direct := map[string]*PressureResult{}
@@ -186,6 +185,7 @@ func TestBatchFaultsPayOnce(t *testing.T) {
 // each of its sessions the provider's reason, is not sent again, and is
 // counted in the manifest and the report with its reason.
 func TestBatchFailedAsAWholeRecorded(t *testing.T) {
+	t.Parallel()
 	res, srv, log, st := batchRun(t, "openai", sim.BatchOptions{Fail: []int{1}}, true)
 	paidOnce(t, st, res, log)
 	b := res.Manifest.Net.Batch
@@ -220,6 +220,7 @@ func reportText(t *testing.T, res *PressureResult) string {
 // With KeepBatchFiles (--keep-batch-files) nothing is deleted at the
 // provider, and the report says the files were kept.
 func TestBatchKeepFiles(t *testing.T) {
+	t.Parallel()
 	res, srv, log, st := batchRun(t, "openai", sim.BatchOptions{}, true, func(o *PressureOptions) { o.KeepBatchFiles = true })
 	paidOnce(t, st, res, log)
 	b := res.Manifest.Net.Batch
@@ -236,6 +237,7 @@ func TestBatchKeepFiles(t *testing.T) {
 // cancel instead of sending them again, and the run ends as a direct run
 // does, every request paid once.
 func TestCancelledBatchAnswersCollectedOnResume(t *testing.T) {
+	t.Parallel()
 	srv, hs, log := providertest.SimServer(t, sim.ServerOptions{Batch: sim.BatchOptions{Hold: []int{1}, CancelDone: 0.5}})
 	po := httpOptions(hs.URL+"/v1", 9)
 	po.Batch, po.Concurrency = true, 100000

@@ -77,7 +77,8 @@ func sameTranscripts(t *testing.T, what string, gst *store.Store, got string, ws
 // request in a batch is a stored attempt.
 func TestBatchWavesMatchDirectCalls(t *testing.T) {
 	// Not in parallel: it reads the process's memory limit, which every
-	// batch run of the process sets while it runs.
+	// batch run of the process sets while it runs (the batch tests that run
+	// in parallel start after it, as every parallel test does).
 	if testing.Short() {
 		t.Skip("batch runs of the discovery deck")
 	}
@@ -128,6 +129,7 @@ func TestBatchWavesMatchDirectCalls(t *testing.T) {
 // done: every failed request is stored as a failed attempt of its session
 // and tried again in a later wave, and the run completes.
 func TestBatchErrorsAndExpiryRetried(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a batch run of the discovery deck")
 	}
@@ -172,6 +174,7 @@ func TestBatchErrorsAndExpiryRetried(t *testing.T) {
 // sessions and measures of the same seed without it, in one wave (a
 // framing session is one model turn) of one batch.
 func TestFramingBatchMatchesDirectCalls(t *testing.T) {
+	t.Parallel()
 	j, err := FramingJudge("sample")
 	if err != nil {
 		t.Fatal(err)

@@ -1118,6 +1118,7 @@ func TestExplicitDeckEndToEnd(t *testing.T) {
 // scoring the stored sessions gives, byte for byte (manifest and summary),
 // in both channels the simulator answers in (tool calls and messages).
 func TestEarlyScoringIsScoringFromTheStore(t *testing.T) {
+	// Not in parallel: it counts the process's early-scored runs.
 	for _, channel := range []string{"tool", "message"} {
 		t.Run(channel, func(t *testing.T) {
 			st := storetest.Open(t)

@@ -66,6 +66,7 @@ func num(t *testing.T, row map[string]string, col string) float64 {
 // p-values to 1e-9 relative, Cohen's h to 1e-9, bootstrap interval bounds
 // within 1.0 percentage point, and the r/AIO breakdown likewise.
 func TestReplicateDialDeferGPT4oMini(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(dialdeferDir(t), "results", "gpt-4o-mini")
 	st := storetest.Open(t)
 	o := DefaultImportOptions(dir)

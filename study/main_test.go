@@ -10,11 +10,11 @@ import (
 	"github.com/buildlab/budge/testkit/pgtest"
 )
 
-// TestMain runs up to four parallel tests at once, on any machine: many
+// TestMain runs up to eight parallel tests at once, on any machine: many
 // wait on servers, retry delays, leases or an inference server rather
 // than compute. The PostgreSQL tests share one server (pgtest.Main).
 func TestMain(m *testing.M) {
-	paralleltest.AtLeast(4)
+	paralleltest.AtLeast(8)
 	code := pgtest.Main(m)
 	for _, st := range kept.open {
 		st.Close()
