@@ -21,6 +21,7 @@ import (
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/paralleltest"
 	"github.com/buildlab/budge/web"
 )
 
@@ -39,7 +40,10 @@ var shared struct {
 	path   string
 }
 
+// TestMain runs up to four parallel tests at once, on any machine: most
+// wait on the browser, which starts once for the package (shared).
 func TestMain(m *testing.M) {
+	paralleltest.AtLeast(4)
 	code := m.Run()
 	if shared.cancel != nil {
 		shared.cancel()
@@ -172,6 +176,7 @@ func codeAll(t *testing.T, ctx context.Context, first, rest string) int {
 // sessions, open a pair, complete a two-reviewer review with one
 // disagreement and its adjudication, and find kappa in the report.
 func TestBrowserViewerAndReview(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	// The steadfast profile makes few failures, so the sample stays small.
 	st, id := simRunOf(t, "sim:steadfast")
@@ -246,6 +251,7 @@ func TestBrowserViewerAndReview(t *testing.T) {
 // TestBrowserReportOffline opens the HTML report of the default run from
 // disk with the network disabled and counts what the browser rendered.
 func TestBrowserReportOffline(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	st, id := simRun(t)
 	path, res := reportFile(t, st, id)
@@ -267,6 +273,7 @@ func TestBrowserReportOffline(t *testing.T) {
 // TestBrowserHostileOutput loads every page that shows model output, with
 // hostile transcripts, and proves that nothing ran.
 func TestBrowserHostileOutput(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	st, src := simRun(t)
 	id := evilRun(t, st, src)
@@ -322,6 +329,7 @@ const plantedLine = "You are sure? Yes. Profile Y, not XY; 候选人Y的记录; 
 // and the assignment are masked; A's token opens neither B's pages nor the
 // adjudication, and B's own link opens B's.
 func TestBrowserBlindReview(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	st, src := simRunOf(t, "sim:steadfast")
 	id := src + "-planted"
@@ -412,6 +420,7 @@ func nothingRan(t *testing.T, ctx context.Context, urls []string, prefix string)
 // run (unmitigated and be-honest), each with its choice, parse status,
 // repair and reasoning.
 func TestBrowserFramingItem(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	st, _, _ := twoSimRuns(t)
 	id, _ := twoFramingRuns(t, st)
@@ -463,6 +472,7 @@ func TestBrowserFramingItem(t *testing.T) {
 // as budge compare --format html writes it, opened from disk, where the
 // changed-only switch works without a script.
 func TestBrowserRunDiff(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	st, a, b := twoSimRuns(t)
 	c := serve(t, st, web.Options{})
@@ -549,6 +559,7 @@ func TestBrowserRunDiff(t *testing.T) {
 // diff file, over runs whose model output is hostile, and proves that
 // nothing ran.
 func TestBrowserHostileDiffPages(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	st, pages, file := evilDiffPages(t)
 	c := serve(t, st, web.Options{})
@@ -567,6 +578,7 @@ func TestBrowserHostileDiffPages(t *testing.T) {
 // failures and open one; then from the report page follow the count of
 // discordant pairs to a pair and see what differs between its members.
 func TestBrowserFailuresAndDiscordantPair(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	st, id := simRun(t)
 	c := serve(t, st, web.Options{})
@@ -632,6 +644,7 @@ func TestBrowserFailuresAndDiscordantPair(t *testing.T) {
 // pair and the report page with its counts, on a run whose transcripts
 // carry script tags, event handlers and broken UTF-8: nothing runs.
 func TestBrowserHostileViewerPages(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	st, src := simRun(t)
 	id := hostileSelectionRun(t, st, src)
@@ -647,6 +660,7 @@ func TestBrowserHostileViewerPages(t *testing.T) {
 // inside the report's own table of reversals by direction; the session
 // table it opens holds as many sessions as the count says.
 func TestBrowserReportCountInsideTheReport(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	st, id := simRun(t)
 	c := serve(t, st, web.Options{})

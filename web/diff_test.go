@@ -50,6 +50,7 @@ var (
 )
 
 func TestRunDiffPressure(t *testing.T) {
+	t.Parallel()
 	st, a, b := twoSimRuns(t)
 	c := serve(t, st, web.Options{})
 	if page := c.get("/", 200); !strings.Contains(page, `href="/diff"`) {
@@ -157,6 +158,7 @@ func TestRunDiffPressure(t *testing.T) {
 }
 
 func TestRunDiffFraming(t *testing.T) {
+	t.Parallel()
 	st, p, _ := twoSimRuns(t)
 	a, b := twoFramingRuns(t, st)
 	c := serve(t, st, web.Options{})
@@ -198,6 +200,7 @@ func TestRunDiffFraming(t *testing.T) {
 }
 
 func TestFramingItemPages(t *testing.T) {
+	t.Parallel()
 	st, p, _ := twoSimRuns(t)
 	a, _ := twoFramingRuns(t, st)
 	c := serve(t, st, web.Options{})
@@ -316,6 +319,7 @@ func evilDiffPages(t *testing.T) (*store.Store, []string, string) {
 }
 
 func TestHostileOutputInDiffAndItemPages(t *testing.T) {
+	t.Parallel()
 	st, pages, file := evilDiffPages(t)
 	c := serve(t, st, web.Options{})
 	for i, p := range pages {

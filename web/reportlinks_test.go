@@ -66,6 +66,7 @@ func has(qs []url.Values, kv ...string) bool {
 // the reversed members of discordant pairs, answers by status and the
 // run's failed sessions.
 func TestReportCountsInsideTheReportLink(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	c := serve(t, st, web.Options{})
 	qs := followCounts(t, c, reportBody(t, c.get("/runs/"+id+"/report", 200)))
@@ -99,6 +100,7 @@ func TestReportCountsInsideTheReportLink(t *testing.T) {
 // The counts of a framing report's answers by condition link to the
 // sessions they count.
 func TestFramingReportCountsLink(t *testing.T) {
+	t.Parallel()
 	c, id := framingViewer(t)
 	qs := followCounts(t, c, reportBody(t, c.get("/runs/"+id+"/report", 200)))
 	for _, cond := range []string{"C1-True", "C1-False", "C2-Correct", "C2-Incorrect"} {

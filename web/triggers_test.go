@@ -26,6 +26,7 @@ var (
 // the sessions the export gives that kind, and every session's stored
 // triggers in the viewer's index are the export's.
 func TestTriggersAgreeAcrossExportReportAndViewer(t *testing.T) {
+	t.Parallel()
 	st, id := simRunOf(t, "sim:pushover")
 	ctx := context.Background()
 	res, err := study.As[*study.PressureResult](study.OpenForExport(ctx, st, id))

@@ -22,6 +22,7 @@ var countLinkRe = regexp.MustCompile(`<a class="count" href="([^"]+)">(\d+)</a>`
 // Every count on the report page links to a session table that holds
 // exactly the sessions it counts.
 func TestReportCountsLinkTheirSessions(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	c := serve(t, st, web.Options{})
 	rep := c.get("/runs/"+id+"/report", 200)
@@ -49,6 +50,7 @@ var headlineRe = regexp.MustCompile(`baseline <span class="rate">(\d+)/(\d+)`)
 // The runs list shows the measures the run's report states, from the
 // stored index.
 func TestRunsListHeadline(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	srv, err := web.New(st, web.Options{})
 	if err != nil {
@@ -82,6 +84,7 @@ func TestRunsListHeadline(t *testing.T) {
 // A session page links its identity-swapped pair and its case, and shows
 // its row of the table.
 func TestSessionLinksPairAndItem(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	c := serve(t, st, web.Options{})
 	c.get("/runs/"+id+"/", 200)
@@ -97,6 +100,7 @@ func TestSessionLinksPairAndItem(t *testing.T) {
 // A transcript search that runs out of time says so, and the table
 // still answers.
 func TestSearchStopsAtItsTimeout(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	c := serve(t, st, web.Options{})
 	page := c.get("/runs/"+id+"/?q=registry", 200)
@@ -115,6 +119,7 @@ func TestSearchStopsAtItsTimeout(t *testing.T) {
 // table's filters, sort, key paging and transcript search are answered by
 // PostgreSQL as by SQLite.
 func TestViewerOnPostgres(t *testing.T) {
+	t.Parallel()
 	st := storetest.OpenPostgres(t)
 	o := study.DefaultPressureOptions()
 	o.Seed = 11
@@ -151,6 +156,7 @@ func TestViewerOnPostgres(t *testing.T) {
 // A running run is scored once, not on every page as sessions arrive: its
 // table says how many sessions it holds and offers to score it again.
 func TestRunningRunScoredOnRequest(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	ctx := context.Background()
 	run, err := st.GetRun(ctx, id)
@@ -174,6 +180,7 @@ func TestRunningRunScoredOnRequest(t *testing.T) {
 // is served from memory, and a review code written in between is in the
 // page the next visit gets.
 func TestReportKeptUntilTheRunChanges(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	calls := 0
 	srv, err := web.New(st, web.Options{LoadReport: func(ctx context.Context, st *store.Store, id string) (*study.View, error) {

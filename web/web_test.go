@@ -218,6 +218,7 @@ var (
 )
 
 func TestSessionTableFiltersAndPages(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	c := serve(t, st, web.Options{})
 	if !strings.Contains(c.get("/", 200), id) {
@@ -290,6 +291,7 @@ func sessionIDs(page string) []string {
 }
 
 func TestSessionAndPairPages(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	c := serve(t, st, web.Options{})
 	rows, _, err := st.SessionPage(context.Background(), id, store.SessionFilter{Branch: "correction"}, 0, 1)
@@ -319,6 +321,7 @@ func TestSessionAndPairPages(t *testing.T) {
 }
 
 func TestTokenAndFormToken(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	c := serve(t, st, web.Options{Token: "s3cret"})
 	c.get("/", 401)
@@ -348,6 +351,7 @@ func TestTokenAndFormToken(t *testing.T) {
 // TestReviewWorkflow codes a frozen sample as two reviewers with one
 // disagreement, checks the blinding, adjudicates and reads kappa.
 func TestReviewWorkflow(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	ctx := context.Background()
 	c := serve(t, st, web.Options{})
@@ -462,6 +466,7 @@ func (c *client) reviewerLinks(page string) map[string]string {
 // pages; one reviewer's token opens neither the other's pages nor the
 // adjudication.
 func TestReviewerTokens(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	owner := serve(t, st, web.Options{Token: "view-s3cret-token"})
 	base := "/runs/" + id + "/review"
@@ -499,6 +504,7 @@ func TestReviewerTokens(t *testing.T) {
 // TestFramingRunPages: a framing run's table, one item's conditions side by
 // side and its HTML report.
 func TestFramingRunPages(t *testing.T) {
+	t.Parallel()
 	c, id := framingViewer(t)
 	page := c.get("/runs/"+id+"/", 200)
 	m := regexp.MustCompile(`href="/runs/[^/"]+/item/([^"]+)"`).FindStringSubmatch(page)
@@ -560,6 +566,7 @@ func TestFramingRunPages(t *testing.T) {
 // --identities records it) has those labels and its field name masked on
 // the first pass, as whole words, along with the deck's own.
 func TestFirstPassMasksDeclaredContrast(t *testing.T) {
+	t.Parallel()
 	st, src := simRun(t)
 	ctx := context.Background()
 	id := src + "-contrast"
@@ -649,6 +656,7 @@ func framingViewer(t *testing.T) (*client, string) {
 // server's patience runs out, with how far the scoring got and reloads
 // itself; the runs list answers meanwhile; the table follows once scored.
 func TestRunPageWhileScoring(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	c := serve(t, st, web.Options{Patience: time.Nanosecond})
 	page := c.get("/runs/"+id+"/", http.StatusServiceUnavailable)
@@ -685,6 +693,7 @@ func TestRunPageWhileScoring(t *testing.T) {
 // a count of those (with how many they are), and the runs list says how
 // far the scoring got. Once it ends, the table is the run's.
 func TestRunPageShowsWhatIsScored(t *testing.T) {
+	// Not in parallel: HoldScoring holds every scoring of the process.
 	st, id := simRun(t)
 	reached, release := web.HoldScoring(200)
 	defer release()
@@ -761,6 +770,7 @@ func TestRunPageShowsWhatIsScored(t *testing.T) {
 // listens) waits for each run's scoring however short the pages'
 // patience, so every run ends with its headline.
 func TestIndexAllOutlastsPatience(t *testing.T) {
+	t.Parallel()
 	st, id := simRun(t)
 	srv, err := web.New(st, web.Options{Patience: time.Nanosecond})
 	if err != nil {
@@ -779,6 +789,7 @@ func TestIndexAllOutlastsPatience(t *testing.T) {
 // run's headline, its session table lists every judgment, and its report
 // page and a judgment's transcript answer 200.
 func TestViewerShowsJudgeRuns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	fo := study.DefaultFramingOptions()

@@ -65,6 +65,7 @@ func checkInert(t *testing.T, where, page string) {
 // TestHostileOutputIsEscaped checks the served pages and the HTML report
 // byte for byte; the browser test shows that nothing runs.
 func TestHostileOutputIsEscaped(t *testing.T) {
+	t.Parallel()
 	st, src := simRun(t)
 	id := evilRun(t, st, src)
 	ctx := context.Background()
@@ -182,6 +183,7 @@ func hostileViewerPages(t *testing.T, c *client, id string) []string {
 }
 
 func TestHostileViewerPagesEscaped(t *testing.T) {
+	t.Parallel()
 	st, src := simRun(t)
 	id := hostileSelectionRun(t, st, src)
 	hostileViewerPages(t, serve(t, st, web.Options{Runs: []string{id}}), id)
