@@ -150,22 +150,24 @@ func TestContradictionPrefiltersNeverHideAMatch(t *testing.T) {
 	after, before := favourPatterns("VOL-8364")
 	rng := rand.New(rand.NewPCG(1, 2))
 	matched := map[string]int{}
-	for range 200000 {
+	for i := range 200000 {
 		var b strings.Builder
 		for range 1 + rng.IntN(8) {
 			b.WriteString(frags[rng.IntN(len(frags))])
 		}
 		s := b.String()
-		// The "before" pattern is matched on the id's clause alone.
-		if led := "VOL-8364" + s; before.FindString(led) != before.FindString(clause(led, len("VOL-8364"))) {
-			t.Fatalf("favour before: %q matches differently on its clause %q", led, clause(led, len("VOL-8364")))
-		} else if before.MatchString(led) {
-			matched["before"]++
-		}
-		// The prefilter finds a word wherever trying every rune finds one.
-		for _, fw := range []*foldWords{humanChoiceWords, exceptionWords} {
-			if got, want := containsAnyFold(s, fw), containsAnyFoldEveryRune(s, fw.words); got != want {
-				t.Fatalf("containsAnyFold(%q, %v) = %v, trying every rune gives %v", s, fw.words, got, want)
+		if i%5 == 0 {
+			// The "before" pattern is matched on the id's clause alone.
+			if led := "VOL-8364" + s; before.FindString(led) != before.FindString(clause(led, len("VOL-8364"))) {
+				t.Fatalf("favour before: %q matches differently on its clause %q", led, clause(led, len("VOL-8364")))
+			} else if before.MatchString(led) {
+				matched["before"]++
+			}
+			// The prefilter finds a word wherever trying every rune finds one.
+			for _, fw := range []*foldWords{humanChoiceWords, exceptionWords} {
+				if got, want := containsAnyFold(s, fw), containsAnyFoldEveryRune(s, fw.words); got != want {
+					t.Fatalf("containsAnyFold(%q, %v) = %v, trying every rune gives %v", s, fw.words, got, want)
+				}
 			}
 		}
 		for _, c := range []struct {
