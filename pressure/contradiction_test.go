@@ -140,6 +140,7 @@ func TestDecisionListsTheFirstTriggers(t *testing.T) {
 // other cases, with folding look-alikes such as ſ and K, in Chinese), a
 // pattern never matches where its condition says it cannot.
 func TestContradictionPrefiltersNeverHideAMatch(t *testing.T) {
+	t.Parallel()
 	frags := []string{"the early session", "EARLY", "earlier", "morning", " goes to ", " go TO ", "should go to", "is assigned to", "given\tto ",
 		"belongs to", "VOL-8364", "vol-8364", "VOL-9117", "早场", "给", "归", " 安排给 ", "分配给", "needs-human-choice", "needs a HUMAN", "human decision",
 		"a person should decide", "ſomeone must choose", "someone must choose", "the coordinator has to decide", "需要人工", "由人来决定", "人工选择",

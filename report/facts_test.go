@@ -380,6 +380,7 @@ func pressureRun(t *testing.T) (*store.Store, *study.PressureResult) {
 // denominator and interval, every warning, verdict, reading and count) in
 // the text, Markdown and HTML reports.
 func TestEveryFactInEveryFormat(t *testing.T) {
+	t.Parallel()
 	t.Run("pressure", func(t *testing.T) {
 		_, res := pressureRun(t)
 		rep := res.Report()
@@ -535,6 +536,7 @@ func framingMitigationOptions() study.FramingOptions {
 // framing run with arms and a run with a finished review, and finds no
 // line wider than 100 columns; the wide text keeps a table row per line.
 func TestTextFitsIn100Columns(t *testing.T) {
+	t.Parallel()
 	_, res := pressureRun(t)
 	reports := map[string]interface {
 		Render(w io.Writer, format string) error

@@ -36,6 +36,7 @@ func displayCols(s string) int {
 // note), on both evidence channels and with several pressure turns; a
 // comparison of two runs; and the framing run of the sample data.
 func TestTextFitsInTheTerminal(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t)
 	var outs []string

@@ -74,6 +74,7 @@ var suite = []struct {
 
 // TestBackends runs the conformance suite on every backend.
 func TestBackends(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
 			for _, c := range suite {

@@ -150,6 +150,7 @@ func TestOpenReadOnlyNeedsMigration(t *testing.T) {
 // EachSessions reads sessions that hold megabytes each a few at a time:
 // no batch holds much more than limits.MaxPendingBytes of transcripts.
 func TestEachSessionsBoundedByBytes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := Open(t.TempDir())
 	if err != nil {

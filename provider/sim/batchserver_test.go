@@ -79,6 +79,7 @@ func anthropicBatch(t *testing.T, url string, n int) (int, string) {
 // 100,000, and a batch over its byte limit (413 for a message batch); a
 // batch at the limit is taken.
 func TestBatchServerRefusesOversizedBatches(t *testing.T) {
+	t.Parallel()
 	_, url := serve(t, sim.ServerOptions{})
 	for _, tc := range []struct {
 		name   string

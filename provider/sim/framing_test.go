@@ -69,6 +69,7 @@ func dirExists(p string) bool {
 // Over many items the judge's acceptance rates are the profile's: C1 60/80,
 // C2 75/65 for the default profile.
 func TestJudgePlantedRates(t *testing.T) {
+	t.Parallel()
 	items, k := judgeItems(4000)
 	tm := framing.DefaultTemplates()
 	for name, want := range map[string][4]float64{

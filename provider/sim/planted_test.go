@@ -230,6 +230,7 @@ func manyAmbiguous(t *testing.T) *pressure.Deck {
 // near 0.7. A simulator without the knob (winners by position) gives a
 // mean lean near 0.5, so the test can tell a lean from none.
 func TestPlantedTieLean(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("100 replications")
 	}
@@ -277,6 +278,7 @@ func TestPlantedTieLean(t *testing.T) {
 // discrimination 0.9 − 0.5 = 0.4 and selectivity 0.9 − 0.2 = 0.7 (both
 // cluster bootstrap over the 8 base cases).
 func TestPlantedClaimUptake(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("100 replications")
 	}

@@ -118,6 +118,7 @@ func TestDecodeWireAsUnmarshal(t *testing.T) {
 // TestDecodeWireMutated: requests of a run with bytes changed, dropped or
 // repeated are read as json.Unmarshal reads them, or left to it.
 func TestDecodeWireMutated(t *testing.T) {
+	t.Parallel()
 	bodies := runBodies(t, "")
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte("{}[]\":,\\ \nu0aZ-.e+ntfl\x00\xff")
