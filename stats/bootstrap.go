@@ -1,10 +1,8 @@
 package stats
 
 import (
-	"cmp"
 	"math"
 	"math/rand/v2"
-	"slices"
 )
 
 // Bootstrap describes a percentile bootstrap: how many resamples, the
@@ -192,53 +190,73 @@ func summarize(point []float64, reps [][]float64, b Bootstrap) []Estimate {
 // interpolation between closest ranks, the definition numpy's percentile
 // uses by default. It reorders values (a selection, not a sort: an interval
 // of 10,000 resamples needs two order statistics, not all of them); values
-// compare as slices.Sort orders them, NaN first.
+// are ordered as slices.Sort orders them, NaN first.
 func Percentile(values []float64, q float64) float64 {
 	n := len(values)
 	if n == 0 {
 		return math.NaN()
 	}
+	// The NaNs go first, and the rest compare as plain numbers.
+	nan := 0
+	for i, v := range values {
+		if v != v {
+			values[i], values[nan] = values[nan], v
+			nan++
+		}
+	}
+	nth := func(k int) float64 {
+		if k < nan {
+			return values[k]
+		}
+		return selectNth(values[nan:], k-nan)
+	}
 	pos := q / 100 * float64(n-1)
 	i := int(math.Floor(pos))
 	if i >= n-1 {
-		return selectNth(values, n-1)
+		return nth(n - 1)
 	}
 	if i < 0 {
-		return selectNth(values, 0)
+		return nth(0)
 	}
-	v := selectNth(values, i)
-	next := slices.MinFunc(values[i+1:], cmp.Compare[float64])
+	v := nth(i)
+	next := values[i+1] // a NaN, when i+1 < nan
+	if i+1 >= nan {
+		// The least of what the selection left after i.
+		for _, w := range values[i+2:] {
+			if w < next {
+				next = w
+			}
+		}
+	}
 	f := pos - float64(i)
 	return v + (next-v)*f
 }
 
-// selectNth reorders x so that x[k] is the value a sort would put there,
-// with nothing greater before it and nothing smaller after it, and returns
-// it. Three-way partitions keep the many ties of resampled rates linear.
+// selectNth reorders x (no NaN in it) so that x[k] is the value a sort
+// would put there, with nothing greater before it and nothing smaller after
+// it, and returns it. Three-way partitions keep the many ties of resampled
+// rates linear.
 func selectNth(x []float64, k int) float64 {
 	lo, hi := 0, len(x)
 	for hi-lo > 1 {
 		a, b, c := x[lo], x[lo+(hi-lo)/2], x[hi-1]
-		if cmp.Less(b, a) {
+		if b < a {
 			a, b = b, a
 		}
-		if cmp.Less(c, b) {
-			b = c
-			if cmp.Less(b, a) {
-				b = a
-			}
+		if c < b {
+			b = max(a, c)
 		}
 		pivot := b
 		lt, i, gt := lo, lo, hi
 		for i < gt {
-			switch cmp.Compare(x[i], pivot) {
-			case -1:
-				x[lt], x[i] = x[i], x[lt]
+			switch v := x[i]; {
+			case v < pivot:
+				x[lt], x[i] = v, x[lt]
 				lt++
 				i++
-			case 1:
+			case v > pivot:
 				gt--
-				x[i], x[gt] = x[gt], x[i]
+				x[i], x[gt] = x[gt], v
 			default:
 				i++
 			}
