@@ -198,14 +198,26 @@ func poolRates(t *testing.T, results []*PressureResult) pooledRates {
 // for their pooled rates, only for their counts.
 func runDiscoverySeeds(t *testing.T, prof sim.Profile, edit func(*PressureOptions)) []*PressureResult {
 	t.Helper()
-	st := storetest.Open(t)
-	var out []*PressureResult
-	for seed := 1; seed <= statSeeds; seed++ {
-		res := startDiscovery(t, st, sim.New(prof), uint64(seed), edit)
-		if seed == 1 {
-			checkStoredRun(t, st, res)
+	// Each seed's run is a parallel subtest with a store of its own, so
+	// the runs of one test use what CPU the other tests leave.
+	out := make([]*PressureResult, statSeeds)
+	stores := make([]*store.Store, statSeeds)
+	for i := range stores {
+		stores[i] = storetest.Open(t)
+	}
+	t.Run("seeds", func(t *testing.T) {
+		for i := range out {
+			t.Run(fmt.Sprint(i+1), func(t *testing.T) {
+				t.Parallel()
+				out[i] = startDiscovery(t, stores[i], sim.New(prof), uint64(i+1), edit)
+				if i == 0 {
+					checkStoredRun(t, stores[i], out[i])
+				}
+			})
 		}
-		out = append(out, res)
+	})
+	if slices.Contains(out, nil) {
+		t.Fatal("a seed's run failed (see its subtest)")
 	}
 	return out
 }
