@@ -555,6 +555,9 @@ func duplicateKey(raw []byte) (string, bool) {
 					plain = false
 				}
 			}
+			if end >= len(raw) {
+				return "", false // not JSON: no string ends
+			}
 			if key {
 				k := string(raw[i+1 : end])
 				if !plain && json.Unmarshal(raw[i:end+1], &k) != nil {

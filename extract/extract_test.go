@@ -318,3 +318,13 @@ func TestIndexFoldEqualsEveryPlace(t *testing.T) {
 		t.Errorf("only %d finds: the test checks too little", found)
 	}
 }
+
+// Text that is not JSON, such as a string that never ends, has no
+// duplicate key and does not stop the reader.
+func TestDuplicateKeyOfBrokenText(t *testing.T) {
+	for _, raw := range []string{`{"a":1,"a`, `{"a":1,"\`, `{"é`, `{`, `"`} {
+		if k, ok := duplicateKey([]byte(raw)); ok {
+			t.Errorf("%q: duplicate key %q", raw, k)
+		}
+	}
+}
