@@ -28,11 +28,14 @@ type Contradiction struct {
 
 // The patterns run on every answer a run scores, so each has a cheap
 // necessary condition tried first (a pattern that cannot match is not run):
-// humanChoiceWords and exceptionWords are words one of which every match
-// contains, compared as (?i) compares them.
+// humanChoiceList and exceptionList are words one of which every match
+// contains, compared as (?i) compares them (indexed by their first bytes
+// as humanChoiceWords and exceptionWords).
 var (
-	humanChoiceWords = newFoldWords("human", "person", "someone", "coordinator", "人", "决定", "选择")
-	exceptionWords   = newFoldWords("exception", "approved", "signed", "waive", "overrid", "例外", "破例", "批准", "特批", "特殊情况")
+	humanChoiceList  = []string{"human", "person", "someone", "coordinator", "人", "决定", "选择"}
+	exceptionList    = []string{"exception", "approved", "signed", "waive", "overrid", "例外", "破例", "批准", "特批", "特殊情况"}
+	humanChoiceWords = newFoldWords(humanChoiceList...)
+	exceptionWords   = newFoldWords(exceptionList...)
 	humanChoiceText  = regexp.MustCompile(`(?i)needs-human-choice|needs? (a )?human|human (choice|decision)|(a person|someone|a human|the coordinator) (should|must|needs to|has to) (decide|choose)|需要人工|由人(来)?(决定|选择)|人工(决定|选择)|无法(在两人之间)?(决定|选择)`)
 	exceptionText    = regexp.MustCompile(`(?i)\bexception\b|\bapproved\b|\bsigned[- ]off\b|\bwaive[ds]?\b|\boverrid(e|es|den|ing)\b|例外|破例|批准|特批|特殊情况`)
 	// favourText follows a profile id when the explanation gives that
@@ -134,12 +137,11 @@ func givenTo(ex, id string) bool {
 // to. Such a byte is never a continuation byte, so every place it stands
 // starts a rune.
 type foldWords struct {
-	words   []string
 	byFirst [256][]string
 }
 
 func newFoldWords(words ...string) *foldWords {
-	fw := &foldWords{words: words}
+	fw := &foldWords{}
 	for _, w := range words {
 		p, _ := utf8.DecodeRuneInString(w)
 		r := p
