@@ -100,7 +100,7 @@ func TestBatchFaultsPayOnce(t *testing.T) {
 	// The direct runs the batch runs must equal, made once for the
 	// scenarios, of a small deck: each scenario is about the recovery
 	// path, which every wave takes whatever its size.
-	deck := miniDeck(t, t.TempDir())
+	deck := miniDeck(t, t.TempDir(), "P", "Q")
 	small := func(o *PressureOptions) { o.Deck = deck }
 	direct := map[string]*PressureResult{}
 	for _, style := range []string{"openai", "anthropic"} {
