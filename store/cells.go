@@ -1161,10 +1161,15 @@ func (s *Store) TakeCalls(ctx context.Context, runID string, want int) (int, tim
 		return 0, time.Time{}, time.Time{}, err
 	}
 	w := now.Truncate(time.Second)
+	// A taker whose clock reading is older than the store's window (its
+	// statement was held up while another took from the next window) is
+	// granted nothing and moves nothing: the window never goes back, or
+	// the next one's count would start again.
 	cur := `(CASE WHEN window_ms = $1 THEN used ELSE 0 END)`
-	grant := `(CASE WHEN per_second - ` + cur + ` < $2 THEN per_second - ` + cur + ` ELSE $2 END)`
+	grant := `(CASE WHEN window_ms > $1 THEN 0 WHEN per_second - ` + cur + ` < $2 THEN per_second - ` + cur + ` ELSE $2 END)`
 	var granted int
-	err = s.db.QueryRowContext(ctx, `UPDATE run_pace SET last_grant = `+grant+`, used = `+cur+` + `+grant+`, window_ms = $1 WHERE run_id = $3 RETURNING last_grant`,
+	err = s.db.QueryRowContext(ctx, `UPDATE run_pace SET last_grant = `+grant+`, used = (CASE WHEN window_ms > $1 THEN used ELSE `+cur+` + `+grant+` END), `+
+		`window_ms = (CASE WHEN window_ms > $1 THEN window_ms ELSE $1 END) WHERE run_id = $3 RETURNING last_grant`,
 		w.UnixMilli(), want, runID).Scan(&granted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, w, w, fmt.Errorf("store: run %s has no pace", runID)

@@ -353,6 +353,18 @@ func testPaceSharedByWorkers(t *testing.T) {
 	if n, _, _, _ := st[0].TakeCalls(ctx, "r", 4); n != 4 {
 		t.Errorf("the next window granted %d of 4", n)
 	}
+	// A taker that read the clock before the window changed and reaches the
+	// store after another has taken from the new window (a statement held
+	// up by a busy store): it is granted nothing, and the new window's
+	// count stands.
+	c.set(t0)
+	if n, _, _, _ := st[1].TakeCalls(ctx, "r", 3); n != 0 {
+		t.Errorf("a taker behind the store's window was granted %d calls of a window that is over", n)
+	}
+	c.set(t0.Add(time.Second))
+	if n, _, _, _ := st[2].TakeCalls(ctx, "r", 10); n != 6 {
+		t.Errorf("the window granted %d more after 4 of 10; want 6", n)
+	}
 }
 
 // Cells go in a thousand rows at a time: a plan larger than one insert
