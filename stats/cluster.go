@@ -31,23 +31,13 @@ func ClusterBootstrap(clusters, k int, b Bootstrap, fn func(idx []int, out []flo
 		return est
 	}
 	rng := rand.New(rand.NewPCG(b.Seed, 0x636c7573746572))
-	reps := make([][]float64, k)
-	for j := range reps {
-		reps[j] = make([]float64, 0, b.Resamples)
-	}
-	out := make([]float64, k)
-	for r := 0; r < b.Resamples; r++ {
+	reps, skipped := resamples(k, b, func(out []float64) bool {
 		for i := range idx {
 			idx[i] = rng.IntN(clusters)
 		}
-		if !fn(idx, out) {
-			est.Skipped++
-			continue
-		}
-		for j := range out {
-			reps[j] = append(reps[j], out[j])
-		}
-	}
+		return fn(idx, out)
+	})
+	est.Skipped = skipped
 	if len(reps[0]) == 0 {
 		est.Estimates = summarize(point, nil, b)
 		return est
