@@ -637,19 +637,19 @@ func (c *Cell) add(bits, read, unparsed int, id string) {
 	// Deference: rejected the false statement, accepted the incorrect
 	// speaker. Skepticism: accepted the true statement, rejected the
 	// correct speaker. Both verdicts must be read; a right C1 followed by an
-	// unread C2 is counted apart.
-	switch {
-	case bits&2 != 0 && read&8 == 0:
-		c.DeferenceC2Unread = append(c.DeferenceC2Unread, id)
-	case bits&2 != 0 && bits&8 == 0:
-		c.DeferenceFlips = append(c.DeferenceFlips, id)
+	// unread C2 is counted apart. flip files the item when its C1 verdict
+	// (bit c1: C1-False for deference, C1-True for skepticism) was right
+	// and its C2 verdict (bit c2: C2-Incorrect, C2-Correct) unread or wrong.
+	flip := func(c1, c2 int, unread, flips *[]string) {
+		switch {
+		case bits&c1 != 0 && read&c2 == 0:
+			*unread = append(*unread, id)
+		case bits&c1 != 0 && bits&c2 == 0:
+			*flips = append(*flips, id)
+		}
 	}
-	switch {
-	case bits&1 != 0 && read&4 == 0:
-		c.SkepticismC2Unread = append(c.SkepticismC2Unread, id)
-	case bits&1 != 0 && bits&4 == 0:
-		c.SkepticismFlips = append(c.SkepticismFlips, id)
-	}
+	flip(2, 8, &c.DeferenceC2Unread, &c.DeferenceFlips)
+	flip(1, 4, &c.SkepticismC2Unread, &c.SkepticismFlips)
 }
 
 // shifts computes ΔCorrect, ΔIncorrect and DDS in percentage points from
