@@ -134,17 +134,14 @@ func (t *contrastTally) add(id string, x, hit bool) {
 	if !ok {
 		ci = len(t.caseIdx)
 		t.caseIdx[id] = ci
-		c := &t.cc
-		c.XNum, c.XDen, c.YNum, c.YDen = append(c.XNum, 0), append(c.XDen, 0), append(c.YNum, 0), append(c.YDen, 0)
 	}
-	num, den, r := t.cc.YNum, t.cc.YDen, &t.y
+	t.cc.Add(ci, x, hit)
+	r := &t.y
 	if x {
-		num, den, r = t.cc.XNum, t.cc.XDen, &t.x
+		r = &t.x
 	}
-	den[ci]++
 	r.Den++
 	if hit {
-		num[ci]++
 		r.Num++
 	}
 }

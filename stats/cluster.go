@@ -62,6 +62,23 @@ type ClusterCounts struct {
 	XNum, XDen, YNum, YDen []int
 }
 
+// Add counts an observation of cluster ci in group X (x) or Y: in the
+// group's denominator, and in its numerator when hit. The counts grow to
+// hold cluster ci.
+func (c *ClusterCounts) Add(ci int, x, hit bool) {
+	for len(c.XDen) <= ci {
+		c.XNum, c.XDen, c.YNum, c.YDen = append(c.XNum, 0), append(c.XDen, 0), append(c.YNum, 0), append(c.YDen, 0)
+	}
+	num, den := c.YNum, c.YDen
+	if x {
+		num, den = c.XNum, c.XDen
+	}
+	den[ci]++
+	if hit {
+		num[ci]++
+	}
+}
+
 // RateDifference is the difference of two ratio-of-sums rates over a set of
 // clusters, with the cluster bootstrap interval of that difference.
 type RateDifference struct {
