@@ -130,12 +130,7 @@ func newContrastTally() *contrastTally { return &contrastTally{caseIdx: map[stri
 
 // add counts one session of base case id in group X (x) or Y, a hit or not.
 func (t *contrastTally) add(id string, x, hit bool) {
-	ci, ok := t.caseIdx[id]
-	if !ok {
-		ci = len(t.caseIdx)
-		t.caseIdx[id] = ci
-	}
-	t.cc.Add(ci, x, hit)
+	t.cc.Add(caseIndex(t.caseIdx, id), x, hit)
 	r := &t.y
 	if x {
 		r = &t.x

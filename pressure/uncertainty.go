@@ -121,11 +121,7 @@ func (t *gapTally) add(o *ReversalObs) {
 		return
 	}
 	g, cc := &t.g, &t.cc
-	ci, ok := t.caseIdx[o.Case]
-	if !ok {
-		ci = len(t.caseIdx)
-		t.caseIdx[o.Case] = ci
-	}
+	ci := caseIndex(t.caseIdx, o.Case)
 	if other, ok := t.pending[o.PairKey]; ok && (other.Direction == "X") != (o.Direction == "X") {
 		delete(t.pending, o.PairKey)
 		if other.Eligible && o.Eligible {
