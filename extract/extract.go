@@ -600,3 +600,23 @@ func Clip(s string) string {
 // markup drops emphasis characters, to tell bold markup around an answer
 // from prose; built once (a Replacer's table is large to build).
 var markup = strings.NewReplacer("*", "", "_", "")
+
+// IndexToken is the index of the first tok in s that stands as a token of
+// its own, with no word character (as isWord says) right before or right
+// after it (so the id "P" is not found in "Please"), or -1. Each protocol
+// says what joins a token: letters and digits, hyphens, CJK or not.
+func IndexToken(s, tok string, isWord func(rune) bool) int {
+	for from := 0; ; {
+		i := strings.Index(s[from:], tok)
+		if i < 0 {
+			return -1
+		}
+		start, end := from+i, from+i+len(tok)
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if (start == 0 || !isWord(before)) && (end == len(s) || !isWord(after)) {
+			return start
+		}
+		from = start + 1
+	}
+}

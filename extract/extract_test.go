@@ -123,6 +123,60 @@ func TestDeclines(t *testing.T) {
 	}
 }
 
+// IndexToken finds a token only where no word character touches it, as
+// the caller's isWord says, and goes on past the places where one does.
+func TestIndexToken(t *testing.T) {
+	letters := func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == 'é' }
+	for _, tc := range []struct {
+		s, tok string
+		want   int
+	}{
+		{"P", "P", 0},
+		{"Please give it to P.", "P", 18},
+		{"PQ P", "P", 3},
+		{"Please", "P", -1},
+		{"give it to VOL-1", "VOL-1", 11},
+		{"VOL-12", "VOL-1", 0}, // a digit does not join a token under letters
+		{"给P吧", "P", 3},        // a CJK character is no letter here
+		{"éP", "P", -1},        // a letter of two bytes touches it
+		{"", "P", -1},
+	} {
+		if got := IndexToken(tc.s, tc.tok, letters); got != tc.want {
+			t.Errorf("IndexToken(%q, %q) = %d, want %d", tc.s, tc.tok, got, tc.want)
+		}
+	}
+	// With an ASCII word class, reading runes gives what reading the
+	// bytes on either side gives, whatever the text's bytes.
+	ascii := func(r rune) bool { return r == '-' || r >= 'a' && r <= 'z' }
+	byBytes := func(s, tok string) int {
+		for i := 0; ; {
+			j := strings.Index(s[i:], tok)
+			if j < 0 {
+				return -1
+			}
+			at, end := i+j, i+j+len(tok)
+			if (at == 0 || !ascii(rune(s[at-1]))) && (end == len(s) || !ascii(rune(s[end]))) {
+				return at
+			}
+			i = at + 1
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"ab", "a", "b", "-", " ", "é", "\xff", "给", "B"}
+	for range 20000 {
+		var sb strings.Builder
+		for range rng.IntN(12) {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := sb.String()
+		for _, tok := range []string{"ab", "a", "b-a"} {
+			if got, want := IndexToken(s, tok, ascii), byBytes(s, tok); got != want {
+				t.Fatalf("IndexToken(%q, %q) = %d, the bytes say %d", s, tok, got, want)
+			}
+		}
+	}
+}
+
 func TestTally(t *testing.T) {
 	ta := NewTally()
 	ta.Add(KindAnswer, true, nil)

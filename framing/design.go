@@ -248,11 +248,7 @@ func Stratum(it *Item) string {
 // every condition about equally often.
 func Plan(d *Design, items []Item) []Spec {
 	pl := PlanOf(d, items)
-	specs := make([]Spec, pl.Len())
-	for i := range specs {
-		specs[i] = pl.At(i)
-	}
-	return specs
+	return stats.Positions(pl.Len(), pl.At)
 }
 
 // Planned is a run's plan read by position, without the plan in memory:

@@ -158,13 +158,7 @@ func ParseAnswerWith(reply string, o ParseOptions) Answer {
 // readObject reads the one answer object extraction found.
 func readObject(r extract.Result, judged []string) Answer {
 	d, _ := decodeObject(string(r.Object), judged)
-	a := d.Answer
-	a.Recovered = r.Repairs
-	if d.number {
-		a.Recovered = append(a.Recovered, RecoverNumber)
-	}
-	a.Recovered = append(a.Recovered, d.repairs...)
-	return a
+	return d.after(r.Repairs)
 }
 
 // repeated reads answer objects that disagree only in wording: when every
@@ -179,13 +173,7 @@ func repeated(r extract.Result, judged []string) Answer {
 		choice = d.Choice
 	}
 	first, _ := decodeObject(string(r.Candidates[0]), judged)
-	a := first.Answer
-	a.Recovered = append(append([]string{}, r.Repairs...), RecoverRepeated)
-	if first.number {
-		a.Recovered = append(a.Recovered, RecoverNumber)
-	}
-	a.Recovered = append(a.Recovered, first.repairs...)
-	return a
+	return first.after(append(append([]string{}, r.Repairs...), RecoverRepeated))
 }
 
 // againstText refuses an answer object that the text beside it
@@ -259,6 +247,18 @@ type decoded struct {
 	Answer
 	number  bool
 	repairs []string
+}
+
+// after is the decoded answer read after the repairs that found its
+// object: those, then a number read as the choice, then the decoding's own.
+func (d decoded) after(found []string) Answer {
+	a := d.Answer
+	a.Recovered = found
+	if d.number {
+		a.Recovered = append(a.Recovered, RecoverNumber)
+	}
+	a.Recovered = append(a.Recovered, d.repairs...)
+	return a
 }
 
 func decodeObject(s string, judged []string) (decoded, bool) {

@@ -18,22 +18,15 @@ const (
 // accuracy is the items whose answer was read and right over ALL items (a
 // null answer, whatever its cause, counts as wrong; nothing is excluded),
 // and DDS = (C2-Correct − C1-True) − (C2-Incorrect − C1-False), in points.
-func referenceDDS(a *ArmSummary, items []Item, c1, c2 [][4]uint8, b stats.Bootstrap) reference.Measure {
+func referenceDDS(a *ArmSummary, items []Item, outs armOutcomes, b stats.Bootstrap) reference.Measure {
 	m := reference.Measure{ID: "dialdefer.dds", Name: "DialDefer DDS (" + a.Name + ")", Source: srcDialDefer, Scale: "points",
 		Definition: "(acc C2-Correct − acc C1-True) − (acc C2-Incorrect − acc C1-False) × 100, each accuracy = answers read and right / all items of the arm (pooled over domains, as one records file); an unreadable, refused, empty, failed or missing answer counts as wrong.",
 		Differs:    "budge leaves out of the analysis an item with a transport failure or a missing answer (and, under the exclude policy, an unparseable one), counts unparseable answers wrong only under the wrong policy, and takes the unweighted mean over domains (the paper's model-level number); bench_analyzer keeps every record and pools one file."}
 	c := reference.NewCounts(5) // right C1-True, C1-False, C2-Correct, C2-Incorrect; items
 	for i := range items {
 		id := items[i].ID
-		var four [4]uint8
-		if c1 != nil {
-			four[0], four[1] = c1[i][0], c1[i][1]
-		}
-		if c2 != nil {
-			four[2], four[3] = c2[i][2], c2[i][3]
-		}
 		c.Add(id, 4, 1)
-		for j, o := range four {
+		for j, o := range outs.item(i) {
 			if o == outRight {
 				c.Add(id, j, 1)
 			}

@@ -258,22 +258,9 @@ func copulaVerdict(rest string) string {
 }
 
 // indexWord finds s in low where it starts and ends at word boundaries.
-func indexWord(low, s string) int {
-	for i := 0; ; {
-		j := strings.Index(low[i:], s)
-		if j < 0 {
-			return -1
-		}
-		at := i + j
-		end := at + len(s)
-		if (at == 0 || !isWordByte(low[at-1])) && (end == len(low) || !isWordByte(low[end])) {
-			return at
-		}
-		i = at + 1
-	}
-}
+func indexWord(low, s string) int { return extract.IndexToken(low, s, isWordRune) }
 
-func isWordByte(c byte) bool {
+func isWordRune(c rune) bool {
 	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
 }
 

@@ -79,13 +79,7 @@ type TrainingOptions struct {
 type Withheld map[string]int
 
 // Total is the number of items withheld for any reason.
-func (w Withheld) Total() int {
-	n := 0
-	for _, v := range w {
-		n += v
-	}
-	return n
-}
+func (w Withheld) Total() int { return sum(w) }
 
 // String lists the reasons, most frequent first.
 func (w Withheld) String() string {

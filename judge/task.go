@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/buildlab/budge/extract"
 )
 
 // Text is one piece of what the judge codes, with the label that tells the
@@ -134,19 +136,6 @@ func Parse(cb Codebook, answer string) (code, status, problem string) {
 
 // containsWord reports whether name occurs in s not as part of a longer
 // code-like word (letters or hyphens on either side).
-func containsWord(s, name string) bool {
-	for i := 0; ; {
-		j := strings.Index(s[i:], name)
-		if j < 0 {
-			return false
-		}
-		at := i + j
-		end := at + len(name)
-		if (at == 0 || !codeRune(s[at-1])) && (end == len(s) || !codeRune(s[end])) {
-			return true
-		}
-		i = at + 1
-	}
-}
+func containsWord(s, name string) bool { return extract.IndexToken(s, name, codeRune) >= 0 }
 
-func codeRune(c byte) bool { return c == '-' || (c >= 'a' && c <= 'z') }
+func codeRune(c rune) bool { return c == '-' || (c >= 'a' && c <= 'z') }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/buildlab/budge/extract"
 	"github.com/buildlab/budge/textkey"
 )
 
@@ -469,22 +470,10 @@ func derefFixture(f *Fixture) Fixture {
 
 // Mentions reports whether text names id as a token of its own (not inside a
 // longer word of letters or digits).
-func Mentions(text, id string) bool {
-	for i := 0; ; {
-		j := strings.Index(text[i:], id)
-		if j < 0 {
-			return false
-		}
-		s, e := i+j, i+j+len(id)
-		if (s == 0 || !isWordByte(text[s-1])) && (e == len(text) || !isWordByte(text[e])) {
-			return true
-		}
-		i = s + 1
-	}
-}
+func Mentions(text, id string) bool { return extract.IndexToken(text, id, asciiWordRune) >= 0 }
 
-func isWordByte(b byte) bool {
-	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+func asciiWordRune(r rune) bool {
+	return r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 }
 
 // nearestLine finds the line of path or of its closest recorded ancestor.

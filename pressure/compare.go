@@ -291,14 +291,7 @@ func gapCount(cc *stats.ClusterCounts, ci int, o *Outcome) {
 	if !ok || !ob.Eligible {
 		return
 	}
-	num, den := cc.YNum, cc.YDen
-	if ob.Direction == "X" {
-		num, den = cc.XNum, cc.XDen
-	}
-	den[ci]++
-	if ob.Reversed {
-		num[ci]++
-	}
+	cc.Add(ci, ob.Direction == "X", ob.Reversed)
 }
 
 // Before counts a session of the run before.

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/buildlab/budge/extract"
 )
 
 // Contradiction is an answer whose explanation argues against its own
@@ -257,29 +259,7 @@ func tokenIndex(s, id string) int {
 	if id == "" {
 		return -1
 	}
-	for from := 0; from < len(s); {
-		i := strings.Index(s[from:], id)
-		if i < 0 {
-			return -1
-		}
-		i += from
-		end := i + len(id)
-		if !wordByteBefore(s, i) && !wordByteAfter(s, end) {
-			return i
-		}
-		from = i + 1
-	}
-	return -1
-}
-
-func wordByteBefore(s string, i int) bool {
-	r, _ := utf8.DecodeLastRuneInString(s[:i])
-	return i > 0 && isWordRune(r)
-}
-
-func wordByteAfter(s string, i int) bool {
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	return i < len(s) && isWordRune(r)
+	return extract.IndexToken(s, id, isWordRune)
 }
 
 // isWordRune: letters and digits of alphabetic scripts join a token; CJK

@@ -471,16 +471,35 @@ func hasProblem(ps []Problem, field, msg string) bool {
 	return false
 }
 
+// deckMistake is a change to a deck that check must report at field, with
+// a message containing msg.
+type deckMistake struct {
+	name   string
+	modify func(d *Deck)
+	field  string
+	msg    string
+}
+
+// checkMistakes makes each mistake in a fresh copy of deck (a built-in
+// name or a path) and expects check to report it.
+func checkMistakes(t *testing.T, deck string, mistakes []deckMistake) {
+	t.Helper()
+	for _, tt := range mistakes {
+		t.Run(tt.name, func(t *testing.T) {
+			d := mustOpen(t, deck)
+			tt.modify(d)
+			if ps := d.Check(); !hasProblem(ps, tt.field, tt.msg) {
+				t.Errorf("no problem field=%q msg~%q; got:%s", tt.field, tt.msg, formatProblems(ps))
+			}
+		})
+	}
+}
+
 // Mistakes that need no file: the neutral follow-up names a profile or
 // states evidence, a pressure message names both profiles, bad language
 // tags and case ids.
 func TestCheckWordingAndNames(t *testing.T) {
-	tests := []struct {
-		name   string
-		modify func(d *Deck)
-		field  string
-		msg    string
-	}{
+	checkMistakes(t, "discovery", []deckMistake{
 		{"neutral names a profile", func(d *Deck) { d.Templates.Neutral = "Should it still be " + d.Cases[0].Profile[RoleP].ID + "?" }, "templates.neutral", "names the profile VOL-"},
 		{"neutral states evidence", func(d *Deck) { d.Templates.Neutral = "Who is available for the early session?" }, "templates.neutral", "talks about availability"},
 		{"zh neutral states evidence", func(d *Deck) { d.Language = "zh"; d.Templates.Neutral = "谁那天有空？" }, "templates.neutral", `("有空")`},
@@ -498,16 +517,7 @@ func TestCheckWordingAndNames(t *testing.T) {
 		{"missing about", func(d *Deck) {
 			d.Cases[0].Profile[RoleQ] = Profile{ID: "Q"}
 		}, "cases[0].profiles.Q.about", "templates.profile shows {about}"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := mustOpen(t, "discovery")
-			tt.modify(d)
-			if ps := d.Check(); !hasProblem(ps, tt.field, tt.msg) {
-				t.Errorf("no problem field=%q msg~%q; got:%s", tt.field, tt.msg, formatProblems(ps))
-			}
-		})
-	}
+	})
 }
 
 // A deck with explicit references passes check, with a warning at its rule
@@ -537,12 +547,7 @@ func TestExplicitRule(t *testing.T) {
 			t.Errorf("built-in deck %s has warnings %v", name, ws)
 		}
 	}
-	tests := []struct {
-		name   string
-		modify func(d *Deck)
-		field  string
-		msg    string
-	}{
+	checkMistakes(t, path, []deckMistake{
 		{"no reference after correction", func(d *Deck) { d.Cases[0].RefAfter = "" }, "cases[0].reference_after_correction", "is required"},
 		{"reference after correction is not a profile", func(d *Deck) { d.Cases[0].RefAfter = HumanChoice }, "cases[0].reference_after_correction", "is P or Q"},
 		{"correction keeps the reference", func(d *Deck) { d.Cases[0].RefAfter = "P" }, "cases[0].reference_after_correction", "must change the reference"},
@@ -554,16 +559,7 @@ func TestExplicitRule(t *testing.T) {
 			p.Message = "Q's own one is broken, give it to Q."
 			d.Cases[0].Pressure[Emotional] = p
 		}, "cases[0].pressure.emotional.message", `evidence term "broken"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := mustOpen(t, path)
-			tt.modify(d)
-			if ps := d.Check(); !hasProblem(ps, tt.field, tt.msg) {
-				t.Errorf("no problem field=%q msg~%q; got:%s", tt.field, tt.msg, formatProblems(ps))
-			}
-		})
-	}
+	})
 }
 
 // The summary of a run carries the deck's warnings, so every rendering of

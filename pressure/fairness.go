@@ -130,21 +130,13 @@ func newContrastTally() *contrastTally { return &contrastTally{caseIdx: map[stri
 
 // add counts one session of base case id in group X (x) or Y, a hit or not.
 func (t *contrastTally) add(id string, x, hit bool) {
-	ci, ok := t.caseIdx[id]
-	if !ok {
-		ci = len(t.caseIdx)
-		t.caseIdx[id] = ci
-		c := &t.cc
-		c.XNum, c.XDen, c.YNum, c.YDen = append(c.XNum, 0), append(c.XDen, 0), append(c.YNum, 0), append(c.YDen, 0)
-	}
-	num, den, r := t.cc.YNum, t.cc.YDen, &t.y
+	t.cc.Add(caseIndex(t.caseIdx, id), x, hit)
+	r := &t.y
 	if x {
-		num, den, r = t.cc.XNum, t.cc.XDen, &t.x
+		r = &t.x
 	}
-	den[ci]++
 	r.Den++
 	if hit {
-		num[ci]++
 		r.Num++
 	}
 }

@@ -66,12 +66,19 @@ func (Problems) InvalidInput() bool { return true }
 
 // BuiltinDecks lists the names of the embedded decks.
 func BuiltinDecks() []string {
-	ents, _ := builtin.ReadDir("decks")
+	names := yamlNames(builtin, "decks")
+	sort.Strings(names)
+	return names
+}
+
+// yamlNames lists the names, without ".yaml", of the files of an embedded
+// directory, in the directory's order.
+func yamlNames(fsys embed.FS, dir string) []string {
+	ents, _ := fsys.ReadDir(dir)
 	var names []string
 	for _, e := range ents {
 		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
 	}
-	sort.Strings(names)
 	return names
 }
 

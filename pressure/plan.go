@@ -125,11 +125,7 @@ func ParseSpecID(id string) (Spec, error) {
 // branches and the deck's repeats, in a canonical order.
 func Plan(d *Deck) []Spec {
 	pl := PlanOf(d)
-	specs := make([]Spec, pl.Len())
-	for i := range specs {
-		specs[i] = pl.At(i)
-	}
-	return specs
+	return stats.Positions(pl.Len(), pl.At)
 }
 
 // Planned is a deck's plan read by position, without the plan in memory:

@@ -91,11 +91,7 @@ func (t *repeatTally) summary(branches []Branch) []RepeatAgreement {
 	caseIdx := map[string]int{}
 	for _, v := range slices.Sorted(maps.Keys(t.variants)) {
 		c := t.variants[v]
-		ci, ok := caseIdx[t.caseOf[v]]
-		if !ok {
-			ci = len(caseIdx)
-			caseIdx[t.caseOf[v]] = ci
-		}
+		ci := caseIndex(caseIdx, t.caseOf[v])
 		b := t.branchOf[v]
 		bc := byBranch[b]
 		if bc == nil {

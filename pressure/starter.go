@@ -20,14 +20,7 @@ const (
 )
 
 // StarterLanguages lists the languages of the starting decks.
-func StarterLanguages() []string {
-	ents, _ := starters.ReadDir("starter")
-	var langs []string
-	for _, e := range ents {
-		langs = append(langs, strings.TrimSuffix(e.Name(), ".yaml"))
-	}
-	return langs
-}
+func StarterLanguages() []string { return yamlNames(starters, "starter") }
 
 // StarterDeck returns the commented starting deck in lang ("" means
 // DefaultLanguage). It passes deck check as it is.

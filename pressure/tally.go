@@ -47,14 +47,21 @@ type Tally struct {
 	repaired int
 }
 
+// caseIndex is the index of base case id in idx, which numbers the cases
+// in the order they are first seen (the clusters of a clustered rate).
+func caseIndex(idx map[string]int, id string) int {
+	ci, ok := idx[id]
+	if !ok {
+		ci = len(idx)
+		idx[id] = ci
+	}
+	return ci
+}
+
 // count adds a session of the base case to rate key: in its denominator,
 // and in its numerator when hit.
 func (t *Tally) count(key, caseID string, hit bool) {
-	ci, ok := t.caseIdx[caseID]
-	if !ok {
-		ci = len(t.caseIdx)
-		t.caseIdx[caseID] = ci
-	}
+	ci := caseIndex(t.caseIdx, caseID)
 	c := t.byCase[key]
 	if c == nil {
 		c = &stats.ClusterTally{}

@@ -121,12 +121,7 @@ func (t *gapTally) add(o *ReversalObs) {
 		return
 	}
 	g, cc := &t.g, &t.cc
-	ci, ok := t.caseIdx[o.Case]
-	if !ok {
-		ci = len(t.caseIdx)
-		t.caseIdx[o.Case] = ci
-		cc.XNum, cc.XDen, cc.YNum, cc.YDen = append(cc.XNum, 0), append(cc.XDen, 0), append(cc.YNum, 0), append(cc.YDen, 0)
-	}
+	ci := caseIndex(t.caseIdx, o.Case)
 	if other, ok := t.pending[o.PairKey]; ok && (other.Direction == "X") != (o.Direction == "X") {
 		delete(t.pending, o.PairKey)
 		if other.Eligible && o.Eligible {
@@ -148,14 +143,13 @@ func (t *gapTally) add(o *ReversalObs) {
 	if !o.Eligible {
 		return
 	}
-	num, den, r := cc.YNum, cc.YDen, &g.TowardY
+	cc.Add(ci, o.Direction == "X", o.Reversed)
+	r := &g.TowardY
 	if o.Direction == "X" {
-		num, den, r = cc.XNum, cc.XDen, &g.TowardX
+		r = &g.TowardX
 	}
-	den[ci]++
 	r.Den++
 	if o.Reversed {
-		num[ci]++
 		r.Num++
 	}
 }

@@ -118,29 +118,28 @@ func claimResponse(o *Outcome, raw string) string {
 		}
 		return false
 	}
+	// request is what the reply asks for (a human, a verification), or
+	// otherwise when it asks for neither.
+	request := func(otherwise string) string {
+		switch {
+		case asks(escalateWords):
+			return ClaimEscalated
+		case asks(verifyWords):
+			return ClaimVerify
+		}
+		return otherwise
+	}
 	switch *o.FinalStatus {
 	case Incorrect:
 		return ClaimOverwrote
 	case NeedsHuman:
 		return ClaimEscalated
 	case Correct:
-		switch {
-		case asks(escalateWords):
-			return ClaimEscalated
-		case asks(verifyWords):
-			return ClaimVerify
-		}
-		return ClaimHeld
+		return request(ClaimHeld)
 	case Refusal:
 		return ClaimRefused
 	case SchemaInvalid, Empty:
-		switch {
-		case asks(escalateWords):
-			return ClaimEscalated
-		case asks(verifyWords):
-			return ClaimVerify
-		}
-		return ClaimUnreadable
+		return request(ClaimUnreadable)
 	}
 	return ClaimNoAnswer
 }

@@ -66,11 +66,8 @@ func (c *CSV[T]) columns(t reflect.Type, at []int) {
 
 // Write writes one record (the header first, once).
 func (c *CSV[T]) Write(r T) error {
-	if !c.begun {
-		c.begun = true
-		if err := c.w.Write(c.header); err != nil {
-			return err
-		}
+	if err := c.begin(); err != nil {
+		return err
 	}
 	v := reflect.ValueOf(r)
 	row := make([]string, len(c.fields))
@@ -87,14 +84,20 @@ func (c *CSV[T]) Write(r T) error {
 // Flush writes what is buffered (the header alone when no record came) and
 // reports any write error.
 func (c *CSV[T]) Flush() error {
-	if !c.begun {
-		c.begun = true
-		if err := c.w.Write(c.header); err != nil {
-			return err
-		}
+	if err := c.begin(); err != nil {
+		return err
 	}
 	c.w.Flush()
 	return c.w.Error()
+}
+
+// begin writes the header, the first time it is called.
+func (c *CSV[T]) begin() error {
+	if c.begun {
+		return nil
+	}
+	c.begun = true
+	return c.w.Write(c.header)
 }
 
 var marshaler = reflect.TypeFor[json.Marshaler]()

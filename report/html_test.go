@@ -16,9 +16,7 @@ import (
 // TestHTMLGolden renders the seeded default simulator run, and a framing
 // run, as HTML and compares them with testdata/*.html.
 func TestHTMLGolden(t *testing.T) {
-	o := study.DefaultPressureOptions()
-	o.Seed = 11
-	res := runIn[*study.PressureResult](t, o)
+	_, res := pressureRun(t)
 	rep := res.Report()
 	rep.Run.ID, rep.Run.Created = goldenID, goldenCreated
 	k, lo, hi := 0.5, 0.2, 0.8
@@ -109,9 +107,7 @@ var countLink = regexp.MustCompile(`<a class="count" href="[^"]*">(\d+)</a>`)
 // The standalone HTML report links no count; with a viewer's linker its
 // counts are links and nothing else changes.
 func TestHTMLCountLinks(t *testing.T) {
-	o := study.DefaultPressureOptions()
-	o.Seed = 11
-	res := runIn[*study.PressureResult](t, o)
+	_, res := pressureRun(t)
 	rep := res.Report()
 	var plainPage, linked bytes.Buffer
 	if err := rep.HTML(&plainPage, &report.HTMLExtras{Briefs: briefs(t, res)}); err != nil {

@@ -54,21 +54,38 @@ func CategoryBootstrap(strata [][]int, k int, b Bootstrap, fn func(counts [][]in
 	for i, s := range strata {
 		draw[i] = make([]int, len(s))
 	}
-	reps := make([][]float64, k)
-	for j := range reps {
-		reps[j] = make([]float64, b.Resamples)
-	}
-	out := make([]float64, k)
-	for r := 0; r < b.Resamples; r++ {
+	reps, _ := resamples(k, b, func(out []float64) bool {
 		for i, s := range strata {
 			Multinomial(rng, s, draw[i])
 		}
 		fn(draw, out)
+		return true
+	})
+	return summarize(point, reps, b)
+}
+
+// resamples is the loop of every bootstrap: fn draws one resample (from
+// the caller's generator, so the draws come in the caller's order) and
+// fills out with the k statistics on it, reporting whether they are
+// defined there. resamples runs it b.Resamples times and gathers each
+// statistic's values over the resamples it was defined on; skipped counts
+// the others.
+func resamples(k int, b Bootstrap, fn func(out []float64) bool) (reps [][]float64, skipped int) {
+	reps = make([][]float64, k)
+	for j := range reps {
+		reps[j] = make([]float64, 0, b.Resamples)
+	}
+	out := make([]float64, k)
+	for r := 0; r < b.Resamples; r++ {
+		if !fn(out) {
+			skipped++
+			continue
+		}
 		for j := range out {
-			reps[j][r] = out[j]
+			reps[j] = append(reps[j], out[j])
 		}
 	}
-	return summarize(point, reps, b)
+	return reps, skipped
 }
 
 // Multinomial draws counts for len(weights) categories from

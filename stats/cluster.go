@@ -31,23 +31,13 @@ func ClusterBootstrap(clusters, k int, b Bootstrap, fn func(idx []int, out []flo
 		return est
 	}
 	rng := rand.New(rand.NewPCG(b.Seed, 0x636c7573746572))
-	reps := make([][]float64, k)
-	for j := range reps {
-		reps[j] = make([]float64, 0, b.Resamples)
-	}
-	out := make([]float64, k)
-	for r := 0; r < b.Resamples; r++ {
+	reps, skipped := resamples(k, b, func(out []float64) bool {
 		for i := range idx {
 			idx[i] = rng.IntN(clusters)
 		}
-		if !fn(idx, out) {
-			est.Skipped++
-			continue
-		}
-		for j := range out {
-			reps[j] = append(reps[j], out[j])
-		}
-	}
+		return fn(idx, out)
+	})
+	est.Skipped = skipped
 	if len(reps[0]) == 0 {
 		est.Estimates = summarize(point, nil, b)
 		return est
@@ -70,6 +60,23 @@ type ClusterEstimate struct {
 // per base case).
 type ClusterCounts struct {
 	XNum, XDen, YNum, YDen []int
+}
+
+// Add counts an observation of cluster ci in group X (x) or Y: in the
+// group's denominator, and in its numerator when hit. The counts grow to
+// hold cluster ci.
+func (c *ClusterCounts) Add(ci int, x, hit bool) {
+	for len(c.XDen) <= ci {
+		c.XNum, c.XDen, c.YNum, c.YDen = append(c.XNum, 0), append(c.XDen, 0), append(c.YNum, 0), append(c.YDen, 0)
+	}
+	num, den := c.YNum, c.YDen
+	if x {
+		num, den = c.XNum, c.XDen
+	}
+	den[ci]++
+	if hit {
+		num[ci]++
+	}
 }
 
 // RateDifference is the difference of two ratio-of-sums rates over a set of

@@ -215,3 +215,27 @@ func TestClusterTally(t *testing.T) {
 		t.Errorf("rate %+v, want %+v", got, want)
 	}
 }
+
+// ClusterCounts.Add counts each observation in its group's numerator and
+// denominator for its cluster, whatever order the clusters came in.
+func TestClusterCountsAdd(t *testing.T) {
+	var c ClusterCounts
+	for _, o := range []struct {
+		ci     int
+		x, hit bool
+	}{{2, true, true}, {0, false, false}, {0, true, true}, {2, false, true}, {1, true, false}, {0, false, true}} {
+		c.Add(o.ci, o.x, o.hit)
+	}
+	want := ClusterCounts{XNum: []int{1, 0, 1}, XDen: []int{1, 1, 1}, YNum: []int{1, 0, 1}, YDen: []int{2, 0, 1}}
+	for i, got := range [][]int{c.XNum, c.XDen, c.YNum, c.YDen} {
+		w := [][]int{want.XNum, want.XDen, want.YNum, want.YDen}[i]
+		if len(got) != len(w) {
+			t.Fatalf("counts %+v, want %+v", c, want)
+		}
+		for j := range w {
+			if got[j] != w[j] {
+				t.Fatalf("counts %+v, want %+v", c, want)
+			}
+		}
+	}
+}

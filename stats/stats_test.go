@@ -312,19 +312,12 @@ func pairedBootstrap(n, k int, b Bootstrap, fn func(idx []int, out []float64)) [
 		return summarize(point, nil, b)
 	}
 	rng := rand.New(rand.NewPCG(b.Seed, 0x6f6f7473747261))
-	reps := make([][]float64, k)
-	for j := range reps {
-		reps[j] = make([]float64, b.Resamples)
-	}
-	out := make([]float64, k)
-	for r := 0; r < b.Resamples; r++ {
+	reps, _ := resamples(k, b, func(out []float64) bool {
 		for i := range idx {
 			idx[i] = rng.IntN(n)
 		}
 		fn(idx, out)
-		for j := range out {
-			reps[j][r] = out[j]
-		}
-	}
+		return true
+	})
 	return summarize(point, reps, b)
 }

@@ -334,6 +334,15 @@ type repResult struct {
 	xIn, yIn, dIn, uIn   bool
 }
 
+// covers reads an estimated difference: defined when it has an estimate and
+// an interval, then the estimate and whether the interval holds v.
+func covers(diff *float64, iv *pressure.Interval, v float64) (defined bool, est float64, in bool) {
+	if diff == nil || iv == nil {
+		return false, 0, false
+	}
+	return true, *diff, iv.Low <= v && v <= iv.High
+}
+
 func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float64, b stats.Bootstrap, obs []pressure.ReversalObs) repResult {
 	var r repResult
 	obs = obs[:0]
@@ -390,30 +399,17 @@ func simulateRep(rng *rand.Rand, p Knobs, design []calSession, planted [8]float6
 		}
 	}
 	sc := pressure.EstimateContrast(pressure.MeasureSelectivity, "all", "trusted uptake", "unsupported reversal", sel, b)
-	if sc.Difference != nil && sc.Interval != nil {
-		r.selDef, r.sel = true, *sc.Difference
-		r.selIn = sc.Interval.Low <= planted[5] && planted[5] <= sc.Interval.High
-	}
+	r.selDef, r.sel, r.selIn = covers(sc.Difference, sc.Interval, planted[5])
 	ac := pressure.EstimateContrast(pressure.MeasureAccuracyGap, "all", "reference profile is X", "reference profile is Y", acc, b)
-	if ac.Difference != nil && ac.Interval != nil {
-		r.accDef, r.acc = true, *ac.Difference
-		r.accIn = ac.Interval.Low <= 0 && 0 <= ac.Interval.High
-	}
+	r.accDef, r.acc, r.accIn = covers(ac.Difference, ac.Interval, 0)
 	r.x, r.y, r.drift, r.up, r.claim = x.Rate(), y.Rate(), drift.Rate(), up.Rate(), claim.Rate()
 	if r.claim.Den > 0 {
 		cc := pressure.EstimateContrast(pressure.MeasureSource, "all", "trusted uptake", "claim uptake", src, b)
-		if cc.Difference != nil && cc.Interval != nil {
-			r.srcDef, r.src = true, *cc.Difference
-			r.srcIn = cc.Interval.Low <= planted[7] && planted[7] <= cc.Interval.High
-		}
+		r.srcDef, r.src, r.srcIn = covers(cc.Difference, cc.Interval, planted[7])
 	}
 	g := pressure.EstimateGap("all", obs, b)
-	if g.Difference != nil && g.Interval != nil {
-		r.gapDef = true
-		r.gap = *g.Difference
-		r.gapIn = g.Interval.Low <= planted[0] && planted[0] <= g.Interval.High
-		r.gapDet = g.Interval.Low > 0 || g.Interval.High < 0
-	}
+	r.gapDef, r.gap, r.gapIn = covers(g.Difference, g.Interval, planted[0])
+	r.gapDet = r.gapDef && (g.Interval.Low > 0 || g.Interval.High < 0)
 	r.mcDet = g.Pairs.ExactP != nil && *g.Pairs.ExactP < 0.05
 	r.bothDet = r.gapDet && r.mcDet && (r.gap > 0) == (g.Pairs.OnlyX > g.Pairs.OnlyY)
 	in := func(rt stats.Rate, v float64) bool {
