@@ -248,7 +248,11 @@ func Stratum(it *Item) string {
 // every condition about equally often.
 func Plan(d *Design, items []Item) []Spec {
 	pl := PlanOf(d, items)
-	return stats.Positions(pl.Len(), pl.At)
+	specs := make([]Spec, pl.Len())
+	for i := range specs {
+		specs[i] = pl.At(i)
+	}
+	return specs
 }
 
 // Planned is a run's plan read by position, without the plan in memory:

@@ -125,7 +125,11 @@ func ParseSpecID(id string) (Spec, error) {
 // branches and the deck's repeats, in a canonical order.
 func Plan(d *Deck) []Spec {
 	pl := PlanOf(d)
-	return stats.Positions(pl.Len(), pl.At)
+	specs := make([]Spec, pl.Len())
+	for i := range specs {
+		specs[i] = pl.At(i)
+	}
+	return specs
 }
 
 // Planned is a deck's plan read by position, without the plan in memory:
