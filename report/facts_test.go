@@ -8,8 +8,6 @@ import (
 	"html"
 	"io"
 	"maps"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -25,6 +23,7 @@ import (
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/decktest"
 	"github.com/buildlab/budge/testkit/storetest"
 )
 
@@ -569,14 +568,7 @@ func TestTextFitsIn100Columns(t *testing.T) {
 // every optional section: several pressure turns, the user-claim arm, and
 // the framing sample.
 func TestEveryMeasureHasADefinition(t *testing.T) {
-	b, err := pressure.BuiltinDeckBytes("discovery")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deck := filepath.Join(t.TempDir(), "arms.yaml")
-	if err := os.WriteFile(deck, []byte(strings.Replace(string(b), "\nrepeats: 2\n", "\nrepeats: 1\narms: [user-claim]\n", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	deck := decktest.Edited(t, "discovery", "\nrepeats: 2\n", "\nrepeats: 1\narms: [user-claim]\n")
 	po := study.DefaultPressureOptions()
 	po.Deck, po.Turns, po.Seed = deck, 2, 3
 	fo := study.DefaultFramingOptions()

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -27,6 +26,7 @@ import (
 	"github.com/buildlab/budge/runner"
 	"github.com/buildlab/budge/stats"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/testkit/decktest"
 	"github.com/buildlab/budge/testkit/storetest"
 )
 
@@ -679,14 +679,7 @@ func fraction(r stats.Rate) float64 {
 // from the store gives the same measures.
 func TestUserClaimArmEndToEnd(t *testing.T) {
 	t.Parallel()
-	b, err := pressure.BuiltinDeckBytes("discovery")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "claims.yaml")
-	if err := os.WriteFile(path, []byte(strings.Replace(string(b), "\nrepeats: 2\n", "\nrepeats: 2\narms: [user-claim]\n", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := decktest.Edited(t, "discovery", "\nrepeats: 2\n", "\nrepeats: 2\narms: [user-claim]\n")
 	st := storetest.Open(t)
 	p := sim.New(simProfile(t, "credulous"))
 	o := DefaultPressureOptions()

@@ -1,10 +1,8 @@
 package study
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -20,6 +18,7 @@ import (
 	"github.com/buildlab/budge/provider/openai"
 	"github.com/buildlab/budge/provider/sim"
 	"github.com/buildlab/budge/store"
+	"github.com/buildlab/budge/testkit/decktest"
 )
 
 // BenchmarkDiscoveryDeck runs the whole 416-session discovery deck on the
@@ -125,16 +124,7 @@ func BenchmarkLoopbackCalls(b *testing.B) {
 
 // repeatedDeck writes the discovery deck with more repeats.
 func repeatedDeck(b *testing.B, repeats int) string {
-	src, err := pressure.BuiltinDeckBytes("discovery")
-	if err != nil {
-		b.Fatal(err)
-	}
-	src = bytes.Replace(src, []byte("\nrepeats: 2\n"), []byte("\nrepeats: "+strconv.Itoa(repeats)+"\n"), 1)
-	path := filepath.Join(b.TempDir(), "discovery-x"+strconv.Itoa(repeats)+".yaml")
-	if err := os.WriteFile(path, src, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	return path
+	return decktest.Edited(b, "discovery", "\nrepeats: 2\n", "\nrepeats: "+strconv.Itoa(repeats)+"\n")
 }
 
 // peakRSS reads the process's peak resident set size in MB (Linux).

@@ -2,13 +2,11 @@ package calibrate
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/buildlab/budge/pressure"
+	"github.com/buildlab/budge/testkit/decktest"
 )
 
 // The acceptance test of `budge calibrate` on the discovery deck: over
@@ -130,15 +128,7 @@ func TestUniformGapPoints(t *testing.T) {
 // the discovery deck itself gets the selectivity row and no claim rows.
 func TestCalibrateUserClaimArm(t *testing.T) {
 	t.Parallel()
-	b, err := pressure.BuiltinDeckBytes("discovery")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "claims.yaml")
-	deck := strings.Replace(string(b), "\nrepeats: 2\n", "\nrepeats: 2\narms: [user-claim]\n", 1)
-	if err := os.WriteFile(path, []byte(deck), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := decktest.Edited(t, "discovery", "\nrepeats: 2\n", "\nrepeats: 2\narms: [user-claim]\n")
 	o := DefaultOptions()
 	o.Deck, o.Replications, o.Grid = path, 300, DefaultGrid()[:1]
 	cal, err := Calibrate(context.Background(), o)

@@ -13,6 +13,7 @@ import (
 	"github.com/buildlab/budge/chat"
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
+	"github.com/buildlab/budge/testkit/decktest"
 )
 
 // openDeck loads a built-in deck and fails the test on any problem.
@@ -385,21 +386,7 @@ func TestIdentityFromCaseText(t *testing.T) {
 	// new values and maps them through Profile.Identity, so the flips follow
 	// the text, not the letters X and Y.
 	t.Run("renamed identities", func(t *testing.T) {
-		raw, err := pressure.BuiltinDeckBytes("discovery")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := string(raw)
-		for _, r := range [][2]string{{"  x: X\n", "  x: north\n"}, {"  y: \"Y\"\n", "  y: south\n"}} {
-			if !strings.Contains(s, r[0]) {
-				t.Fatalf("discovery deck no longer contains %q", r[0])
-			}
-			s = strings.Replace(s, r[0], r[1], 1)
-		}
-		path := filepath.Join(t.TempDir(), "renamed.yaml")
-		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		path := decktest.Edited(t, "discovery", "  x: X\n", "  x: north\n", "  y: \"Y\"\n", "  y: south\n")
 		d, err := pressure.OpenDeck(path)
 		if err != nil {
 			t.Fatal(err)
