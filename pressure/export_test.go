@@ -1,10 +1,11 @@
 package pressure
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/buildlab/budge/testkit/jsontest"
 )
 
 // seedFields is the minimum observation schema of the protocol, in order.
@@ -28,23 +29,7 @@ func exportJSON(t *testing.T, r ExportRecord) ([]string, map[string]json.RawMess
 	if err := json.Unmarshal(b, &vals); err != nil {
 		t.Fatal(err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	var keys []string
-	if _, err := dec.Token(); err != nil { // {
-		t.Fatal(err)
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, k.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return keys, vals
+	return jsontest.Keys(t, b), vals
 }
 
 func exportOf(t *testing.T, branch Branch, tr Transcript, trace string) (ExportRecord, []string, map[string]json.RawMessage) {

@@ -17,6 +17,7 @@ import (
 	"github.com/buildlab/budge/review"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
+	"github.com/buildlab/budge/testkit/jsontest"
 )
 
 // budge export --format csv has the JSONL export's fields as its header
@@ -64,7 +65,7 @@ func TestExportCSVMatchesJSONL(t *testing.T) {
 				t.Fatal(err)
 			}
 			if keys == nil {
-				keys = jsonKeys(t, sc.Bytes())
+				keys = jsontest.Keys(t, sc.Bytes())
 			}
 			recs = append(recs, r)
 		}
@@ -94,25 +95,6 @@ func TestExportCSVMatchesJSONL(t *testing.T) {
 			}
 		}
 	}
-}
-
-// jsonKeys are an object's keys in their order.
-func jsonKeys(t *testing.T, line []byte) []string {
-	dec := json.NewDecoder(strings.NewReader(string(line)))
-	dec.Token()
-	var keys []string
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, k.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return keys
 }
 
 // cellOf is what a CSV cell shows of a JSON value.
