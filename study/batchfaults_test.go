@@ -64,28 +64,42 @@ func directRun(t *testing.T, style string) (*PressureResult, *store.Store) {
 // be paid twice.
 func paidOnce(t *testing.T, st *store.Store, res *PressureResult, log *providertest.RequestLog) int {
 	t.Helper()
-	answered := 0
-	for _, e := range log.Entries() {
-		if e.Fault == "batch" {
-			answered++
-		}
-	}
-	ss, err := st.Sessions(context.Background(), res.Run.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	answered := faultsLogged(log, "batch")
 	ok := 0
-	for _, se := range ss {
-		for _, a := range se.Attempts {
-			if a.Outcome == "ok" {
-				ok++
-			}
+	for _, a := range storedAttempts(t, st, res.Run.ID) {
+		if a.Outcome == "ok" {
+			ok++
 		}
 	}
 	if answered != ok {
 		t.Errorf("the server answered %d batch requests; the run stored %d answers", answered, ok)
 	}
 	return answered
+}
+
+// faultsLogged counts the requests the server logged with a fault.
+func faultsLogged(log *providertest.RequestLog, fault string) int {
+	n := 0
+	for _, e := range log.Entries() {
+		if e.Fault == fault {
+			n++
+		}
+	}
+	return n
+}
+
+// storedAttempts are the attempts of every session a run stored.
+func storedAttempts(t *testing.T, st *store.Store, runID string) []store.Attempt {
+	t.Helper()
+	ss, err := st.Sessions(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []store.Attempt
+	for _, se := range ss {
+		all = append(all, se.Attempts...)
+	}
+	return all
 }
 
 // Each batch conformance scenario, planted at the simulator's batch

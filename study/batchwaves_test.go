@@ -140,26 +140,15 @@ func TestBatchErrorsAndExpiryRetried(t *testing.T) {
 	if res.Run.Status != store.RunComplete || res.Manifest.Counts.Complete != discoverySessions {
 		t.Fatalf("status %s, counts %+v", res.Run.Status, res.Manifest.Counts)
 	}
-	errored := 0
-	for _, e := range log.Entries() {
-		if e.Fault == "batch-error" {
-			errored++
-		}
-	}
-	ss, err := st.Sessions(context.Background(), res.Run.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	errored := faultsLogged(log, "batch-error")
 	failedServer, failedExpired := 0, 0
-	for _, se := range ss {
-		for _, a := range se.Attempts {
-			switch {
-			case a.Outcome == "ok":
-			case strings.Contains(a.ErrorMsg, "batch_expired"):
-				failedExpired++
-			default:
-				failedServer++
-			}
+	for _, a := range storedAttempts(t, st, res.Run.ID) {
+		switch {
+		case a.Outcome == "ok":
+		case strings.Contains(a.ErrorMsg, "batch_expired"):
+			failedExpired++
+		default:
+			failedServer++
 		}
 	}
 	if errored == 0 || failedServer != errored {
