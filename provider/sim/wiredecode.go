@@ -26,9 +26,9 @@ func decodeWire(b []byte, w *wireRequest) bool {
 		case "messages":
 			return d.messages(&w.Messages)
 		case "tools":
-			return d.tools(w)
+			return d.tools(&w.Tools)
 		case "response_format":
-			return d.responseFormat(w)
+			return d.responseFormat(&w.ResponseFormat)
 		case "seed":
 			return d.int64Ptr(&w.Seed)
 		case "temperature":
@@ -67,9 +67,7 @@ func decodeInputLine(line []byte, l *inputLine) bool {
 		case "url":
 			return d.str(&l.URL)
 		case "body":
-			var ok bool
-			l.Body, ok = d.raw()
-			return ok
+			return d.rawMessage(&l.Body)
 		}
 		return d.unknown(key, "custom_id", "method", "url", "body")
 	})
@@ -345,7 +343,9 @@ func (d *wireDecoder) number() (string, bool) {
 	return string(d.b[start:d.i]), true
 }
 
-func (d *wireDecoder) int64Ptr(p **int64) bool {
+// numberPtr reads a number into a new value at *p, parse reading it as
+// its type does; null sets *p nil.
+func numberPtr[T any](d *wireDecoder, p **T, parse func(string) (T, error)) bool {
 	if d.null() {
 		*p = nil
 		return true
@@ -354,47 +354,27 @@ func (d *wireDecoder) int64Ptr(p **int64) bool {
 	if !ok {
 		return false
 	}
-	v, err := strconv.ParseInt(s, 10, 64)
+	v, err := parse(s)
 	if err != nil {
 		return false
 	}
 	*p = &v
 	return true
+}
+
+func (d *wireDecoder) int64Ptr(p **int64) bool {
+	return numberPtr(d, p, func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) })
 }
 
 func (d *wireDecoder) intPtr(p **int) bool {
-	if d.null() {
-		*p = nil
-		return true
-	}
-	s, ok := d.number()
-	if !ok {
-		return false
-	}
-	v, err := strconv.ParseInt(s, 10, strconv.IntSize)
-	if err != nil {
-		return false
-	}
-	n := int(v)
-	*p = &n
-	return true
+	return numberPtr(d, p, func(s string) (int, error) {
+		v, err := strconv.ParseInt(s, 10, strconv.IntSize)
+		return int(v), err
+	})
 }
 
 func (d *wireDecoder) float64Ptr(p **float64) bool {
-	if d.null() {
-		*p = nil
-		return true
-	}
-	s, ok := d.number()
-	if !ok {
-		return false
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return false
-	}
-	*p = &v
-	return true
+	return numberPtr(d, p, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
 }
 
 // raw reads any value, checked as JSON, and returns its bytes.
@@ -463,173 +443,148 @@ func (d *wireDecoder) literal(lit string) bool {
 	return false
 }
 
-func (d *wireDecoder) messages(out *[]wireMessage) bool {
+// objects reads an array of objects into *out as json.Unmarshal does
+// (null sets it nil, [] to an empty slice), field reading each member of
+// an element. The elements go after (*out)[:0], or in a new slice of
+// capacity prealloc when *out is nil.
+func objects[T any](d *wireDecoder, out *[]T, prealloc int, field func(e *T, key string) bool) bool {
 	if d.null() {
 		*out = nil
 		return true
 	}
-	msgs := make([]wireMessage, 0, 16)
+	list := (*out)[:0]
+	if list == nil && prealloc > 0 {
+		list = make([]T, 0, prealloc)
+	}
 	empty, ok := d.array(func() bool {
-		var m wireMessage
-		if !d.object(func(key string) bool {
-			switch key {
-			case "role":
-				return d.str(&m.Role)
-			case "content":
-				if d.null() {
-					m.Content = nil
-					return true
-				}
-				s, ok := d.text() // parts are left to json.Unmarshal
-				m.Content = s
-				return ok
-			case "refusal":
-				if d.null() {
-					m.Refusal = nil
-					return true
-				}
-				s, ok := d.text()
-				m.Refusal = &s
-				return ok
-			case "tool_call_id":
-				return d.str(&m.ToolCallID)
-			case "name":
-				return d.str(&m.Name)
-			case "tool_calls":
-				return d.toolCalls(&m.ToolCalls)
-			}
-			return d.unknown(key, "role", "content", "refusal", "tool_call_id", "name", "tool_calls")
-		}) {
-			return false
-		}
-		msgs = append(msgs, m)
-		return true
+		var zero T
+		list = append(list, zero)
+		e := &list[len(list)-1]
+		return d.object(func(key string) bool { return field(e, key) })
 	})
 	if !ok {
 		return false
 	}
 	if empty {
-		msgs = []wireMessage{}
+		list = []T{}
 	}
-	*out = msgs
+	*out = list
 	return true
+}
+
+// objectPtr reads an object into a new T at *p, field reading each
+// member; null sets *p nil.
+func objectPtr[T any](d *wireDecoder, p **T, field func(v *T, key string) bool) bool {
+	if d.null() {
+		*p = nil
+		return true
+	}
+	v := new(T)
+	*p = v
+	return d.object(func(key string) bool { return field(v, key) })
+}
+
+// objectOrNull reads an object as object does; null, as json.Unmarshal
+// reads it into a struct, leaves what the object would fill as it is.
+func (d *wireDecoder) objectOrNull(field func(key string) bool) bool {
+	return d.null() || d.object(field)
+}
+
+// rawMessage reads any value into p as raw does.
+func (d *wireDecoder) rawMessage(p *json.RawMessage) bool {
+	var ok bool
+	*p, ok = d.raw()
+	return ok
+}
+
+func (d *wireDecoder) messages(out *[]wireMessage) bool {
+	return objects(d, out, 16, func(m *wireMessage, key string) bool {
+		switch key {
+		case "role":
+			return d.str(&m.Role)
+		case "content":
+			if d.null() {
+				m.Content = nil
+				return true
+			}
+			s, ok := d.text() // parts are left to json.Unmarshal
+			m.Content = s
+			return ok
+		case "refusal":
+			if d.null() {
+				m.Refusal = nil
+				return true
+			}
+			s, ok := d.text()
+			m.Refusal = &s
+			return ok
+		case "tool_call_id":
+			return d.str(&m.ToolCallID)
+		case "name":
+			return d.str(&m.Name)
+		case "tool_calls":
+			return d.toolCalls(&m.ToolCalls)
+		}
+		return d.unknown(key, "role", "content", "refusal", "tool_call_id", "name", "tool_calls")
+	})
 }
 
 func (d *wireDecoder) toolCalls(out *[]wireToolCall) bool {
-	if d.null() {
-		*out = nil
-		return true
-	}
-	var calls []wireToolCall
-	empty, ok := d.array(func() bool {
-		var tc wireToolCall
-		if !d.object(func(key string) bool {
-			switch key {
-			case "id":
-				return d.str(&tc.ID)
-			case "type":
-				return d.str(&tc.Type)
-			case "function":
-				if d.null() {
-					return true
+	return objects(d, out, 0, func(tc *wireToolCall, key string) bool {
+		switch key {
+		case "id":
+			return d.str(&tc.ID)
+		case "type":
+			return d.str(&tc.Type)
+		case "function":
+			return d.objectOrNull(func(key string) bool {
+				switch key {
+				case "name":
+					return d.str(&tc.Function.Name)
+				case "arguments":
+					return d.str(&tc.Function.Arguments)
 				}
-				return d.object(func(key string) bool {
-					switch key {
-					case "name":
-						return d.str(&tc.Function.Name)
-					case "arguments":
-						return d.str(&tc.Function.Arguments)
-					}
-					return d.unknown(key, "name", "arguments")
-				})
-			}
-			return d.unknown(key, "id", "type", "function")
-		}) {
-			return false
+				return d.unknown(key, "name", "arguments")
+			})
 		}
-		calls = append(calls, tc)
-		return true
+		return d.unknown(key, "id", "type", "function")
 	})
-	if !ok {
-		return false
-	}
-	if empty {
-		calls = []wireToolCall{}
-	}
-	*out = calls
-	return true
 }
 
-func (d *wireDecoder) tools(w *wireRequest) bool {
-	if d.null() {
-		w.Tools = nil
-		return true
-	}
-	tools := w.Tools[:0]
-	empty, ok := d.array(func() bool {
-		tools = append(tools, wireTool{})
-		t := &tools[len(tools)-1]
-		return d.object(func(key string) bool {
-			switch key {
-			case "type":
-				return d.str(&t.Type)
-			case "function":
-				if d.null() {
-					return true
+func (d *wireDecoder) tools(out *[]wireTool) bool {
+	return objects(d, out, 0, func(t *wireTool, key string) bool {
+		switch key {
+		case "type":
+			return d.str(&t.Type)
+		case "function":
+			return d.objectOrNull(func(key string) bool {
+				switch key {
+				case "name":
+					return d.str(&t.Function.Name)
+				case "description":
+					return d.str(&t.Function.Description)
+				case "parameters":
+					return d.rawMessage(&t.Function.Parameters)
 				}
-				return d.object(func(key string) bool {
-					switch key {
-					case "name":
-						return d.str(&t.Function.Name)
-					case "description":
-						return d.str(&t.Function.Description)
-					case "parameters":
-						var ok bool
-						t.Function.Parameters, ok = d.raw()
-						return ok
-					}
-					return d.unknown(key, "name", "description", "parameters")
-				})
-			}
-			return d.unknown(key, "type", "function")
-		})
+				return d.unknown(key, "name", "description", "parameters")
+			})
+		}
+		return d.unknown(key, "type", "function")
 	})
-	if !ok {
-		return false
-	}
-	if empty {
-		tools = []wireTool{}
-	}
-	w.Tools = tools
-	return true
 }
 
-func (d *wireDecoder) responseFormat(w *wireRequest) bool {
-	if d.null() {
-		w.ResponseFormat = nil
-		return true
-	}
-	rf := &wireResponseFormat{}
-	w.ResponseFormat = rf
-	return d.object(func(key string) bool {
+func (d *wireDecoder) responseFormat(p **wireResponseFormat) bool {
+	return objectPtr(d, p, func(rf *wireResponseFormat, key string) bool {
 		switch key {
 		case "type":
 			return d.str(&rf.Type)
 		case "json_schema":
-			if d.null() {
-				rf.JSONSchema = nil
-				return true
-			}
-			js := &wireJSONSchema{}
-			rf.JSONSchema = js
-			return d.object(func(key string) bool {
+			return objectPtr(d, &rf.JSONSchema, func(js *wireJSONSchema, key string) bool {
 				switch key {
 				case "name":
 					return d.str(&js.Name)
 				case "schema":
-					var ok bool
-					js.Schema, ok = d.raw()
-					return ok
+					return d.rawMessage(&js.Schema)
 				case "strict":
 					return d.boolean(&js.Strict)
 				}
