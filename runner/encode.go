@@ -188,49 +188,26 @@ func (c *compactChecker) value(depth int) bool {
 	switch ch := c.b[c.i]; {
 	case ch == '"':
 		return c.str()
-	case ch == '{':
+	case ch == '{' || ch == '[':
+		end := byte(']')
+		if ch == '{' {
+			end = '}'
+		}
 		c.i++
-		if c.i < len(c.b) && c.b[c.i] == '}' {
-			c.i++
+		if c.take(end) {
 			return true
 		}
 		for {
-			if c.i >= len(c.b) || c.b[c.i] != '"' || !c.str() || c.i >= len(c.b) || c.b[c.i] != ':' {
+			if ch == '{' && !(c.i < len(c.b) && c.b[c.i] == '"' && c.str() && c.take(':')) {
 				return false
 			}
-			c.i++
 			if !c.value(depth + 1) {
 				return false
 			}
-			if c.i < len(c.b) && c.b[c.i] == ',' {
-				c.i++
+			if c.take(',') {
 				continue
 			}
-			if c.i < len(c.b) && c.b[c.i] == '}' {
-				c.i++
-				return true
-			}
-			return false
-		}
-	case ch == '[':
-		c.i++
-		if c.i < len(c.b) && c.b[c.i] == ']' {
-			c.i++
-			return true
-		}
-		for {
-			if !c.value(depth + 1) {
-				return false
-			}
-			if c.i < len(c.b) && c.b[c.i] == ',' {
-				c.i++
-				continue
-			}
-			if c.i < len(c.b) && c.b[c.i] == ']' {
-				c.i++
-				return true
-			}
-			return false
+			return c.take(end)
 		}
 	case ch == '-' || '0' <= ch && ch <= '9':
 		return c.number()
@@ -240,6 +217,15 @@ func (c *compactChecker) value(depth int) bool {
 			c.i += len(lit)
 			return true
 		}
+	}
+	return false
+}
+
+// take takes the next byte if it is x.
+func (c *compactChecker) take(x byte) bool {
+	if c.i < len(c.b) && c.b[c.i] == x {
+		c.i++
+		return true
 	}
 	return false
 }
