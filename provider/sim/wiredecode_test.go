@@ -44,20 +44,26 @@ func runBodies(tb testing.TB, model string) [][]byte {
 	return out
 }
 
-// checkWire fails when decodeWire reads body otherwise than json.Unmarshal
-// does; it reports whether decodeWire read it.
-func checkWire(t *testing.T, body []byte) bool {
+// checkAsUnmarshal fails when decode, named name, reads b otherwise than
+// json.Unmarshal does; it reports whether decode read it.
+func checkAsUnmarshal[T any](t *testing.T, name string, decode func([]byte, *T) bool, b []byte) bool {
 	t.Helper()
-	var fast, slow wireRequest
-	ok := decodeWire(body, &fast)
-	err := json.Unmarshal(body, &slow)
+	var fast, slow T
+	ok := decode(b, &fast)
+	err := json.Unmarshal(b, &slow)
 	if ok && err != nil {
-		t.Fatalf("decodeWire read %q, which json.Unmarshal refuses: %v", body, err)
+		t.Fatalf("%s read %q, which json.Unmarshal refuses: %v", name, b, err)
 	}
 	if ok && !reflect.DeepEqual(fast, slow) {
-		t.Fatalf("decodeWire read %q as\n%#v\njson.Unmarshal as\n%#v", body, fast, slow)
+		t.Fatalf("%s read %q as\n%#v\njson.Unmarshal as\n%#v", name, b, fast, slow)
 	}
 	return ok
+}
+
+// checkWire is checkAsUnmarshal of decodeWire.
+func checkWire(t *testing.T, body []byte) bool {
+	t.Helper()
+	return checkAsUnmarshal(t, "decodeWire", decodeWire, body)
 }
 
 func TestDecodeWireAsUnmarshal(t *testing.T) {
@@ -179,16 +185,7 @@ func BenchmarkDecodeWire(b *testing.B) {
 func TestDecodeInputLineAsUnmarshal(t *testing.T) {
 	check := func(line []byte) bool {
 		t.Helper()
-		var fast, slow inputLine
-		ok := decodeInputLine(line, &fast)
-		err := json.Unmarshal(line, &slow)
-		if ok && err != nil {
-			t.Fatalf("decodeInputLine read %q, which json.Unmarshal refuses: %v", line, err)
-		}
-		if ok && !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("decodeInputLine read %q as\n%#v\njson.Unmarshal as\n%#v", line, fast, slow)
-		}
-		return ok
+		return checkAsUnmarshal(t, "decodeInputLine", decodeInputLine, line)
 	}
 	var lines [][]byte
 	for i, body := range runBodies(t, "") {
