@@ -15,7 +15,8 @@ import (
 	"github.com/buildlab/budge/provider"
 )
 
-// openDeck loads a built-in deck and fails the test on any problem.
+// openDeck loads a deck (a built-in one by name, or a file) and fails the
+// test on any problem.
 func openDeck(t *testing.T, name string) *pressure.Deck {
 	t.Helper()
 	d, err := pressure.OpenDeck(name)
@@ -400,10 +401,7 @@ func TestIdentityFromCaseText(t *testing.T) {
 		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		d, err := pressure.OpenDeck(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := openDeck(t, path)
 		q := p.clone()
 		q.Identity = map[string]string{"north": "X", "south": "Y"}
 		check(t, d, New(q))
@@ -642,10 +640,7 @@ func TestChineseRefusalIsRecognised(t *testing.T) {
 // can_attend) give the simulator no rule to apply; it asks for a human
 // choice and says why, instead of inventing an answer.
 func TestExplicitDeckRecords(t *testing.T) {
-	d, err := pressure.OpenDeck(filepath.Join("..", "..", "docs", "examples", "tablet-loan.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openDeck(t, filepath.Join("..", "..", "docs", "examples", "tablet-loan.yaml"))
 	s := New(builtinProfile(t, "steadfast"))
 	for _, sp := range specsOf(d, func(sp pressure.Spec) bool { return sp.Branch == pressure.NoFollowUp }) {
 		o := pressure.ScoreWith(d, sp, converse(t, s, d, sp, 1, pressure.ToolChannel), pressure.ParseOptions{})
