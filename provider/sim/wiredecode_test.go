@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/buildlab/budge/chat"
@@ -64,6 +66,38 @@ func checkAsUnmarshal[T any](t *testing.T, name string, decode func([]byte, *T) 
 func checkWire(t *testing.T, body []byte) bool {
 	t.Helper()
 	return checkAsUnmarshal(t, "decodeWire", decodeWire, body)
+}
+
+// Each table of the wire decoder names every field of its type, by the
+// field's json tag, and reads that member into that field.
+func TestWireFieldTables(t *testing.T) {
+	checkFieldTable(t, requestFields)
+	checkFieldTable(t, messageFields)
+	checkFieldTable(t, toolCallFields)
+	checkFieldTable(t, functionCallFields)
+	checkFieldTable(t, toolFields)
+	checkFieldTable(t, functionDeclFields)
+	checkFieldTable(t, responseFormatFields)
+	checkFieldTable(t, jsonSchemaFields)
+	checkFieldTable(t, inputLineFields)
+}
+
+func checkFieldTable[T any](t *testing.T, table []wireField[T]) {
+	t.Helper()
+	var v T
+	rv := reflect.ValueOf(&v).Elem()
+	if len(table) != rv.NumField() {
+		t.Errorf("%T: %d members in the table, %d fields", v, len(table), rv.NumField())
+	}
+	for i := range rv.NumField() {
+		tag, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
+		j := slices.IndexFunc(table, func(f wireField[T]) bool { return f.key == tag })
+		if j < 0 {
+			t.Errorf("%T: no member %q", v, tag)
+		} else if p, want := reflect.ValueOf(table[j].at(&v)), rv.Field(i).Addr(); p.Type() != want.Type() || p.Pointer() != want.Pointer() {
+			t.Errorf("%T: %q is not read into %s", v, tag, rv.Type().Field(i).Name)
+		}
+	}
 }
 
 func TestDecodeWireAsUnmarshal(t *testing.T) {
