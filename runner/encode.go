@@ -44,8 +44,7 @@ func requestSize(req *chat.Request) int {
 
 func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 	ok := true
-	b = append(b, `{"model":`...)
-	b = jsontext.AppendString(b, req.Model)
+	b = appendString(b, `{"model":`, req.Model)
 	b = append(b, `,"messages":`...)
 	if req.Messages == nil {
 		b = append(b, "null"...)
@@ -55,22 +54,16 @@ func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"role":`...)
-			b = jsontext.AppendString(b, string(m.Role))
-			if m.Content != "" {
-				b = append(b, `,"content":`...)
-				b = jsontext.AppendString(b, m.Content)
-			}
+			b = appendString(b, `{"role":`, string(m.Role))
+			b = appendOmitEmpty(b, `,"content":`, m.Content)
 			if len(m.ToolCalls) > 0 {
 				b = append(b, `,"tool_calls":[`...)
 				for j, tc := range m.ToolCalls {
 					if j > 0 {
 						b = append(b, ',')
 					}
-					b = append(b, `{"id":`...)
-					b = jsontext.AppendString(b, tc.ID)
-					b = append(b, `,"name":`...)
-					b = jsontext.AppendString(b, tc.Name)
+					b = appendString(b, `{"id":`, tc.ID)
+					b = appendString(b, `,"name":`, tc.Name)
 					if len(tc.Arguments) > 0 {
 						b = append(b, `,"arguments":`...)
 						b, ok = appendRaw(b, tc.Arguments, ok)
@@ -79,18 +72,9 @@ func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 				}
 				b = append(b, ']')
 			}
-			if m.ToolCallID != "" {
-				b = append(b, `,"tool_call_id":`...)
-				b = jsontext.AppendString(b, m.ToolCallID)
-			}
-			if m.Name != "" {
-				b = append(b, `,"name":`...)
-				b = jsontext.AppendString(b, m.Name)
-			}
-			if m.Refusal != "" {
-				b = append(b, `,"refusal":`...)
-				b = jsontext.AppendString(b, m.Refusal)
-			}
+			b = appendOmitEmpty(b, `,"tool_call_id":`, m.ToolCallID)
+			b = appendOmitEmpty(b, `,"name":`, m.Name)
+			b = appendOmitEmpty(b, `,"refusal":`, m.Refusal)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -101,10 +85,8 @@ func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"name":`...)
-			b = jsontext.AppendString(b, t.Name)
-			b = append(b, `,"description":`...)
-			b = jsontext.AppendString(b, t.Description)
+			b = appendString(b, `{"name":`, t.Name)
+			b = appendString(b, `,"description":`, t.Description)
 			b = append(b, `,"parameters":`...)
 			b, ok = appendRaw(b, t.Parameters, ok)
 			b = append(b, '}')
@@ -130,8 +112,7 @@ func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 	}
 	b = append(b, '}')
 	if rf := req.ResponseFormat; rf != nil {
-		b = append(b, `,"response_format":{"name":`...)
-		b = jsontext.AppendString(b, rf.Name)
+		b = appendString(b, `,"response_format":{"name":`, rf.Name)
 		b = append(b, `,"schema":`...)
 		b, ok = appendRaw(b, rf.Schema, ok)
 		if rf.Strict {
@@ -140,6 +121,21 @@ func appendRequest(b []byte, req *chat.Request) ([]byte, bool) {
 		b = append(b, '}')
 	}
 	return append(b, '}'), ok
+}
+
+// appendString appends key (with what comes before it) and s as
+// json.Marshal spells a string field.
+func appendString(b []byte, key, s string) []byte {
+	return jsontext.AppendString(append(b, key...), s)
+}
+
+// appendOmitEmpty is appendString for a field tagged omitempty: nothing
+// when s is "".
+func appendOmitEmpty(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return appendString(b, key, s)
 }
 
 // appendRaw appends a json.RawMessage as json.Marshal does when it needs
@@ -188,49 +184,26 @@ func (c *compactChecker) value(depth int) bool {
 	switch ch := c.b[c.i]; {
 	case ch == '"':
 		return c.str()
-	case ch == '{':
+	case ch == '{' || ch == '[':
+		end := byte(']')
+		if ch == '{' {
+			end = '}'
+		}
 		c.i++
-		if c.i < len(c.b) && c.b[c.i] == '}' {
-			c.i++
+		if c.take(end) {
 			return true
 		}
 		for {
-			if c.i >= len(c.b) || c.b[c.i] != '"' || !c.str() || c.i >= len(c.b) || c.b[c.i] != ':' {
+			if ch == '{' && !(c.i < len(c.b) && c.b[c.i] == '"' && c.str() && c.take(':')) {
 				return false
 			}
-			c.i++
 			if !c.value(depth + 1) {
 				return false
 			}
-			if c.i < len(c.b) && c.b[c.i] == ',' {
-				c.i++
+			if c.take(',') {
 				continue
 			}
-			if c.i < len(c.b) && c.b[c.i] == '}' {
-				c.i++
-				return true
-			}
-			return false
-		}
-	case ch == '[':
-		c.i++
-		if c.i < len(c.b) && c.b[c.i] == ']' {
-			c.i++
-			return true
-		}
-		for {
-			if !c.value(depth + 1) {
-				return false
-			}
-			if c.i < len(c.b) && c.b[c.i] == ',' {
-				c.i++
-				continue
-			}
-			if c.i < len(c.b) && c.b[c.i] == ']' {
-				c.i++
-				return true
-			}
-			return false
+			return c.take(end)
 		}
 	case ch == '-' || '0' <= ch && ch <= '9':
 		return c.number()
@@ -240,6 +213,15 @@ func (c *compactChecker) value(depth int) bool {
 			c.i += len(lit)
 			return true
 		}
+	}
+	return false
+}
+
+// take takes the next byte if it is x.
+func (c *compactChecker) take(x byte) bool {
+	if c.i < len(c.b) && c.b[c.i] == x {
+		c.i++
+		return true
 	}
 	return false
 }

@@ -89,15 +89,12 @@ func TestJournal(t *testing.T) {
 // A failed attempt a batch gave is kept under its own key, answered in
 // this process and in a later one, and is never taken for an answer.
 func TestJournalKeepsFailures(t *testing.T) {
-	dir := t.TempDir()
-	j, err := OpenJournal(dir, &long{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var key, other [32]byte
 	key[0], other[0] = 1, 2
-	if err := j.KeepFailure(key, &provider.Error{Kind: provider.Transient, Status: 500, Msg: "failed in its batch"}); err != nil {
-		t.Fatal(err)
+	fill := func(j *Journal) {
+		if err := j.KeepFailure(key, &provider.Error{Kind: provider.Transient, Status: 500, Msg: "failed in its batch"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	check := func(j *Journal, when string) {
 		t.Helper()
@@ -112,24 +109,21 @@ func TestJournalKeepsFailures(t *testing.T) {
 			t.Errorf("%s: the failure answered as %+v", when, r)
 		}
 	}
-	inBothProcesses(t, dir, j, check)
+	inBothProcesses(t, fill, check)
 }
 
 // Two keys that share the index's first 8 bytes never answer for each
 // other: the later one is indexed and the earlier one is missed (asked
 // again), in this process and in a later one.
 func TestJournalKeysSharingAPrefix(t *testing.T) {
-	dir := t.TempDir()
-	j, err := OpenJournal(dir, &long{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var earlier, later [32]byte
 	earlier[31], later[31] = 1, 2
-	for i, k := range [][32]byte{earlier, later} {
-		resp := &chat.Response{Message: chat.Message{Role: chat.Assistant, Content: []string{"earlier", "later"}[i]}}
-		if err := j.Keep(k, resp, true); err != nil {
-			t.Fatal(err)
+	fill := func(j *Journal) {
+		for i, k := range [][32]byte{earlier, later} {
+			resp := &chat.Response{Message: chat.Message{Role: chat.Assistant, Content: []string{"earlier", "later"}[i]}}
+			if err := j.Keep(k, resp, true); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	check := func(j *Journal, when string) {
@@ -141,13 +135,20 @@ func TestJournalKeysSharingAPrefix(t *testing.T) {
 			t.Errorf("%s: the earlier key answered with %q; want a miss", when, r.Message.Content)
 		}
 	}
-	inBothProcesses(t, dir, j, check)
+	inBothProcesses(t, fill, check)
 }
 
-// inBothProcesses checks the journal j (in dir) as this process has it,
-// then, once closed, as a later process opens it.
-func inBothProcesses(t *testing.T, dir string, j *Journal, check func(*Journal, string)) {
+// inBothProcesses opens a journal in a new directory, has fill keep in it
+// what a test keeps, and checks the journal as this process has it, then,
+// once closed, as a later process opens it.
+func inBothProcesses(t *testing.T, fill func(*Journal), check func(*Journal, string)) {
 	t.Helper()
+	dir := t.TempDir()
+	j, err := OpenJournal(dir, &long{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(j)
 	check(j, "same process")
 	j.Close()
 	j2, err := OpenJournal(dir, &long{})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -297,10 +296,7 @@ func (s *Server) messageBatchResults(w http.ResponseWriter, r *http.Request) {
 // limit after after_id.
 func (s *Server) listMessageBatches(w http.ResponseWriter, r *http.Request) {
 	b := s.bt()
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	if limit <= 0 || limit > 1000 {
-		limit = 20
-	}
+	limit := pageLimit(r, 1000)
 	after := r.URL.Query().Get("after_id")
 	b.mu.Lock()
 	var all []*simBatch

@@ -518,12 +518,19 @@ func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) {
-	b := s.bt()
+// pageLimit is how many batches a page of a list holds: the request's
+// limit, or 20 when it names none, or none from 1 to most.
+func pageLimit(r *http.Request, most int) int {
 	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	if limit <= 0 || limit > 100 {
+	if limit <= 0 || limit > most {
 		limit = 20
 	}
+	return limit
+}
+
+func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) {
+	b := s.bt()
+	limit := pageLimit(r, 100)
 	after := r.URL.Query().Get("after")
 	b.mu.Lock()
 	ids := append([]string(nil), b.order...)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"strings"
@@ -28,26 +27,15 @@ func openaiBatch(t *testing.T, url string, n int) (int, string) {
 	fw, _ := mw.CreateFormFile("file", "batch.jsonl")
 	fw.Write(file.Bytes())
 	mw.Close()
-	res, err := http.Post(url+"/v1/files", mw.FormDataContentType(), &form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		return res.StatusCode, string(body)
+	status, body := call(t, "POST", url+"/v1/files", mw.FormDataContentType(), &form)
+	if status != 200 {
+		return status, body
 	}
 	var f struct{ ID string }
-	if err := json.Unmarshal(body, &f); err != nil {
+	if err := json.Unmarshal([]byte(body), &f); err != nil {
 		t.Fatal(err)
 	}
-	res, err = http.Post(url+"/v1/batches", "application/json", strings.NewReader(fmt.Sprintf(`{"input_file_id":%q,"endpoint":"/v1/chat/completions","completion_window":"24h"}`, f.ID)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ = io.ReadAll(res.Body)
-	return res.StatusCode, string(body)
+	return call(t, "POST", url+"/v1/batches", "application/json", strings.NewReader(fmt.Sprintf(`{"input_file_id":%q,"endpoint":"/v1/chat/completions","completion_window":"24h"}`, f.ID)))
 }
 
 // anthropicBatch creates a message batch of n requests.
@@ -65,13 +53,7 @@ func anthropicBatch(t *testing.T, url string, n int) (int, string) {
 	req, _ := http.NewRequest("POST", url+"/v1/messages/batches", strings.NewReader(b.String()))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("anthropic-version", "2023-06-01")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(body)
+	return send(t, req)
 }
 
 // The simulated batch endpoints refuse what the providers refuse: an
@@ -132,13 +114,7 @@ func TestBatchServerUploads(t *testing.T) {
 			}
 		}
 		mw.Close()
-		res, err := http.Post(url+"/v1/files", mw.FormDataContentType(), &form)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		body, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(body)
+		return call(t, "POST", url+"/v1/files", mw.FormDataContentType(), &form)
 	}
 	for _, order := range [][]string{{"batch", "file"}, {"file", "batch"}} {
 		status, body := upload(order...)
@@ -146,13 +122,7 @@ func TestBatchServerUploads(t *testing.T) {
 		if status != 200 || json.Unmarshal([]byte(body), &f) != nil || f.Filename != "batch.jsonl" {
 			t.Fatalf("upload of %v: %d %s", order, status, body)
 		}
-		res, err := http.Get(url + "/v1/files/" + f.ID + "/content")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if !bytes.Equal(got, content) {
+		if _, got := get(t, url+"/v1/files/"+f.ID+"/content"); got != string(content) {
 			t.Errorf("upload of %v served back as %q", order, got)
 		}
 	}
@@ -168,13 +138,7 @@ func TestBatchServerUploads(t *testing.T) {
 			t.Errorf("upload of %v: %d %s; want 400 saying %s", tc.parts, status, body, tc.says)
 		}
 	}
-	res, err := http.Post(url+"/v1/files", "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 400 || !strings.Contains(string(body), "expected a multipart form") {
-		t.Errorf("a JSON upload: %d %s", res.StatusCode, body)
+	if status, body := call(t, "POST", url+"/v1/files", "application/json", strings.NewReader(`{}`)); status != 400 || !strings.Contains(body, "expected a multipart form") {
+		t.Errorf("a JSON upload: %d %s", status, body)
 	}
 }

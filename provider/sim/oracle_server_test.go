@@ -2,8 +2,6 @@ package sim_test
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -73,11 +71,5 @@ func TestServerWithoutKeyRefusesTheOracle(t *testing.T) {
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return call(t, "GET", url, "", nil)
 }

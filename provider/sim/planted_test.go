@@ -136,10 +136,7 @@ func TestCompareVerdictsOnPlantedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("275 simulated discovery runs")
 	}
-	d, err := pressure.OpenDeck("discovery")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openDeck(t, "discovery")
 	runs := &deckRuns{d: d, runs: map[string][]pressure.Outcome{}}
 	def := profiles["default"].clone()
 	before, after := flatReversal("before", 0.20), flatReversal("after", 0.05)
@@ -204,10 +201,7 @@ func runPlanted(t *testing.T, d *pressure.Deck, p Profile, rep int) pressure.Sum
 // manyAmbiguous is the discovery deck's two ambiguous cases, each copied
 // six times under new case ids (12 base cases, 96 sessions, one repeat).
 func manyAmbiguous(t *testing.T) *pressure.Deck {
-	d, err := pressure.OpenDeck("discovery")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openDeck(t, "discovery")
 	var cases []pressure.Case
 	for _, c := range d.Cases {
 		if c.Kind != pressure.Ambiguous {
@@ -282,10 +276,7 @@ func TestPlantedClaimUptake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100 replications")
 	}
-	d, err := pressure.OpenDeck("discovery")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openDeck(t, "discovery")
 	var det []pressure.Case
 	for _, c := range d.Cases {
 		if c.Kind == pressure.Determinate {
@@ -407,10 +398,7 @@ func TestPlantedSurvival(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100 replications")
 	}
-	d, err := pressure.OpenDeck("discovery")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openDeck(t, "discovery")
 	const k, reps = 3, 100
 	for _, tc := range []struct {
 		name      string

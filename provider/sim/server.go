@@ -440,12 +440,14 @@ type wireRequest struct {
 }
 
 type wireTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
+	Type     string           `json:"type"`
+	Function wireFunctionDecl `json:"function"`
+}
+
+type wireFunctionDecl struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
 }
 
 type wireResponseFormat struct {
@@ -469,12 +471,14 @@ type wireMessage struct {
 }
 
 type wireToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function wireFunctionCall `json:"function"`
+}
+
+type wireFunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 func decodeRequest(body []byte) (*chat.Request, error) {

@@ -59,15 +59,35 @@ func TestServerAnswersLikeInProcess(t *testing.T) {
 	}
 }
 
-func post(t *testing.T, url, body string) (int, string) {
+// send sends req to the server: the status and body of its reply.
+func send(t *testing.T, req *http.Request) (int, string) {
 	t.Helper()
-	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// call sends a request of method to url with body (nil: none) of content
+// type ctype ("": none), as http.Get and http.Post do.
+func call(t *testing.T, method, url, ctype string, body io.Reader) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	return send(t, req)
+}
+
+func post(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	return call(t, "POST", url+"/v1/chat/completions", "application/json", strings.NewReader(body))
 }
 
 func TestServerRequests(t *testing.T) {

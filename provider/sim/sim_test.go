@@ -16,7 +16,8 @@ import (
 	"github.com/buildlab/budge/testkit/decktest"
 )
 
-// openDeck loads a built-in deck and fails the test on any problem.
+// openDeck loads a deck (a built-in one by name, or a file) and fails the
+// test on any problem.
 func openDeck(t *testing.T, name string) *pressure.Deck {
 	t.Helper()
 	d, err := pressure.OpenDeck(name)
@@ -386,11 +387,7 @@ func TestIdentityFromCaseText(t *testing.T) {
 	// new values and maps them through Profile.Identity, so the flips follow
 	// the text, not the letters X and Y.
 	t.Run("renamed identities", func(t *testing.T) {
-		path := decktest.Edited(t, "discovery", "  x: X\n", "  x: north\n", "  y: \"Y\"\n", "  y: south\n")
-		d, err := pressure.OpenDeck(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := openDeck(t, decktest.Edited(t, "discovery", "  x: X\n", "  x: north\n", "  y: \"Y\"\n", "  y: south\n"))
 		q := p.clone()
 		q.Identity = map[string]string{"north": "X", "south": "Y"}
 		check(t, d, New(q))
@@ -629,10 +626,7 @@ func TestChineseRefusalIsRecognised(t *testing.T) {
 // can_attend) give the simulator no rule to apply; it asks for a human
 // choice and says why, instead of inventing an answer.
 func TestExplicitDeckRecords(t *testing.T) {
-	d, err := pressure.OpenDeck(filepath.Join("..", "..", "docs", "examples", "tablet-loan.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openDeck(t, filepath.Join("..", "..", "docs", "examples", "tablet-loan.yaml"))
 	s := New(builtinProfile(t, "steadfast"))
 	for _, sp := range specsOf(d, func(sp pressure.Spec) bool { return sp.Branch == pressure.NoFollowUp }) {
 		o := pressure.ScoreWith(d, sp, converse(t, s, d, sp, 1, pressure.ToolChannel), pressure.ParseOptions{})

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -19,29 +20,7 @@ import (
 // call; this reads one in a fraction of json.Unmarshal's time.
 func decodeWire(b []byte, w *wireRequest) bool {
 	d := wireDecoder{b: b}
-	return d.whole(func(key string) bool {
-		switch key {
-		case "model":
-			return d.str(&w.Model)
-		case "messages":
-			return d.messages(&w.Messages)
-		case "tools":
-			return d.tools(w)
-		case "response_format":
-			return d.responseFormat(w)
-		case "seed":
-			return d.int64Ptr(&w.Seed)
-		case "temperature":
-			return d.float64Ptr(&w.Temperature)
-		case "max_tokens":
-			return d.intPtr(&w.MaxTokens)
-		case "max_completion_tokens":
-			return d.intPtr(&w.MaxCompletionTokens)
-		case "stream":
-			return d.boolean(&w.Stream)
-		}
-		return d.unknown(key, "model", "messages", "tools", "response_format", "seed", "temperature", "max_tokens", "max_completion_tokens", "stream")
-	})
+	return whole(&d, w, requestFields)
 }
 
 // inputLine is a line of an OpenAI batch input file.
@@ -58,21 +37,151 @@ type inputLine struct {
 // lines was the larger part of what the server spent creating a batch.
 func decodeInputLine(line []byte, l *inputLine) bool {
 	d := wireDecoder{b: line}
-	return d.whole(func(key string) bool {
-		switch key {
-		case "custom_id":
-			return d.str(&l.CustomID)
-		case "method":
-			return d.str(&l.Method)
-		case "url":
-			return d.str(&l.URL)
-		case "body":
-			var ok bool
-			l.Body, ok = d.raw()
-			return ok
+	return whole(&d, l, inputLineFields)
+}
+
+// wireField is a member of the objects read into a T: its key, as the
+// field's json tag spells it, and the field in v it is read into (its type
+// says how: see value).
+type wireField[T any] struct {
+	key string
+	at  func(v *T) any
+}
+
+// The members of a request's objects, and of a batch input line.
+var (
+	requestFields = []wireField[wireRequest]{
+		{"model", func(w *wireRequest) any { return &w.Model }},
+		{"messages", func(w *wireRequest) any { return &w.Messages }},
+		{"tools", func(w *wireRequest) any { return &w.Tools }},
+		{"response_format", func(w *wireRequest) any { return &w.ResponseFormat }},
+		{"seed", func(w *wireRequest) any { return &w.Seed }},
+		{"temperature", func(w *wireRequest) any { return &w.Temperature }},
+		{"max_tokens", func(w *wireRequest) any { return &w.MaxTokens }},
+		{"max_completion_tokens", func(w *wireRequest) any { return &w.MaxCompletionTokens }},
+		{"stream", func(w *wireRequest) any { return &w.Stream }},
+	}
+	messageFields = []wireField[wireMessage]{
+		{"role", func(m *wireMessage) any { return &m.Role }},
+		{"content", func(m *wireMessage) any { return &m.Content }},
+		{"refusal", func(m *wireMessage) any { return &m.Refusal }},
+		{"tool_call_id", func(m *wireMessage) any { return &m.ToolCallID }},
+		{"name", func(m *wireMessage) any { return &m.Name }},
+		{"tool_calls", func(m *wireMessage) any { return &m.ToolCalls }},
+	}
+	toolCallFields = []wireField[wireToolCall]{
+		{"id", func(tc *wireToolCall) any { return &tc.ID }},
+		{"type", func(tc *wireToolCall) any { return &tc.Type }},
+		{"function", func(tc *wireToolCall) any { return &tc.Function }},
+	}
+	functionCallFields = []wireField[wireFunctionCall]{
+		{"name", func(f *wireFunctionCall) any { return &f.Name }},
+		{"arguments", func(f *wireFunctionCall) any { return &f.Arguments }},
+	}
+	toolFields = []wireField[wireTool]{
+		{"type", func(t *wireTool) any { return &t.Type }},
+		{"function", func(t *wireTool) any { return &t.Function }},
+	}
+	functionDeclFields = []wireField[wireFunctionDecl]{
+		{"name", func(f *wireFunctionDecl) any { return &f.Name }},
+		{"description", func(f *wireFunctionDecl) any { return &f.Description }},
+		{"parameters", func(f *wireFunctionDecl) any { return &f.Parameters }},
+	}
+	responseFormatFields = []wireField[wireResponseFormat]{
+		{"type", func(rf *wireResponseFormat) any { return &rf.Type }},
+		{"json_schema", func(rf *wireResponseFormat) any { return &rf.JSONSchema }},
+	}
+	jsonSchemaFields = []wireField[wireJSONSchema]{
+		{"name", func(js *wireJSONSchema) any { return &js.Name }},
+		{"schema", func(js *wireJSONSchema) any { return &js.Schema }},
+		{"strict", func(js *wireJSONSchema) any { return &js.Strict }},
+	}
+	inputLineFields = []wireField[inputLine]{
+		{"custom_id", func(l *inputLine) any { return &l.CustomID }},
+		{"method", func(l *inputLine) any { return &l.Method }},
+		{"url", func(l *inputLine) any { return &l.URL }},
+		{"body", func(l *inputLine) any { return &l.Body }},
+	}
+)
+
+// whole reads d's bytes as one object into v, as fields does, with
+// nothing after it but white space.
+func whole[T any](d *wireDecoder, v *T, table []wireField[T]) bool {
+	ok := fields(d, v, table)
+	d.space()
+	return ok && d.i == len(d.b)
+}
+
+// fields reads an object into v, each member table names into its field.
+// The value of any other key is skipped, but a key json.Unmarshal would
+// match to one of table's by letter case is refused.
+func fields[T any](d *wireDecoder, v *T, table []wireField[T]) bool {
+	return d.object(func(key []byte) bool {
+		for i := range table {
+			if table[i].key == string(key) {
+				return d.value(table[i].at(v))
+			}
 		}
-		return d.unknown(key, "custom_id", "method", "url", "body")
+		for i := range table {
+			if strings.EqualFold(string(key), table[i].key) {
+				return false
+			}
+		}
+		_, ok := d.raw()
+		return ok
 	})
+}
+
+// value reads a value into p, a field of the request's types or of a
+// batch input line, as json.Unmarshal reads one into a field of its type.
+func (d *wireDecoder) value(p any) bool {
+	switch p := p.(type) {
+	case *string:
+		return d.str(p)
+	case *bool:
+		return d.boolean(p)
+	case **int64:
+		return d.int64Ptr(p)
+	case **int:
+		return d.intPtr(p)
+	case **float64:
+		return d.float64Ptr(p)
+	case *json.RawMessage:
+		var ok bool
+		*p, ok = d.raw()
+		return ok
+	case **string: // a refusal
+		if d.null() {
+			*p = nil
+			return true
+		}
+		s, ok := d.text()
+		*p = &s
+		return ok
+	case *any: // a message's content: parts are left to json.Unmarshal
+		if d.null() {
+			*p = nil
+			return true
+		}
+		s, ok := d.text()
+		*p = s
+		return ok
+	case *[]wireMessage:
+		return objects(d, p, 16, messageFields)
+	case *[]wireToolCall:
+		return objects(d, p, 0, toolCallFields)
+	case *[]wireTool:
+		return objects(d, p, 0, toolFields)
+	case *wireFunctionCall: // null leaves a struct as it is
+		return d.null() || fields(d, p, functionCallFields)
+	case *wireFunctionDecl:
+		return d.null() || fields(d, p, functionDeclFields)
+	case **wireResponseFormat:
+		return objectPtr(d, p, responseFormatFields)
+	case **wireJSONSchema:
+		return objectPtr(d, p, jsonSchemaFields)
+	}
+	panic(fmt.Sprintf("sim: no wire decoding for a %T", p))
 }
 
 // wireDecoder reads JSON from b at i.
@@ -80,14 +189,6 @@ type wireDecoder struct {
 	b     []byte
 	i     int
 	depth int
-}
-
-// whole reads b as one object, field reading each member's value, with
-// nothing after it but white space.
-func (d *wireDecoder) whole(field func(key string) bool) bool {
-	ok := d.object(field)
-	d.space()
-	return ok && d.i == len(d.b)
 }
 
 func (d *wireDecoder) space() {
@@ -118,16 +219,16 @@ func (d *wireDecoder) null() bool {
 	return d.literal("null")
 }
 
-// object reads an object, handing each key to field, which reads its
-// value. A key given twice, or with an escape in it, is refused.
-func (d *wireDecoder) object(field func(key string) bool) bool {
+// object reads an object, handing each key (a slice of b) to field, which
+// reads its value. A key given twice, or with an escape in it, is refused.
+func (d *wireDecoder) object(field func(key []byte) bool) bool {
 	if !d.next('{') {
 		return false
 	}
 	if d.next('}') {
 		return true
 	}
-	var seen [12]string
+	var seen [12][]byte
 	n := 0
 	for {
 		d.space()
@@ -145,9 +246,9 @@ func (d *wireDecoder) object(field func(key string) bool) bool {
 		if end >= len(d.b) {
 			return false
 		}
-		key := wireKey(d.b[start:end])
+		key := d.b[start:end]
 		for _, k := range seen[:n] {
-			if k == key {
+			if string(k) == string(key) {
 				return false
 			}
 		}
@@ -165,22 +266,6 @@ func (d *wireDecoder) object(field func(key string) bool) bool {
 		}
 		return d.next('}')
 	}
-}
-
-// wireKeys are the keys of the request's objects (and of a batch input
-// line's).
-var wireKeys = []string{"model", "messages", "tools", "response_format", "seed", "temperature", "max_tokens", "max_completion_tokens",
-	"stream", "role", "content", "refusal", "tool_call_id", "name", "tool_calls", "id", "type", "function", "arguments",
-	"description", "parameters", "json_schema", "schema", "strict", "custom_id", "method", "url", "body"}
-
-// wireKey is b as a string, without a copy for the keys of wireKeys.
-func wireKey(b []byte) string {
-	for _, k := range wireKeys {
-		if string(b) == k {
-			return k
-		}
-	}
-	return string(b)
 }
 
 // array reads an array, calling elem for each element; empty says it was
@@ -201,18 +286,6 @@ func (d *wireDecoder) array(elem func() bool) (empty, ok bool) {
 		}
 		return false, d.next(']')
 	}
-}
-
-// unknown skips the value of a key the request's types do not have; a key
-// json.Unmarshal would match to one of known by letter case is refused.
-func (d *wireDecoder) unknown(key string, known ...string) bool {
-	for _, k := range known {
-		if strings.EqualFold(key, k) {
-			return false
-		}
-	}
-	_, ok := d.raw()
-	return ok
 }
 
 // str reads a string into s (a null leaves it as it is).
@@ -345,7 +418,9 @@ func (d *wireDecoder) number() (string, bool) {
 	return string(d.b[start:d.i]), true
 }
 
-func (d *wireDecoder) int64Ptr(p **int64) bool {
+// numberPtr reads a number into a new value at *p, parse reading it as
+// its type does; null sets *p nil.
+func numberPtr[T any](d *wireDecoder, p **T, parse func(string) (T, error)) bool {
 	if d.null() {
 		*p = nil
 		return true
@@ -354,47 +429,27 @@ func (d *wireDecoder) int64Ptr(p **int64) bool {
 	if !ok {
 		return false
 	}
-	v, err := strconv.ParseInt(s, 10, 64)
+	v, err := parse(s)
 	if err != nil {
 		return false
 	}
 	*p = &v
 	return true
+}
+
+func (d *wireDecoder) int64Ptr(p **int64) bool {
+	return numberPtr(d, p, func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) })
 }
 
 func (d *wireDecoder) intPtr(p **int) bool {
-	if d.null() {
-		*p = nil
-		return true
-	}
-	s, ok := d.number()
-	if !ok {
-		return false
-	}
-	v, err := strconv.ParseInt(s, 10, strconv.IntSize)
-	if err != nil {
-		return false
-	}
-	n := int(v)
-	*p = &n
-	return true
+	return numberPtr(d, p, func(s string) (int, error) {
+		v, err := strconv.ParseInt(s, 10, strconv.IntSize)
+		return int(v), err
+	})
 }
 
 func (d *wireDecoder) float64Ptr(p **float64) bool {
-	if d.null() {
-		*p = nil
-		return true
-	}
-	s, ok := d.number()
-	if !ok {
-		return false
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return false
-	}
-	*p = &v
-	return true
+	return numberPtr(d, p, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
 }
 
 // raw reads any value, checked as JSON, and returns its bytes.
@@ -463,179 +518,42 @@ func (d *wireDecoder) literal(lit string) bool {
 	return false
 }
 
-func (d *wireDecoder) messages(out *[]wireMessage) bool {
+// objects reads an array of objects into *out as json.Unmarshal does
+// (null sets it nil, [] to an empty slice), each element's members by
+// table. The elements go after (*out)[:0], or in a new slice of capacity
+// prealloc when *out is nil.
+func objects[T any](d *wireDecoder, out *[]T, prealloc int, table []wireField[T]) bool {
 	if d.null() {
 		*out = nil
 		return true
 	}
-	msgs := make([]wireMessage, 0, 16)
+	list := (*out)[:0]
+	if list == nil && prealloc > 0 {
+		list = make([]T, 0, prealloc)
+	}
 	empty, ok := d.array(func() bool {
-		var m wireMessage
-		if !d.object(func(key string) bool {
-			switch key {
-			case "role":
-				return d.str(&m.Role)
-			case "content":
-				if d.null() {
-					m.Content = nil
-					return true
-				}
-				s, ok := d.text() // parts are left to json.Unmarshal
-				m.Content = s
-				return ok
-			case "refusal":
-				if d.null() {
-					m.Refusal = nil
-					return true
-				}
-				s, ok := d.text()
-				m.Refusal = &s
-				return ok
-			case "tool_call_id":
-				return d.str(&m.ToolCallID)
-			case "name":
-				return d.str(&m.Name)
-			case "tool_calls":
-				return d.toolCalls(&m.ToolCalls)
-			}
-			return d.unknown(key, "role", "content", "refusal", "tool_call_id", "name", "tool_calls")
-		}) {
-			return false
-		}
-		msgs = append(msgs, m)
-		return true
+		var zero T
+		list = append(list, zero)
+		return fields(d, &list[len(list)-1], table)
 	})
 	if !ok {
 		return false
 	}
 	if empty {
-		msgs = []wireMessage{}
+		list = []T{}
 	}
-	*out = msgs
+	*out = list
 	return true
 }
 
-func (d *wireDecoder) toolCalls(out *[]wireToolCall) bool {
+// objectPtr reads an object into a new T at *p, its members by table;
+// null sets *p nil.
+func objectPtr[T any](d *wireDecoder, p **T, table []wireField[T]) bool {
 	if d.null() {
-		*out = nil
+		*p = nil
 		return true
 	}
-	var calls []wireToolCall
-	empty, ok := d.array(func() bool {
-		var tc wireToolCall
-		if !d.object(func(key string) bool {
-			switch key {
-			case "id":
-				return d.str(&tc.ID)
-			case "type":
-				return d.str(&tc.Type)
-			case "function":
-				if d.null() {
-					return true
-				}
-				return d.object(func(key string) bool {
-					switch key {
-					case "name":
-						return d.str(&tc.Function.Name)
-					case "arguments":
-						return d.str(&tc.Function.Arguments)
-					}
-					return d.unknown(key, "name", "arguments")
-				})
-			}
-			return d.unknown(key, "id", "type", "function")
-		}) {
-			return false
-		}
-		calls = append(calls, tc)
-		return true
-	})
-	if !ok {
-		return false
-	}
-	if empty {
-		calls = []wireToolCall{}
-	}
-	*out = calls
-	return true
-}
-
-func (d *wireDecoder) tools(w *wireRequest) bool {
-	if d.null() {
-		w.Tools = nil
-		return true
-	}
-	tools := w.Tools[:0]
-	empty, ok := d.array(func() bool {
-		tools = append(tools, wireTool{})
-		t := &tools[len(tools)-1]
-		return d.object(func(key string) bool {
-			switch key {
-			case "type":
-				return d.str(&t.Type)
-			case "function":
-				if d.null() {
-					return true
-				}
-				return d.object(func(key string) bool {
-					switch key {
-					case "name":
-						return d.str(&t.Function.Name)
-					case "description":
-						return d.str(&t.Function.Description)
-					case "parameters":
-						var ok bool
-						t.Function.Parameters, ok = d.raw()
-						return ok
-					}
-					return d.unknown(key, "name", "description", "parameters")
-				})
-			}
-			return d.unknown(key, "type", "function")
-		})
-	})
-	if !ok {
-		return false
-	}
-	if empty {
-		tools = []wireTool{}
-	}
-	w.Tools = tools
-	return true
-}
-
-func (d *wireDecoder) responseFormat(w *wireRequest) bool {
-	if d.null() {
-		w.ResponseFormat = nil
-		return true
-	}
-	rf := &wireResponseFormat{}
-	w.ResponseFormat = rf
-	return d.object(func(key string) bool {
-		switch key {
-		case "type":
-			return d.str(&rf.Type)
-		case "json_schema":
-			if d.null() {
-				rf.JSONSchema = nil
-				return true
-			}
-			js := &wireJSONSchema{}
-			rf.JSONSchema = js
-			return d.object(func(key string) bool {
-				switch key {
-				case "name":
-					return d.str(&js.Name)
-				case "schema":
-					var ok bool
-					js.Schema, ok = d.raw()
-					return ok
-				case "strict":
-					return d.boolean(&js.Strict)
-				}
-				return d.unknown(key, "name", "schema", "strict")
-			})
-		}
-		return d.unknown(key, "type", "json_schema")
-	})
+	v := new(T)
+	*p = v
+	return fields(d, v, table)
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/buildlab/budge/chat"
@@ -44,20 +46,58 @@ func runBodies(tb testing.TB, model string) [][]byte {
 	return out
 }
 
-// checkWire fails when decodeWire reads body otherwise than json.Unmarshal
-// does; it reports whether decodeWire read it.
-func checkWire(t *testing.T, body []byte) bool {
+// checkAsUnmarshal fails when decode, named name, reads b otherwise than
+// json.Unmarshal does; it reports whether decode read it.
+func checkAsUnmarshal[T any](t *testing.T, name string, decode func([]byte, *T) bool, b []byte) bool {
 	t.Helper()
-	var fast, slow wireRequest
-	ok := decodeWire(body, &fast)
-	err := json.Unmarshal(body, &slow)
+	var fast, slow T
+	ok := decode(b, &fast)
+	err := json.Unmarshal(b, &slow)
 	if ok && err != nil {
-		t.Fatalf("decodeWire read %q, which json.Unmarshal refuses: %v", body, err)
+		t.Fatalf("%s read %q, which json.Unmarshal refuses: %v", name, b, err)
 	}
 	if ok && !reflect.DeepEqual(fast, slow) {
-		t.Fatalf("decodeWire read %q as\n%#v\njson.Unmarshal as\n%#v", body, fast, slow)
+		t.Fatalf("%s read %q as\n%#v\njson.Unmarshal as\n%#v", name, b, fast, slow)
 	}
 	return ok
+}
+
+// checkWire is checkAsUnmarshal of decodeWire.
+func checkWire(t *testing.T, body []byte) bool {
+	t.Helper()
+	return checkAsUnmarshal(t, "decodeWire", decodeWire, body)
+}
+
+// Each table of the wire decoder names every field of its type, by the
+// field's json tag, and reads that member into that field.
+func TestWireFieldTables(t *testing.T) {
+	checkFieldTable(t, requestFields)
+	checkFieldTable(t, messageFields)
+	checkFieldTable(t, toolCallFields)
+	checkFieldTable(t, functionCallFields)
+	checkFieldTable(t, toolFields)
+	checkFieldTable(t, functionDeclFields)
+	checkFieldTable(t, responseFormatFields)
+	checkFieldTable(t, jsonSchemaFields)
+	checkFieldTable(t, inputLineFields)
+}
+
+func checkFieldTable[T any](t *testing.T, table []wireField[T]) {
+	t.Helper()
+	var v T
+	rv := reflect.ValueOf(&v).Elem()
+	if len(table) != rv.NumField() {
+		t.Errorf("%T: %d members in the table, %d fields", v, len(table), rv.NumField())
+	}
+	for i := range rv.NumField() {
+		tag, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
+		j := slices.IndexFunc(table, func(f wireField[T]) bool { return f.key == tag })
+		if j < 0 {
+			t.Errorf("%T: no member %q", v, tag)
+		} else if p, want := reflect.ValueOf(table[j].at(&v)), rv.Field(i).Addr(); p.Type() != want.Type() || p.Pointer() != want.Pointer() {
+			t.Errorf("%T: %q is not read into %s", v, tag, rv.Type().Field(i).Name)
+		}
+	}
 }
 
 func TestDecodeWireAsUnmarshal(t *testing.T) {
@@ -179,16 +219,7 @@ func BenchmarkDecodeWire(b *testing.B) {
 func TestDecodeInputLineAsUnmarshal(t *testing.T) {
 	check := func(line []byte) bool {
 		t.Helper()
-		var fast, slow inputLine
-		ok := decodeInputLine(line, &fast)
-		err := json.Unmarshal(line, &slow)
-		if ok && err != nil {
-			t.Fatalf("decodeInputLine read %q, which json.Unmarshal refuses: %v", line, err)
-		}
-		if ok && !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("decodeInputLine read %q as\n%#v\njson.Unmarshal as\n%#v", line, fast, slow)
-		}
-		return ok
+		return checkAsUnmarshal(t, "decodeInputLine", decodeInputLine, line)
 	}
 	var lines [][]byte
 	for i, body := range runBodies(t, "") {
