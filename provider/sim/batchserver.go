@@ -532,20 +532,26 @@ func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) {
 	b := s.bt()
 	limit := pageLimit(r, 100)
 	after := r.URL.Query().Get("after")
+	// The batches are read under the lock: another request may be
+	// creating one.
 	b.mu.Lock()
 	ids := append([]string(nil), b.order...)
-	b.mu.Unlock()
 	// Newest first, as the API lists them.
 	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
+	batches := make([]*simBatch, len(ids))
+	for i, id := range ids {
+		batches[i] = b.batches[id]
+	}
+	b.mu.Unlock()
 	var data []any
 	started := after == ""
 	more := false
-	for _, id := range ids {
+	for i, id := range ids {
 		if !started {
 			started = id == after
 			continue
 		}
-		sb := s.bt().batches[id]
+		sb := batches[i]
 		if sb.style != "openai" {
 			continue
 		}
