@@ -12,9 +12,12 @@ import (
 
 // TestMain runs up to eight parallel tests at once, on any machine: many
 // wait on servers, retry delays, leases or an inference server rather
-// than compute. The PostgreSQL tests share one server (pgtest.Main).
+// than compute. The PostgreSQL tests share one server (pgtest.Main). The
+// planted runs allocate much and keep little: the collector runs less
+// often.
 func TestMain(m *testing.M) {
 	paralleltest.AtLeast(8)
+	paralleltest.FewerCollections()
 	code := pgtest.Main(m)
 	for _, st := range kept.open {
 		st.Close()
