@@ -41,9 +41,12 @@ var shared struct {
 }
 
 // TestMain runs up to four parallel tests at once, on any machine: most
-// wait on the browser, which starts once for the package (shared).
+// wait on the browser, which starts once for the package (shared). The
+// runs the pages show allocate much and keep little: the collector runs
+// less often.
 func TestMain(m *testing.M) {
 	paralleltest.AtLeast(4)
+	paralleltest.FewerCollections()
 	code := m.Run()
 	if shared.cancel != nil {
 		shared.cancel()
