@@ -15,7 +15,15 @@ import (
 	"time"
 
 	"github.com/buildlab/budge/internal/cli"
+	"github.com/buildlab/budge/testkit/paralleltest"
 )
+
+// TestMain lets the collector run less often: the documented commands run
+// whole decks in this process, allocating much and keeping little.
+func TestMain(m *testing.M) {
+	paralleltest.FewerCollections()
+	os.Exit(m.Run())
+}
 
 // helpPages are the commands whose --help has examples.
 var helpPages = [][]string{

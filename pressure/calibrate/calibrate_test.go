@@ -2,12 +2,21 @@ package calibrate
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/buildlab/budge/testkit/decktest"
+	"github.com/buildlab/budge/testkit/paralleltest"
 )
+
+// TestMain lets the collector run less often: the simulated runs and
+// replications allocate much and keep little.
+func TestMain(m *testing.M) {
+	paralleltest.FewerCollections()
+	os.Exit(m.Run())
+}
 
 // The acceptance test of `budge calibrate` on the discovery deck: over
 // 1,000 replications per grid point (a coverage of 95% is then estimated

@@ -14,7 +14,15 @@ import (
 	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/provider"
 	"github.com/buildlab/budge/testkit/decktest"
+	"github.com/buildlab/budge/testkit/paralleltest"
 )
+
+// TestMain lets the collector run less often: the planted runs allocate
+// much and keep little.
+func TestMain(m *testing.M) {
+	paralleltest.FewerCollections()
+	os.Exit(m.Run())
+}
 
 // openDeck loads a deck (a built-in one by name, or a file) and fails the
 // test on any problem.
