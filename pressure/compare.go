@@ -265,14 +265,15 @@ func NewComparer(d *Deck, minEffect float64) *Comparer {
 	return c
 }
 
-// caseOf is the index of a base case, growing every per-case count.
+// caseOf is the index of a base case, growing every per-case count at a
+// case not seen before: both runs' gap counts keep one length, since they
+// are read side by side.
 func (c *Comparer) caseOf(id string) int {
-	ci, ok := c.caseIdx[id]
-	if ok {
+	n := len(c.caseIdx)
+	ci := caseIndex(c.caseIdx, id)
+	if ci < n {
 		return ci
 	}
-	ci = len(c.caseIdx)
-	c.caseIdx[id] = ci
 	for k := range c.paired {
 		p := &c.paired[k]
 		for _, l := range []*[]int{&p.n, &p.before, &p.after, &p.bNum, &p.bDen, &p.aNum, &p.aDen} {
