@@ -825,22 +825,22 @@ func (w *Worker) guard(ctx context.Context, tx *txn, sessions []Session) ([]Sess
 // arguments.
 func (w *Worker) moveCells(sessions []Session, state string) (string, []any) {
 	match, args := heldBy(sessions, state, w.runID, w.token, CellClaimed)
-	held, ids := "state = $4", ""
+	at := ""
 	if !w.s.db.d.postgres() {
 		// SQLite would read every cell the run has claimed through
-		// cells_by_state and test each against match; the cells' ids
-		// (which match implies) find them by the primary key, and "+"
-		// keeps SQLite off the state index.
-		list := make([]string, len(sessions))
-		for i, se := range sessions {
-			list[i] = se.ID
+		// cells_by_state and test each against match. The sessions'
+		// schedule positions (their cells' pos: a worker's sessions are
+		// the jobs of the cells it claimed) find them in that index
+		// directly, in the part of it the run is working on; their ids
+		// would find them through the primary key, whose pages a large
+		// run reads at random places.
+		at = " AND pos IN (" + placeholders(len(args)+1, len(sessions)) + ")"
+		for _, se := range sessions {
+			args = append(args, se.SchedulePos)
 		}
-		var in string
-		in, args = inList(list, args...)
-		held, ids = "+state = $4", " AND session_id IN ("+in+")"
 	}
 	return `UPDATE cells SET state = $1, lease_until = 0
-			WHERE run_id = $2 AND token = $3 AND ` + held + ` AND (` + match + `)` + ids + ` RETURNING session_id, claims`, args
+			WHERE run_id = $2 AND token = $3 AND state = $4` + at + ` AND (` + match + `) RETURNING session_id, claims`, args
 }
 
 // heldBy is the condition matching the cells of sessions, each at the
