@@ -52,12 +52,12 @@ func artifactStep(ctx context.Context, c *conn) (last bool, err error) {
 }
 
 // shaPrefix is how many leading hex digits of an artifact's sha256 the
-// artifacts_by_sha index of a SQLite store holds (schema section
-// "artifact_rows"): 48 bits, which tell millions of artifacts apart but
-// for a rare few, whose rows the lookup then reads to compare the whole
-// hash.
+// artifact index of a SQLite store holds (artifacts_by_gen, schema
+// section "artifact_gen"; artifacts_by_sha in version 9): 48 bits, which
+// tell millions of artifacts apart but for a rare few, whose rows the
+// lookup then reads to compare the whole hash.
 const shaPrefix = 12
 
-// shaHead is what artifacts_by_sha holds of an artifact's sha256 (SQL's
+// shaHead is what the index holds of an artifact's sha256 (SQL's
 // substr(sha256, 1, 12)).
 func shaHead(sha string) string { return sha[:min(len(sha), shaPrefix)] }

@@ -71,8 +71,9 @@ func artifactRows(t *testing.T, dir string) []string {
 
 // A version 8 store's artifact index is copied into the table by row id,
 // in the order it was written: every artifact reads back and verifies, the
-// index by (run, sha256) is gone and the one by the hash's first digits
-// is there, and a session written again with the same artifacts adds none.
+// index by (run, sha256) is gone and the one by generation and the hash's
+// first digits (version 10) is there, and a session written again with
+// the same artifacts adds none.
 func TestMigrateVersion8(t *testing.T) {
 	dir, runs := version8Store(t, 30)
 	before := artifactRows(t, dir)
@@ -113,7 +114,7 @@ func TestMigrateVersion8(t *testing.T) {
 		indexes = append(indexes, name)
 	}
 	rows.Close()
-	if want := []string{"artifacts_by_pack", "artifacts_by_sha"}; !reflect.DeepEqual(indexes, want) {
+	if want := []string{"artifacts_by_gen", "artifacts_by_pack"}; !reflect.DeepEqual(indexes, want) {
 		t.Errorf("indexes of the artifact table: %v, want %v", indexes, want)
 	}
 	// A new session of r1 that shares the artifacts of s007 (and of no

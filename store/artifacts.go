@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/flate"
 	"context"
 	"crypto/sha256"
@@ -86,10 +87,31 @@ type packFiles struct {
 	mu    sync.Mutex
 	packs map[string]*pack // open pack files by run id (only the writer uses them)
 	// known is, by run, artifacts this process stored or found stored in
-	// the run's index, in transactions that committed: the most recent
-	// ones only (recentSet). Artifacts are never taken out of a run, so
-	// one known is not asked of the index again.
+	// the run's index, each in its generation, in transactions that
+	// committed: the most recent ones only (recentSet). Artifacts are
+	// never taken out of a run, so one known is not asked of the index
+	// again.
 	known map[string]*recentSet
+}
+
+// artifactGen is how many sessions, by schedule position, make a
+// generation of a SQLite run's artifact index (schema section
+// "artifact_gen"): a run stores an artifact once in each generation whose
+// sessions have it. Large enough that what is stored again is little (the
+// answers that recur across a run's sessions, once every 8,192 sessions),
+// small enough that the part of the index a run is writing to stays in
+// the writer's page cache (about four artifacts a session, 50 bytes an
+// entry: under 2 MB).
+const artifactGen = 8192
+
+// generation is the generation of the artifacts of a session at schedule
+// position pos.
+func generation(pos int) int { return max(pos, 0) / artifactGen }
+
+// artKey is an artifact in a generation: its sha256 as bytes.
+type artKey struct {
+	gen int
+	sha [32]byte
 }
 
 // recentSet holds the most recent artifact hashes added to it, between
@@ -98,11 +120,11 @@ type packFiles struct {
 // sessions of the same case (a run's simulated or cached answers most of
 // all), and the hashes of the last few thousand sessions catch most of
 // them, as a set of every hash would grow with the run.
-type recentSet struct{ cur, prev map[[32]byte]struct{} }
+type recentSet struct{ cur, prev map[artKey]struct{} }
 
 const knownLimit = 16384
 
-func (r *recentSet) has(k [32]byte) bool {
+func (r *recentSet) has(k artKey) bool {
 	if _, ok := r.cur[k]; ok {
 		return true
 	}
@@ -110,9 +132,9 @@ func (r *recentSet) has(k [32]byte) bool {
 	return ok
 }
 
-func (r *recentSet) add(k [32]byte) {
+func (r *recentSet) add(k artKey) {
 	if len(r.cur) >= knownLimit/2 {
-		r.prev, r.cur = r.cur, make(map[[32]byte]struct{}, knownLimit/2)
+		r.prev, r.cur = r.cur, make(map[artKey]struct{}, knownLimit/2)
 	}
 	r.cur[k] = struct{}{}
 }
@@ -127,8 +149,7 @@ func shaKey(sha string) (k [32]byte, ok bool) {
 }
 
 func (a *packFiles) get(ctx context.Context, runID, sha string) ([]byte, error) {
-	e, ok, err := queryOne(ctx, a.s.db, scanArtifact, `SELECT `+artifactCols+` FROM artifacts INDEXED BY artifacts_by_sha
-		WHERE substr(sha256, 1, 12) = $1 AND run_id = $2 AND sha256 = $3`, shaHead(sha), runID, sha)
+	e, ok, err := queryOne(ctx, a.s.db, scanArtifact, inAnyGeneration, shaHead(sha), runID, sha)
 	if err != nil {
 		return nil, err
 	}
@@ -266,6 +287,20 @@ func (a *packFiles) verify(ctx context.Context, runID string, keep int) (errs []
 	return errs, damaged, total, err
 }
 
+// inAnyGeneration finds an artifact of a run (arguments: the hash's first
+// shaPrefix digits, the run, the hash) in whichever generation has it:
+// it steps through the run's generations in artifacts_by_gen, from the
+// first, each step a seek to the next generation there, and looks the
+// hash up in each (CROSS JOIN keeps SQLite to that order: on a store
+// without statistics it would read the run's whole index and look each
+// row up among the generations).
+const inAnyGeneration = `WITH RECURSIVE gens(g) AS (
+		SELECT MIN(gen) FROM artifacts INDEXED BY artifacts_by_gen WHERE run_id = $2
+		UNION ALL
+		SELECT (SELECT MIN(gen) FROM artifacts INDEXED BY artifacts_by_gen WHERE run_id = $2 AND gen > g) FROM gens WHERE g IS NOT NULL)
+	SELECT ` + artifactCols + ` FROM gens CROSS JOIN artifacts INDEXED BY artifacts_by_gen
+	WHERE g IS NOT NULL AND run_id = $2 AND gen = g AND substr(sha256, 1, 12) = $1 AND sha256 = $3 LIMIT 1`
+
 // inPackOrder is a run's artifacts in the order its packs hold them, read
 // through the artifacts_by_pack index (no sort, whatever the run's size).
 const inPackOrder = `SELECT ` + artifactCols + ` FROM artifacts WHERE run_id = $1 ORDER BY pack, pack_offset`
@@ -326,34 +361,42 @@ func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []S
 		return nil, err
 	}
 	known := a.known[runID]
-	batch := map[string]Blob{}
+	batch := map[genSHA]Blob{}
 	for _, se := range sessions {
+		g := generation(se.SchedulePos)
 		for sha, blob := range se.Artifacts {
-			if k, ok := shaKey(sha); ok && known != nil && known.has(k) {
+			if k, ok := shaKey(sha); ok && known != nil && known.has(artKey{g, k}) {
 				continue
 			}
-			batch[sha] = blob
+			batch[genSHA{g, sha}] = blob
 		}
 	}
-	shas := slices.Sorted(maps.Keys(batch))
+	keys := slices.SortedFunc(maps.Keys(batch), func(a, b genSHA) int {
+		return cmp.Or(cmp.Compare(a.gen, b.gen), strings.Compare(a.sha, b.sha))
+	})
 	// The bytes go to the pack before the rows that reference them commit:
 	// a crash in between leaves unreferenced bytes, never a dangling row.
 	w := bufio.NewWriterSize(p.f, 256<<10)
 	start := p.size
-	for len(shas) > 0 {
-		chunk := shas[:min(chunkRows, len(shas))]
-		shas = shas[len(chunk):]
+	for len(keys) > 0 {
+		// A chunk of one generation's hashes.
+		n := 1
+		for n < min(chunkRows, len(keys)) && keys[n].gen == keys[0].gen {
+			n++
+		}
+		chunk := keys[:n]
+		keys = keys[n:]
 		stored, err := s.indexed(ctx, tx, runID, chunk)
 		if err != nil {
 			return nil, err
 		}
-		arts := artifactBulk("")
-		for _, sha := range chunk {
-			if stored[sha] {
+		arts := genArtifactBulk()
+		for _, k := range chunk {
+			if stored[k.sha] {
 				continue
 			}
-			blob := batch[sha]
-			arts.add(runID, sha, packName, p.size, len(blob.Data), blob.Encoding)
+			blob := batch[k]
+			arts.add(runID, k.sha, packName, p.size, len(blob.Data), blob.Encoding, k.gen)
 			if _, err := w.Write(blob.Data); err != nil {
 				return nil, s.failPack(p, start, err)
 			}
@@ -372,9 +415,21 @@ func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []S
 	return func() { a.remember(runID, batch) }, nil
 }
 
+// genSHA is an artifact in a generation.
+type genSHA struct {
+	gen int
+	sha string
+}
+
+// genArtifactBulk collects rows of a SQLite run's artifact index, each
+// with its generation.
+func genArtifactBulk() *bulk {
+	return newBulk("artifacts", "", "run_id", "sha256", "pack", "pack_offset", "length", "encoding", "gen")
+}
+
 // remember adds the artifacts of a committed batch to what is known of
 // the run's index.
-func (a *packFiles) remember(runID string, batch map[string]Blob) {
+func (a *packFiles) remember(runID string, batch map[genSHA]Blob) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	known := a.known[runID]
@@ -382,30 +437,33 @@ func (a *packFiles) remember(runID string, batch map[string]Blob) {
 		if len(a.known) >= 4 {
 			clear(a.known) // a process that writes many runs keeps the latest
 		}
-		known = &recentSet{cur: map[[32]byte]struct{}{}}
+		known = &recentSet{cur: map[artKey]struct{}{}}
 		a.known[runID] = known
 	}
-	for sha := range batch {
-		if k, ok := shaKey(sha); ok {
-			known.add(k)
+	for k := range batch {
+		if sha, ok := shaKey(k.sha); ok {
+			known.add(artKey{k.gen, sha})
 		}
 	}
 }
 
-// indexed reports which of shas (at most chunkRows) the run's artifact
-// index has, through one statement prepared once: a chunk of fewer hashes
-// repeats its last. The statement finds the run's artifacts whose hashes
-// begin as these do (artifacts_by_sha); one of another hash with the same
-// beginning is in the map too, where nobody asks for it.
-func (s *Store) indexed(ctx context.Context, tx *txn, runID string, shas []string) (map[string]bool, error) {
+// indexed reports which of the hashes of chunk (at most chunkRows, all of
+// one generation) the run's artifact index has in that generation, or
+// among the rows stored before there were generations (-1: a run of an
+// older store that is resumed stores nothing again), through one
+// statement prepared once: a chunk of fewer hashes repeats its last. The
+// statement finds the artifacts whose hashes begin as these do
+// (artifacts_by_gen); one of another hash with the same beginning is in
+// the map too, where nobody asks for it.
+func (s *Store) indexed(ctx context.Context, tx *txn, runID string, chunk []genSHA) (map[string]bool, error) {
 	st, err := s.lookupStmt(ctx)
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	args := make([]any, 0, 1+chunkRows)
-	args = append(args, runID)
+	args := make([]any, 0, 2+chunkRows)
+	args = append(args, runID, chunk[0].gen)
 	for i := range chunkRows {
-		args = append(args, shaHead(shas[min(i, len(shas)-1)]))
+		args = append(args, shaHead(chunk[min(i, len(chunk)-1)].sha))
 	}
 	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	if err != nil {
@@ -426,8 +484,8 @@ func (s *Store) indexed(ctx context.Context, tx *txn, runID string, shas []strin
 	return have, nil
 }
 
-// lookupStmt is the prepared lookup of chunkRows hashes in a run's
-// artifact index, by their first shaPrefix hex digits.
+// lookupStmt is the prepared lookup of chunkRows hashes in a generation
+// of a run's artifact index, by their first shaPrefix hex digits.
 func (s *Store) lookupStmt(ctx context.Context) (*sql.Stmt, error) {
 	const key = "artifacts/lookup"
 	s.stmtMu.Lock()
@@ -435,8 +493,8 @@ func (s *Store) lookupStmt(ctx context.Context) (*sql.Stmt, error) {
 	if st, ok := s.stmts[key]; ok {
 		return st, nil
 	}
-	st, err := s.db.PrepareContext(ctx, `SELECT sha256 FROM artifacts INDEXED BY artifacts_by_sha
-		WHERE substr(sha256, 1, 12) IN (`+placeholders(2, chunkRows)+`) AND run_id = $1`)
+	st, err := s.db.PrepareContext(ctx, `SELECT sha256 FROM artifacts INDEXED BY artifacts_by_gen
+		WHERE run_id = $1 AND gen IN ($2, -1) AND substr(sha256, 1, 12) IN (`+placeholders(3, chunkRows)+`)`)
 	if err != nil {
 		return nil, err
 	}

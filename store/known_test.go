@@ -4,18 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // knows tells whether the store's writer holds sha as known in the run's
-// artifact index.
-func knows(s *Store, runID, sha string) bool {
+// artifact index, in the generation of the session se.
+func knows(s *Store, runID string, se Session, sha string) bool {
 	a := s.arts.(*packFiles)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	k, _ := shaKey(sha)
-	return a.known[runID] != nil && a.known[runID].has(k)
+	return a.known[runID] != nil && a.known[runID].has(artKey{generation(se.SchedulePos), k})
 }
 
 // TestKnownArtifactsOnceCommitted: the artifacts of a batch that was not
@@ -40,14 +41,14 @@ func TestKnownArtifactsOnceCommitted(t *testing.T) {
 	}
 	tx.Rollback() // committed is not called
 	for sha := range one.Artifacts {
-		if knows(s, "run", sha) {
+		if knows(s, "run", one, sha) {
 			t.Fatalf("artifact %s of a rolled-back batch is known", sha)
 		}
 	}
 	mustWrite(t, s, "run", one)
 	for sha, b := range one.Artifacts {
 		mustArtifact(t, s, "run", sha, b.Data)
-		if !knows(s, "run", sha) {
+		if !knows(s, "run", one, sha) {
 			t.Errorf("artifact %s of a committed batch is not known", sha)
 		}
 	}
@@ -67,10 +68,10 @@ func TestKnownArtifactsOnceCommitted(t *testing.T) {
 }
 
 func TestRecentSetKeepsTheLatest(t *testing.T) {
-	r := &recentSet{cur: map[[32]byte]struct{}{}}
-	key := func(i int) [32]byte {
-		var k [32]byte
-		copy(k[:], fmt.Sprintf("%032d", i))
+	r := &recentSet{cur: map[artKey]struct{}{}}
+	key := func(i int) artKey {
+		var k artKey
+		copy(k.sha[:], fmt.Sprintf("%032d", i))
 		return k
 	}
 	for i := range 3 * knownLimit {
@@ -137,5 +138,82 @@ func TestMoveCellsByPrimaryKey(t *testing.T) {
 	plan := queryPlan(t, s, q, args...)
 	if len(plan) == 0 || !strings.Contains(strings.Join(plan, "\n"), "sqlite_autoindex_cells_1 (run_id=? AND session_id=?)") {
 		t.Errorf("the update's plan is %q, want a search by the primary key", plan)
+	}
+}
+
+// SQLite only: a run stores an artifact once in each generation of its
+// sessions. A session of the generation that has it stores it again
+// neither from this process's memory nor, once the store is opened again,
+// from the index; a session of the next generation stores it once more
+// (both copies verify, either is what Artifact reads); a session far
+// behind the generations being written (resumed) finds it in its own.
+func TestArtifactsOncePerGeneration(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := openCurrent(t, dir)
+	createRun(t, s, "run", base)
+	at := func(id string, pos int) Session {
+		se := withArtifacts(id, "shared", 0)
+		se.Seq, se.SchedulePos = pos, pos
+		return se
+	}
+	first := at("a", 0)
+	size := artifactBytes(first)
+	writeGrowsPack(t, s, "run", size, first)
+	writeGrowsPack(t, s, "run", size, at("b", artifactGen-1))
+	s.Close()
+	s = openCurrent(t, dir)
+	writeGrowsPack(t, s, "run", size, at("c", 1))
+	writeGrowsPack(t, s, "run", 2*size, at("d", artifactGen))
+	writeGrowsPack(t, s, "run", 2*size, at("e", 2*artifactGen-1), at("f", 5))
+	for sha, b := range first.Artifacts {
+		mustArtifact(t, s, "run", sha, b.Data)
+		var rows int
+		if err := s.db.QueryRow(`SELECT COUNT(*) FROM artifacts WHERE run_id = 'run' AND sha256 = $1`, sha).Scan(&rows); err != nil || rows != 2 {
+			t.Errorf("artifact %s has %d rows (%v), want one in each of two generations", sha, rows, err)
+		}
+	}
+	if err := s.VerifyArtifacts(context.Background(), "run"); err != nil {
+		t.Error(err)
+	}
+	// Found in a generation after the first too (the lookup steps through
+	// them), and in none of another run.
+	late := at("g", 3*artifactGen)
+	late.Artifacts = map[string]Blob{}
+	sha, blob := Pack([]byte("only in generation 3"))
+	late.Artifacts[sha] = blob
+	mustWrite(t, s, "run", late)
+	mustArtifact(t, s, "run", sha, blob.Data)
+	createRun(t, s, "other", base)
+	if _, err := s.Artifact(context.Background(), "other", sha); err == nil {
+		t.Error("another run's artifact was found")
+	}
+}
+
+// SQLite only: finding an artifact by hash seeks it in each generation
+// through the whole key of artifacts_by_gen (run, generation, the hash's
+// first digits), never reading a generation's entries one by one.
+func TestArtifactLookupUsesTheWholeKey(t *testing.T) {
+	s := openCurrent(t, filepath.Join(t.TempDir(), "store"))
+	sha := strings.Repeat("ab", 32)
+	rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+inAnyGeneration, shaHead(sha), "run", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	whole := false
+	for _, step := range plan {
+		whole = whole || strings.Contains(step, "artifacts_by_gen (run_id=? AND gen=? AND <expr>=?)")
+	}
+	if !whole {
+		t.Errorf("the lookup does not seek by the whole key:\n%s", strings.Join(plan, "\n"))
 	}
 }

@@ -14,7 +14,7 @@ import (
 // user_version); Open migrates an older database up to this version and
 // refuses a newer one. Every change to the tables below adds a migration
 // and raises the version.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // budge than this one.
@@ -36,6 +36,7 @@ var migrations = [SchemaVersion]func(ctx context.Context, c *conn) error{
 	6: create("pack_index", "the artifact index"),
 	7: nil, // clusterAttempts: in batches, each its own transaction
 	8: nil, // clusterArtifacts: likewise
+	9: artifactGenerations,
 }
 
 // batched[v] brings a database of version v to version v+1 a batch at a
@@ -125,6 +126,24 @@ func createTables(ctx context.Context, c *conn) error {
 		return err
 	}
 	return create("shared", "tables")(ctx, c)
+}
+
+// artifactGenerations gives the artifact index its generations (schema
+// sections artifact_gen_column and artifact_gen): the column, unless the
+// table has it already, then the index.
+func artifactGenerations(ctx context.Context, c *conn) error {
+	var has int
+	if !c.d.postgres() { // where both sections are empty
+		if err := c.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('artifacts') WHERE name = 'gen'`).Scan(&has); err != nil {
+			return fmt.Errorf("reading the artifact table's columns: %w", err)
+		}
+	}
+	if has == 0 {
+		if err := create("artifact_gen_column", "the artifact generations")(ctx, c); err != nil {
+			return err
+		}
+	}
+	return create("artifact_gen", "the artifact index by generation")(ctx, c)
 }
 
 // create returns the migration that creates a section of the dialect's

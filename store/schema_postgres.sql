@@ -6,8 +6,8 @@
 -- JSON fields read with ->>. Every machine reads the same database and no
 -- files, so artifact bytes (content-addressed, shared by runs) and run logs
 -- are tables ("shared"); artifacts are not in packs ("pack_index" is
--- empty) and keep their key by run and sha256 ("artifact_rows" is
--- empty). Changing a table here changes it for databases that exist:
+-- empty) and keep their key by run and sha256 ("artifact_rows" and
+-- "artifact_gen" are empty). Changing a table here changes it for databases that exist:
 -- every change is a new section and a migration.
 
 -- section: tables
@@ -385,3 +385,11 @@ DROP TABLE migration_progress;
 -- artifact inserts' ON CONFLICT names.
 
 -- section: artifact_rows_swap
+
+-- section: artifact_gen
+-- version 10: nothing here. The artifact table keeps its unique key by
+-- (run, sha256), which its inserts' ON CONFLICT names: a run stores each
+-- artifact once.
+
+-- section: artifact_gen_column
+-- version 10: nothing here (see artifact_gen).

@@ -13,7 +13,9 @@
 -- pack position, which verifying a run reads artifacts in, and since
 -- version 9 is a table by row id found by sha256 through an index of the
 -- hash's first digits ("artifact_rows", empty in PostgreSQL's file: its
--- artifact table keeps the key by run and sha256).
+-- artifact table keeps the key by run and sha256), since version 10 an
+-- index by run, generation of sessions and those digits ("artifact_gen",
+-- likewise).
 
 -- section: tables
 -- version 1: runs with their deck snapshots, sessions, attempts, messages
@@ -416,3 +418,25 @@ DROP TABLE artifacts;
 ALTER TABLE artifacts_rows RENAME TO artifacts;
 CREATE INDEX IF NOT EXISTS artifacts_by_pack ON artifacts (run_id, pack, pack_offset);
 CREATE INDEX IF NOT EXISTS artifacts_by_sha ON artifacts (substr(sha256, 1, 12));
+
+-- section: artifact_gen
+-- version 10: a run's artifact index by generation. An artifact row
+-- carries the generation of the session that stored it (its schedule
+-- position divided by artifactGen, in artifacts.go; -1 for the rows of
+-- stores before this version), and artifacts_by_gen indexes the rows by
+-- run, generation and the hash's first digits. A run looks up and inserts
+-- its new artifacts in the generation it is storing, a part of the index
+-- of a few thousand sessions that stays in the page cache, where
+-- artifacts_by_sha put each new artifact at a random place of an index as
+-- large as the run: at 208,000 sessions that index was most of what the
+-- run wrote and read back, and what made a run's time grow faster than
+-- its sessions. So a run stores an artifact once in each generation that
+-- has it (a session's own artifacts are always in its generation); an
+-- artifact is found by hash in any generation of its run. The column is
+-- added first (section artifact_gen_column), unless the table has it.
+CREATE INDEX IF NOT EXISTS artifacts_by_gen ON artifacts (run_id, gen, substr(sha256, 1, 12));
+DROP INDEX IF EXISTS artifacts_by_sha;
+
+-- section: artifact_gen_column
+-- version 10: the generation of each artifact row, before artifact_gen.
+ALTER TABLE artifacts ADD COLUMN gen INTEGER NOT NULL DEFAULT -1;
