@@ -195,20 +195,7 @@ func TestArtifactsOncePerGeneration(t *testing.T) {
 func TestArtifactLookupUsesTheWholeKey(t *testing.T) {
 	s := openCurrent(t, filepath.Join(t.TempDir(), "store"))
 	sha := strings.Repeat("ab", 32)
-	rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+inAnyGeneration, shaHead(sha), "run", sha)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
+	plan := queryPlan(t, s, inAnyGeneration, shaHead(sha), "run", sha)
 	whole := false
 	for _, step := range plan {
 		whole = whole || strings.Contains(step, "artifacts_by_gen (run_id=? AND gen=? AND <expr>=?)")
