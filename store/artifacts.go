@@ -114,12 +114,12 @@ type artKey struct {
 	sha [32]byte
 }
 
-// recentSet holds the most recent artifact hashes added to it, between
-// knownLimit/2 and knownLimit of them (32 bytes and the map's overhead
-// each, about a megabyte at most): a session's answers recur in later
-// sessions of the same case (a run's simulated or cached answers most of
-// all), and the hashes of the last few thousand sessions catch most of
-// them, as a set of every hash would grow with the run.
+// recentSet holds the most recent artifacts added to it (a hash in a
+// generation), between knownLimit/2 and knownLimit of them (40 bytes and
+// the map's overhead each, about a megabyte at most): a session's answers
+// recur in later sessions of the same case (a run's simulated or cached
+// answers most of all), and the hashes of the last few thousand sessions
+// catch most of them, as a set of every hash would grow with the run.
 type recentSet struct{ cur, prev map[artKey]struct{} }
 
 const knownLimit = 16384
