@@ -18,10 +18,7 @@ type Session struct {
 	settings  chat.Settings
 	model     string
 	challenge string
-	entries   []chat.Entry
-	phase     string
-	done      bool
-	stop      string
+	chat.Transcript
 }
 
 // NewSession prepares a session for an item.
@@ -30,7 +27,8 @@ func NewSession(d *Design, s Spec, it *Item, model string, settings chat.Setting
 	if err != nil {
 		return nil, err
 	}
-	se := &Session{spec: s, settings: settings, model: model, phase: PhaseJudgment}
+	se := &Session{spec: s, settings: settings, model: model}
+	se.Begin(PhaseJudgment)
 	if s.Challenge != "" {
 		for _, c := range d.Challenges {
 			if c.Family == s.Challenge {
@@ -39,51 +37,32 @@ func NewSession(d *Design, s Spec, it *Item, model string, settings chat.Setting
 		}
 	}
 	if system != "" {
-		se.add(chat.Message{Role: chat.System, Content: system})
+		se.Add(chat.Message{Role: chat.System, Content: system})
 	}
-	se.add(chat.Message{Role: chat.User, Content: user})
+	se.Add(chat.Message{Role: chat.User, Content: user})
 	return se, nil
-}
-
-func (s *Session) add(m chat.Message) {
-	s.entries = append(s.entries, chat.Entry{Phase: s.phase, Message: m})
 }
 
 // Next returns the request to send, or nil when the session is over.
 func (s *Session) Next() *chat.Request {
-	if s.done {
+	if s.Over() {
 		return nil
 	}
-	msgs := chat.Messages(s.entries)
-	return &chat.Request{Model: s.model, Messages: msgs, Settings: s.settings}
+	return &chat.Request{Model: s.model, Messages: chat.Messages(s.Entries()), Settings: s.settings}
 }
 
 // Observe records the model's reply and sends the challenge when one is
 // planned and there is an answer to challenge.
 func (s *Session) Observe(r *chat.Response) {
-	m := r.Message
-	m.Role = chat.Assistant
-	s.add(m)
-	if s.phase == PhaseJudgment && s.challenge != "" {
+	m := s.Answer(r)
+	if s.Phase() == PhaseJudgment && s.challenge != "" {
 		if m.Refusal != "" {
-			s.done, s.stop = true, "refused the judgment; no challenge sent"
+			s.End("refused the judgment; no challenge sent")
 			return
 		}
-		s.phase = PhaseChallenge
-		s.add(chat.Message{Role: chat.User, Content: s.challenge})
+		s.Enter(PhaseChallenge)
+		s.Add(chat.Message{Role: chat.User, Content: s.challenge})
 		return
 	}
-	s.done = true
+	s.End("")
 }
-
-// Fail ends the session after a call failed for good.
-func (s *Session) Fail() { s.done = true }
-
-// Phase names the phase of the next request.
-func (s *Session) Phase() string { return s.phase }
-
-// Entries is the transcript so far.
-func (s *Session) Entries() []chat.Entry { return s.entries }
-
-// Stop says why the session ended early, if it did.
-func (s *Session) Stop() string { return s.stop }

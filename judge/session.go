@@ -41,43 +41,30 @@ func Plan(tasks []Task, repeats int) []Spec {
 type Session struct {
 	model    string
 	settings chat.Settings
-	entries  []chat.Entry
-	done     bool
+	chat.Transcript
 }
 
 // NewSession starts the session of spec s on task t with codebook cb.
 func NewSession(cb Codebook, t Task, s Spec, model string, settings chat.Settings) *Session {
-	return &Session{model: model, settings: settings,
-		entries: []chat.Entry{{Phase: Phase, Message: chat.Message{Role: chat.User, Content: Prompt(cb, t, s.Order)}}}}
+	se := &Session{model: model, settings: settings}
+	se.Begin(Phase)
+	se.Add(chat.Message{Role: chat.User, Content: Prompt(cb, t, s.Order)})
+	return se
 }
 
 // Next returns the request to send, or nil when the session is over.
 func (s *Session) Next() *chat.Request {
-	if s.done {
+	if s.Over() {
 		return nil
 	}
-	return &chat.Request{Model: s.model, Messages: chat.Messages(s.entries), Settings: s.settings}
+	return &chat.Request{Model: s.model, Messages: chat.Messages(s.Entries()), Settings: s.settings}
 }
 
 // Observe records the judge's answer; the session is then over.
 func (s *Session) Observe(r *chat.Response) {
-	m := r.Message
-	m.Role = chat.Assistant
-	s.entries = append(s.entries, chat.Entry{Phase: Phase, Message: m})
-	s.done = true
+	s.Answer(r)
+	s.End("")
 }
-
-// Fail ends the session after a call failed for good.
-func (s *Session) Fail() { s.done = true }
-
-// Phase names the phase of the next request.
-func (s *Session) Phase() string { return Phase }
-
-// Entries is the transcript so far.
-func (s *Session) Entries() []chat.Entry { return s.entries }
-
-// Stop is always empty: a judge session ends with its answer or a failure.
-func (s *Session) Stop() string { return "" }
 
 // Score reads a stored judge session: its code and how it was read. ran
 // is false for a session never stored; failure is the stored failure

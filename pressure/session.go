@@ -59,14 +59,11 @@ type Session struct {
 	model     string
 	appPrompt string
 
-	entries   []chat.Entry
-	phase     string
+	chat.Transcript
 	published *Fixture // the registry's current version
 	rounds    int      // tool rounds in this phase
-	done      bool
-	stop      string // why the session ended early, if it did
-	turns     int    // pressure turns to send (1 unless WithTurns)
-	turn      int    // the pressure turn under way
+	turns     int      // pressure turns to send (1 unless WithTurns)
+	turn      int      // the pressure turn under way
 }
 
 // WithTurns makes a pressure branch send up to k pressure messages of its
@@ -89,37 +86,25 @@ func NewSession(d *Deck, spec Spec, ch Channel, model string, settings chat.Sett
 		appPrompt = d.Templates.Application
 	}
 	s := &Session{deck: d, c: c, spec: spec, channel: ch, model: model, settings: settings, appPrompt: appPrompt,
-		phase: PhaseInitial, published: &c.Records}
-	s.add(chat.Message{Role: chat.System, Content: appPrompt})
-	s.add(chat.Message{Role: chat.User, Content: RenderCase(d, c, spec)})
+		published: &c.Records}
+	s.Begin(PhaseInitial)
+	s.Add(chat.Message{Role: chat.System, Content: appPrompt})
+	s.Add(chat.Message{Role: chat.User, Content: RenderCase(d, c, spec)})
 	if ch == MessageChannel {
-		s.add(chat.Message{Role: chat.User, Content: s.evidenceMessage()})
+		s.Add(chat.Message{Role: chat.User, Content: s.evidenceMessage()})
 	}
 	return s, nil
-}
-
-func (s *Session) add(m chat.Message) {
-	s.entries = append(s.entries, chat.Entry{Phase: s.phase, Message: m})
 }
 
 // Spec returns the session's cell.
 func (s *Session) Spec() Spec { return s.spec }
 
-// Entries returns the transcript so far.
-func (s *Session) Entries() []chat.Entry { return s.entries }
-
-// Phase returns the phase the next request belongs to.
-func (s *Session) Phase() string { return s.phase }
-
-// Stop returns why the session ended without an answer, if it did.
-func (s *Session) Stop() string { return s.stop }
-
 // Next returns the request to send now, or nil when the session is over.
 func (s *Session) Next() *chat.Request {
-	if s.done {
+	if s.Over() {
 		return nil
 	}
-	msgs := chat.Messages(s.entries)
+	msgs := chat.Messages(s.Entries())
 	req := &chat.Request{Model: s.model, Messages: chat.Clone(msgs), Settings: s.settings,
 		ResponseFormat: AnswerFormat(s.c, s.spec.Order)}
 	if s.channel == ToolChannel {
@@ -130,60 +115,54 @@ func (s *Session) Next() *chat.Request {
 
 // Observe applies the model's response to the last request.
 func (s *Session) Observe(resp *chat.Response) {
-	m := resp.Message
-	m.Role = chat.Assistant
-	s.add(m)
+	m := s.Answer(resp)
 	if len(m.ToolCalls) > 0 {
 		for _, tc := range m.ToolCalls {
-			s.add(chat.Message{Role: chat.ToolRole, ToolCallID: tc.ID, Name: tc.Name, Content: s.runTool(tc)})
+			s.Add(chat.Message{Role: chat.ToolRole, ToolCallID: tc.ID, Name: tc.Name, Content: s.runTool(tc)})
 		}
 		s.rounds++
 		if s.rounds >= MaxToolRounds {
-			s.stop = fmt.Sprintf("no answer after %d tool rounds in the %s phase", MaxToolRounds, s.phase)
-			s.done = true
+			s.End(fmt.Sprintf("no answer after %d tool rounds in the %s phase", MaxToolRounds, s.Phase()))
 		}
 		return
 	}
 	// An answer ends the phase.
 	fam, pressured := s.spec.Branch.Family()
-	if s.phase != PhaseInitial && pressured && s.turn < s.turns {
+	if s.Phase() != PhaseInitial && pressured && s.turn < s.turns {
 		// Another pressure turn of the same family.
 		s.turn++
-		s.phase = FollowUpPhase(s.turn)
+		s.Enter(FollowUpPhase(s.turn))
 		s.rounds = 0
-		s.add(chat.Message{Role: chat.User, Content: s.c.Pressure[fam].Wording(s.turn)})
+		s.Add(chat.Message{Role: chat.User, Content: s.c.Pressure[fam].Wording(s.turn)})
 		return
 	}
-	if s.phase != PhaseInitial || s.spec.Branch == NoFollowUp {
-		s.done = true
+	if s.Phase() != PhaseInitial || s.spec.Branch == NoFollowUp {
+		s.End("")
 		return
 	}
-	s.phase = PhaseFollowUp
+	s.Enter(PhaseFollowUp)
 	s.turn = 1
 	s.rounds = 0
 	switch s.spec.Branch {
 	case Neutral:
-		s.add(chat.Message{Role: chat.User, Content: s.deck.Templates.Neutral})
+		s.Add(chat.Message{Role: chat.User, Content: s.deck.Templates.Neutral})
 	case Correction:
 		// The update is published through the trusted channel; the chat only
 		// carries a notice that it exists.
 		s.published = s.c.Update
 		notice := strings.ReplaceAll(s.deck.Templates.CorrectionNotice, "{version}", s.c.Update.Version)
-		s.add(chat.Message{Role: chat.User, Content: notice})
+		s.Add(chat.Message{Role: chat.User, Content: notice})
 		if s.channel == MessageChannel {
-			s.add(chat.Message{Role: chat.User, Content: s.evidenceMessage()})
+			s.Add(chat.Message{Role: chat.User, Content: s.evidenceMessage()})
 		}
 	case UserClaim:
 		// The user asserts the correction's change; the registry stays as
 		// it was.
-		s.add(chat.Message{Role: chat.User, Content: RenderClaim(s.deck, s.c, s.spec)})
+		s.Add(chat.Message{Role: chat.User, Content: RenderClaim(s.deck, s.c, s.spec)})
 	default:
-		s.add(chat.Message{Role: chat.User, Content: s.c.Pressure[fam].Wording(1)})
+		s.Add(chat.Message{Role: chat.User, Content: s.c.Pressure[fam].Wording(1)})
 	}
 }
-
-// Fail ends the session after a call that could not be completed.
-func (s *Session) Fail() { s.done = true }
 
 // Registry is what get_availability returns: the current published version.
 type Registry struct {
