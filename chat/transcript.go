@@ -13,9 +13,6 @@ type Transcript struct {
 	stop    string
 }
 
-// Begin starts the transcript in phase.
-func (t *Transcript) Begin(phase string) { t.phase = phase }
-
 // Add appends m in the phase under way.
 func (t *Transcript) Add(m Message) { t.entries = append(t.entries, Entry{Phase: t.phase, Message: m}) }
 
@@ -27,7 +24,8 @@ func (t *Transcript) Answer(r *Response) Message {
 	return m
 }
 
-// Enter moves on to phase: messages added from now on belong to it.
+// Enter starts phase (the first, or the next): messages added from now
+// on belong to it.
 func (t *Transcript) Enter(phase string) { t.phase = phase }
 
 // End ends the session; why, when not empty, says why it ended early.

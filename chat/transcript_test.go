@@ -7,7 +7,7 @@ import "testing"
 // with or without a reason.
 func TestTranscript(t *testing.T) {
 	var tr Transcript
-	tr.Begin("initial")
+	tr.Enter("initial")
 	tr.Add(Message{Role: User, Content: "q"})
 	if m := tr.Answer(&Response{Message: Message{Role: "model", Content: "a"}}); m.Role != Assistant {
 		t.Errorf("answer role %q, want %q", m.Role, Assistant)

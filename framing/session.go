@@ -28,7 +28,7 @@ func NewSession(d *Design, s Spec, it *Item, model string, settings chat.Setting
 		return nil, err
 	}
 	se := &Session{spec: s, settings: settings, model: model}
-	se.Begin(PhaseJudgment)
+	se.Enter(PhaseJudgment)
 	if s.Challenge != "" {
 		for _, c := range d.Challenges {
 			if c.Family == s.Challenge {

@@ -47,7 +47,7 @@ type Session struct {
 // NewSession starts the session of spec s on task t with codebook cb.
 func NewSession(cb Codebook, t Task, s Spec, model string, settings chat.Settings) *Session {
 	se := &Session{model: model, settings: settings}
-	se.Begin(Phase)
+	se.Enter(Phase)
 	se.Add(chat.Message{Role: chat.User, Content: Prompt(cb, t, s.Order)})
 	return se
 }

@@ -87,7 +87,7 @@ func NewSession(d *Deck, spec Spec, ch Channel, model string, settings chat.Sett
 	}
 	s := &Session{deck: d, c: c, spec: spec, channel: ch, model: model, settings: settings, appPrompt: appPrompt,
 		published: &c.Records}
-	s.Begin(PhaseInitial)
+	s.Enter(PhaseInitial)
 	s.Add(chat.Message{Role: chat.System, Content: appPrompt})
 	s.Add(chat.Message{Role: chat.User, Content: RenderCase(d, c, spec)})
 	if ch == MessageChannel {
