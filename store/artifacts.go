@@ -390,7 +390,7 @@ func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []S
 		if err != nil {
 			return nil, err
 		}
-		arts := genArtifactBulk()
+		arts := artifactBulk("", "gen")
 		for _, k := range chunk {
 			if stored[k.sha] {
 				continue
@@ -419,12 +419,6 @@ func (a *packFiles) put(ctx context.Context, tx *txn, runID string, sessions []S
 type genSHA struct {
 	gen int
 	sha string
-}
-
-// genArtifactBulk collects rows of a SQLite run's artifact index, each
-// with its generation.
-func genArtifactBulk() *bulk {
-	return newBulk("artifacts", "", "run_id", "sha256", "pack", "pack_offset", "length", "encoding", "gen")
 }
 
 // remember adds the artifacts of a committed batch to what is known of

@@ -125,9 +125,10 @@ func adoptUnplaced(ctx context.Context, tx *txn, runID string, sessions []Sessio
 // version 8 found no position for.
 const unplaced = -1
 
-// artifactBulk collects rows of the artifact index.
-func artifactBulk(suffix string) *bulk {
-	return newBulk("artifacts", suffix, "run_id", "sha256", "pack", "pack_offset", "length", "encoding")
+// artifactBulk collects rows of the artifact index, with the extra columns
+// a dialect's table has (a SQLite run's generation).
+func artifactBulk(suffix string, extra ...string) *bulk {
+	return newBulk("artifacts", suffix, append([]string{"run_id", "sha256", "pack", "pack_offset", "length", "encoding"}, extra...)...)
 }
 
 // ErrAlreadyStored is returned by WriteSessions for a session (or attempt)
