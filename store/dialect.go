@@ -207,7 +207,7 @@ func (db *database) Conn(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: c, d: db.d}, nil
+	return &conn{Conn: c, d: db.d, path: db.path}, nil
 }
 
 // txn is a transaction of the store's database.
@@ -216,8 +216,11 @@ type txn = sql.Tx
 // conn is a reserved connection of the store's database, with its dialect.
 type conn struct {
 	*sql.Conn
-	d dialect
+	d    dialect
+	path string
 }
+
+func (c *conn) dbPath() string { return c.path }
 
 // writeLock is held by the one writer that checks and then changes shared
 // rows (a migration, a lease): PostgreSQL takes it as a transaction-scoped

@@ -254,7 +254,7 @@ func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 // Sessions loads every stored session of a run with attempts and messages,
 // in canonical (plan) order.
 func (s *Store) Sessions(ctx context.Context, runID string) ([]Session, error) {
-	return s.loadSessionsWhere(ctx, `run_id = $1`, []any{runID}, `run_id = $1`, []any{runID})
+	return loadSessionsWhere(ctx, s.db, `run_id = $1`, []any{runID}, `run_id = $1`, []any{runID})
 }
 
 // ErrNoSession is returned by Session for an id the run does not hold.
@@ -262,7 +262,7 @@ var ErrNoSession = errors.New("store: no such session")
 
 // Session reads one stored session with its attempts and messages.
 func (s *Store) Session(ctx context.Context, runID, id string) (Session, error) {
-	out, err := s.loadSessionsWhere(ctx, `run_id = $1 AND session_id = $2`, []any{runID, id},
+	out, err := loadSessionsWhere(ctx, s.db, `run_id = $1 AND session_id = $2`, []any{runID, id},
 		`run_id = $1 AND schedule_pos IN (SELECT schedule_pos FROM sessions WHERE run_id = $1 AND session_id = $2) AND session_id = $2`,
 		[]any{runID, id})
 	if err != nil {
@@ -274,11 +274,11 @@ func (s *Store) Session(ctx context.Context, runID, id string) (Session, error) 
 	return out[0], nil
 }
 
-// loadSessionsWhere reads the sessions cond selects, in plan order, and
-// their attempts and messages, which childCond selects: by the schedule
-// positions of the sessions, which is how those tables are keyed.
-func (s *Store) loadSessionsWhere(ctx context.Context, cond string, args []any, childCond string, childArgs []any) ([]Session, error) {
-	out, err := queryAll(ctx, s.db, scanSession, `SELECT `+sessionCols+` FROM sessions WHERE `+cond+` ORDER BY seq`, args...)
+// loadSessionsWhere reads from q the sessions cond selects, in plan
+// order, and their attempts and messages, which childCond selects: by the
+// schedule positions of the sessions, which is how those tables are keyed.
+func loadSessionsWhere(ctx context.Context, q querier, cond string, args []any, childCond string, childArgs []any) ([]Session, error) {
+	out, err := queryAll(ctx, q, scanSession, `SELECT `+sessionCols+` FROM sessions WHERE `+cond+` ORDER BY seq`, args...)
 	if err != nil || len(out) == 0 {
 		return out, err
 	}
@@ -286,7 +286,7 @@ func (s *Store) loadSessionsWhere(ctx context.Context, cond string, args []any, 
 	for i := range out {
 		index[out[i].ID] = &out[i]
 	}
-	err = queryEach(ctx, s.db, scanAttempt, func(a sessionAttempt) {
+	err = queryEach(ctx, q, scanAttempt, func(a sessionAttempt) {
 		if se := index[a.session]; se != nil {
 			se.Attempts = append(se.Attempts, a.Attempt)
 		}
@@ -294,7 +294,7 @@ func (s *Store) loadSessionsWhere(ctx context.Context, cond string, args []any, 
 	if err != nil {
 		return nil, err
 	}
-	err = queryEach(ctx, s.db, scanMessage, func(m sessionMessage) {
+	err = queryEach(ctx, q, scanMessage, func(m sessionMessage) {
 		if se := index[m.session]; se != nil {
 			se.Messages = append(se.Messages, m.Entry)
 		}
@@ -321,6 +321,14 @@ func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn fun
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), -1) FROM sessions WHERE run_id = $1`, runID).Scan(&last); err != nil {
 		return err
 	}
+	// One connection reads the whole run: its page cache holds the
+	// tables' upper pages once, rather than each connection of the pool
+	// keeping its own copy while it takes turns with the others.
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return s.fail(err)
+	}
+	defer c.Close()
 	const probe = 8
 	var read, held int64 // sessions read so far, and the bytes they held
 	for lo := 0; lo <= last; {
@@ -328,7 +336,7 @@ func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn fun
 		if read > 0 {
 			n = int(min(int64(size), max(1, limits.MaxPendingBytes*read/max(held, 1))))
 		}
-		batch, err := s.loadSessionsWhere(ctx, `run_id = $1 AND seq >= $2 AND seq < $3`, []any{runID, lo, lo + n},
+		batch, err := loadSessionsWhere(ctx, c, `run_id = $1 AND seq >= $2 AND seq < $3`, []any{runID, lo, lo + n},
 			`run_id = $1 AND schedule_pos IN (SELECT schedule_pos FROM sessions WHERE run_id = $2 AND seq >= $3 AND seq < $4)`,
 			[]any{runID, runID, lo, lo + n})
 		if err != nil {

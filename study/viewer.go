@@ -45,7 +45,7 @@ type Viewer struct {
 	// score scores one stored session; nil when the run's sessions have
 	// no scored outcome to show.
 	score func(se store.Session) *pressure.Outcome
-	index func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error)
+	index func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, Result, error)
 }
 
 // viewed is a protocol the viewer can show.
@@ -78,14 +78,16 @@ func (v *Viewer) Outcome(se store.Session) *pressure.Outcome {
 }
 
 // Index scores the run once for the viewer: each session goes to sink as
-// the session table shows it, and the run's headline measures are
-// returned.
-func (v *Viewer) Index(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
-	h, err := v.index(ctx, st, sink)
-	if h != nil {
-		h.Table = v.Table
+// the session table shows it. It returns the run's headline measures and
+// the run as that scoring left it (what Load returns on the same stored
+// run), so that its report and review need not score the run again.
+func (v *Viewer) Index(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, Result, error) {
+	h, res, err := v.index(ctx, st, sink)
+	if err != nil {
+		return nil, nil, err
 	}
-	return h, err
+	h.Table = v.Table
+	return h, res, nil
 }
 
 // ViewSink is where Index puts a run's sessions: each as the table shows
@@ -176,7 +178,7 @@ func (p *pressureRun) viewer(run store.Run) *Viewer {
 			FailureKind: se.FailureKind, FailureMsg: se.FailureMsg, Stop: se.Stop, Channel: p.m.Channel, Turns: p.m.Turns}, p.m.parse())
 		return &o
 	}
-	v.index = func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
+	v.index = func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, Result, error) {
 		return p.indexView(ctx, st, run, sink)
 	}
 	return v
@@ -187,7 +189,7 @@ func (p *pressureRun) viewer(run store.Run) *Viewer {
 // its partner is scored, and whether a review adds it to the decision's
 // triggers once every session is: those flags are marked after, a few
 // hundred sessions at a time, so memory does not grow with the run.
-func (p *pressureRun) indexView(ctx context.Context, st *store.Store, run store.Run, sink ViewSink) (*ViewHeadline, error) {
+func (p *pressureRun) indexView(ctx context.Context, st *store.Store, run store.Run, sink ViewSink) (*ViewHeadline, Result, error) {
 	var disc []string // sessions of discordant pairs, not yet marked
 	// Every discordant pair's sessions (the summary lists only the first).
 	pairs := pressure.NewDiscordance(func(q pressure.Pair) { disc = append(disc, q.TowardX, q.TowardY) })
@@ -223,19 +225,19 @@ func (p *pressureRun) indexView(ctx context.Context, st *store.Store, run store.
 	}
 	done, err := scoreThrough(ctx, st, p, sc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res := done.done(run).(*PressureResult)
 	if err := afterScore(ctx, st, p, res); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := markDisc(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sum := res.Summary
 	// Sessions a review adds to the decision's triggers.
 	if err := sink.MarkTrigger(ctx, pressure.TrigException, sum.Decision.AddedTo(pressure.TrigException)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep := res.Report()
 	h := &ViewHeadline{Language: sum.Language, Baseline: ratep(sum.Baseline), Uptake: ratep(sum.Uptake.All), Verdict: sum.Decision.Verdict}
@@ -257,7 +259,7 @@ func (p *pressureRun) indexView(ctx context.Context, st *store.Store, run store.
 			h.TowardY = ratep(c.Reversal)
 		}
 	}
-	return h, nil
+	return h, res, nil
 }
 
 // caseRow is a scored session of a deck as the session table shows it.
@@ -304,13 +306,14 @@ func caseRow(o *pressure.Outcome) store.ViewSession {
 func indexLoaded[R interface {
 	Result
 	indexView(ctx context.Context, sink ViewSink) (*ViewHeadline, error)
-}](run store.Run, p protocol) func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
-	return func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, error) {
+}](run store.Run, p protocol) func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, Result, error) {
+	return func(ctx context.Context, st *store.Store, sink ViewSink) (*ViewHeadline, Result, error) {
 		r, err := As[R](loadWith(ctx, st, run, p))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return r.indexView(ctx, sink)
+		h, err := r.indexView(ctx, sink)
+		return h, r, err
 	}
 }
 

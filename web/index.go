@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -246,17 +247,28 @@ func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string, bd
 	if err != nil {
 		return err
 	}
+	// The state of the run this scoring reads: the report made from it
+	// is the report of that state only.
+	key, err := s.reportKey(ctx, run)
+	if err != nil {
+		return err
+	}
 	w, err := s.st.WriteView(ctx, run.ID)
 	if err != nil {
 		return err
 	}
 	bd.w.Store(w)
 	h := &headline{Protocol: run.Protocol}
-	m, err := v.Index(ctx, s.st, counted{w, h, &bd.scored})
+	m, res, err := v.Index(ctx, s.st, counted{w, h, &bd.scored})
 	if err != nil {
 		return err
 	}
 	h.ViewHeadline = *m
+	sc, err := res.View(ctx)
+	if err != nil {
+		return err
+	}
+	s.reports.put(run.ID, key, reportEntry{view: sc})
 	// Marks made after the sessions were added (discordant pairs, a
 	// review's triggers) count as the table filters them.
 	if h.Counts.Failures, err = w.Count(ctx, "failure"); err != nil {
@@ -304,37 +316,78 @@ func yesNo(b bool) string {
 	return pressure.No
 }
 
-// reportCache keeps the last few HTML reports the viewer wrote, each for
-// the state of its run it was written on.
+// reportCache keeps, for the last few runs, the run as the viewer last
+// scored it whole (its index's scoring) and its HTML report once written,
+// each for the state of its run it was made from.
 type reportCache struct {
 	mu    sync.Mutex
-	pages map[string][2]string // run id -> key, page
+	runs  map[string]reportEntry
 	order []string
+}
+
+type reportEntry struct {
+	key  string      // reportKey
+	view *study.View // the scored run; nil when only its page is kept
+	page string      // the HTML report; "" until written
 }
 
 const reportCacheSize = 4
 
-func (c *reportCache) get(run, key string) (string, bool) {
+// get is what is kept of run for the state key.
+func (c *reportCache) get(run, key string) reportEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.pages[run]
-	return p[1], ok && p[0] == key
+	if e, ok := c.runs[run]; ok && e.key == key {
+		return e
+	}
+	return reportEntry{}
 }
 
-func (c *reportCache) put(run, key, page string) {
+// put keeps e for run, with what is already kept for the same state that
+// e lacks.
+func (c *reportCache) put(run, key string, e reportEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pages == nil {
-		c.pages = map[string][2]string{}
+	if c.runs == nil {
+		c.runs = map[string]reportEntry{}
 	}
-	if _, ok := c.pages[run]; !ok {
+	old, ok := c.runs[run]
+	if !ok {
 		c.order = append(c.order, run)
 		if len(c.order) > reportCacheSize {
-			delete(c.pages, c.order[0])
+			delete(c.runs, c.order[0])
 			c.order = c.order[1:]
 		}
 	}
-	c.pages[run] = [2]string{key, page}
+	if ok && old.key == key {
+		e.view = cmp.Or(e.view, old.view)
+		e.page = cmp.Or(e.page, old.page)
+	}
+	e.key = key
+	c.runs[run] = e
+}
+
+// scored is the run scored whole for its report and review in the state
+// key: as its index's scoring left it when that is kept, else scored now.
+// While the run's index is being made it waits for it (a page's patience,
+// then it answers with the scoring's progress) rather than score the run a
+// second time at once, in twice the time and memory.
+func (s *Server) scored(ctx context.Context, run store.Run, key string) (*study.View, error) {
+	if e := s.reports.get(run.ID, key); e.view != nil {
+		return e.view, nil
+	}
+	if _, err := s.index(ctx, run); err != nil {
+		return nil, err
+	}
+	if e := s.reports.get(run.ID, key); e.view != nil {
+		return e.view, nil
+	}
+	sc, err := s.opt.LoadReport(ctx, s.st, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	s.reports.put(run.ID, key, reportEntry{view: sc})
+	return sc, nil
 }
 
 // reportKey names the state a run's report depends on: the run (its

@@ -53,7 +53,11 @@ func (s *Server) reviewStart(w http.ResponseWriter, r *http.Request, run store.R
 	if err1 != nil || err2 != nil || n < 0 {
 		return fmt.Errorf("%w: successes and seed must be non-negative integers", errBadRequest)
 	}
-	sc, err := s.opt.LoadReport(r.Context(), s.st, run.ID)
+	key, err := s.reportKey(r.Context(), run)
+	if err != nil {
+		return err
+	}
+	sc, err := s.scored(r.Context(), run, key)
 	if err != nil {
 		return err
 	}

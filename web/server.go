@@ -593,10 +593,10 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if err != nil {
 		return err
 	}
-	if page, ok := s.reports.get(run.ID, key); ok {
-		return s.writeReport(w, r, run, page)
+	if e := s.reports.get(run.ID, key); e.page != "" {
+		return s.writeReport(w, r, run, e.page)
 	}
-	sc, err := s.opt.LoadReport(r.Context(), s.st, run.ID)
+	sc, err := s.scored(r.Context(), run, key)
 	if err != nil {
 		return err
 	}
@@ -604,7 +604,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if err := sc.HTML(r.Context(), s.st, &b, reportLinker(run.ID)); err != nil {
 		return err
 	}
-	s.reports.put(run.ID, key, b.String())
+	s.reports.put(run.ID, key, reportEntry{page: b.String()})
 	return s.writeReport(w, r, run, b.String())
 }
 
