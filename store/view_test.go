@@ -29,6 +29,7 @@ func viewRun(t *testing.T, st *Store, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close()
 	// Written out of plan order, and with one session that is not stored:
 	// the index takes plan positions from the sessions and drops it.
 	for i := n - 1; i >= -1; i-- {
@@ -200,10 +201,29 @@ func testViewIndex(t *testing.T) {
 		t.Error("a session never stored is in the index")
 	}
 
-	// Writing the index again replaces it.
+	// Writing the index again replaces it, and only it: another run's
+	// index is kept.
+	createRun(t, st, "r2", base)
+	w2, err := st.WriteView(ctx, "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	for i, id := range []string{"a", "b"} {
+		if err := w2.Add(ctx, ViewSession{ID: id, Seq: i, Status: SessionComplete, FirstStatus: "correct"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w2.Finish(ctx, "basis-r2", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
 	w, err := st.WriteView(ctx, "r")
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer w.Close()
+	if got, err := st.ViewSessions(ctx, "r2", ViewQuery{Limit: 5}); err != nil || got.Total != 2 {
+		t.Errorf("another run's index while one is written again: %d rows, %v; want 2", got.Total, err)
 	}
 	if _, ok, _ := st.ViewRunOf(ctx, "r"); ok {
 		t.Error("a run being indexed again still has its old headline")
@@ -239,6 +259,7 @@ func TestViewWriterProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close()
 	if p := w.Progress(); p.Rows != 0 {
 		t.Fatalf("progress before any row: %+v", p)
 	}
@@ -281,6 +302,7 @@ func TestViewWriterProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close()
 	for i := 399; i >= 0; i-- {
 		if err := w.Add(ctx, ViewSession{ID: fmt.Sprintf("s%03d", i), Seq: i, Status: "complete"}); err != nil {
 			t.Fatal(err)

@@ -257,6 +257,7 @@ func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string, bd
 	if err != nil {
 		return err
 	}
+	defer w.Close()
 	bd.w.Store(w)
 	h := &headline{Protocol: run.Protocol}
 	m, res, err := v.Index(ctx, s.st, counted{w, h, &bd.scored})
