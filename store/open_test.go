@@ -172,14 +172,17 @@ func TestMalformedPageNamesTheDatabase(t *testing.T) {
 
 // A store opened to write (a run) keeps the small page cache a connection
 // that bounds a run's memory; one opened only to read an existing store
-// (report, export, view) the larger one that keeps a big run's interior
-// B-tree pages.
+// (report, export) the larger one that keeps a big run's interior B-tree
+// pages; the viewer, which holds several connections at once, half of it.
 func TestReadersGetTheLargerPageCache(t *testing.T) {
 	dir := t.TempDir()
+	reader := func(writes bool) func(string) (*Store, error) {
+		return func(dir string) (*Store, error) { return OpenReader(context.Background(), dir, writes) }
+	}
 	for _, c := range []struct {
 		open func(string) (*Store, error)
 		kb   int
-	}{{Open, writerCacheKB}, {OpenExisting, readerCacheKB}} {
+	}{{Open, writerCacheKB}, {OpenExisting, readerCacheKB}, {reader(false), readerCacheKB}, {reader(true), viewerCacheKB}} {
 		s, err := c.open(dir)
 		if err != nil {
 			t.Fatal(err)

@@ -37,6 +37,12 @@ const MigrateCommand = "budge migrate"
 // index) and is removed by Close. Tables are found by name in the private
 // database first, then in the store's.
 func OpenReadOnly(dir string) (*Store, error) {
+	return openReadOnlyCache(dir, readerCacheKB)
+}
+
+// openReadOnlyCache is OpenReadOnly with cacheKB of page cache a
+// connection.
+func openReadOnlyCache(dir string, cacheKB int) (*Store, error) {
 	path := filepath.Join(dir, dbName)
 	if err := existingDB(dir, path); err != nil {
 		return nil, err
@@ -48,7 +54,7 @@ func OpenReadOnly(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	st, err := openReadOnly(dir, path, tmp, !writable(dir, path))
+	st, err := openReadOnly(dir, path, tmp, !writable(dir, path), cacheKB)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
@@ -66,18 +72,18 @@ func writable(dir, path string) bool {
 	return syscall.Access(dir, wOK) == nil && syscall.Access(path, wOK) == nil
 }
 
-func openReadOnly(dir, path, tmp string, immutable bool) (*Store, error) {
+func openReadOnly(dir, path, tmp string, immutable bool, cacheKB int) (*Store, error) {
 	mode := "mode=ro"
 	if immutable {
 		mode = "immutable=1"
 	}
 	attach := "file:" + uriPath(path) + "?" + mode
-	own := "file:" + uriPath(filepath.Join(tmp, "read.db")) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=cache_size(" + strconv.Itoa(-readerCacheKB) + ")"
+	own := "file:" + uriPath(filepath.Join(tmp, "read.db")) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=cache_size(" + strconv.Itoa(-cacheKB) + ")"
 	base, err := sqlite.NewConnector(own)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	sdb := sql.OpenDB(attaching{base, attach, readerCacheKB})
+	sdb := sql.OpenDB(attaching{base, attach, cacheKB})
 	db := &database{DB: sdb, path: path, d: sqliteDialect}
 	ctx := context.Background()
 	var v int
@@ -158,10 +164,11 @@ func sqlQuote(s string) string {
 }
 
 // OpenReader opens the existing store at loc for a command that reads it:
-// read-only (OpenReadOnly) for a directory, never migrated. With writes,
-// a store this process may write is opened for writing too (the viewer
-// records reviews), once its schema version is known to be current; a
-// store it may not write stays read-only (ReadOnly tells). A PostgreSQL
+// read-only (OpenReadOnly) for a directory, never migrated. With writes
+// (the viewer, which records reviews), a store this process may write is
+// opened for writing too, once its schema version is known to be current;
+// a store it may not write stays read-only (ReadOnly tells); either way
+// with a viewer's page cache (viewerCacheKB). A PostgreSQL
 // store is opened as it is (its connection may write), never migrated: one
 // at an older schema version is refused likewise.
 func OpenReader(ctx context.Context, loc string, writes bool) (*Store, error) {
@@ -171,12 +178,16 @@ func OpenReader(ctx context.Context, loc string, writes bool) (*Store, error) {
 		st, err := openURL(ctx, canonicalURL(loc), Redact(loc), "", true, true)
 		return st, redactErr(err, loc)
 	}
-	st, err := OpenReadOnly(loc)
+	cacheKB := readerCacheKB
+	if writes {
+		cacheKB = viewerCacheKB
+	}
+	st, err := openReadOnlyCache(loc, cacheKB)
 	if err != nil || !writes || !writable(loc, filepath.Join(loc, dbName)) {
 		return st, err
 	}
 	st.Close()
-	return OpenExisting(loc)
+	return open(loc, cacheKB) // exists: OpenReadOnly found it
 }
 
 // ReadOnly reports whether the store was opened for reading only.

@@ -56,7 +56,7 @@ func TestOpenReadOnly(t *testing.T) {
 		path := filepath.Join(dir, dbName)
 		before := fileSum(t, path)
 		tmp := t.TempDir()
-		st, err := openReadOnly(dir, path, tmp, immutable)
+		st, err := openReadOnly(dir, path, tmp, immutable, readerCacheKB)
 		if err != nil {
 			t.Fatalf("immutable %v: %v", immutable, err)
 		}
@@ -200,6 +200,7 @@ func writeView(t *testing.T, st *Store, run, basis, body string, ids ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close()
 	for _, id := range ids {
 		if err := w.Add(ctx, ViewSession{ID: id, Status: SessionComplete}); err != nil {
 			t.Fatal(err)

@@ -125,10 +125,16 @@ func existingDB(dir, path string) error {
 // batch looks up rows all over the tables: once a run outgrows the cache's
 // interior B-tree pages, every lookup reads them again from the file. On a
 // 999,440-session run, 8 MB took report from 172 s to 155 s (system time
-// 43 s to 28 s) for 9 MB more peak RSS (bench/scale.sh).
+// 43 s to 28 s) for 9 MB more peak RSS (bench/scale.sh). The viewer
+// holds three connections at once while it scores a run (reading the run,
+// writing its index at a writer's size, serving pages): each reading one
+// has half a reader's cache, so that together they hold about what a
+// report's one connection does (at a reader's size, a million-session
+// run's report page peaked over 150 MB).
 const (
 	writerCacheKB = 2048
 	readerCacheKB = 8192
+	viewerCacheKB = readerCacheKB / 2
 )
 
 func open(dir string, cacheKB int) (*Store, error) {
