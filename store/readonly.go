@@ -14,7 +14,7 @@ import (
 	"modernc.org/sqlite"
 )
 
-// ErrNeedsMigration is returned by OpenReadOnly for a store whose database
+// ErrNeedsMigration is returned by OpenReader for a store whose database
 // is at an older schema version: reading commands do not change a store.
 var ErrNeedsMigration = errors.New("the store needs a migration")
 
@@ -23,26 +23,21 @@ var ErrNeedsMigration = errors.New("the store needs a migration")
 // to a store migrates it first).
 const MigrateCommand = "budge migrate"
 
-// OpenReadOnly opens the existing store in dir for reading only: nothing in
-// it is written or migrated (SQLite may add the shared-memory files of its
-// write-ahead log beside the database when the directory is writable, as
-// any reader does), so a store on a read-only
-// filesystem, a read-only copy or a store another user owns can be listed,
-// reported, exported and viewed. It refuses, like OpenExisting, a directory
-// without a store, and a database at an older schema version (with
-// ErrNeedsMigration, naming the command that migrates it).
+// readOnlyDir opens the existing store in dir for reading only, with
+// cacheKB of page cache a connection: nothing in it is written or migrated
+// (SQLite may add the shared-memory files of its write-ahead log beside
+// the database when the directory is writable, as any reader does), so a
+// store on a read-only filesystem, a read-only copy or a store another
+// user owns can be listed, reported, exported and viewed. It refuses, like
+// OpenExisting, a directory without a store, and a database at an older
+// schema version (with ErrNeedsMigration, naming the command that migrates
+// it).
 //
 // The store's database is attached read-only to a private database in a
 // temporary directory, which holds what a reader writes (the viewer's
 // index) and is removed by Close. Tables are found by name in the private
 // database first, then in the store's.
-func OpenReadOnly(dir string) (*Store, error) {
-	return openReadOnlyCache(dir, readerCacheKB)
-}
-
-// openReadOnlyCache is OpenReadOnly with cacheKB of page cache a
-// connection.
-func openReadOnlyCache(dir string, cacheKB int) (*Store, error) {
+func readOnlyDir(dir string, cacheKB int) (*Store, error) {
 	path := filepath.Join(dir, dbName)
 	if err := existingDB(dir, path); err != nil {
 		return nil, err
@@ -164,7 +159,7 @@ func sqlQuote(s string) string {
 }
 
 // OpenReader opens the existing store at loc for a command that reads it:
-// read-only (OpenReadOnly) for a directory, never migrated. With writes
+// read-only (readOnlyDir) for a directory, never migrated. With writes
 // (the viewer, which records reviews), a store this process may write is
 // opened for writing too, once its schema version is known to be current;
 // a store it may not write stays read-only (ReadOnly tells); either way
@@ -182,12 +177,12 @@ func OpenReader(ctx context.Context, loc string, writes bool) (*Store, error) {
 	if writes {
 		cacheKB = viewerCacheKB
 	}
-	st, err := openReadOnlyCache(loc, cacheKB)
+	st, err := readOnlyDir(loc, cacheKB)
 	if err != nil || !writes || !writable(loc, filepath.Join(loc, dbName)) {
 		return st, err
 	}
 	st.Close()
-	return open(loc, cacheKB) // exists: OpenReadOnly found it
+	return open(loc, cacheKB) // exists: readOnlyDir found it
 }
 
 // ReadOnly reports whether the store was opened for reading only.

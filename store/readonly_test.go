@@ -131,7 +131,7 @@ func TestOpenReadOnlyNeedsMigration(t *testing.T) {
 	}
 	st.Close()
 	before := fileSum(t, path)
-	_, err = OpenReadOnly(dir)
+	_, err = readOnlyDir(dir, readerCacheKB)
 	if !errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), MigrateCommand+" --dir "+dir) {
 		t.Fatalf("err %v, want ErrNeedsMigration naming %s", err, MigrateCommand)
 	}
@@ -142,7 +142,7 @@ func TestOpenReadOnlyNeedsMigration(t *testing.T) {
 	if _, err := OpenReader(context.Background(), dir, true); !errors.Is(err, ErrNeedsMigration) {
 		t.Errorf("OpenReader: %v", err)
 	}
-	if _, err := OpenReadOnly(filepath.Join(t.TempDir(), "none")); !errors.Is(err, ErrNoStore) {
+	if _, err := readOnlyDir(filepath.Join(t.TempDir(), "none"), readerCacheKB); !errors.Is(err, ErrNoStore) {
 		t.Errorf("no store: %v", err)
 	}
 }

@@ -63,7 +63,7 @@ type Store struct {
 	// only when the holder calls Lease.Renew.
 	LeaseRenew time.Duration
 
-	// readOnly: opened by OpenReadOnly; tmpDir is its private database's
+	// readOnly: opened by readOnlyDir; tmpDir is its private database's
 	// directory, removed by Close.
 	readOnly bool
 	tmpDir   string
