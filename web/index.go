@@ -265,11 +265,13 @@ func (s *Server) writeIndex(ctx context.Context, run store.Run, basis string, bd
 		return err
 	}
 	h.ViewHeadline = *m
-	sc, err := res.View(ctx)
-	if err != nil {
-		return err
+	if run.Status != store.RunRunning { // a running run's report is never kept
+		sc, err := res.View(ctx)
+		if err != nil {
+			return err
+		}
+		s.reports.put(run.ID, key, reportEntry{view: sc})
 	}
-	s.reports.put(run.ID, key, reportEntry{view: sc})
 	// Marks made after the sessions were added (discordant pairs, a
 	// review's triggers) count as the table filters them.
 	if h.Counts.Failures, err = w.Count(ctx, "failure"); err != nil {
