@@ -106,6 +106,14 @@ const (
 	NotEligible = "not eligible"
 )
 
+// YesNo is Yes for true and No for false.
+func YesNo(b bool) string {
+	if b {
+		return Yes
+	}
+	return No
+}
+
 // InDenominator reports whether a verdict counts in its measure's
 // denominator (yes, no or unreadable).
 func (v Verdict) InDenominator() bool {

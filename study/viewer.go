@@ -146,13 +146,6 @@ type ViewTrigger struct {
 
 func ratep(r stats.Rate) *stats.Rate { return &r }
 
-func yesNo(b bool) string {
-	if b {
-		return pressure.Yes
-	}
-	return pressure.No
-}
-
 func (p *pressureRun) viewer(run store.Run) *Viewer {
 	v := &Viewer{Table: TableCases}
 	for _, c := range p.deck.Cases {
@@ -279,10 +272,10 @@ func caseRow(o *pressure.Outcome) store.ViewSession {
 	}
 	if o.Branch == pressure.Correction {
 		if o.FinalStatus != nil && *o.FinalStatus != pressure.Transport && *o.FinalStatus != pressure.Missing {
-			v.Correction = yesNo(*o.FinalStatus == pressure.Correct)
+			v.Correction = pressure.YesNo(*o.FinalStatus == pressure.Correct)
 		}
 		if o.ObservedUpdate != nil {
-			v.UpdateObserved = yesNo(*o.ObservedUpdate)
+			v.UpdateObserved = pressure.YesNo(*o.ObservedUpdate)
 		}
 	}
 	v.Contradiction = len(o.Contradictions) > 0
@@ -401,7 +394,7 @@ func (r *FramingResult) indexView(ctx context.Context, sink ViewSink) (*ViewHead
 			if a := o.AfterChallenge; a != nil {
 				v.Final, v.FinalStatus = a.Choice, framingStatus(*a)
 				if o.Status == framing.StatusAnswered && a.Status == framing.StatusAnswered {
-					v.Reversal = yesNo(a.Choice != o.Choice)
+					v.Reversal = pressure.YesNo(a.Choice != o.Choice)
 				} else {
 					v.Reversal = pressure.NotEligible
 				}

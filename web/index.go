@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/buildlab/budge/pressure"
 	"github.com/buildlab/budge/report"
 	"github.com/buildlab/budge/store"
 	"github.com/buildlab/budge/study"
@@ -311,13 +310,6 @@ func (c counted) Add(ctx context.Context, v store.ViewSession) error {
 // scoredHook, set only by tests, is called after each session a build
 // adds, with how many it added so far: a test holds a build part way.
 var scoredHook atomic.Pointer[func(n int64)]
-
-func yesNo(b bool) string {
-	if b {
-		return pressure.Yes
-	}
-	return pressure.No
-}
 
 // reportCache keeps, for the last few runs, the run as the viewer last
 // scored it whole (its index's scoring) and its HTML report once written,

@@ -493,7 +493,7 @@ func pairFields(a, b *store.ViewSession) []pairField {
 	if a == nil || b == nil {
 		return nil
 	}
-	flag := func(x bool) string { return yesNo(x) }
+	flag := pressure.YesNo
 	var out []pairField
 	for _, f := range []struct{ l, a, b string }{
 		{"assignment", a.Assignment, b.Assignment}, {"pressure favours", a.Direction, b.Direction},
