@@ -200,7 +200,7 @@ func writeView(t *testing.T, st *Store, run, basis, body string, ids ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	defer w.Close() // before the test closes st
 	for _, id := range ids {
 		if err := w.Add(ctx, ViewSession{ID: id, Status: SessionComplete}); err != nil {
 			t.Fatal(err)

@@ -25,11 +25,7 @@ func viewRun(t *testing.T, st *Store, n int) {
 	if err := st.WriteSessions(ctx, "r", ss); err != nil {
 		t.Fatal(err)
 	}
-	w, err := st.WriteView(ctx, "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := viewWriter(t, st, "r")
 	// Written out of plan order, and with one session that is not stored:
 	// the index takes plan positions from the sessions and drops it.
 	for i := n - 1; i >= -1; i-- {
@@ -49,6 +45,18 @@ func viewRun(t *testing.T, st *Store, n int) {
 	if err := w.Finish(ctx, "basis-1", []byte(`{"k":1}`)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// viewWriter starts writing run's viewer index; the writer is closed when
+// the test ends.
+func viewWriter(t *testing.T, st *Store, run string) *ViewWriter {
+	t.Helper()
+	w, err := st.WriteView(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return w
 }
 
 func pageIDs(p ViewPage) []string {
@@ -204,11 +212,7 @@ func testViewIndex(t *testing.T) {
 	// Writing the index again replaces it, and only it: another run's
 	// index is kept.
 	createRun(t, st, "r2", base)
-	w2, err := st.WriteView(ctx, "r2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w2.Close()
+	w2 := viewWriter(t, st, "r2")
 	for i, id := range []string{"a", "b"} {
 		if err := w2.Add(ctx, ViewSession{ID: id, Seq: i, Status: SessionComplete, FirstStatus: "correct"}); err != nil {
 			t.Fatal(err)
@@ -217,11 +221,7 @@ func testViewIndex(t *testing.T) {
 	if err := w2.Finish(ctx, "basis-r2", []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	w, err := st.WriteView(ctx, "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := viewWriter(t, st, "r")
 	if got, err := st.ViewSessions(ctx, "r2", ViewQuery{Limit: 5}); err != nil || got.Total != 2 {
 		t.Errorf("another run's index while one is written again: %d rows, %v; want 2", got.Total, err)
 	}
@@ -255,11 +255,7 @@ func TestViewWriterProgress(t *testing.T) {
 	if err := st.WriteSessions(ctx, "r", ss); err != nil {
 		t.Fatal(err)
 	}
-	w, err := st.WriteView(ctx, "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := viewWriter(t, st, "r")
 	if p := w.Progress(); p.Rows != 0 {
 		t.Fatalf("progress before any row: %+v", p)
 	}
@@ -298,11 +294,7 @@ func TestViewWriterProgress(t *testing.T) {
 	}
 
 	// Out of plan order: nothing is offered as a table so far.
-	w, err = st.WriteView(ctx, "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w = viewWriter(t, st, "r")
 	for i := 399; i >= 0; i-- {
 		if err := w.Add(ctx, ViewSession{ID: fmt.Sprintf("s%03d", i), Seq: i, Status: "complete"}); err != nil {
 			t.Fatal(err)
