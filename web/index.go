@@ -364,16 +364,7 @@ func (c *reportCache) put(run, key string, e reportEntry) {
 
 // scored is the run scored whole for its report and review in the state
 // key: as its index's scoring left it when that is kept, else scored now.
-// While the run's index is being made it waits for it (a page's patience,
-// then it answers with the scoring's progress) rather than score the run a
-// second time at once, in twice the time and memory.
 func (s *Server) scored(ctx context.Context, run store.Run, key string) (*study.View, error) {
-	if e := s.reports.get(run.ID, key); e.view != nil {
-		return e.view, nil
-	}
-	if _, err := s.index(ctx, run); err != nil {
-		return nil, err
-	}
 	if e := s.reports.get(run.ID, key); e.view != nil {
 		return e.view, nil
 	}

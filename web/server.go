@@ -596,6 +596,13 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, run store.Run) e
 	if e := s.reports.get(run.ID, key); e.page != "" {
 		return s.writeReport(w, r, run, e.page)
 	}
+	// The run's index scores it whole and keeps that for the report: while
+	// the index is being made the page waits for it (a page's patience,
+	// then the scoring's progress, reloading itself) rather than score the
+	// run a second time at once, in twice the time and memory.
+	if _, err := s.index(r.Context(), run); err != nil {
+		return err
+	}
 	sc, err := s.scored(r.Context(), run, key)
 	if err != nil {
 		return err
