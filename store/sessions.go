@@ -317,10 +317,6 @@ func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn fun
 	if size < 1 {
 		size = 1024
 	}
-	var last int
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), -1) FROM sessions WHERE run_id = $1`, runID).Scan(&last); err != nil {
-		return err
-	}
 	// One connection reads the whole run: its page cache holds the
 	// tables' upper pages once, rather than each connection of the pool
 	// keeping its own copy while it takes turns with the others.
@@ -329,6 +325,10 @@ func (s *Store) EachSessions(ctx context.Context, runID string, size int, fn fun
 		return s.fail(err)
 	}
 	defer c.Close()
+	var last int
+	if err := c.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), -1) FROM sessions WHERE run_id = $1`, runID).Scan(&last); err != nil {
+		return err
+	}
 	const probe = 8
 	var read, held int64 // sessions read so far, and the bytes they held
 	for lo := 0; lo <= last; {

@@ -115,7 +115,7 @@ func (s *Store) ViewRunOf(ctx context.Context, runID string) (ViewRun, bool, err
 // a half-written index for a whole one.
 type ViewWriter struct {
 	s     *Store
-	c     *conn // its own connection (Close gives it back)
+	c     *conn // its own connection, closed by Close
 	runID string
 	rows  []ViewSession
 	// unplaced says some row was added without its plan position, or out
@@ -189,23 +189,20 @@ func (w *ViewWriter) start(ctx context.Context) error {
 	// whole, which SQLite does without visiting each row and each entry
 	// of its indexes (deleting a million-session run's rows one at a
 	// time took 110 s).
-	drop := `DELETE FROM view_sessions WHERE run_id = $1`
 	var others bool
 	if err := w.c.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM view_sessions WHERE run_id < $1) OR EXISTS (SELECT 1 FROM view_sessions WHERE run_id > $1)`,
 		w.runID).Scan(&others); err != nil {
 		return s.fail(err)
 	}
-	if !others {
-		drop = `DELETE FROM view_sessions`
+	drop, args := `DELETE FROM view_sessions`, []any(nil)
+	if others {
+		drop, args = `DELETE FROM view_sessions WHERE run_id = $1`, []any{w.runID}
 	}
-	for _, q := range []string{`DELETE FROM view_runs WHERE run_id = $1`, drop} {
-		var args []any
-		if strings.Contains(q, "$1") {
-			args = []any{w.runID}
-		}
-		if _, err := w.c.ExecContext(ctx, q, args...); err != nil {
-			return s.fail(err)
-		}
+	if _, err := w.c.ExecContext(ctx, `DELETE FROM view_runs WHERE run_id = $1`, w.runID); err != nil {
+		return s.fail(err)
+	}
+	if _, err := w.c.ExecContext(ctx, drop, args...); err != nil {
+		return s.fail(err)
 	}
 	return nil
 }
